@@ -1,0 +1,222 @@
+import CLMDB
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One LMDB environment: one database file plus its lock file.
+///
+/// LMDB must not open the same file twice in one process, so environments are
+/// shared: ``open(path:options:)`` returns the live environment for a file if
+/// one exists (keyed by the file's real path) and every handle uses it.
+package final class Environment: @unchecked Sendable {
+    package struct Options: Sendable, Equatable {
+        /// The map size to start with, in bytes; it grows on demand.
+        package var initialMapSize: Int = 256 << 20
+        /// The largest the map (and so the file) may grow; nil means no limit.
+        package var maximumMapSize: Int?
+        /// Skip the meta-page fsync on commit (LMDB's `MDB_NOMETASYNC`).
+        package var noMetaSync = false
+        /// Skip fsync on commit entirely (`MDB_NOSYNC`): fast, not durable.
+        package var noSync = false
+        package var readOnly = false
+        package var maxTables: UInt32 = 1024
+        package var maxReaders: UInt32 = 1022
+
+        package init() {}
+    }
+
+    package let path: String
+    package let options: Options
+    let handle: OpaquePointer
+    package let gate = MapGate()
+    let tableOpenLock = TableOpenLock()
+    let pageSize: Int
+    private let state: Locked<State>
+
+    struct State {
+        var tables: [String: Table] = [:]
+        var mapSize: Int
+        var writerThread: pthread_t?
+    }
+
+    private static let registry = Locked<[String: WeakEnvironment]>([:])
+
+    private struct WeakEnvironment {
+        weak var environment: Environment?
+    }
+
+    /// Opens (or joins) the environment for the file at `path`.
+    package static func open(path: String, options: Options = Options()) throws -> Environment {
+        let key = try canonicalPath(path)
+        return try registry.withLock { (entries) throws -> Environment in
+            if let live = entries[key]?.environment { return live }
+            let environment = try Environment(path: key, options: options)
+            entries[key] = WeakEnvironment(environment: environment)
+            return environment
+        }
+    }
+
+    /// The number of live environments, for tests of the registry.
+    package static var openCount: Int {
+        registry.withLock { entries in entries.values.filter { $0.environment != nil }.count }
+    }
+
+    private init(path: String, options: Options) throws {
+        self.path = path
+        self.options = options
+        var env: OpaquePointer?
+        try LMDBCall.check(mdb_env_create(&env), "mdb_env_create", path: path)
+        guard let env else { throw TroveError(.storage, "mdb_env_create returned no environment for \(path)", path: path) }
+        var flags = UInt32(MDB_NOSUBDIR | MDB_NOTLS | MDB_NORDAHEAD)
+        if options.noMetaSync { flags |= UInt32(MDB_NOMETASYNC) }
+        if options.noSync { flags |= UInt32(MDB_NOSYNC) }
+        if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+        var fileSize = 0
+        var info = stat()
+        if stat(path, &info) == 0 { fileSize = Int(info.st_size) }
+        var mapSize = max(options.initialMapSize, fileSize * 2, 1 << 20)
+        if let cap = options.maximumMapSize { mapSize = max(min(mapSize, cap), fileSize) }
+        do {
+            try LMDBCall.check(mdb_env_set_maxdbs(env, options.maxTables), "mdb_env_set_maxdbs", path: path)
+            try LMDBCall.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders", path: path)
+            try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
+            try LMDBCall.check(mdb_env_open(env, path, flags, 0o644), "opening the database", path: path)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
+        var envInfo = MDB_envinfo()
+        mdb_env_info(env, &envInfo)
+        var stat = MDB_stat()
+        mdb_env_stat(env, &stat)
+        handle = env
+        pageSize = Int(stat.ms_psize)
+        state = Locked(State(mapSize: envInfo.me_mapsize))
+        // Clear reader slots left by processes that died holding them.
+        var dead: Int32 = 0
+        mdb_reader_check(env, &dead)
+    }
+
+    deinit {
+        mdb_env_close(handle)
+    }
+
+    /// The current size of the memory map in bytes.
+    package var mapSize: Int { state.withLock { $0.mapSize } }
+
+    /// Bytes of the file in use (pages up to the last one written).
+    package var usedSize: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return (info.me_last_pgno + 1) * pageSize
+    }
+
+    /// Flushes buffers to disk (needed only with `noSync` / `noMetaSync`).
+    package func sync() throws {
+        try LMDBCall.check(mdb_env_sync(handle, 1), "mdb_env_sync", path: path)
+    }
+
+    // MARK: Tables
+
+    func cachedTable(_ name: String) -> Table? {
+        state.withLock { $0.tables[name] }
+    }
+
+    func cacheTable(_ table: Table) {
+        state.withLock { $0.tables[table.name] = table }
+    }
+
+    func forgetTables(_ names: some Sequence<String>) {
+        state.withLock { state in for name in names { state.tables[name] = nil } }
+    }
+
+    // MARK: Map size
+
+    /// Grows the map so that at least `needed` bytes fit, doubling as it goes.
+    /// Must be called with no write transaction open in this process.
+    func grow(toFit needed: Int) throws {
+        try gate.withExclusive { () throws in
+            let current = state.withLock { $0.mapSize }
+            if current >= needed { return }
+            var target = current
+            while target < needed { target *= 2 }
+            if let cap = options.maximumMapSize {
+                if current >= cap {
+                    throw TroveError(
+                        .fileSizeLimitReached,
+                        "the write needs more than the maximum file size of \(cap) bytes set for \(path); nothing was written",
+                        path: path)
+                }
+                target = min(target, cap)
+            }
+            try LMDBCall.check(mdb_env_set_mapsize(handle, target), "growing the map to \(target) bytes", path: path)
+            state.withLock { $0.mapSize = target }
+        }
+    }
+
+    /// Adopts a map size another process set (after `MDB_MAP_RESIZED`).
+    func adoptMapSize() throws {
+        try gate.withExclusive { () throws in
+            try LMDBCall.check(mdb_env_set_mapsize(handle, 0), "adopting the new map size", path: path)
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            state.withLock { $0.mapSize = info.me_mapsize }
+        }
+    }
+
+    /// Grows ahead of a write when more than half the map is used, so that
+    /// most transactions never meet `MDB_MAP_FULL`.
+    func prepareForWrite() throws {
+        let used = usedSize
+        let current = mapSize
+        if used * 2 > current {
+            if let cap = options.maximumMapSize, current >= cap { return }
+            try grow(toFit: used * 2)
+        }
+    }
+
+    // MARK: Writer bookkeeping
+
+    /// Marks the calling thread as this environment's writer. A second write
+    /// from the same thread would deadlock on LMDB's writer lock, so it is an error.
+    func claimWriter() throws {
+        let me = pthread_self()
+        try state.withLock { (state) throws in
+            if let writer = state.writerThread, pthread_equal(writer, me) != 0 {
+                throw TroveError(
+                    .writeInProgress,
+                    "a write transaction is already open on this thread for \(path); finish it (commitWrite or cancelWrite) before starting another",
+                    path: path)
+            }
+        }
+    }
+
+    func setWriter(_ active: Bool) {
+        state.withLock { $0.writerThread = active ? pthread_self() : nil }
+    }
+
+    // MARK: Paths
+
+    /// The real path of `path`, resolving links in the directory part (the file
+    /// itself may not exist yet).
+    static func canonicalPath(_ path: String) throws -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard let resolved = realpath(directory.isEmpty ? "/" : directory, nil) else {
+            throw TroveError(
+                .fileAccess, "cannot open \(path): the directory \(directory) does not exist or cannot be read", path: path,
+                code: errno)
+        }
+        defer { free(resolved) }
+        let base = String(cString: resolved)
+        return base == "/" ? "/" + name : base + "/" + name
+    }
+}

@@ -1,0 +1,41 @@
+import CLMDB
+
+/// A named LMDB table (a "named database" in LMDB's words).
+///
+/// A plain table maps each key to one value; a `multiValue` table
+/// (`MDB_DUPSORT`) maps a key to a sorted set of values, which is how
+/// secondary indexes store several object keys under one indexed value.
+package struct Table: Sendable, Hashable {
+    package let name: String
+    package let isMultiValue: Bool
+    let dbi: MDB_dbi
+
+    init(name: String, isMultiValue: Bool, dbi: MDB_dbi) {
+        self.name = name
+        self.isMultiValue = isMultiValue
+        self.dbi = dbi
+    }
+
+    var openFlags: UInt32 {
+        isMultiValue ? UInt32(MDB_DUPSORT) : 0
+    }
+}
+
+/// One key/value pair seen through a cursor or a lookup. The buffers point
+/// into the memory map and are valid only inside the closure that received them.
+package struct Entry {
+    package let key: UnsafeRawBufferPointer
+    package let value: UnsafeRawBufferPointer
+}
+
+extension MDB_val {
+    @inline(__always)
+    init(_ buffer: UnsafeRawBufferPointer) {
+        self.init(mv_size: buffer.count, mv_data: UnsafeMutableRawPointer(mutating: buffer.baseAddress))
+    }
+
+    @inline(__always)
+    var buffer: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: mv_data, count: mv_size)
+    }
+}

@@ -1,0 +1,153 @@
+import CLMDB
+
+/// A consistent snapshot of the file, for reading. ``WriteTransaction`` adds
+/// the operations that change it.
+///
+/// Not thread-safe: one transaction is used from one thread at a time (LMDB
+/// runs with `MDB_NOTLS`, so it may move between threads between uses).
+/// Buffers handed to closures point into the memory map and must not escape.
+package class Transaction {
+    package let environment: Environment
+    var txn: OpaquePointer?
+    private var mapAccessDepth = 0
+
+    init(environment: Environment, txn: OpaquePointer) {
+        self.environment = environment
+        self.txn = txn
+    }
+
+    var path: String { environment.path }
+
+    @inline(__always)
+    var live: OpaquePointer {
+        guard let txn else { preconditionFailure("Trove: a transaction on \(environment.path) was used after it ended") }
+        return txn
+    }
+
+    /// Holds the map gate for the duration of `body`, so the map cannot be
+    /// resized under pointers read from it. Nested calls are free.
+    @inline(__always)
+    package func withMapAccess<R>(_ body: () throws -> R) rethrows -> R {
+        if mapAccessDepth == 0 { environment.gate.enterShared() }
+        mapAccessDepth += 1
+        defer {
+            mapAccessDepth -= 1
+            if mapAccessDepth == 0 { environment.gate.leaveShared() }
+        }
+        return try body()
+    }
+
+    var isInsideMapAccess: Bool { mapAccessDepth > 0 }
+
+    /// The LMDB transaction id: the number of the last commit this snapshot sees
+    /// (for a write transaction, one more).
+    package var id: Int { Int(mdb_txn_id(live)) }
+
+    // MARK: Tables
+
+    /// The table named `name`, or nil when the file has no such table.
+    package func existingTable(_ name: String, isMultiValue: Bool = false) throws -> Table? {
+        if let table = environment.cachedTable(name) { return table }
+        return try environment.openExistingTable(name, isMultiValue: isMultiValue)
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with the value stored under `key`, or nil.
+    package func withValue<R>(
+        in table: Table, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try withMapAccess {
+            var k = MDB_val(key)
+            var v = MDB_val()
+            let rc = mdb_get(live, table.dbi, &k, &v)
+            if rc == MDB_NOTFOUND { return try body(nil) }
+            try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
+            return try body(v.buffer)
+        }
+    }
+
+    /// Calls `body` with the value stored under a 64-bit key (big-endian).
+    @inline(__always)
+    package func withValue<R>(
+        in table: Table, key: UInt64, _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        var bigEndian = key.bigEndian
+        return try withUnsafeBytes(of: &bigEndian) { try withValue(in: table, key: $0, body) }
+    }
+
+    /// A copy of the value under `key`, or nil.
+    package func value(in table: Table, key: some Collection<UInt8>) throws -> [UInt8]? {
+        try Array(key).withUnsafeBytes { k in try withValue(in: table, key: k) { $0.map { Array($0) } } }
+    }
+
+    /// The number of entries in `table` (for a multi-value table, of values).
+    package func count(of table: Table) throws -> Int {
+        var stat = MDB_stat()
+        try LMDBCall.check(mdb_stat(live, table.dbi, &stat), "counting table \(table.name)", path: path)
+        return stat.ms_entries
+    }
+
+    /// Opens a cursor on `table` for the duration of `body`.
+    package func withCursor<R>(on table: Table, _ body: (Cursor) throws -> R) throws -> R {
+        try withMapAccess {
+            var cursor: OpaquePointer?
+            try LMDBCall.check(mdb_cursor_open(live, table.dbi, &cursor), "opening a cursor on \(table.name)", path: path)
+            guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
+            defer { mdb_cursor_close(cursor) }
+            return try body(Cursor(cursor: cursor, path: path))
+        }
+    }
+}
+
+/// A read-only snapshot. It can be parked (``reset()``) while idle so that it
+/// does not pin old pages, and picked up again with ``renew()``.
+package final class ReadTransaction: Transaction {
+    private var isReset = false
+
+    package init(environment: Environment) throws {
+        var txn: OpaquePointer?
+        var attempts = 0
+        while true {
+            let rc = mdb_txn_begin(environment.handle, nil, UInt32(MDB_RDONLY), &txn)
+            if rc == MDB_MAP_RESIZED, attempts < 100 {
+                attempts += 1
+                try environment.adoptMapSize()
+                continue
+            }
+            try LMDBCall.check(rc, "starting a read transaction", path: environment.path)
+            break
+        }
+        super.init(environment: environment, txn: txn!)
+    }
+
+    /// Releases the snapshot but keeps the reader slot.
+    package func reset() {
+        guard let txn, !isReset else { return }
+        mdb_txn_reset(txn)
+        isReset = true
+    }
+
+    /// Takes a fresh snapshot of the latest commit.
+    package func renew() throws {
+        guard let txn else { return }
+        if !isReset { mdb_txn_reset(txn) }
+        var rc = mdb_txn_renew(txn)
+        if rc == MDB_MAP_RESIZED {
+            try environment.adoptMapSize()
+            rc = mdb_txn_renew(txn)
+        }
+        try LMDBCall.check(rc, "renewing a read transaction", path: path)
+        isReset = false
+    }
+
+    /// Ends the snapshot for good.
+    package func end() {
+        if let txn { mdb_txn_abort(txn) }
+        txn = nil
+    }
+
+    deinit {
+        if let txn { mdb_txn_abort(txn) }
+    }
+}

@@ -1,0 +1,308 @@
+import CLMDB
+
+/// How ``WriteTransaction/put(_:key:value:mode:)`` treats an existing key.
+package enum PutMode: Sendable {
+    /// Replace the value (in a multi-value table: add one more value).
+    case upsert
+    /// Fail (return false) when the key is already there.
+    case insertOnly
+    /// The key is known to sort after every key in the table (bulk loads).
+    case append
+}
+
+/// The one write transaction of an environment.
+///
+/// Every change is also recorded in a replay log. When LMDB reports
+/// `MDB_MAP_FULL` (the memory map is too small), the transaction is aborted,
+/// the map grown, and the log replayed into a new transaction, so the caller
+/// never sees the map size. Only a size cap set by the user stops that, with
+/// ``TroveError/Kind/fileSizeLimitReached``.
+package final class WriteTransaction: Transaction {
+    private var log: [UInt8] = []
+    private var openedTables: [String: Table] = [:]
+    private var holdsTableOpenLock = false
+    private let baseID: Int
+    /// How many times this transaction had to grow the map (for tests).
+    package private(set) var mapGrowths = 0
+
+    private enum LogOp: UInt8 {
+        case put = 1, delete = 2, deleteValue = 3, clear = 4, openTable = 5
+    }
+
+    package init(environment: Environment) throws {
+        try environment.claimWriter()
+        try environment.prepareForWrite()
+        let txn = try WriteTransaction.begin(environment)
+        baseID = Int(mdb_txn_id(txn))
+        environment.setWriter(true)
+        super.init(environment: environment, txn: txn)
+    }
+
+    private static func begin(_ environment: Environment) throws -> OpaquePointer {
+        var txn: OpaquePointer?
+        var attempts = 0
+        while true {
+            let rc = mdb_txn_begin(environment.handle, nil, 0, &txn)
+            if rc == MDB_MAP_RESIZED, attempts < 100 {
+                attempts += 1
+                try environment.adoptMapSize()
+                continue
+            }
+            try LMDBCall.check(rc, "starting a write transaction", path: environment.path)
+            return txn!
+        }
+    }
+
+    deinit {
+        if txn != nil { abort() }
+    }
+
+    // MARK: Tables
+
+    override package func existingTable(_ name: String, isMultiValue: Bool = false) throws -> Table? {
+        if let table = openedTables[name] ?? environment.cachedTable(name) { return table }
+        return try openTable(name, isMultiValue: isMultiValue, create: false)
+    }
+
+    /// Opens `name`, creating it when `create` is true and it does not exist.
+    package func openTable(_ name: String, isMultiValue: Bool = false, create: Bool = true) throws -> Table? {
+        if let table = openedTables[name] ?? environment.cachedTable(name) { return table }
+        if !holdsTableOpenLock {
+            try environment.tableOpenLock.lock(path: path)
+            holdsTableOpenLock = true
+        }
+        var flags: UInt32 = isMultiValue ? UInt32(MDB_DUPSORT) : 0
+        if create { flags |= UInt32(MDB_CREATE) }
+        var dbi: MDB_dbi = 0
+        var rc = withMapAccess { mdb_dbi_open(live, name, flags, &dbi) }
+        if rc == MDB_NOTFOUND, !create { return nil }
+        if rc == MDB_MAP_FULL {
+            try recover()
+            rc = withMapAccess { mdb_dbi_open(live, name, flags, &dbi) }
+        }
+        try LMDBCall.check(rc, "opening table \(name)", path: path)
+        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
+        openedTables[name] = table
+        name.utf8CString.withUnsafeBytes { bytes in
+            append(.openTable, dbi: dbi, flags: flags, key: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), value: nil)
+        }
+        return table
+    }
+
+    // MARK: Changing
+
+    /// Stores `value` under `key`. Returns false only in `.insertOnly` mode
+    /// when the key exists (or, in a multi-value table, the pair exists).
+    @discardableResult
+    package func put(
+        _ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, mode: PutMode = .upsert
+    ) throws -> Bool {
+        var flags: UInt32 = 0
+        switch mode {
+        case .upsert: break
+        case .insertOnly: flags = table.isMultiValue ? UInt32(MDB_NODUPDATA) : UInt32(MDB_NOOVERWRITE)
+        case .append: flags = UInt32(MDB_APPEND)
+        }
+        let rc = try perform { rawPut(table.dbi, key, value, flags) }
+        if rc == MDB_KEYEXIST { return false }
+        try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
+        append(.put, dbi: table.dbi, flags: flags, key: key, value: value)
+        return true
+    }
+
+    /// Stores `value` under a 64-bit key (big-endian, so keys sort numerically).
+    @discardableResult
+    @inline(__always)
+    package func put(
+        _ table: Table, key: UInt64, value: UnsafeRawBufferPointer, mode: PutMode = .upsert
+    ) throws -> Bool {
+        var bigEndian = key.bigEndian
+        return try withUnsafeBytes(of: &bigEndian) { (k) throws -> Bool in
+            try put(table, key: k, value: value, mode: mode)
+        }
+    }
+
+    /// Removes `key` (in a multi-value table: all its values, or just `value`).
+    /// Returns false when there was nothing to remove.
+    @discardableResult
+    package func delete(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil)
+        throws -> Bool
+    {
+        let rc = try perform { rawDelete(table.dbi, key, value) }
+        if rc == MDB_NOTFOUND { return false }
+        try LMDBCall.check(rc, "deleting from table \(table.name)", path: path)
+        append(value == nil ? .delete : .deleteValue, dbi: table.dbi, flags: 0, key: key, value: value)
+        return true
+    }
+
+    @discardableResult
+    @inline(__always)
+    package func delete(_ table: Table, key: UInt64) throws -> Bool {
+        var bigEndian = key.bigEndian
+        return try withUnsafeBytes(of: &bigEndian) { (k) throws -> Bool in try delete(table, key: k) }
+    }
+
+    /// Removes every entry of `table`, keeping the table.
+    package func clear(_ table: Table) throws {
+        let rc = try perform { withMapAccess { mdb_drop(live, table.dbi, 0) } }
+        try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
+        append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
+    }
+
+    // MARK: Ending
+
+    /// Makes every change durable and visible to new snapshots.
+    package func commit() throws {
+        var rc = withMapAccess { mdb_txn_commit(live) }
+        while rc == MDB_MAP_FULL {
+            // LMDB freed the transaction; start over in a bigger map.
+            txn = nil
+            try recover(alreadyEnded: true)
+            rc = withMapAccess { mdb_txn_commit(live) }
+        }
+        txn = nil
+        if rc != 0 {
+            finish(committed: false)
+            throw LMDBCall.error(rc, "committing a write transaction", path: path)
+        }
+        finish(committed: true)
+    }
+
+    /// Discards every change.
+    package func abort() {
+        if let txn { mdb_txn_abort(txn) }
+        txn = nil
+        finish(committed: false)
+    }
+
+    private func finish(committed: Bool) {
+        if committed {
+            for table in openedTables.values { environment.cacheTable(table) }
+        }
+        openedTables = [:]
+        log = []
+        if holdsTableOpenLock {
+            environment.tableOpenLock.unlock()
+            holdsTableOpenLock = false
+        }
+        environment.setWriter(false)
+    }
+
+    // MARK: Map growth and replay
+
+    @inline(__always)
+    private func rawPut(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ flags: UInt32)
+        -> Int32
+    {
+        withMapAccess {
+            var k = MDB_val(key)
+            var v = MDB_val(value)
+            return mdb_put(live, dbi, &k, &v, flags)
+        }
+    }
+
+    @inline(__always)
+    private func rawDelete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> Int32 {
+        withMapAccess {
+            var k = MDB_val(key)
+            if let value {
+                var v = MDB_val(value)
+                return mdb_del(live, dbi, &k, &v)
+            }
+            return mdb_del(live, dbi, &k, nil)
+        }
+    }
+
+    /// Runs one LMDB change; on `MDB_MAP_FULL` grows the map, replays, retries.
+    @inline(__always)
+    private func perform(_ operation: () -> Int32) throws -> Int32 {
+        var rc = operation()
+        while rc == MDB_MAP_FULL {
+            try recover()
+            rc = operation()
+        }
+        return rc
+    }
+
+    /// Aborts, grows the map, begins again and replays the log.
+    private func recover(alreadyEnded: Bool = false) throws {
+        precondition(!isInsideMapAccess, "Trove: a write ran inside a read of the same transaction; this is a bug in Trove")
+        if !alreadyEnded, let txn { mdb_txn_abort(txn) }
+        txn = nil
+        mapGrowths += 1
+        do {
+            try environment.grow(toFit: environment.mapSize * 2)
+            let fresh = try WriteTransaction.begin(environment)
+            txn = fresh
+            guard Int(mdb_txn_id(fresh)) == baseID else {
+                throw TroveError(
+                    .writeConflict,
+                    "another process committed to \(path) while this write was being retried in a larger map; the write was rolled back, run it again",
+                    path: path)
+            }
+            try replay()
+        } catch {
+            if let txn { mdb_txn_abort(txn) }
+            txn = nil
+            finish(committed: false)
+            throw error
+        }
+    }
+
+    private func replay() throws {
+        let entries = log
+        try entries.withUnsafeBytes { (bytes) throws in
+            var offset = 0
+            while offset < bytes.count {
+                let op = LogOp(rawValue: bytes[offset])!
+                let dbi = bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)
+                let flags = bytes.loadUnaligned(fromByteOffset: offset + 5, as: UInt32.self)
+                let keyCount = Int(bytes.loadUnaligned(fromByteOffset: offset + 9, as: UInt32.self))
+                let valueCount = Int(bytes.loadUnaligned(fromByteOffset: offset + 13, as: UInt32.self))
+                let key = UnsafeRawBufferPointer(rebasing: bytes[(offset + 17)..<(offset + 17 + keyCount)])
+                let valueStart = offset + 17 + keyCount
+                let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(valueStart + valueCount)])
+                offset = valueStart + valueCount
+                var rc: Int32
+                switch op {
+                case .put: rc = rawPut(dbi, key, value, flags)
+                case .delete: rc = rawDelete(dbi, key, nil)
+                case .deleteValue: rc = rawDelete(dbi, key, value)
+                case .clear: rc = withMapAccess { mdb_drop(live, dbi, 0) }
+                case .openTable:
+                    var reopened: MDB_dbi = 0
+                    let name = String(decoding: key, as: UTF8.self)
+                    rc = withMapAccess { mdb_dbi_open(live, name, flags, &reopened) }
+                    if rc == 0, reopened != dbi {
+                        throw TroveError(
+                            .writeConflict, "table \(name) reopened under another handle while retrying a write on \(path)",
+                            path: path)
+                    }
+                }
+                if rc == MDB_MAP_FULL {
+                    // Still too small: grow again and restart the replay.
+                    mdb_txn_abort(live)
+                    txn = nil
+                    mapGrowths += 1
+                    try environment.grow(toFit: environment.mapSize * 2)
+                    txn = try WriteTransaction.begin(environment)
+                    offset = 0
+                    continue
+                }
+                try LMDBCall.check(rc, "replaying a write after growing the map", path: path)
+            }
+        }
+    }
+
+    private func append(
+        _ op: LogOp, dbi: MDB_dbi, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
+    ) {
+        log.append(op.rawValue)
+        withUnsafeBytes(of: dbi.littleEndian) { log.append(contentsOf: $0) }
+        withUnsafeBytes(of: flags.littleEndian) { log.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(key.count).littleEndian) { log.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(value?.count ?? 0).littleEndian) { log.append(contentsOf: $0) }
+        log.append(contentsOf: key)
+        if let value { log.append(contentsOf: value) }
+    }
+}
