@@ -1,1 +1,136 @@
+// The photo diary from the third seed document, on Trove: save a photo with a
+// UUID key and JPEG-like bytes, fetch all newest first, fetch by date, update,
+// delete, and find the data again after reopening the file.
+//
+//     swift run PhotoDiary [path/to/photos.trove]
+
+import Foundation
 import Trove
+
+final class PhotoData: Object {
+    @Persisted(primaryKey: true) var id = UUID().uuidString
+    @Persisted(indexed: true) var date = ""
+    @Persisted var dateAdded = Date()
+    @Persisted var image: Data?
+    @Persisted var memo = ""
+    @Persisted var mood: Mood = .happy
+    var thumbnailCache: Data?  // not @Persisted: never stored
+}
+
+enum Mood: String, PersistableEnum {
+    case happy, calm, sad
+}
+
+/// The seed's RealmManager, without the boilerplate: every method is one call.
+final class PhotoStore {
+    let db: Database
+
+    init(fileURL: URL) throws {
+        db = try Database(configuration: Configuration(fileURL: fileURL, objectTypes: [PhotoData.self]))
+    }
+
+    @discardableResult
+    func save(date: String, memo: String, image: Data, mood: Mood = .happy) throws -> PhotoData {
+        let photo = PhotoData()
+        photo.date = date
+        photo.memo = memo
+        photo.image = image
+        photo.mood = mood
+        try db.write { try db.add(photo) }
+        return photo
+    }
+
+    func photo(withID id: String) -> PhotoData? {
+        db.object(ofType: PhotoData.self, forPrimaryKey: id)
+    }
+
+    func fetchAll() -> Results<PhotoData> {
+        db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
+    }
+
+    func fetch(byDate date: String) throws -> PhotoData? {
+        try db.objects(PhotoData.self).filter("date == %@", date).first
+    }
+
+    func update(_ photo: PhotoData, memo: String, image: Data) throws {
+        try db.write {
+            photo.memo = memo
+            photo.image = image
+        }
+    }
+
+    func delete(_ photo: PhotoData) throws {
+        try db.write { try db.delete(photo) }
+    }
+}
+
+/// Bytes that look like a JPEG: the SOI marker, a JFIF header, noise, EOI.
+func fakeJPEG(seed: UInt8, size: Int = 2048) -> Data {
+    var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00]
+    var state = UInt32(seed) &* 2_654_435_761 | 1
+    while bytes.count < size - 2 {
+        state ^= state << 13
+        state ^= state >> 17
+        state ^= state << 5
+        bytes.append(UInt8(truncatingIfNeeded: state))
+    }
+    bytes += [0xFF, 0xD9]
+    return Data(bytes)
+}
+
+func run() throws {
+    let path = CommandLine.arguments.dropFirst().first ?? ".trove-demo/photos.trove"
+    let url = URL(fileURLWithPath: path)
+    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+    print("Photo diary on \(url.path)")
+
+    var store: PhotoStore? = try PhotoStore(fileURL: url)
+    let before = store!.fetchAll().count
+    print("- found \(before) photo(s) from earlier runs")
+
+    let days = ["2024-05-01", "2024-05-02", "2024-05-03"]
+    var saved: [PhotoData] = []
+    for (offset, day) in days.enumerated() {
+        let photo = try store!.save(
+            date: day, memo: "walk on \(day)", image: fakeJPEG(seed: UInt8(offset)), mood: offset == 2 ? .calm : .happy)
+        saved.append(photo)
+        print("- saved \(photo.id.prefix(8))… for \(day) (\(photo.image?.count ?? 0) bytes of JPEG)")
+    }
+
+    print("- all photos, newest first:")
+    for photo in store!.fetchAll().prefix(5) {
+        print("    \(photo.date)  \(photo.mood.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0))  \(photo.memo)")
+    }
+
+    if let found = try store!.fetch(byDate: "2024-05-02") {
+        print("- fetch(byDate: 2024-05-02) -> \(found.memo)")
+        try store!.update(found, memo: "edited: rain in the afternoon", image: fakeJPEG(seed: 9, size: 1024))
+        print("- updated it: memo = \(found.memo), image = \(found.image?.count ?? 0) bytes")
+    }
+
+    let doomed = saved[0]
+    let doomedID = doomed.id
+    try store!.delete(doomed)
+    print("- deleted \(doomedID.prefix(8))…; isInvalidated = \(doomed.isInvalidated)")
+
+    let countBeforeReopen = store!.fetchAll().count
+    store = nil
+    let reopened = try PhotoStore(fileURL: url)
+    let after = reopened.fetchAll()
+    print("- reopened the file: \(after.count) photo(s) (expected \(countBeforeReopen))")
+    guard after.count == countBeforeReopen, after.count == before + 2 else {
+        throw TroveError(.corruptFile, "the reopened file does not hold what was committed")
+    }
+    let edited = try reopened.fetch(byDate: "2024-05-02")
+    print("- the edit survived: \(edited?.memo ?? "missing")")
+    print("- photos by mood: " + Mood.allCases.map { mood in
+        "\(mood.rawValue) \((try? reopened.db.objects(PhotoData.self).filter("mood == %@", mood).count) ?? 0)"
+    }.joined(separator: ", "))
+}
+
+do {
+    try run()
+} catch {
+    print("PhotoDiary failed: \(error)")
+    exit(1)
+}

@@ -32,6 +32,8 @@ package final class Environment: @unchecked Sendable {
     package let options: Options
     let handle: OpaquePointer
     package let gate = MapGate()
+    /// State that layers above keep per environment (Trove's schema catalog).
+    private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
     let tableOpenLock = TableOpenLock()
     let pageSize: Int
     private let state: Locked<State>
@@ -40,6 +42,7 @@ package final class Environment: @unchecked Sendable {
         var tables: [String: Table] = [:]
         var mapSize: Int
         var writerThread: pthread_t?
+        var slotLimit: MDB_dbi = 2  // LMDB reserves slots 0 (free list) and 1 (main table)
     }
 
     private static let registry = Locked<[String: WeakEnvironment]>([:])
@@ -98,7 +101,15 @@ package final class Environment: @unchecked Sendable {
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
+        // Open every existing table now, so that every later snapshot can see them.
+        for name in try tableNames() {
+            _ = try openExistingTable(name, isMultiValue: name.hasPrefix(Environment.multiValuePrefix))
+        }
     }
+
+    /// Tables whose names start with this are multi-value (`MDB_DUPSORT`).
+    package static let multiValuePrefix = "idx:"
+
 
     deinit {
         mdb_env_close(handle)
@@ -119,6 +130,16 @@ package final class Environment: @unchecked Sendable {
         try LMDBCall.check(mdb_env_sync(handle, 1), "mdb_env_sync", path: path)
     }
 
+    /// The attachment stored under `key`, made by `make` on first use.
+    package func attachment<T: AnyObject & Sendable>(_ key: String, make: () -> T) -> T {
+        attachments.withLock { entries in
+            if let existing = entries[key] as? T { return existing }
+            let made = make()
+            entries[key] = made
+            return made
+        }
+    }
+
     // MARK: Tables
 
     func cachedTable(_ name: String) -> Table? {
@@ -126,7 +147,31 @@ package final class Environment: @unchecked Sendable {
     }
 
     func cacheTable(_ table: Table) {
-        state.withLock { $0.tables[table.name] = table }
+        state.withLock {
+            $0.tables[table.name] = table
+            $0.slotLimit = max($0.slotLimit, table.dbi + 1)
+        }
+    }
+
+    /// One past the highest table slot opened so far; a transaction begun now
+    /// can see tables below it.
+    var tableSlotLimit: MDB_dbi { state.withLock { $0.slotLimit } }
+
+    /// The names of every table in the file (the keys of LMDB's main table).
+    package func tableNames() throws -> [String] {
+        let txn = try ReadTransaction(environment: self)
+        defer { txn.end() }
+        let main = Table(name: "", isMultiValue: false, dbi: 1)
+        txn.visibleTableLimit = max(txn.visibleTableLimit, main.dbi + 1)
+        return try txn.withCursor(on: main) { cursor in
+            var names: [String] = []
+            var entry = try cursor.first()
+            while let current = entry {
+                names.append(String(decoding: current.key, as: UTF8.self))
+                entry = try cursor.next()
+            }
+            return names
+        }
     }
 
     func forgetTables(_ names: some Sequence<String>) {

@@ -3,11 +3,15 @@ import CLMDB
 /// A position in a table. Lives only inside ``Transaction/withCursor(on:_:)``;
 /// the entries it returns are valid until the next move.
 package struct Cursor {
-    let cursor: OpaquePointer
+    let cursor: OpaquePointer?
     let path: String
+
+    /// A cursor over a table the snapshot cannot see: it finds nothing.
+    static var empty: Cursor { Cursor(cursor: nil, path: "") }
 
     @inline(__always)
     private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+        guard let cursor else { return nil }
         var k = key.map { MDB_val($0) } ?? MDB_val()
         var v = MDB_val()
         let rc = mdb_cursor_get(cursor, &k, &v, op)
@@ -32,6 +36,7 @@ package struct Cursor {
     }
     /// The number of values under the current key of a multi-value table.
     package func valueCount() throws -> Int {
+        guard let cursor else { return 0 }
         var count: Int = 0
         try LMDBCall.check(mdb_cursor_count(cursor, &count), "counting values of a key", path: path)
         return count

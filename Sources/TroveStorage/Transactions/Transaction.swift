@@ -11,10 +11,18 @@ package class Transaction {
     var txn: OpaquePointer?
     private var mapAccessDepth = 0
 
+    /// Tables opened in slots at or past this limit were created or opened
+    /// after this snapshot began; the snapshot cannot see them.
+    var visibleTableLimit: MDB_dbi
+
     init(environment: Environment, txn: OpaquePointer) {
         self.environment = environment
         self.txn = txn
+        self.visibleTableLimit = environment.tableSlotLimit
     }
+
+    @inline(__always)
+    func isVisible(_ table: Table) -> Bool { table.dbi < visibleTableLimit }
 
     var path: String { environment.path }
 
@@ -57,7 +65,8 @@ package class Transaction {
     package func withValue<R>(
         in table: Table, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try withMapAccess {
+        guard isVisible(table) else { return try body(nil) }
+        return try withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val()
             let rc = mdb_get(live, table.dbi, &k, &v)
@@ -83,6 +92,7 @@ package class Transaction {
 
     /// The number of entries in `table` (for a multi-value table, of values).
     package func count(of table: Table) throws -> Int {
+        guard isVisible(table) else { return 0 }
         var stat = MDB_stat()
         try LMDBCall.check(mdb_stat(live, table.dbi, &stat), "counting table \(table.name)", path: path)
         return stat.ms_entries
@@ -90,7 +100,8 @@ package class Transaction {
 
     /// Opens a cursor on `table` for the duration of `body`.
     package func withCursor<R>(on table: Table, _ body: (Cursor) throws -> R) throws -> R {
-        try withMapAccess {
+        guard isVisible(table) else { return try body(Cursor.empty) }
+        return try withMapAccess {
             var cursor: OpaquePointer?
             try LMDBCall.check(mdb_cursor_open(live, table.dbi, &cursor), "opening a cursor on \(table.name)", path: path)
             guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
@@ -139,6 +150,7 @@ package final class ReadTransaction: Transaction {
         }
         try LMDBCall.check(rc, "renewing a read transaction", path: path)
         isReset = false
+        visibleTableLimit = environment.tableSlotLimit
     }
 
     /// Ends the snapshot for good.

@@ -60,13 +60,16 @@ package final class WriteTransaction: Transaction {
     // MARK: Tables
 
     override package func existingTable(_ name: String, isMultiValue: Bool = false) throws -> Table? {
-        if let table = openedTables[name] ?? environment.cachedTable(name) { return table }
         return try openTable(name, isMultiValue: isMultiValue, create: false)
     }
 
     /// Opens `name`, creating it when `create` is true and it does not exist.
     package func openTable(_ name: String, isMultiValue: Bool = false, create: Bool = true) throws -> Table? {
-        if let table = openedTables[name] ?? environment.cachedTable(name) { return table }
+        if let table = openedTables[name] { return table }
+        if let table = environment.cachedTable(name) {
+            visibleTableLimit = max(visibleTableLimit, table.dbi + 1)
+            return table
+        }
         if !holdsTableOpenLock {
             try environment.tableOpenLock.lock(path: path)
             holdsTableOpenLock = true
@@ -83,6 +86,7 @@ package final class WriteTransaction: Transaction {
         try LMDBCall.check(rc, "opening table \(name)", path: path)
         let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
         openedTables[name] = table
+        visibleTableLimit = max(visibleTableLimit, dbi + 1)
         name.utf8CString.withUnsafeBytes { bytes in
             append(.openTable, dbi: dbi, flags: flags, key: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), value: nil)
         }

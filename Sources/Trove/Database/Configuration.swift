@@ -1,0 +1,66 @@
+import Foundation
+
+/// Where a database lives and how it is opened. `Sendable`: build it once,
+/// share it, and open a ``Database`` handle from it wherever you need one.
+///
+/// ```swift
+/// let config = Configuration(fileURL: URL(fileURLWithPath: "photos.trove"),
+///                            objectTypes: [PhotoData.self])
+/// let db = try Database(configuration: config)
+/// ```
+public struct Configuration: Sendable {
+    /// How hard a commit works to survive a power cut.
+    public enum Durability: Sendable {
+        /// Every commit is on disk before `write` returns (the default).
+        case full
+        /// The data is synced but the meta page is not: a power cut may lose
+        /// the last commit, never corrupt the file (LMDB's `MDB_NOMETASYNC`).
+        case relaxed
+        /// Nothing is synced; the operating system writes when it likes. A
+        /// crash of the machine (not of the process) may lose recent commits.
+        case none
+    }
+
+    /// The database file. Its lock file sits beside it (`<file>-lock`).
+    public var fileURL: URL
+    /// The version of your model; see the migration guide.
+    public var schemaVersion: UInt64
+    /// Model classes to check against the file when it opens. Optional:
+    /// types are registered on first use, but listing them turns a schema
+    /// mismatch into an error thrown by `Database(configuration:)`.
+    public var objectTypes: [Object.Type]
+    /// ``Persistable`` value types to check when the file opens.
+    public var valueTypes: [any Persistable.Type]
+    /// The largest the file may grow, in bytes; nil for no limit. A write that
+    /// needs more fails with ``TroveError/Kind/fileSizeLimitReached`` and
+    /// leaves the file as it was.
+    public var maximumFileSize: Int?
+    public var durability: Durability
+
+    /// The file used when none is given: `default.trove` in the app's
+    /// Documents directory on Apple platforms, in the current directory elsewhere.
+    public static var defaultFileURL: URL {
+        #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first!
+            return documents.appendingPathComponent("default.trove")
+        #else
+            return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.trove")
+        #endif
+    }
+
+    public init(
+        fileURL: URL = Configuration.defaultFileURL, schemaVersion: UInt64 = 0, objectTypes: [Object.Type] = [],
+        valueTypes: [any Persistable.Type] = [], maximumFileSize: Int? = nil, durability: Durability = .full
+    ) {
+        self.fileURL = fileURL
+        self.schemaVersion = schemaVersion
+        self.objectTypes = objectTypes
+        self.valueTypes = valueTypes
+        self.maximumFileSize = maximumFileSize
+        self.durability = durability
+    }
+
+    /// The map size a new environment starts with; tests set it small to
+    /// exercise growth.
+    var initialMapSize: Int = 256 << 20
+}

@@ -1,0 +1,111 @@
+import TroveStorage
+
+extension Database {
+    /// Adds an unmanaged object; from now on it reads and writes the database.
+    ///
+    /// ```swift
+    /// try db.write {
+    ///     try db.add(photo)                       // insert
+    ///     try db.add(edited, update: .modified)   // upsert by primary key
+    /// }
+    /// ```
+    ///
+    /// Adding an object that is already managed by this handle does nothing.
+    /// With `update: .error` (the default), an existing object with the same
+    /// primary key throws ``TroveError/Kind/primaryKeyExists`` and the
+    /// transaction stays usable.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        let state = try requireWrite("add(_:)")
+        if let owner = object._database {
+            if owner === self, !object.isInvalidated { return }
+            throw TroveError(
+                .invalidObject,
+                owner === self
+                    ? "this \(type(of: object)) was deleted; add a new object instead"
+                    : "this \(type(of: object)) belongs to another Database handle; add a copy or pass its primary key",
+                path: path)
+        }
+        let binding = try objectBinding(for: type(of: object))
+        var values = binding.table.layout.fallbacks
+        object.withFieldPointer(0) { base in
+            for (field, column) in zip(binding.info.fields, binding.columns) {
+                values[column] = field.accessor.storedValue(at: UnsafeRawPointer(base.advanced(by: field.offset)))
+            }
+        }
+        let stored = try storeRecord(values, in: binding.table, policy: update, state)
+        object.bind(to: self, table: binding.table, objectKey: stored.objectKey, columns: binding.columns, info: binding.info)
+    }
+
+    /// Adds every object of a sequence; see ``add(_:update:)``.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        for object in objects { try add(object, update: update) }
+    }
+
+    /// Deletes a managed object. Afterwards it reports ``Object/isInvalidated``.
+    public func delete(_ object: Object) throws {
+        let state = try requireWrite("delete(_:)")
+        guard object._database === self, let table = object._table else {
+            throw TroveError(
+                .invalidObject,
+                object._database == nil
+                    ? "this \(type(of: object)) is not stored (it was never added); there is nothing to delete"
+                    : "this \(type(of: object)) belongs to another Database handle", path: path)
+        }
+        guard try deleteRecord(object._objectKey, in: table, state) else {
+            throw TroveError(.invalidObject, "this \(type(of: object)) was already deleted", path: path)
+        }
+    }
+
+    /// Deletes every object of a sequence (or of ``Results``).
+    public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        let targets = Array(objects)
+        for object in targets where !object.isInvalidated { try delete(object) }
+    }
+
+    /// Deletes every object of every type; the schema stays.
+    public func deleteAll() throws {
+        let state = try requireWrite("deleteAll()")
+        let transaction = state.transaction
+        for name in try Catalog.storedTypeNames(in: transaction) {
+            guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
+            var tables = [TableInfo.objectsName(name)]
+            if schema.primaryKey != nil { tables.append(TableInfo.primaryKeyName(name)) }
+            for property in schema.properties where property.isIndexed && !property.isPrimaryKey {
+                tables.append(TableInfo.indexName(name, property.name))
+            }
+            for tableName in tables {
+                if let table = try transaction.existingTable(tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix)) {
+                    try transaction.clear(table)
+                }
+            }
+        }
+        generation &+= 1
+    }
+
+    /// Every stored object of a type, as a lazy, live ``Results``.
+    ///
+    /// ```swift
+    /// let all = db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
+    /// ```
+    public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        let binding = objectBindingOrTrap(for: type)
+        return Results(database: self, source: .object(binding))
+    }
+
+    /// The object of a type with the given primary key, or nil.
+    ///
+    /// ```swift
+    /// let photo = db.object(ofType: PhotoData.self, forPrimaryKey: id)
+    /// ```
+    public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
+        let binding = objectBindingOrTrap(for: type)
+        guard let objectKey = try? objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return nil }
+        return materialize(type, objectKey: objectKey, binding: binding)
+    }
+
+    func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
+        let object = T()
+        object.bind(to: self, table: binding.table, objectKey: objectKey, columns: binding.columns, info: binding.info)
+        return object
+    }
+}

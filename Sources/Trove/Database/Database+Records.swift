@@ -1,0 +1,209 @@
+import TroveStorage
+
+/// What `add` does when an object with the same primary key is stored.
+public enum UpdatePolicy: Sendable {
+    /// Throw ``TroveError/Kind/primaryKeyExists`` (the default).
+    case error
+    /// Update the stored object with the new values (an upsert).
+    case modified
+    /// Like `.modified`; every property is written, changed or not.
+    case all
+}
+
+/// The record-level operations everything else is built on: store, read,
+/// change one column, delete, and keep the indexes in step. This is the
+/// physical-layout boundary of the object layer.
+extension Database {
+    /// Stores a record; returns its object key. With a primary key and an
+    /// update policy, an existing object with that key is overwritten.
+    func storeRecord(_ input: [StoredValue], in table: TableInfo, policy: UpdatePolicy, _ state: WriteState) throws
+        -> (objectKey: UInt64, values: [StoredValue])
+    {
+        var values = input
+        let transaction = state.transaction
+        var primaryKeyBytes: [UInt8]?
+        var existing: UInt64?
+        if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
+            let property = table.schema.properties[column]
+            if property.isAutoIncrement, case .int(0) = values[column] {
+                values[column] = .int(try nextAutoIncrement(table, state))
+            }
+            primaryKeyBytes = try primaryKeyKey(values[column], table: table)
+            existing = try primaryKeyBytes!.withUnsafeBytes { k in
+                try transaction.withValue(in: pkTable, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
+            }
+            if existing != nil, policy == .error {
+                throw TroveError(
+                    .primaryKeyExists,
+                    "a \(table.name) with primary key \(property.name) = \(values[column]) already exists; use add(_:update: .modified) to update it",
+                    path: path)
+            }
+        }
+        try state.recordWriter.encode(values, layout: table.layout)
+        if let objectKey = existing {
+            let old = try recordValues(objectKey, in: table, transaction)
+            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+            for (column, index) in table.indexes where old?[column] != values[column] {
+                if let old { try deleteIndexEntry(old[column], column: column, objectKey: objectKey, in: index, table, transaction) }
+                try putIndexEntry(
+                    IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                    transaction)
+            }
+            generation &+= 1
+            return (objectKey, values)
+        }
+        let objectKey = try nextObjectKey(for: table, state)
+        try state.recordWriter.bytes.withUnsafeBytes {
+            _ = try transaction.put(table.objects, key: objectKey, value: $0, mode: .append)
+        }
+        if let primaryKeyBytes, let pkTable = table.primaryKeyIndex {
+            var bigEndian = objectKey.bigEndian
+            try primaryKeyBytes.withUnsafeBytes { k in
+                try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(pkTable, key: k, value: $0, mode: .insertOnly) }
+            }
+        }
+        for (column, index) in table.indexes {
+            try putIndexEntry(
+                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
+        }
+        generation &+= 1
+        return (objectKey, values)
+    }
+
+    /// The index key of a primary key value, refusing values too long to index.
+    func primaryKeyKey(_ value: StoredValue, table: TableInfo) throws -> [UInt8] {
+        let column = table.primaryKeyColumn!
+        let (bytes, exact) = IndexKey.make(value, type: table.layout.types[column])
+        guard exact else {
+            throw TroveError(
+                .invalidPrimaryKey,
+                "the primary key \(table.name).\(table.schema.properties[column].name) is longer than \(OrderedKey.maximumLength - 1) bytes; use a shorter key",
+                path: path)
+        }
+        return bytes
+    }
+
+    func nextAutoIncrement(_ table: TableInfo, _ state: WriteState) throws -> Int64 {
+        let counterName = "auto:\(table.name)"
+        if let next = state.nextKeys[counterName] {
+            state.nextKeys[counterName] = next + 1
+            return Int64(next)
+        }
+        let meta = try state.transaction.openTable(Catalog.metaTable)!
+        var next = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
+        let largest = try state.transaction.withCursor(on: table.primaryKeyIndex!) { cursor in
+            try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }
+        }
+        if let largest, largest >= Int64(next) { next = UInt64(largest + 1) }
+        state.nextKeys[counterName] = next + 1
+        return Int64(next)
+    }
+
+    func putIndexEntry(_ key: [UInt8], objectKey: UInt64, in index: Table, _ transaction: WriteTransaction) throws {
+        var bigEndian = objectKey.bigEndian
+        try key.withUnsafeBytes { k in
+            try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(index, key: k, value: $0) }
+        }
+    }
+
+    func deleteIndexEntry(
+        _ value: StoredValue, column: Int, objectKey: UInt64, in index: Table, _ table: TableInfo,
+        _ transaction: WriteTransaction
+    ) throws {
+        var bigEndian = objectKey.bigEndian
+        let key = IndexKey.make(value, type: table.layout.types[column]).bytes
+        try key.withUnsafeBytes { k in
+            try withUnsafeBytes(of: &bigEndian) { _ = try transaction.delete(index, key: k, value: $0) }
+        }
+    }
+
+    /// Every column of a stored object, or nil when it does not exist.
+    func recordValues(_ objectKey: UInt64, in table: TableInfo, _ transaction: Transaction) throws -> [StoredValue]? {
+        try transaction.withValue(in: table.objects, key: objectKey) { bytes in
+            bytes.map { RecordReader($0, layout: table.layout).allValues() }
+        }
+    }
+
+    /// Deletes one stored object and its index entries. Returns false if it
+    /// was not there.
+    @discardableResult
+    func deleteRecord(_ objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws -> Bool {
+        let transaction = state.transaction
+        guard let values = try recordValues(objectKey, in: table, transaction) else { return false }
+        try transaction.delete(table.objects, key: objectKey)
+        if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
+            let key = try primaryKeyKey(values[column], table: table)
+            try key.withUnsafeBytes { _ = try transaction.delete(pkTable, key: $0) }
+        }
+        for (column, index) in table.indexes {
+            try deleteIndexEntry(values[column], column: column, objectKey: objectKey, in: index, table, transaction)
+        }
+        generation &+= 1
+        return true
+    }
+
+    /// The object key stored under a primary key value.
+    func objectKey(forPrimaryKey value: StoredValue, in table: TableInfo) throws -> UInt64? {
+        guard let pkTable = table.primaryKeyIndex else {
+            throw TroveError(.invalidPrimaryKey, "\(table.name) has no primary key", path: path)
+        }
+        let column = table.primaryKeyColumn!
+        let converted = value.converted(to: table.layout.types[column]) ?? value
+        let key = try primaryKeyKey(converted, table: table)
+        return try key.withUnsafeBytes { k in
+            try readTransaction().withValue(in: pkTable, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
+        }
+    }
+
+    // MARK: Live property access
+
+    func contains(objectKey: UInt64, in table: TableInfo) -> Bool {
+        (try? readTransaction().withValue(in: table.objects, key: objectKey) { $0 != nil }) ?? false
+    }
+
+    func readColumn(_ column: Int, objectKey: UInt64, table: TableInfo) -> StoredValue {
+        do {
+            return try readTransaction().withValue(in: table.objects, key: objectKey) { bytes in
+                guard let bytes else {
+                    fatalError(
+                        "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
+                    )
+                }
+                return RecordReader(bytes, layout: table.layout).value(at: column)
+            }
+        } catch {
+            fatalError("Trove: cannot read \(table.name).\(table.schema.properties[column].name) from \(path): \(error)")
+        }
+    }
+
+    func writeColumn(_ column: Int, _ value: StoredValue, objectKey: UInt64, table: TableInfo) {
+        let property = table.schema.properties[column]
+        guard let state = writeState else {
+            fatalError(
+                "Trove: cannot set \(table.name).\(property.name) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
+            )
+        }
+        if column == table.primaryKeyColumn {
+            fatalError(
+                "Trove: the primary key \(table.name).\(property.name) of a stored object cannot change; delete the object and add a new one"
+            )
+        }
+        do {
+            let transaction = state.transaction
+            guard var values = try recordValues(objectKey, in: table, transaction) else {
+                fatalError("Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
+            }
+            let old = values[column]
+            values[column] = value
+            try state.recordWriter.encode(values, layout: table.layout)
+            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+            if let index = table.indexes[column], old != value {
+                try deleteIndexEntry(old, column: column, objectKey: objectKey, in: index, table, transaction)
+                try putIndexEntry(IndexKey.make(value, type: property.type).bytes, objectKey: objectKey, in: index, transaction)
+            }
+            generation &+= 1
+        } catch {
+            if state.deferredError == nil { state.deferredError = error }
+        }
+    }
+}

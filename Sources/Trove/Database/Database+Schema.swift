@@ -1,0 +1,162 @@
+import TroveStorage
+
+extension Database {
+    func objectBinding(for type: Object.Type) throws -> ObjectBinding {
+        if let known = objectBindings[ObjectIdentifier(type)], tableIsCurrent(known.table) { return known }
+        let info = ModelInfo.of(type)
+        let problems = info.validate()
+        if !problems.isEmpty {
+            throw TroveError(.invalidModel, problems.joined(separator: "; "), path: path)
+        }
+        let table = try register(info.schema)
+        let columns = info.fields.map { table.columnIndex[$0.schema.name]! }
+        let binding = ObjectBinding(table: table, info: info, columns: columns)
+        objectBindings[ObjectIdentifier(type)] = binding
+        return binding
+    }
+
+    /// A binding found before a cancelled write may point at tables that no
+    /// longer exist; check it is still the one in use.
+    func tableIsCurrent(_ table: TableInfo) -> Bool {
+        (writeState?.pendingTables[table.name] ?? catalog.table(named: table.name)) === table
+    }
+
+    /// The binding for a type, trapping on a schema error: for APIs that
+    /// cannot throw (`objects(_:)`), where a mismatch is a setup mistake.
+    func objectBindingOrTrap(for type: Object.Type) -> ObjectBinding {
+        do {
+            return try objectBinding(for: type)
+        } catch {
+            fatalError(
+                "Trove: cannot use \(type) with \(path): \(error). List the type in Configuration.objectTypes to get this as an error thrown when the database opens."
+            )
+        }
+    }
+
+    /// Makes sure `codeSchema`'s table exists in the file with a compatible
+    /// schema, applying additive changes (new properties, indexes); returns it.
+    func register(_ codeSchema: ObjectSchema) throws -> TableInfo {
+        let name = codeSchema.name
+        if let pending = writeState?.pendingTables[name] {
+            return try check(codeSchema, against: pending.schema, existing: pending)
+        }
+        if let published = catalog.table(named: name),
+            let table = try? check(codeSchema, against: published.schema, existing: published)
+        {
+            return table
+        }
+        if let stored = try Catalog.storedSchema(name, in: readTransaction()) {
+            let result = codeSchema.reconcile(withStored: stored)
+            try throwIfBlocking(result.blocking, type: name)
+            if result.additive.isEmpty, let table = try openTables(for: stored, in: readTransaction()) {
+                catalog.publish(table)
+                return table
+            }
+        }
+        if let writeState {
+            let table = try createOrUpdateTables(for: codeSchema, in: writeState.transaction)
+            writeState.pendingTables[name] = table
+            generation &+= 1
+            return table
+        }
+        var created: TableInfo?
+        try withWriteTransaction { transaction in
+            created = try createOrUpdateTables(for: codeSchema, in: transaction)
+        }
+        catalog.publish(created!)
+        return created!
+    }
+
+    private func check(_ codeSchema: ObjectSchema, against stored: ObjectSchema, existing: TableInfo) throws -> TableInfo {
+        let result = codeSchema.reconcile(withStored: stored)
+        try throwIfBlocking(result.blocking, type: codeSchema.name)
+        guard result.additive.isEmpty else {
+            throw TroveError(.schemaMismatch, "two models named \(codeSchema.name) are in use: \(result.additive.joined(separator: "; "))", path: path)
+        }
+        return existing
+    }
+
+    private func throwIfBlocking(_ blocking: [String], type: String) throws {
+        guard !blocking.isEmpty else { return }
+        throw TroveError(
+            .schemaMismatch,
+            "the schema of \(type) in \(path) differs from the model: " + blocking.joined(separator: "; "), path: path)
+    }
+
+    /// Opens the tables of a stored schema; nil if one is missing.
+    private func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
+        guard let objects = try transaction.existingTable(TableInfo.objectsName(schema.name)) else { return nil }
+        var primaryKeyIndex: Table?
+        var indexes: [Int: Table] = [:]
+        for (column, property) in schema.properties.enumerated() {
+            if property.isPrimaryKey {
+                guard let table = try transaction.existingTable(TableInfo.primaryKeyName(schema.name)) else { return nil }
+                primaryKeyIndex = table
+            } else if property.isIndexed {
+                let indexName = TableInfo.indexName(schema.name, property.name)
+                guard let table = try transaction.existingTable(indexName, isMultiValue: true) else { return nil }
+                indexes[column] = table
+            }
+        }
+        return TableInfo(schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes)
+    }
+
+    /// Creates the tables of a new type, or applies additive changes to a stored one.
+    private func createOrUpdateTables(for codeSchema: ObjectSchema, in transaction: WriteTransaction) throws -> TableInfo {
+        let stored = try Catalog.storedSchema(codeSchema.name, in: transaction)
+        var schema = codeSchema
+        var addedIndexes: [Int] = []
+        if let stored {
+            let result = codeSchema.reconcile(withStored: stored)
+            try throwIfBlocking(result.blocking, type: codeSchema.name)
+            schema = result.merged
+            for (column, property) in schema.properties.enumerated()
+            where property.isIndexed && !property.isPrimaryKey
+                && !(stored[property.name]?.isIndexed ?? false)
+            {
+                addedIndexes.append(column)
+            }
+            for property in stored.properties where property.isIndexed && !(schema[property.name]?.isIndexed ?? false) {
+                if let old = try transaction.existingTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true) {
+                    try transaction.clear(old)
+                }
+            }
+        }
+        let objects = try transaction.openTable(TableInfo.objectsName(schema.name))!
+        var primaryKeyIndex: Table?
+        var indexes: [Int: Table] = [:]
+        for (column, property) in schema.properties.enumerated() {
+            if property.isPrimaryKey {
+                primaryKeyIndex = try transaction.openTable(TableInfo.primaryKeyName(schema.name))!
+            } else if property.isIndexed {
+                indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!
+            }
+        }
+        try Catalog.storeSchema(schema, in: transaction)
+        let table = TableInfo(schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes)
+        if !addedIndexes.isEmpty {
+            try buildIndexes(addedIndexes, of: table, in: transaction)
+        }
+        return table
+    }
+
+    /// Fills new indexes from the records already stored.
+    private func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
+        var entries: [(column: Int, key: [UInt8], objectKey: UInt64)] = []
+        try transaction.withCursor(on: table.objects) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let reader = RecordReader(current.value, layout: table.layout)
+                let objectKey = OrderedKey.objectKey(from: current.key)
+                for column in columns {
+                    let key = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
+                    entries.append((column, key, objectKey))
+                }
+                entry = try cursor.next()
+            }
+        }
+        for entry in entries {
+            try putIndexEntry(entry.key, objectKey: entry.objectKey, in: table.indexes[entry.column]!, transaction)
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import TroveStorage
+
+extension Database {
+    /// Whether a write transaction is open on this handle.
+    public var isInWriteTransaction: Bool { writeState != nil }
+
+    /// Runs `block` in a write transaction and commits it.
+    ///
+    /// If `block` throws, every change it made is rolled back and the error is
+    /// rethrown; the file is left exactly as before. A `write` inside a
+    /// `write` throws ``TroveError/Kind/writeInProgress``.
+    ///
+    /// ```swift
+    /// try db.write {
+    ///     try db.add(photo)
+    ///     photo.memo = "edited"
+    /// }
+    /// ```
+    @discardableResult
+    public func write<Result>(_ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    /// Opens a write transaction; pair it with ``commitWrite()`` or ``cancelWrite()``.
+    /// Prefer ``write(_:)``, which cannot forget either.
+    public func beginWrite() throws {
+        if writeState != nil {
+            throw TroveError(
+                .writeInProgress,
+                "a write transaction is already open on this handle of \(path); nested writes are not supported, do the work in the open one",
+                path: path)
+        }
+        snapshot?.end()
+        snapshot = nil
+        writeState = WriteState(transaction: try WriteTransaction(environment: environment))
+        generation &+= 1
+    }
+
+    /// Commits the open write transaction, making its changes durable.
+    ///
+    /// If a property setter failed during the transaction (setters cannot
+    /// throw), the transaction is rolled back and that error is thrown here.
+    public func commitWrite() throws {
+        guard let state = writeState else {
+            throw TroveError(.notInWriteTransaction, "commitWrite() called with no write transaction open on \(path)", path: path)
+        }
+        if let error = state.deferredError {
+            cancelWrite()
+            throw error
+        }
+        do {
+            try flushCounters(state)
+            try state.transaction.commit()
+        } catch {
+            cancelWrite()
+            throw error
+        }
+        writeState = nil
+        for table in state.pendingTables.values { catalog.publish(table) }
+        generation &+= 1
+    }
+
+    /// Discards every change of the open write transaction. Objects added in
+    /// it become invalidated.
+    public func cancelWrite() {
+        guard let state = writeState else { return }
+        state.transaction.abort()
+        writeState = nil
+        for name in state.pendingTables.keys {
+            objectBindings = objectBindings.filter { $0.value.table.name != name }
+            valueBindings = valueBindings.filter { $0.value.table.name != name }
+        }
+        generation &+= 1
+    }
+
+    /// The open write, or an error naming the operation that needed one.
+    func requireWrite(_ operation: String) throws -> WriteState {
+        guard let writeState else {
+            throw TroveError(
+                .notInWriteTransaction, "\(operation) must be called inside a write transaction: wrap it in `try db.write { ... }`",
+                path: path)
+        }
+        return writeState
+    }
+
+    // MARK: Object keys
+
+    /// The next never-used object key of a type.
+    func nextObjectKey(for table: TableInfo, _ state: WriteState) throws -> UInt64 {
+        let counterName = "seq:\(table.name)"
+        if let next = state.nextKeys[counterName] {
+            state.nextKeys[counterName] = next + 1
+            return next
+        }
+        let meta = try state.transaction.openTable(Catalog.metaTable)!
+        var next = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
+        // Never below the largest key present (a file from a crashed counter write).
+        let last = try state.transaction.withCursor(on: table.objects) { cursor in
+            try cursor.last().map { OrderedKey.objectKey(from: $0.key) }
+        }
+        if let last, last >= next { next = last + 1 }
+        state.nextKeys[counterName] = next + 1
+        return next
+    }
+
+    private func flushCounters(_ state: WriteState) throws {
+        guard !state.nextKeys.isEmpty else { return }
+        let meta = try state.transaction.openTable(Catalog.metaTable)!
+        for (name, next) in state.nextKeys {
+            try Catalog.put(next.littleEndian, key: name, in: meta, state.transaction)
+        }
+    }
+}

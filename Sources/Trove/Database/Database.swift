@@ -1,0 +1,139 @@
+import Foundation
+import TroveStorage
+
+/// A handle on one database file: the entry point for reading and writing.
+///
+/// ```swift
+/// let db = try Database(configuration: .init(fileURL: url))
+/// try db.write {
+///     try db.add(photo)
+/// }
+/// let recent = db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
+/// ```
+///
+/// A handle reads from one snapshot of the file until it refreshes: after its
+/// own commits, and on ``refresh()``. Handles are cheap: every handle on a
+/// file in a process shares one LMDB environment. A handle is not `Sendable`;
+/// open one per thread, task or actor.
+public final class Database {
+    /// The configuration the handle was opened with.
+    public let configuration: Configuration
+    let environment: Environment
+    let catalog: Catalog
+
+    var snapshot: ReadTransaction?
+    var writeState: WriteState?
+    /// Bumped whenever what this handle sees may have changed; results
+    /// re-evaluate when it moves.
+    var generation: UInt64 = 0
+    var objectBindings: [ObjectIdentifier: ObjectBinding] = [:]
+    var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
+
+    /// The current file format; a file with a higher one was written by a newer Trove.
+    static let formatVersion: UInt32 = 1
+
+    /// Opens (creating if needed) the database at `configuration.fileURL`.
+    ///
+    /// Throws ``TroveError`` when the file cannot be opened, is not a Trove
+    /// database, was written by a newer Trove, or holds a schema that does
+    /// not match the types listed in `objectTypes`/`valueTypes`.
+    public init(configuration: Configuration = Configuration()) throws {
+        self.configuration = configuration
+        var options = Environment.Options()
+        options.initialMapSize = configuration.initialMapSize
+        options.maximumMapSize = configuration.maximumFileSize
+        options.noMetaSync = configuration.durability == .relaxed
+        options.noSync = configuration.durability == .none
+        let path = configuration.fileURL.path
+        environment = try Environment.open(path: path, options: options)
+        catalog = environment.attachment("trove.catalog") { Catalog() }
+        try prepareFile()
+        for type in configuration.objectTypes { _ = try objectBinding(for: type) }
+        for type in configuration.valueTypes { _ = try valueBinding(for: type) }
+    }
+
+    /// Opens the database file at `url` with the default configuration.
+    public convenience init(fileURL url: URL) throws {
+        try self.init(configuration: Configuration(fileURL: url))
+    }
+
+    deinit {
+        writeState?.transaction.abort()
+        snapshot?.end()
+    }
+
+    /// The path of the database file.
+    public var path: String { environment.path }
+
+    // MARK: Snapshots
+
+    /// The transaction reads go through: the open write, or the snapshot.
+    func readTransaction() -> Transaction {
+        if let writeState { return writeState.transaction }
+        if let snapshot { return snapshot }
+        do {
+            let fresh = try ReadTransaction(environment: environment)
+            snapshot = fresh
+            return fresh
+        } catch {
+            fatalError("Trove: cannot start reading \(path): \(error)")
+        }
+    }
+
+    /// Moves this handle to the latest committed state of the file, so that
+    /// results and objects show what other handles and processes committed.
+    /// Does nothing inside a write, which already sees the latest state.
+    public func refresh() {
+        guard writeState == nil else { return }
+        snapshot?.end()
+        snapshot = nil
+        generation &+= 1
+    }
+
+    // MARK: File preparation
+
+    private func prepareFile() throws {
+        let meta = try readTransaction().existingTable(Catalog.metaTable)
+        if let meta {
+            let format = try readTransaction().value(in: meta, key: Array("format".utf8))
+            guard let format, format.count == 4 else {
+                throw TroveError(.corruptFile, "\(path) has no file format version; it is not a Trove database", path: path)
+            }
+            let version = format.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            if version > Database.formatVersion {
+                throw TroveError(
+                    .fileFormatTooNew,
+                    "\(path) uses file format \(version), this Trove reads up to \(Database.formatVersion); update Trove to open it",
+                    path: path)
+            }
+            return
+        }
+        let existing = try environment.tableNames()
+        if !existing.isEmpty {
+            throw TroveError(
+                .corruptFile,
+                "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
+                path: path)
+        }
+        refresh()
+        try withWriteTransaction { transaction in
+            let meta = try transaction.openTable(Catalog.metaTable)!
+            try Catalog.put(UInt32(Database.formatVersion).littleEndian, key: "format", in: meta, transaction)
+            try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
+        }
+    }
+
+    /// Runs `body` in a write transaction of its own (used outside user writes:
+    /// creating the file, registering a type).
+    func withWriteTransaction(_ body: (WriteTransaction) throws -> Void) throws {
+        let transaction = try WriteTransaction(environment: environment)
+        do {
+            try body(transaction)
+            try transaction.commit()
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        refresh()
+    }
+}

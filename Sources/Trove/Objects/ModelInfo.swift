@@ -1,0 +1,85 @@
+@_spi(Reflection) import Swift
+
+/// What reflection learns about an ``Object`` subclass: its `@Persisted`
+/// fields in declaration order (superclass first), where each sits in the
+/// instance, and the schema they describe. Computed once per class.
+final class ModelInfo: @unchecked Sendable {
+    struct Field {
+        let schema: PropertySchema
+        let offset: Int
+        let accessor: any PersistedField.Type
+    }
+
+    let typeName: String
+    let fields: [Field]
+    let schema: ObjectSchema
+    let type: Object.Type
+
+    private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
+
+    static func of(_ type: Object.Type) -> ModelInfo {
+        if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        let info = ModelInfo(type)
+        cache.withLock { $0[ObjectIdentifier(type)] = info }
+        return info
+    }
+
+    private init(_ type: Object.Type) {
+        self.type = type
+        typeName = ModelInfo.storedName(of: type)
+        var found: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
+        // _EachFieldOptions.classType == 1: walk a class, superclass fields first.
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+            if let accessor = fieldType as? any PersistedField.Type {
+                var label = String(cString: name)
+                if label.hasPrefix("_") { label.removeFirst() }
+                found.append((label, offset, accessor))
+            }
+            return true
+        }
+        // A fresh instance supplies each property's options and default value.
+        let probe = type.init()
+        let base = Unmanaged.passUnretained(probe).toOpaque()
+        fields = found.map { entry in
+            let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
+            let options = entry.accessor.options(at: pointer)
+            let schema = PropertySchema(
+                name: entry.name, type: entry.accessor.valueType, isOptional: entry.accessor.isOptional,
+                isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey,
+                isAutoIncrement: options.autoIncrement, defaultValue: entry.accessor.storedValue(at: pointer))
+            return Field(schema: schema, offset: entry.offset, accessor: entry.accessor)
+        }
+        schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
+    }
+
+    /// The unqualified Swift name, so a model moved between modules keeps its table.
+    static func storedName(of type: Any.Type) -> String {
+        let full = String(describing: type)
+        return full.split(separator: ".").last.map(String.init) ?? full
+    }
+
+    /// Checks what Trove needs of a model; returns the problems in words.
+    func validate() -> [String] {
+        var problems: [String] = []
+        if fields.isEmpty {
+            problems.append("\(typeName) has no @Persisted properties")
+        }
+        let keys = fields.filter { $0.schema.isPrimaryKey }
+        if keys.count > 1 {
+            problems.append("\(typeName) declares \(keys.count) primary keys (\(keys.map(\.schema.name).joined(separator: ", "))); use one")
+        }
+        for field in fields {
+            let property = field.schema
+            if property.isPrimaryKey, ![.int, .int8, .int16, .int32, .string, .uuid].contains(property.type) {
+                problems.append("\(typeName).\(property.name): a primary key must be an integer, String or UUID, not \(property.typeDescription)")
+            }
+            if property.isIndexed, !property.type.isIndexable {
+                problems.append("\(typeName).\(property.name): \(property.typeDescription) properties cannot be indexed")
+            }
+            if property.isAutoIncrement, !(property.isPrimaryKey && property.type.isInteger) {
+                problems.append("\(typeName).\(property.name): autoIncrement needs an integer primary key")
+            }
+        }
+        return problems
+    }
+}

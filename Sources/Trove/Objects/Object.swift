@@ -1,0 +1,124 @@
+/// The base class of stored model classes.
+///
+/// Subclass it and mark stored properties with ``Persisted``:
+///
+/// ```swift
+/// final class PhotoData: Object {
+///     @Persisted(primaryKey: true) var id = UUID().uuidString
+///     @Persisted var memo = ""
+/// }
+///
+/// let photo = PhotoData()
+/// photo.memo = "first"                 // unmanaged: an ordinary object
+/// try db.write { try db.add(photo) }   // now managed: backed by the file
+/// try db.write { photo.memo = "edited" }
+/// ```
+///
+/// A managed object is live: its properties read the database handle's
+/// current snapshot. It belongs to its ``Database`` handle and, like it, stays
+/// in one isolation domain (it is not `Sendable`); pass its primary key to
+/// another one instead.
+open class Object: CustomStringConvertible {
+    var _database: Database?
+    var _objectKey: UInt64 = 0
+    var _table: TableInfo?
+    var _recorder: KeyPathRecorder?
+
+    public required init() {}
+
+    /// Whether the object is stored in a database (added, or read from one).
+    public var isManaged: Bool { _database != nil }
+
+    /// The database handle the object belongs to, when managed.
+    public var database: Database? { _database }
+
+    /// True once a managed object has been deleted (or its add was rolled
+    /// back). Reading its properties then traps; check this first.
+    public var isInvalidated: Bool {
+        guard let database = _database, let table = _table else { return false }
+        return !database.contains(objectKey: _objectKey, in: table)
+    }
+
+    public var description: String {
+        let type = String(describing: Swift.type(of: self))
+        if isInvalidated { return "\(type) <invalidated>" }
+        let info = ModelInfo.of(Swift.type(of: self))
+        let values = info.fields.map { field -> String in
+            "\(field.schema.name) = \(describeValue(field))"
+        }
+        return "\(type) { \(values.joined(separator: ", ")) }"
+    }
+
+    private func describeValue(_ field: ModelInfo.Field) -> String {
+        if let database = _database, let table = _table, let column = table.columnIndex[field.schema.name] {
+            return database.readColumn(column, objectKey: _objectKey, table: table).description
+        }
+        return withFieldPointer(field.offset) { field.accessor.storedValue(at: $0) }.description
+    }
+
+    func withFieldPointer<R>(_ offset: Int, _ body: (UnsafeMutableRawPointer) -> R) -> R {
+        body(Unmanaged.passUnretained(self).toOpaque().advanced(by: offset))
+    }
+
+    // MARK: Managed access (called by Persisted)
+
+    func _readColumn(_ column: Int) -> StoredValue {
+        if let recorder = _recorder {
+            recorder.columns.append(column)
+            return _table!.layout.fallbacks[column]
+        }
+        guard let database = _database, let table = _table else {
+            preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
+        }
+        return database.readColumn(column, objectKey: _objectKey, table: table)
+    }
+
+    func _writeColumn(_ column: Int, _ value: StoredValue) {
+        guard let database = _database, let table = _table else {
+            preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
+        }
+        database.writeColumn(column, value, objectKey: _objectKey, table: table)
+    }
+
+    /// Makes this object read from and write to `database` from now on.
+    func bind(to database: Database, table: TableInfo, objectKey: UInt64, columns: [Int], info: ModelInfo) {
+        _database = database
+        _table = table
+        _objectKey = objectKey
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for (field, column) in zip(info.fields, columns) {
+            field.accessor.bind(at: base.advanced(by: field.offset), column: column)
+        }
+    }
+}
+
+extension Object {
+    /// Turns this fresh instance into a probe whose property reads record
+    /// their column instead of reading a database.
+    func bindProbe(table: TableInfo, columns: [Int], info: ModelInfo) {
+        _table = table
+        _recorder = KeyPathRecorder()
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for (field, column) in zip(info.fields, columns) {
+            field.accessor.bind(at: base.advanced(by: field.offset), column: column)
+        }
+    }
+}
+
+/// Collects the columns a key path reads on a probe object, to turn
+/// `\PhotoData.dateAdded` into a property name.
+final class KeyPathRecorder {
+    var columns: [Int] = []
+}
+
+extension Object {
+    /// Two managed objects are equal when they are the same stored object;
+    /// unmanaged objects only when they are the same instance.
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let left = lhs._table, let right = rhs._table, lhs._database != nil, rhs._database != nil else {
+            return false
+        }
+        return left === right && lhs._objectKey == rhs._objectKey
+    }
+}

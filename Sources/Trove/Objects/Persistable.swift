@@ -1,0 +1,184 @@
+@_spi(Reflection) import Swift
+
+/// A Codable value type stored as a table, like an ``Object`` class, and
+/// read back as values — the seed's struct pattern without a mapping layer.
+///
+/// ```swift
+/// struct Person: Persistable {
+///     static let primaryKey = \Person.id
+///     static let autoIncrementsPrimaryKey = true   // add with id 0: the next id is assigned
+///     var id = 0
+///     var firstName: String
+///     var age: Int?
+///     var photo: Data?
+/// }
+///
+/// try db.write { try db.add(Person(firstName: "Ann", age: 30)) }
+/// let adults = try db.values(Person.self).filter("age > 20").array()
+/// ```
+///
+/// Stored properties may have any type an `@Persisted` property may have,
+/// optionals included; enums must conform to ``PersistableEnum``. The schema
+/// comes from the Codable shape (the coding keys, in declaration order).
+public protocol Persistable: Codable, Sendable {
+    associatedtype PrimaryKeyValue: _TroveStorable
+    /// The property that identifies a value; unique in the table.
+    static var primaryKey: KeyPath<Self, PrimaryKeyValue> { get }
+    /// When true, adding a value whose integer primary key is 0 assigns the
+    /// next unused key (one more than the largest ever stored).
+    static var autoIncrementsPrimaryKey: Bool { get }
+    /// Properties to keep a secondary index on (by coding key name).
+    static var indexedProperties: [String] { get }
+}
+
+extension Persistable {
+    public static var autoIncrementsPrimaryKey: Bool { false }
+    public static var indexedProperties: [String] { [] }
+}
+
+/// The schema of a Persistable type, derived once from its Codable shape.
+enum ValueModel {
+    private static let cache = Locked<[ObjectIdentifier: ObjectSchema]>([:])
+
+    static func schema<T: Persistable>(of type: T.Type) throws -> ObjectSchema {
+        if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        let probe = SchemaProbe()
+        do {
+            _ = try T(from: SchemaProbeDecoder(probe: probe))
+        } catch let error as TroveError {
+            throw error
+        } catch {
+            throw TroveError(.invalidModel, "cannot derive a schema for \(T.self) from its Codable implementation: \(error)")
+        }
+        let name = ModelInfo.storedName(of: type)
+        guard let primaryKey = propertyName(of: T.primaryKey, in: type) else {
+            throw TroveError(
+                .invalidModel, "\(name).primaryKey must be a key path to a stored property, like \\\(name).id")
+        }
+        var properties = probe.properties
+        guard let keyIndex = properties.firstIndex(where: { $0.name == primaryKey }) else {
+            throw TroveError(.invalidModel, "\(name).primaryKey names '\(primaryKey)', which is not encoded by \(name)'s Codable implementation")
+        }
+        properties[keyIndex].isPrimaryKey = true
+        properties[keyIndex].isIndexed = true
+        properties[keyIndex].isAutoIncrement = T.autoIncrementsPrimaryKey
+        for indexed in T.indexedProperties {
+            guard let index = properties.firstIndex(where: { $0.name == indexed }) else {
+                throw TroveError(.invalidModel, "\(name).indexedProperties names '\(indexed)', which \(name) does not have")
+            }
+            properties[index].isIndexed = true
+        }
+        let schema = ObjectSchema(name: name, properties: properties)
+        cache.withLock { $0[ObjectIdentifier(type)] = schema }
+        return schema
+    }
+
+    /// The name of the stored property a key path points at (struct fields
+    /// only: matched by memory offset).
+    static func propertyName<T>(of keyPath: PartialKeyPath<T>, in type: T.Type) -> String? {
+        guard let offset = MemoryLayout<T>.offset(of: keyPath) else { return nil }
+        var name: String?
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 0)) { fieldName, fieldOffset, _, _ in
+            if fieldOffset == offset, name == nil {
+                name = String(cString: fieldName)
+            }
+            return true
+        }
+        return name
+    }
+}
+
+extension Database {
+    func valueBinding<T: Persistable>(for type: T.Type) throws -> ValueBinding {
+        if let known = valueBindings[ObjectIdentifier(type)], tableIsCurrent(known.table) { return known }
+        let schema = try ValueModel.schema(of: type)
+        let table = try register(schema)
+        let binding = ValueBinding(table: table, schema: schema, columns: schema.properties.map { table.columnIndex[$0.name]! })
+        valueBindings[ObjectIdentifier(type)] = binding
+        return binding
+    }
+
+    func valueBindingOrTrap<T: Persistable>(for type: T.Type) -> ValueBinding {
+        do {
+            return try valueBinding(for: type)
+        } catch {
+            fatalError(
+                "Trove: cannot use \(type) with \(path): \(error). List the type in Configuration.valueTypes to get this as an error thrown when the database opens."
+            )
+        }
+    }
+
+    /// Stores a value; returns it as stored (with an assigned primary key).
+    ///
+    /// ```swift
+    /// let saved = try db.add(Person(firstName: "Ann"))   // saved.id is assigned
+    /// try db.add(changed, update: .modified)             // upsert by primary key
+    /// ```
+    @discardableResult
+    public func add<T: Persistable>(_ value: T, update: UpdatePolicy = .error) throws -> T {
+        let state = try requireWrite("add(_:)")
+        let binding = try valueBinding(for: T.self)
+        let encoded = try StoredValueEncoder.encode(value)
+        var values = binding.table.layout.fallbacks
+        for (property, column) in zip(binding.schema.properties, binding.columns) {
+            values[column] = encoded[property.name] ?? .null
+        }
+        let stored = try storeRecord(values, in: binding.table, policy: update, state)
+        if let column = binding.table.primaryKeyColumn, stored.values[column] != values[column] {
+            return try decodeValue(T.self, from: stored.values, binding: binding)
+        }
+        return value
+    }
+
+    /// Stores every value of a sequence; see ``add(_:update:)-(T,_)``.
+    public func add<S: Sequence>(_ values: S, update: UpdatePolicy = .error) throws where S.Element: Persistable {
+        for value in values { try add(value, update: update) }
+    }
+
+    /// Every stored value of a type, as a lazy, live ``Results``.
+    public func values<T: Persistable>(_ type: T.Type) -> Results<T> {
+        Results(database: self, source: .value(valueBindingOrTrap(for: type), T.self))
+    }
+
+    /// The stored value with the given primary key, or nil.
+    public func value<T: Persistable>(ofType type: T.Type, forPrimaryKey key: T.PrimaryKeyValue) -> T? {
+        let binding = valueBindingOrTrap(for: type)
+        guard let objectKey = try? objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return nil }
+        return try? loadValue(type, objectKey: objectKey, binding: binding)
+    }
+
+    /// Deletes the stored value with the same primary key as `value`.
+    /// Returns false when there was none.
+    @discardableResult
+    public func delete<T: Persistable>(_ value: T) throws -> Bool {
+        try delete(T.self, forPrimaryKey: value[keyPath: T.primaryKey])
+    }
+
+    /// Deletes the stored value with this primary key. Returns false when there was none.
+    @discardableResult
+    public func delete<T: Persistable>(_ type: T.Type, forPrimaryKey key: T.PrimaryKeyValue) throws -> Bool {
+        let state = try requireWrite("delete(_:)")
+        let binding = try valueBinding(for: type)
+        guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return false }
+        return try deleteRecord(objectKey, in: binding.table, state)
+    }
+
+    /// Deletes every value of a sequence (or of ``Results``).
+    public func delete<S: Sequence>(_ values: S) throws where S.Element: Persistable {
+        let targets = Array(values)
+        for value in targets { try delete(value) }
+    }
+
+    func loadValue<T: Persistable>(_ type: T.Type, objectKey: UInt64, binding: ValueBinding) throws -> T {
+        guard let values = try recordValues(objectKey, in: binding.table, readTransaction()) else {
+            throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+        }
+        return try decodeValue(type, from: values, binding: binding)
+    }
+
+    func decodeValue<T: Persistable>(_ type: T.Type, from values: [StoredValue], binding: ValueBinding) throws -> T {
+        var named: [String: StoredValue] = [:]
+        for (property, column) in zip(binding.schema.properties, binding.columns) { named[property.name] = values[column] }
+        return try StoredValueDecoder.decode(type, from: named)
+    }
+}

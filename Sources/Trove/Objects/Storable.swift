@@ -1,0 +1,151 @@
+import Foundation
+
+/// A type a `@Persisted` property (or a ``Persistable`` struct field) can
+/// have: Bool, Int, Int8/16/32/64, Float, Double, String, Data, Date, UUID,
+/// Decimal, an optional of one of them, or a ``PersistableEnum``.
+///
+/// The requirements are Trove's plumbing; you do not implement them.
+public protocol _TroveStorable {
+    /// The stored type.
+    static var _troveType: PropertyType { get }
+    /// Whether `nil` is a valid value.
+    static var _troveIsOptional: Bool { get }
+    /// The value of a property declared without an initial value.
+    static var _troveDefault: Self { get }
+    /// Converts from the stored form (which has the stored type, or null).
+    init(_troveStored: StoredValue)
+    /// The stored form.
+    var _troveStored: StoredValue { get }
+}
+
+extension _TroveStorable {
+    public static var _troveIsOptional: Bool { false }
+}
+
+extension Bool: _TroveStorable {
+    public static var _troveType: PropertyType { .bool }
+    public static var _troveDefault: Bool { false }
+    public init(_troveStored value: StoredValue) {
+        if case .bool(let v) = value { self = v } else { self = false }
+    }
+    public var _troveStored: StoredValue { .bool(self) }
+}
+
+/// Integers share one conversion; only the stored width differs.
+public protocol _TroveInteger: _TroveStorable, FixedWidthInteger {}
+
+extension _TroveInteger {
+    public static var _troveDefault: Self { 0 }
+    public init(_troveStored value: StoredValue) {
+        switch value {
+        case .int(let v): self = Self(truncatingIfNeeded: v)
+        case .double(let v): self = Self(exactly: v.rounded(.towardZero)) ?? 0
+        default: self = 0
+        }
+    }
+    public var _troveStored: StoredValue { .int(Int64(truncatingIfNeeded: self)) }
+}
+
+extension Int: _TroveInteger { public static var _troveType: PropertyType { .int } }
+extension Int64: _TroveInteger { public static var _troveType: PropertyType { .int } }
+extension Int32: _TroveInteger { public static var _troveType: PropertyType { .int32 } }
+extension Int16: _TroveInteger { public static var _troveType: PropertyType { .int16 } }
+extension Int8: _TroveInteger { public static var _troveType: PropertyType { .int8 } }
+
+extension Float: _TroveStorable {
+    public static var _troveType: PropertyType { .float }
+    public static var _troveDefault: Float { 0 }
+    public init(_troveStored value: StoredValue) { self = Float(value.numeric ?? 0) }
+    public var _troveStored: StoredValue { .float(self) }
+}
+
+extension Double: _TroveStorable {
+    public static var _troveType: PropertyType { .double }
+    public static var _troveDefault: Double { 0 }
+    public init(_troveStored value: StoredValue) { self = value.numeric ?? 0 }
+    public var _troveStored: StoredValue { .double(self) }
+}
+
+extension String: _TroveStorable {
+    public static var _troveType: PropertyType { .string }
+    public static var _troveDefault: String { "" }
+    public init(_troveStored value: StoredValue) {
+        if case .string(let v) = value { self = v } else { self = "" }
+    }
+    public var _troveStored: StoredValue { .string(self) }
+}
+
+extension Data: _TroveStorable {
+    public static var _troveType: PropertyType { .data }
+    public static var _troveDefault: Data { Data() }
+    public init(_troveStored value: StoredValue) {
+        if case .data(let v) = value { self = v } else { self = Data() }
+    }
+    public var _troveStored: StoredValue { .data(self) }
+}
+
+extension Date: _TroveStorable {
+    public static var _troveType: PropertyType { .date }
+    public static var _troveDefault: Date { Date(timeIntervalSinceReferenceDate: 0) }
+    public init(_troveStored value: StoredValue) {
+        if case .date(let v) = value { self = v } else { self = Date(timeIntervalSinceReferenceDate: 0) }
+    }
+    public var _troveStored: StoredValue { .date(self) }
+}
+
+extension UUID: _TroveStorable {
+    public static var _troveType: PropertyType { .uuid }
+    public static var _troveDefault: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public init(_troveStored value: StoredValue) {
+        if case .uuid(let v) = value { self = v } else { self = UUID._troveDefault }
+    }
+    public var _troveStored: StoredValue { .uuid(self) }
+}
+
+extension Decimal: _TroveStorable {
+    public static var _troveType: PropertyType { .decimal }
+    public static var _troveDefault: Decimal { 0 }
+    public init(_troveStored value: StoredValue) {
+        switch value {
+        case .decimal(let v): self = v
+        case .int(let v): self = Decimal(v)
+        case .double(let v): self = Decimal(v)
+        default: self = 0
+        }
+    }
+    public var _troveStored: StoredValue { .decimal(self) }
+}
+
+extension Optional: _TroveStorable where Wrapped: _TroveStorable {
+    public static var _troveType: PropertyType { Wrapped._troveType }
+    public static var _troveIsOptional: Bool { true }
+    public static var _troveDefault: Wrapped? { nil }
+    public init(_troveStored value: StoredValue) {
+        if case .null = value { self = nil } else { self = Wrapped(_troveStored: value) }
+    }
+    public var _troveStored: StoredValue { self.map(\._troveStored) ?? .null }
+}
+
+/// An enum stored by its raw value (an integer or a string).
+///
+/// ```swift
+/// enum Mood: String, PersistableEnum { case happy, sad }
+///
+/// final class Entry: Object {
+///     @Persisted var mood: Mood = .happy
+/// }
+/// let sad = try db.objects(Entry.self).filter("mood == %@", Mood.sad)
+/// ```
+///
+/// A stored raw value that no case matches reads as the first case.
+public protocol PersistableEnum: _TroveStorable, RawRepresentable, CaseIterable, Codable
+where RawValue: _TroveStorable & Codable {}
+
+extension PersistableEnum {
+    public static var _troveType: PropertyType { RawValue._troveType }
+    public static var _troveDefault: Self { allCases.first! }
+    public init(_troveStored value: StoredValue) {
+        self = Self(rawValue: RawValue(_troveStored: value)) ?? Self.allCases.first!
+    }
+    public var _troveStored: StoredValue { rawValue._troveStored }
+}

@@ -1,0 +1,175 @@
+import Foundation
+
+/// A predicate checked against one type's schema: properties are columns,
+/// values are converted to the column's type. Evaluates on a record in place.
+indirect enum BoundPredicate {
+    case constant(Bool)
+    case and([BoundPredicate])
+    case or([BoundPredicate])
+    case not(BoundPredicate)
+    case compare(column: Int, op: ComparisonOperator, value: StoredValue, options: StringOptions)
+    case compareList(column: Int, op: ComparisonOperator, values: [StoredValue], options: StringOptions)
+    case compareColumns(Int, ComparisonOperator, Int, options: StringOptions)
+
+    /// Checks `expression` against `table` and resolves its property names.
+    static func bind(_ expression: QueryExpression, to table: TableInfo) throws -> BoundPredicate {
+        switch expression {
+        case .constant(let value): return .constant(value)
+        case .and(let left, let right):
+            return .and(flatten(try bind(left, to: table), try bind(right, to: table), and: true))
+        case .or(let left, let right):
+            return .or(flatten(try bind(left, to: table), try bind(right, to: table), and: false))
+        case .not(let inner): return .not(try bind(inner, to: table))
+        case .comparison(let comparison): return try bind(comparison, to: table)
+        }
+    }
+
+    private static func flatten(_ left: BoundPredicate, _ right: BoundPredicate, and: Bool) -> [BoundPredicate] {
+        var parts: [BoundPredicate] = []
+        for part in [left, right] {
+            switch (part, and) {
+            case (.and(let inner), true), (.or(let inner), false): parts.append(contentsOf: inner)
+            default: parts.append(part)
+            }
+        }
+        return parts
+    }
+
+    private static func column(_ name: String, position: Int, in table: TableInfo) throws -> Int {
+        guard let column = table.columnIndex[name] else {
+            var error = table.unknownProperty(name)
+            error.kind = .invalidQuery
+            error.message += " (at position \(position))"
+            error.position = position
+            throw error
+        }
+        return column
+    }
+
+    private static func bind(_ comparison: QueryExpression.Comparison, to table: TableInfo) throws -> BoundPredicate {
+        var lhs = comparison.lhs
+        var rhs = comparison.rhs
+        var op = comparison.op
+        if case .property = rhs, !(lhsIsProperty(lhs)) {
+            guard let mirrored = op.mirrored else {
+                throw TroveError(
+                    .invalidQuery, "\(op.rawValue) needs the property on its left (at position \(comparison.position))",
+                    position: comparison.position)
+            }
+            swap(&lhs, &rhs)
+            op = mirrored
+        }
+        guard case .property(let name, let position) = lhs else {
+            throw TroveError(
+                .invalidQuery, "a comparison needs a property name on one side (at position \(comparison.position))",
+                position: comparison.position)
+        }
+        let column = try column(name, position: position, in: table)
+        let property = table.schema.properties[column]
+        switch rhs {
+        case .property(let other, let otherPosition):
+            let otherColumn = try self.column(other, position: otherPosition, in: table)
+            return .compareColumns(column, op, otherColumn, options: comparison.options)
+        case .value(let value):
+            if op == .in || op == .between {
+                throw TroveError(
+                    .invalidQuery, "\(op.rawValue) needs a list such as {1, 2} or an array argument (at position \(comparison.position))",
+                    position: comparison.position)
+            }
+            let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
+            return .compare(column: column, op: op, value: converted, options: comparison.options)
+        case .list(let values):
+            guard op == .in || op == .between else {
+                throw TroveError(
+                    .invalidQuery, "a list can only follow IN or BETWEEN, not \(op.rawValue) (at position \(comparison.position))",
+                    position: comparison.position)
+            }
+            if op == .between, values.count != 2 {
+                throw TroveError(
+                    .invalidQuery, "BETWEEN needs exactly two values, like {1, 10} (at position \(comparison.position))",
+                    position: comparison.position)
+            }
+            let converted = try values.map { try convert($0, for: property, op: .equal, position: comparison.position, table: table) }
+            return .compareList(column: column, op: op, values: converted, options: comparison.options)
+        }
+    }
+
+    private static func lhsIsProperty(_ operand: QueryExpression.Operand) -> Bool {
+        if case .property = operand { return true }
+        return false
+    }
+
+    /// Converts a query value to the column's type, or explains why it cannot.
+    private static func convert(
+        _ value: StoredValue, for property: PropertySchema, op: ComparisonOperator, position: Int, table: TableInfo
+    ) throws -> StoredValue {
+        if case .null = value {
+            guard op == .equal || op == .notEqual else {
+                throw TroveError(
+                    .invalidQuery, "nil can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
+                    position: position)
+            }
+            return .null
+        }
+        if op.isStringOperator {
+            guard property.type == .string || property.type == .data else {
+                throw TroveError(
+                    .invalidQuery,
+                    "\(op.rawValue) works on String and Data properties, but \(table.name).\(property.name) is \(property.typeDescription) (at position \(position))",
+                    position: position)
+            }
+            if case .string = value { return value }
+            if case .data = value { return value }
+        }
+        let compatible: Bool
+        switch (property.type, value) {
+        case (let type, .int), (let type, .double), (let type, .float), (let type, .decimal):
+            compatible = type.isNumeric || (type == .bool && value.numeric.map { $0 == 0 || $0 == 1 } == true)
+        case (.string, .string), (.data, .data), (.date, .date), (.uuid, .uuid), (.bool, .bool): compatible = true
+        case (.uuid, .string(let text)): compatible = UUID(uuidString: text) != nil
+        default: compatible = false
+        }
+        guard compatible else {
+            throw TroveError(
+                .invalidQuery,
+                "\(table.name).\(property.name) is \(property.typeDescription) but is compared with \(value.typeName) \(value) (at position \(position))",
+                position: position)
+        }
+        if property.type == .bool, let number = value.numeric { return .bool(number != 0) }
+        if property.type == .uuid, case .string(let text) = value { return .uuid(UUID(uuidString: text)!) }
+        return value
+    }
+
+    // MARK: Evaluation
+
+    func evaluate(_ record: RecordReader) -> Bool {
+        switch self {
+        case .constant(let value): return value
+        case .and(let parts): return parts.allSatisfy { $0.evaluate(record) }
+        case .or(let parts): return parts.contains { $0.evaluate(record) }
+        case .not(let inner): return !inner.evaluate(record)
+        case .compare(let column, let op, let value, let options):
+            return ValueComparison.test(record.value(at: column), op, value, options)
+        case .compareList(let column, let op, let values, let options):
+            let actual = record.value(at: column)
+            if op == .between {
+                return ValueComparison.test(actual, .greaterOrEqual, values[0], options)
+                    && ValueComparison.test(actual, .lessOrEqual, values[1], options)
+            }
+            return values.contains { ValueComparison.test(actual, .equal, $0, options) }
+        case .compareColumns(let left, let op, let right, let options):
+            return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
+        }
+    }
+
+    /// The columns the predicate reads.
+    var columns: Set<Int> {
+        switch self {
+        case .constant: return []
+        case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
+        case .not(let inner): return inner.columns
+        case .compare(let column, _, _, _), .compareList(let column, _, _, _): return [column]
+        case .compareColumns(let left, _, let right, _): return [left, right]
+        }
+    }
+}

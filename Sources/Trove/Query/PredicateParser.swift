@@ -1,0 +1,363 @@
+import Foundation
+
+/// Parses Realm / NSPredicate query strings:
+///
+/// ```
+/// age >= 18 AND (name BEGINSWITH[c] 'a' OR city == %@)
+/// date == %@        id = 42        tag IN {'a', 'b'}     score BETWEEN {1, 10}
+/// ```
+///
+/// Every failure is a ``TroveError/Kind/invalidQuery`` with the 0-based
+/// position and the token at fault; no input makes it crash.
+struct PredicateParser {
+    private let text: String
+    private let tokens: [Token]
+    private let arguments: [Any?]
+    private var index = 0
+    private var nextArgument = 0
+
+    static func parse(_ text: String, arguments: [Any?]) throws -> QueryExpression {
+        var parser = try PredicateParser(text: text, arguments: arguments)
+        let expression = try parser.parseOr()
+        if let extra = parser.peek {
+            throw parser.error("unexpected \(extra.describe) after a complete predicate", at: extra)
+        }
+        if parser.nextArgument < arguments.count {
+            throw TroveError(
+                .invalidQuery,
+                "the query \"\(text)\" uses \(parser.nextArgument) argument(s) but \(arguments.count) were given",
+                position: text.count)
+        }
+        return expression
+    }
+
+    private init(text: String, arguments: [Any?]) throws {
+        self.text = text
+        self.arguments = arguments
+        tokens = try Tokenizer.tokenize(text)
+    }
+
+    // MARK: Grammar
+
+    private mutating func parseOr() throws -> QueryExpression {
+        var left = try parseAnd()
+        while let token = peek, token.isKeyword("OR") || token.kind == .symbol("||") {
+            index += 1
+            left = .or(left, try parseAnd())
+        }
+        return left
+    }
+
+    private mutating func parseAnd() throws -> QueryExpression {
+        var left = try parseNot()
+        while let token = peek, token.isKeyword("AND") || token.kind == .symbol("&&") {
+            index += 1
+            left = .and(left, try parseNot())
+        }
+        return left
+    }
+
+    private mutating func parseNot() throws -> QueryExpression {
+        if let token = peek, token.isKeyword("NOT") || token.kind == .symbol("!") {
+            index += 1
+            return .not(try parseNot())
+        }
+        return try parsePrimary()
+    }
+
+    private mutating func parsePrimary() throws -> QueryExpression {
+        guard let token = peek else { throw endError("a comparison") }
+        if token.kind == .symbol("(") {
+            index += 1
+            let inner = try parseOr()
+            guard let close = peek, close.kind == .symbol(")") else {
+                throw peek.map { error("expected ')' to close the '(' at position \(token.position), found \($0.describe)", at: $0) }
+                    ?? endError("')' to close the '(' at position \(token.position)")
+            }
+            index += 1
+            return inner
+        }
+        if token.isKeyword("TRUEPREDICATE") {
+            index += 1
+            return .constant(true)
+        }
+        if token.isKeyword("FALSEPREDICATE") {
+            index += 1
+            return .constant(false)
+        }
+        return try parseComparison()
+    }
+
+    private mutating func parseComparison() throws -> QueryExpression {
+        let start = peek!.position
+        let lhs = try parseOperand()
+        guard let opToken = peek else { throw endError("an operator such as ==, <, BEGINSWITH or IN") }
+        guard let op = opToken.comparisonOperator else {
+            throw error("expected an operator such as ==, <, BEGINSWITH or IN, found \(opToken.describe)", at: opToken)
+        }
+        index += 1
+        var options: StringOptions = []
+        if let modifier = peek, case .modifier(let flags) = modifier.kind {
+            index += 1
+            for flag in flags.lowercased() {
+                switch flag {
+                case "c": options.insert(.caseInsensitive)
+                case "d": options.insert(.diacriticInsensitive)
+                default: throw error("unknown modifier [\(flags)]; use [c], [d] or [cd]", at: modifier)
+                }
+            }
+        }
+        let rhs = try parseOperand()
+        return .comparison(.init(lhs: lhs, op: op, rhs: rhs, options: options, position: start))
+    }
+
+    private mutating func parseOperand() throws -> QueryExpression.Operand {
+        guard let token = peek else { throw endError("a property name or a value") }
+        index += 1
+        switch token.kind {
+        case .identifier(let name):
+            switch name.uppercased() {
+            case "NIL", "NULL": return .value(.null)
+            case "TRUE", "YES": return .value(.bool(true))
+            case "FALSE", "NO": return .value(.bool(false))
+            default: return .property(name, position: token.position)
+            }
+        case .string(let value): return .value(.string(value))
+        case .number(let literal):
+            if let int = Int64(literal) { return .value(.int(int)) }
+            if let double = Double(literal) { return .value(.double(double)) }
+            throw error("\(literal) is not a number", at: token)
+        case .argument:
+            return try argumentOperand(at: token)
+        case .keyArgument:
+            guard nextArgument < arguments.count else { throw missingArgument(token) }
+            defer { nextArgument += 1 }
+            guard let name = arguments[nextArgument] as? String else {
+                throw error("%K needs a property name (a String) as its argument", at: token)
+            }
+            return .property(name, position: token.position)
+        case .positional(let number):
+            guard number < arguments.count else { throw missingArgument(token) }
+            return try value(of: arguments[number], at: token)
+        case .symbol("{"):
+            var values: [StoredValue] = []
+            if let close = peek, close.kind == .symbol("}") {
+                index += 1
+                return .list(values)
+            }
+            while true {
+                guard case .value(let value) = try parseOperand() else {
+                    throw error("a list may only hold values", at: tokens[index - 1])
+                }
+                values.append(value)
+                guard let separator = peek else { throw endError("',' or '}'") }
+                index += 1
+                if separator.kind == .symbol("}") { break }
+                guard separator.kind == .symbol(",") else {
+                    throw error("expected ',' or '}' in a list, found \(separator.describe)", at: separator)
+                }
+            }
+            return .list(values)
+        default:
+            throw error("expected a property name or a value, found \(token.describe)", at: token)
+        }
+    }
+
+    private mutating func argumentOperand(at token: Token) throws -> QueryExpression.Operand {
+        guard nextArgument < arguments.count else { throw missingArgument(token) }
+        defer { nextArgument += 1 }
+        return try value(of: arguments[nextArgument], at: token)
+    }
+
+    private func value(of argument: Any?, at token: Token) throws -> QueryExpression.Operand {
+        if let stored = StoredValue(any: argument) { return .value(stored) }
+        if let list = argument as? [Any?] {
+            return .list(try list.map { element in
+                guard let stored = StoredValue(any: element) else {
+                    throw error("the argument list holds a \(type(of: element!)), which Trove cannot compare", at: token)
+                }
+                return stored
+            })
+        }
+        if let set = argument as? any Collection {
+            return try value(of: Array(set.map { $0 as Any? }), at: token)
+        }
+        throw error("the argument for \(token.describe) is a \(type(of: argument!)), which Trove cannot compare", at: token)
+    }
+
+    // MARK: Helpers
+
+    private var peek: Token? { index < tokens.count ? tokens[index] : nil }
+
+    private func error(_ message: String, at token: Token) -> TroveError {
+        TroveError(.invalidQuery, "\(message) at position \(token.position) in \"\(text)\"", position: token.position)
+    }
+
+    private func endError(_ expected: String) -> TroveError {
+        TroveError(.invalidQuery, "expected \(expected) at the end of \"\(text)\"", position: text.count)
+    }
+
+    private func missingArgument(_ token: Token) -> TroveError {
+        error("\(token.describe) has no matching argument (\(arguments.count) given)", at: token)
+    }
+}
+
+struct Token {
+    enum Kind: Equatable {
+        case identifier(String)
+        case string(String)
+        case number(String)
+        case symbol(String)
+        case modifier(String)
+        case argument
+        case keyArgument
+        case positional(Int)
+    }
+
+    let kind: Kind
+    let position: Int
+
+    func isKeyword(_ word: String) -> Bool {
+        if case .identifier(let name) = kind { return name.uppercased() == word }
+        return false
+    }
+
+    var comparisonOperator: ComparisonOperator? {
+        switch kind {
+        case .symbol("=="), .symbol("="): return .equal
+        case .symbol("!="), .symbol("<>"): return .notEqual
+        case .symbol("<"): return .less
+        case .symbol("<="), .symbol("=<"): return .lessOrEqual
+        case .symbol(">"): return .greater
+        case .symbol(">="), .symbol("=>"): return .greaterOrEqual
+        case .identifier(let word):
+            switch word.uppercased() {
+            case "BEGINSWITH": return .beginsWith
+            case "ENDSWITH": return .endsWith
+            case "CONTAINS": return .contains
+            case "LIKE": return .like
+            case "IN": return .in
+            case "BETWEEN": return .between
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    var describe: String {
+        switch kind {
+        case .identifier(let name): return "'\(name)'"
+        case .string(let value): return "the string '\(value)'"
+        case .number(let value): return "the number \(value)"
+        case .symbol(let symbol): return "'\(symbol)'"
+        case .modifier(let flags): return "'[\(flags)]'"
+        case .argument: return "'%@'"
+        case .keyArgument: return "'%K'"
+        case .positional(let number): return "'$\(number)'"
+        }
+    }
+}
+
+enum Tokenizer {
+    static func tokenize(_ text: String) throws -> [Token] {
+        let characters = Array(text)
+        var tokens: [Token] = []
+        var i = 0
+        func fail(_ message: String, _ position: Int) -> TroveError {
+            TroveError(.invalidQuery, "\(message) at position \(position) in \"\(text)\"", position: position)
+        }
+        while i < characters.count {
+            let c = characters[i]
+            let start = i
+            if c.isWhitespace {
+                i += 1
+                continue
+            }
+            if c.isLetter || c == "_" || c == "@" {
+                while i < characters.count, characters[i].isLetter || characters[i].isNumber || "_.@$".contains(characters[i]) {
+                    i += 1
+                }
+                tokens.append(Token(kind: .identifier(String(characters[start..<i])), position: start))
+                continue
+            }
+            if c.isNumber || ((c == "-" || c == "+" || c == ".") && i + 1 < characters.count && characters[i + 1].isNumber) {
+                i += 1
+                while i < characters.count, characters[i].isNumber || characters[i] == "." || characters[i] == "e" || characters[i] == "E"
+                    || ((characters[i] == "-" || characters[i] == "+") && (characters[i - 1] == "e" || characters[i - 1] == "E"))
+                {
+                    i += 1
+                }
+                tokens.append(Token(kind: .number(String(characters[start..<i])), position: start))
+                continue
+            }
+            if c == "'" || c == "\"" {
+                var value = ""
+                i += 1
+                var closed = false
+                while i < characters.count {
+                    let d = characters[i]
+                    if d == "\\", i + 1 < characters.count {
+                        let escaped = characters[i + 1]
+                        switch escaped {
+                        case "n": value.append("\n")
+                        case "t": value.append("\t")
+                        case "r": value.append("\r")
+                        default: value.append(escaped)
+                        }
+                        i += 2
+                        continue
+                    }
+                    if d == c {
+                        closed = true
+                        i += 1
+                        break
+                    }
+                    value.append(d)
+                    i += 1
+                }
+                guard closed else { throw fail("unterminated string starting with \(c)", start) }
+                tokens.append(Token(kind: .string(value), position: start))
+                continue
+            }
+            if c == "%" {
+                guard i + 1 < characters.count else { throw fail("'%' must be followed by @ or K", start) }
+                switch characters[i + 1] {
+                case "@": tokens.append(Token(kind: .argument, position: start))
+                case "K": tokens.append(Token(kind: .keyArgument, position: start))
+                default: throw fail("'%\(characters[i + 1])' is not a placeholder; use %@ for a value or %K for a property name", start)
+                }
+                i += 2
+                continue
+            }
+            if c == "$" {
+                i += 1
+                while i < characters.count, characters[i].isNumber { i += 1 }
+                guard let number = Int(String(characters[(start + 1)..<i])) else {
+                    throw fail("'$' must be followed by an argument number, like $0", start)
+                }
+                tokens.append(Token(kind: .positional(number), position: start))
+                continue
+            }
+            if c == "[" {
+                // A string-operator modifier such as [c], [d], [cd].
+                guard let close = characters[i...].firstIndex(of: "]") else { throw fail("unclosed '['", start) }
+                tokens.append(Token(kind: .modifier(String(characters[(i + 1)..<close])), position: start))
+                i = close + 1
+                continue
+            }
+            let two = i + 1 < characters.count ? String(characters[i...(i + 1)]) : ""
+            if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
+                tokens.append(Token(kind: .symbol(two), position: start))
+                i += 2
+                continue
+            }
+            if "=<>!(){},".contains(c) {
+                tokens.append(Token(kind: .symbol(String(c)), position: start))
+                i += 1
+                continue
+            }
+            throw fail("unexpected character '\(c)'", start)
+        }
+        return tokens
+    }
+}

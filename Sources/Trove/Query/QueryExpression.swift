@@ -1,0 +1,65 @@
+/// A predicate as the parser produces it: property names, not yet checked
+/// against a type. The string syntax, and later `#Predicate`, compile to it.
+indirect enum QueryExpression: Sendable {
+    case constant(Bool)
+    case and(QueryExpression, QueryExpression)
+    case or(QueryExpression, QueryExpression)
+    case not(QueryExpression)
+    case comparison(Comparison)
+
+    struct Comparison: Sendable {
+        var lhs: Operand
+        var op: ComparisonOperator
+        var rhs: Operand
+        var options: StringOptions
+        /// Where the comparison starts in the query text, for errors.
+        var position: Int
+    }
+
+    enum Operand: Sendable {
+        case property(String, position: Int)
+        case value(StoredValue)
+        case list([StoredValue])
+    }
+}
+
+enum ComparisonOperator: String, Sendable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    case like = "LIKE"
+    case `in` = "IN"
+    case between = "BETWEEN"
+
+    /// The operator with its operands swapped (`5 < age` is `age > 5`).
+    var mirrored: ComparisonOperator? {
+        switch self {
+        case .equal, .notEqual: return self
+        case .less: return .greater
+        case .lessOrEqual: return .greaterOrEqual
+        case .greater: return .less
+        case .greaterOrEqual: return .lessOrEqual
+        default: return nil
+        }
+    }
+
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like: return true
+        default: return false
+        }
+    }
+}
+
+/// `[c]`, `[d]`, `[cd]` after an operator.
+struct StringOptions: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let caseInsensitive = StringOptions(rawValue: 1)
+    static let diacriticInsensitive = StringOptions(rawValue: 2)
+}

@@ -1,0 +1,104 @@
+import Foundation
+
+/// How two stored values compare in a query: numbers across types, strings
+/// with optional case and diacritic folding, nil equal only to nil.
+enum ValueComparison {
+    static func test(_ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions) -> Bool {
+        switch op {
+        case .equal: return order(actual, expected, options) == .orderedSame
+        case .notEqual: return order(actual, expected, options) != .orderedSame
+        case .less: return order(actual, expected, options) == .orderedAscending
+        case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(order(actual, expected, options))
+        case .greater: return order(actual, expected, options) == .orderedDescending
+        case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order(actual, expected, options))
+        case .beginsWith, .endsWith, .contains, .like:
+            return stringTest(actual, op, expected, options)
+        case .in, .between: return false
+        }
+    }
+
+    /// The order of two values; nil when they cannot be ordered (different
+    /// kinds, or nil against a value).
+    static func order(_ a: StoredValue, _ b: StoredValue, _ options: StringOptions = []) -> ComparisonResult? {
+        switch (a, b) {
+        case (.null, .null): return .orderedSame
+        case (.null, _), (_, .null): return nil
+        case (.int(let x), .int(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.string(let x), .string(let y)):
+            if options.isEmpty { return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending) }
+            let fx = fold(x, options), fy = fold(y, options)
+            return fx < fy ? .orderedAscending : (fx == fy ? .orderedSame : .orderedDescending)
+        case (.date(let x), .date(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.bool(let x), .bool(let y)): return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending)
+        case (.uuid(let x), .uuid(let y)): return bytes(x.uuidString, y.uuidString)
+        case (.data(let x), .data(let y)):
+            return x.lexicographicallyPrecedes(y) ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.decimal(let x), .decimal(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        default:
+            guard let x = a.numeric, let y = b.numeric else { return nil }
+            if x.isNaN || y.isNaN { return x.isNaN && y.isNaN ? .orderedSame : nil }
+            return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        }
+    }
+
+    private static func bytes(_ x: String, _ y: String) -> ComparisonResult {
+        x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+    }
+
+    /// Case and diacritic folding over all of Unicode.
+    static func fold(_ text: String, _ options: StringOptions) -> String {
+        var folding: String.CompareOptions = []
+        if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
+        if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
+        return text.folding(options: folding, locale: nil)
+    }
+
+    private static func stringTest(_ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions)
+        -> Bool
+    {
+        switch (actual, expected) {
+        case (.string(let value), .string(let pattern)):
+            let v = options.isEmpty ? value : fold(value, options)
+            let p = options.isEmpty ? pattern : fold(pattern, options)
+            switch op {
+            case .beginsWith: return v.hasPrefix(p)
+            case .endsWith: return v.hasSuffix(p)
+            case .contains: return p.isEmpty || v.contains(p)
+            case .like: return like(Array(v.unicodeScalars), Array(p.unicodeScalars))
+            default: return false
+            }
+        case (.data(let value), .data(let pattern)):
+            switch op {
+            case .beginsWith: return value.starts(with: pattern)
+            case .endsWith: return value.count >= pattern.count && value.suffix(pattern.count).elementsEqual(pattern)
+            case .contains: return pattern.isEmpty || value.range(of: pattern) != nil
+            default: return false
+            }
+        default: return false
+        }
+    }
+
+    /// `*` matches any run, `?` one character.
+    static func like(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
+        var t = 0, p = 0
+        var star = -1, mark = 0
+        while t < text.count {
+            if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
+                t += 1
+                p += 1
+            } else if p < pattern.count, pattern[p] == "*" {
+                star = p
+                mark = t
+                p += 1
+            } else if star >= 0 {
+                p = star + 1
+                mark += 1
+                t = mark
+            } else {
+                return false
+            }
+        }
+        while p < pattern.count, pattern[p] == "*" { p += 1 }
+        return p == pattern.count
+    }
+}

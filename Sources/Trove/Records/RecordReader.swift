@@ -1,0 +1,80 @@
+import Foundation
+
+/// Reads properties out of one record in place. Valid only while the buffer
+/// it was made from is (inside the closure that produced it).
+struct RecordReader {
+    let bytes: UnsafeRawBufferPointer
+    let layout: RecordLayout
+    let columns: Int
+    let header: Int
+
+    init(_ bytes: UnsafeRawBufferPointer, layout: RecordLayout) {
+        self.bytes = bytes
+        self.layout = layout
+        columns = bytes.count >= 2 ? Int(bytes[0]) | Int(bytes[1]) << 8 : 0
+        header = 2 + RecordLayout.bitmapSize(columns)
+    }
+
+    @inline(__always)
+    func isNull(_ column: Int) -> Bool {
+        bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0
+    }
+
+    /// The value of `column`; columns the record predates read as defaults.
+    func value(at column: Int) -> StoredValue {
+        guard column < columns else { return layout.fallbacks[column] }
+        if isNull(column) { return .null }
+        let slot = header + layout.slotOffsets[column]
+        switch layout.types[column] {
+        case .bool: return .bool(bytes[slot] != 0)
+        case .int8: return .int(Int64(Int8(bitPattern: bytes[slot])))
+        case .int16: return .int(Int64(Int16(bitPattern: load(UInt16.self, slot))))
+        case .int32: return .int(Int64(Int32(bitPattern: load(UInt32.self, slot))))
+        case .int: return .int(Int64(bitPattern: load(UInt64.self, slot)))
+        case .float: return .float(Float(bitPattern: load(UInt32.self, slot)))
+        case .double: return .double(Double(bitPattern: load(UInt64.self, slot)))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: load(UInt64.self, slot))))
+        case .uuid:
+            let raw = bytes.loadUnaligned(fromByteOffset: slot, as: uuid_t.self)
+            return .uuid(UUID(uuid: raw))
+        case .string: return .string(String(decoding: heap(slot), as: UTF8.self))
+        case .data: return .data(Data(heap(slot)))
+        case .decimal: return .decimal(Decimal(string: String(decoding: heap(slot), as: UTF8.self)) ?? 0)
+        }
+    }
+
+    /// An Int column without building a ``StoredValue`` (hot paths: keys, sums).
+    @inline(__always)
+    func int(at column: Int) -> Int64? {
+        guard column < columns else {
+            if case .int(let v) = layout.fallbacks[column] { return v }
+            return nil
+        }
+        if isNull(column) { return nil }
+        let slot = header + layout.slotOffsets[column]
+        switch layout.types[column] {
+        case .int: return Int64(bitPattern: load(UInt64.self, slot))
+        case .int32: return Int64(Int32(bitPattern: load(UInt32.self, slot)))
+        case .int16: return Int64(Int16(bitPattern: load(UInt16.self, slot)))
+        case .int8: return Int64(Int8(bitPattern: bytes[slot]))
+        default: return nil
+        }
+    }
+
+    @inline(__always)
+    private func load<T: FixedWidthInteger>(_: T.Type, _ offset: Int) -> T {
+        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+
+    @inline(__always)
+    func heap(_ slot: Int) -> UnsafeRawBufferPointer {
+        let offset = Int(load(UInt32.self, slot))
+        let count = Int(load(UInt32.self, slot + 4))
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+    }
+
+    /// Every column, in order.
+    func allValues() -> [StoredValue] {
+        (0..<layout.columnCount).map { value(at: $0) }
+    }
+}

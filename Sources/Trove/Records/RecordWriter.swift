@@ -1,0 +1,101 @@
+import Foundation
+
+/// Builds one record from stored values. Reuse one writer for many records:
+/// its buffer keeps its capacity.
+struct RecordWriter {
+    private(set) var bytes: [UInt8] = []
+
+    /// Encodes `values` (one per column of `layout`, in column order).
+    mutating func encode(_ values: [StoredValue], layout: RecordLayout) throws {
+        let columns = layout.columnCount
+        let bitmap = RecordLayout.bitmapSize(columns)
+        let header = 2 + bitmap
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: repeatElement(0, count: header + layout.fixedSize))
+        bytes[0] = UInt8(columns & 0xFF)
+        bytes[1] = UInt8(columns >> 8)
+        for column in 0..<columns {
+            let value = values[column]
+            let slot = header + layout.slotOffsets[column]
+            let type = layout.types[column]
+            if case .null = value {
+                guard layout.properties[column].isOptional else {
+                    throw TroveError(
+                        .invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
+                }
+                bytes[2 + column / 8] |= 1 << UInt8(column % 8)
+                continue
+            }
+            try write(value, as: type, at: slot, property: layout.properties[column].name)
+        }
+    }
+
+    private mutating func write(_ value: StoredValue, as type: PropertyType, at slot: Int, property: String) throws {
+        switch (type, value) {
+        case (.bool, .bool(let v)): bytes[slot] = v ? 1 : 0
+        case (.int8, .int(let v)): store(UInt8(bitPattern: Int8(truncatingIfNeeded: v)), at: slot)
+        case (.int16, .int(let v)): store(UInt16(bitPattern: Int16(truncatingIfNeeded: v)).littleEndian, at: slot)
+        case (.int32, .int(let v)): store(UInt32(bitPattern: Int32(truncatingIfNeeded: v)).littleEndian, at: slot)
+        case (.int, .int(let v)): store(UInt64(bitPattern: v).littleEndian, at: slot)
+        case (.float, .float(let v)): store(v.bitPattern.littleEndian, at: slot)
+        case (.double, .double(let v)): store(v.bitPattern.littleEndian, at: slot)
+        case (.date, .date(let v)): store(v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, at: slot)
+        case (.uuid, .uuid(let v)): withUnsafeBytes(of: v.uuid) { replace(slot, with: $0) }
+        case (.string, .string(var v)): v.withUTF8 { appendHeap(UnsafeRawBufferPointer($0), slot: slot) }
+        case (.data, .data(let v)): v.withUnsafeBytes { appendHeap($0, slot: slot) }
+        case (.decimal, .decimal(let v)):
+            var text = v.description
+            text.withUTF8 { appendHeap(UnsafeRawBufferPointer($0), slot: slot) }
+        default:
+            if let converted = value.converted(to: type) {
+                try write(converted, as: type, at: slot, property: property)
+            } else {
+                throw TroveError(
+                    .invalidValue, "property \(property) stores \(type.swiftName), not \(value.typeName) (\(value))")
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func store<T: FixedWidthInteger>(_ value: T, at slot: Int) {
+        withUnsafeBytes(of: value) { replace(slot, with: $0) }
+    }
+
+    @inline(__always)
+    private mutating func replace(_ slot: Int, with source: UnsafeRawBufferPointer) {
+        bytes.withUnsafeMutableBytes { target in
+            target.baseAddress!.advanced(by: slot).copyMemory(from: source.baseAddress!, byteCount: source.count)
+        }
+    }
+
+    private mutating func appendHeap(_ source: UnsafeRawBufferPointer, slot: Int) {
+        store(UInt32(bytes.count).littleEndian, at: slot)
+        store(UInt32(source.count).littleEndian, at: slot + 4)
+        bytes.append(contentsOf: source)
+    }
+}
+
+extension StoredValue {
+    /// The same value in another stored type, where the conversion is exact
+    /// (an Int into a Double column, a Double with no fraction into an Int).
+    func converted(to type: PropertyType) -> StoredValue? {
+        switch (self, type) {
+        case (.int(let v), .double): return .double(Double(v))
+        case (.int(let v), .float): return .float(Float(v))
+        case (.int(let v), .decimal): return .decimal(Decimal(v))
+        case (.double(let v), .float): return .float(Float(v))
+        case (.float(let v), .double): return .double(Double(v))
+        case (.double(let v), .decimal): return .decimal(Decimal(v))
+        case (.double(let v), .int), (.double(let v), .int32), (.double(let v), .int16), (.double(let v), .int8):
+            guard let exact = Int64(exactly: v) else { return nil }
+            return StoredValue.int(exact).converted(to: type) ?? .int(exact)
+        case (.int(let v), .int8): return Int8(exactly: v).map { _ in .int(v) }
+        case (.int(let v), .int16): return Int16(exactly: v).map { _ in .int(v) }
+        case (.int(let v), .int32): return Int32(exactly: v).map { _ in .int(v) }
+        case (.int, .int): return self
+        case (.string(let v), .uuid): return UUID(uuidString: v).map { .uuid($0) }
+        case (.string(let v), .decimal): return Decimal(string: v).map { .decimal($0) }
+        default: return nil
+        }
+    }
+}

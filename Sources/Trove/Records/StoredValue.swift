@@ -1,0 +1,136 @@
+import Foundation
+
+/// A value as Trove stores it: one case per stored type, plus `null`.
+///
+/// You meet it when working with a schema dynamically (the CLI, migrations,
+/// query arguments); typed models never need it.
+public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Date)
+    case uuid(UUID)
+    case decimal(Decimal)
+
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    public var description: String {
+        switch self {
+        case .null: return "nil"
+        case .bool(let v): return String(v)
+        case .int(let v): return String(v)
+        case .float(let v): return String(v)
+        case .double(let v): return String(v)
+        case .string(let v): return "\"\(v)\""
+        case .data(let v): return "<\(v.count) bytes>"
+        case .date(let v): return ISO8601DateFormatter().string(from: v)
+        case .uuid(let v): return v.uuidString
+        case .decimal(let v): return v.description
+        }
+    }
+
+    /// The name of the stored type, for error messages.
+    var typeName: String {
+        switch self {
+        case .null: return "nil"
+        case .bool: return "Bool"
+        case .int: return "Int"
+        case .float: return "Float"
+        case .double: return "Double"
+        case .string: return "String"
+        case .data: return "Data"
+        case .date: return "Date"
+        case .uuid: return "UUID"
+        case .decimal: return "Decimal"
+        }
+    }
+
+    /// The value as a Double, for numeric comparisons across types.
+    var numeric: Double? {
+        switch self {
+        case .int(let v): return Double(v)
+        case .float(let v): return Double(v)
+        case .double(let v): return v
+        case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
+        case .bool(let v): return v ? 1 : 0
+        default: return nil
+        }
+    }
+
+    /// Converts a Swift value given as a query argument or a dynamic value.
+    init?(any value: Any?) {
+        guard let value else {
+            self = .null
+            return
+        }
+        switch value {
+        case let v as StoredValue: self = v
+        case let v as _TroveStorable: self = v._troveStored
+        case let v as NSNumber: self = .double(v.doubleValue)
+        case let v as NSString: self = .string(v as String)
+        default:
+            if case Optional<Any>.none = value as Any? {
+                self = .null
+                return
+            }
+            let mirror = Mirror(reflecting: value)
+            if mirror.displayStyle == .optional {
+                if let child = mirror.children.first {
+                    self.init(any: child.value)
+                    return
+                }
+                self = .null
+                return
+            }
+            return nil
+        }
+    }
+}
+
+extension StoredValue: Codable {
+    private enum CodingKeys: String, CodingKey { case type, value }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch type {
+        case "null": self = .null
+        case "bool": self = .bool(try container.decode(Bool.self, forKey: .value))
+        case "int": self = .int(try container.decode(Int64.self, forKey: .value))
+        case "float": self = .float(try container.decode(Float.self, forKey: .value))
+        case "double": self = .double(try container.decode(Double.self, forKey: .value))
+        case "string": self = .string(try container.decode(String.self, forKey: .value))
+        case "data": self = .data(try container.decode(Data.self, forKey: .value))
+        case "date": self = .date(Date(timeIntervalSinceReferenceDate: try container.decode(Double.self, forKey: .value)))
+        case "uuid": self = .uuid(try container.decode(UUID.self, forKey: .value))
+        case "decimal": self = .decimal(Decimal(string: try container.decode(String.self, forKey: .value)) ?? 0)
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(type)")
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .null: try container.encode("null", forKey: .type)
+        case .bool(let v): try container.encode("bool", forKey: .type); try container.encode(v, forKey: .value)
+        case .int(let v): try container.encode("int", forKey: .type); try container.encode(v, forKey: .value)
+        case .float(let v): try container.encode("float", forKey: .type); try container.encode(v, forKey: .value)
+        case .double(let v): try container.encode("double", forKey: .type); try container.encode(v, forKey: .value)
+        case .string(let v): try container.encode("string", forKey: .type); try container.encode(v, forKey: .value)
+        case .data(let v): try container.encode("data", forKey: .type); try container.encode(v, forKey: .value)
+        case .date(let v):
+            try container.encode("date", forKey: .type)
+            try container.encode(v.timeIntervalSinceReferenceDate, forKey: .value)
+        case .uuid(let v): try container.encode("uuid", forKey: .type); try container.encode(v, forKey: .value)
+        case .decimal(let v): try container.encode("decimal", forKey: .type); try container.encode(v.description, forKey: .value)
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import TroveStorage
+
+/// The objects (or values) of one type that match a query, in order.
+///
+/// Results are lazy: nothing is read until you ask for a count, an element or
+/// iterate. They are live: after a write on the handle, or ``Database/refresh()``,
+/// the same `Results` shows the new state.
+///
+/// ```swift
+/// let photos = db.objects(PhotoData.self)
+///     .sorted(by: \.dateAdded, ascending: false)
+/// let byDate = try photos.filter("date == %@", "2024-05-01")
+/// print(photos.count, byDate.first?.memo ?? "-")
+/// ```
+public struct Results<Element>: RandomAccessCollection {
+    let database: Database
+    let source: ResultsSource<Element>
+    let predicate: BoundPredicate?
+    let sort: [SortKey]
+    private let cache = ResultsCache()
+
+    init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
+        self.database = database
+        self.source = source
+        self.predicate = predicate
+        self.sort = sort
+    }
+
+    var table: TableInfo { source.table }
+
+    /// The object keys selected, recomputed when the handle's state changed.
+    var keys: [UInt64] {
+        if cache.generation == database.generation, let keys = cache.keys { return keys }
+        do {
+            let transaction = database.readTransaction()
+            let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction)
+            cache.keys = keys
+            cache.generation = database.generation
+            return keys
+        } catch {
+            fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
+        }
+    }
+
+    // MARK: Collection
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The number of matches; for a whole table without a filter, read from
+    /// the table's statistics without touching any object.
+    public var count: Int {
+        if predicate == nil {
+            if cache.generation == database.generation, let keys = cache.keys { return keys.count }
+            return (try? database.readTransaction().count(of: table.objects)) ?? 0
+        }
+        return keys.count
+    }
+
+    public subscript(position: Int) -> Element {
+        let keys = self.keys
+        precondition(
+            position >= 0 && position < keys.count,
+            "Trove: index \(position) is out of range for Results<\(Element.self)> of \(keys.count) elements")
+        return source.materialize(database, keys[position])
+    }
+
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+
+    /// The elements as an array (materialized now).
+    public func array() -> [Element] {
+        keys.map { source.materialize(database, $0) }
+    }
+
+    // MARK: Filtering and sorting
+
+    /// The elements matching a predicate in Realm / NSPredicate syntax.
+    ///
+    /// ```swift
+    /// try results.filter("age >= %@ AND name BEGINSWITH[c] %@", 18, "a")
+    /// try results.filter("id = \(id)")
+    /// ```
+    ///
+    /// Throws ``TroveError/Kind/invalidQuery`` for a malformed predicate, an
+    /// unknown property (with a suggestion) or an argument of the wrong type.
+    public func filter(_ predicateFormat: String, _ arguments: Any?...) throws -> Results {
+        try filter(predicateFormat, arguments: arguments)
+    }
+
+    /// ``filter(_:_:)`` with the arguments as an array.
+    public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
+        let expression = try PredicateParser.parse(predicateFormat, arguments: arguments)
+        var bound = try BoundPredicate.bind(expression, to: table)
+        if let predicate { bound = .and([predicate, bound]) }
+        return Results(database: database, source: source, predicate: bound, sort: sort)
+    }
+
+    /// The elements sorted by a property, named as a string.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
+        guard let column = table.columnIndex[keyPath] else {
+            preconditionFailure("Trove: cannot sort \(table.name) by '\(keyPath)': \(table.unknownProperty(keyPath).message)")
+        }
+        return Results(database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
+    }
+
+    /// The elements sorted by a property.
+    ///
+    /// ```swift
+    /// db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
+    /// ```
+    public func sorted<Value: Comparable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
+        let column = source.column(for: keyPath)
+        return Results(database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
+    }
+
+    /// The elements sorted by several properties, most significant first.
+    public func sorted(by descriptors: [SortDescriptor]) -> Results {
+        let keys = descriptors.map { descriptor -> SortKey in
+            guard let column = table.columnIndex[descriptor.keyPath] else {
+                preconditionFailure("Trove: cannot sort by '\(descriptor.keyPath)': \(table.unknownProperty(descriptor.keyPath).message)")
+            }
+            return SortKey(column: column, ascending: descriptor.ascending)
+        }
+        return Results(database: database, source: source, predicate: predicate, sort: keys)
+    }
+
+    // MARK: Aggregates
+
+    /// The values of one column over the matches.
+    func columnValues(_ column: Int) -> [StoredValue] {
+        let transaction = database.readTransaction()
+        do {
+            if predicate == nil && sort.isEmpty {
+                return try transaction.withCursor(on: table.objects) { cursor in
+                    var values: [StoredValue] = []
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        values.append(RecordReader(current.value, layout: table.layout).value(at: column))
+                        entry = try cursor.next()
+                    }
+                    return values
+                }
+            }
+            return try keys.compactMap { key in
+                try transaction.withValue(in: table.objects, key: key) { bytes in
+                    bytes.map { RecordReader($0, layout: table.layout).value(at: column) }
+                }
+            }
+        } catch {
+            fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
+        }
+    }
+
+    /// The smallest value of a property among the matches; nil when there are none.
+    public func min<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Value? {
+        extreme(source.column(for: keyPath), wantLargest: false).map { Value(_troveStored: $0) }
+    }
+
+    /// The largest value of a property among the matches; nil when there are none.
+    ///
+    /// ```swift
+    /// let nextID = (db.objects(Person.self).max(of: \.id) ?? 0) + 1
+    /// ```
+    public func max<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Value? {
+        extreme(source.column(for: keyPath), wantLargest: true).map { Value(_troveStored: $0) }
+    }
+
+    /// The largest value of a property named as a string (Realm's `max(ofProperty:)`).
+    public func max<Value: _TroveStorable>(ofProperty name: String) -> Value? {
+        guard let column = table.columnIndex[name] else { return nil }
+        return extreme(column, wantLargest: true).map { Value(_troveStored: $0) }
+    }
+
+    /// The smallest value of a property named as a string.
+    public func min<Value: _TroveStorable>(ofProperty name: String) -> Value? {
+        guard let column = table.columnIndex[name] else { return nil }
+        return extreme(column, wantLargest: false).map { Value(_troveStored: $0) }
+    }
+
+    /// The sum of a numeric property over the matches (0 when there are none).
+    public func sum<Value: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, Value>) -> Value {
+        let column = source.column(for: keyPath)
+        return columnValues(column).reduce(Value.zero) { total, value in
+            value.isNull ? total : total + Value(_troveStored: value)
+        }
+    }
+
+    /// The mean of a numeric property over the matches; nil when there are none.
+    public func average<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Double? {
+        let numbers = columnValues(source.column(for: keyPath)).compactMap(\.numeric)
+        return numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+    }
+
+    private func extreme(_ column: Int, wantLargest: Bool) -> StoredValue? {
+        var best: StoredValue?
+        for value in columnValues(column) where !value.isNull {
+            guard let current = best else {
+                best = value
+                continue
+            }
+            let order = ValueComparison.order(value, current)
+            if order == (wantLargest ? .orderedDescending : .orderedAscending) { best = value }
+        }
+        return best
+    }
+}
+
+/// A sort criterion by property name, for ``Results/sorted(by:)-([SortDescriptor])``.
+public struct SortDescriptor: Sendable {
+    public var keyPath: String
+    public var ascending: Bool
+
+    public init(keyPath: String, ascending: Bool = true) {
+        self.keyPath = keyPath
+        self.ascending = ascending
+    }
+}
+
+final class ResultsCache {
+    var generation: UInt64 = .max
+    var keys: [UInt64]?
+}
+
+/// How a ``Results`` turns object keys into elements and key paths into
+/// columns: objects for ``Object`` classes, values for ``Persistable`` structs.
+struct ResultsSource<Element> {
+    let table: TableInfo
+    let materialize: (Database, UInt64) -> Element
+    let columnForKeyPath: (AnyKeyPath) -> Int?
+
+    func column(for keyPath: AnyKeyPath) -> Int {
+        guard let column = columnForKeyPath(keyPath) else {
+            preconditionFailure("Trove: \(keyPath) is not a persisted property of \(table.name)")
+        }
+        return column
+    }
+
+    static func object(_ binding: ObjectBinding) -> ResultsSource where Element: Object {
+        ResultsSource(
+            table: binding.table,
+            materialize: { database, key in database.materialize(Element.self, objectKey: key, binding: binding) },
+            columnForKeyPath: { keyPath in
+                let probe = Element()
+                probe.bindProbe(table: binding.table, columns: binding.columns, info: binding.info)
+                guard let path = keyPath as? PartialKeyPath<Element> else { return nil }
+                _ = probe[keyPath: path]
+                return probe._recorder?.columns.first
+            })
+    }
+
+    static func value(_ binding: ValueBinding, _: Element.Type) -> ResultsSource where Element: Persistable {
+        ResultsSource(
+            table: binding.table,
+            materialize: { database, key in
+                do {
+                    return try database.loadValue(Element.self, objectKey: key, binding: binding)
+                } catch {
+                    fatalError("Trove: cannot read a \(binding.table.name) value: \(error)")
+                }
+            },
+            columnForKeyPath: { keyPath in
+                guard let path = keyPath as? PartialKeyPath<Element>,
+                    let name = ValueModel.propertyName(of: path, in: Element.self)
+                else { return nil }
+                return binding.table.columnIndex[name]
+            })
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import TroveStorage
+
+/// The schema catalog of one file, shared by every handle in the process:
+/// the stored schema of each type and its open tables. The `meta` table in
+/// the file holds the format version, the schema version, one JSON schema per
+/// type (`schema:<Type>`), and the object-key counters (`seq:<Type>`).
+final class Catalog: @unchecked Sendable {
+    static let metaTable = "meta"
+
+    private let published = Locked<[String: TableInfo]>([:])
+
+    func table(named name: String) -> TableInfo? {
+        published.withLock { $0[name] }
+    }
+
+    func publish(_ table: TableInfo) {
+        published.withLock { $0[table.name] = table }
+    }
+
+    // MARK: Meta entries
+
+    static func put<T: FixedWidthInteger>(_ value: T, key: String, in meta: Table, _ transaction: WriteTransaction) throws {
+        var raw = value
+        try Array(key.utf8).withUnsafeBytes { k in
+            try withUnsafeBytes(of: &raw) { _ = try transaction.put(meta, key: k, value: $0) }
+        }
+    }
+
+    static func integer<T: FixedWidthInteger>(_: T.Type, key: String, in meta: Table, _ transaction: Transaction) throws -> T? {
+        try Array(key.utf8).withUnsafeBytes { k in
+            try transaction.withValue(in: meta, key: k) { bytes -> T? in
+                guard let bytes, bytes.count == MemoryLayout<T>.size else { return nil }
+                return T(littleEndian: bytes.loadUnaligned(as: T.self))
+            }
+        }
+    }
+
+    static func storedSchema(_ type: String, in transaction: Transaction) throws -> ObjectSchema? {
+        guard let meta = try transaction.existingTable(metaTable) else { return nil }
+        guard let json = try transaction.value(in: meta, key: Array("schema:\(type)".utf8)) else { return nil }
+        do {
+            return try JSONDecoder().decode(ObjectSchema.self, from: Data(json))
+        } catch {
+            throw TroveError(
+                .corruptFile, "the stored schema of \(type) in \(transaction.environment.path) cannot be read: \(error)",
+                path: transaction.environment.path)
+        }
+    }
+
+    static func storeSchema(_ schema: ObjectSchema, in transaction: WriteTransaction) throws {
+        let meta = try transaction.openTable(metaTable)!
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = try encoder.encode(schema)
+        try Array("schema:\(schema.name)".utf8).withUnsafeBytes { k in
+            try json.withUnsafeBytes { _ = try transaction.put(meta, key: k, value: $0) }
+        }
+    }
+
+    /// The names of every type stored in the file.
+    static func storedTypeNames(in transaction: Transaction) throws -> [String] {
+        guard let meta = try transaction.existingTable(metaTable) else { return [] }
+        let prefix = Array("schema:".utf8)
+        return try prefix.withUnsafeBytes { start in
+            try transaction.withCursor(on: meta) { cursor in
+                var names: [String] = []
+                var entry = try cursor.seek(atLeast: start)
+                while let current = entry, current.key.starts(with: prefix) {
+                    names.append(String(decoding: current.key.dropFirst(prefix.count), as: UTF8.self))
+                    entry = try cursor.next()
+                }
+                return names
+            }
+        }
+    }
+}

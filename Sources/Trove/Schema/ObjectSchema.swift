@@ -1,0 +1,57 @@
+/// The stored shape of one object type: its name and its properties in
+/// record order.
+public struct ObjectSchema: Codable, Sendable, Equatable {
+    public var name: String
+    public var properties: [PropertySchema]
+
+    public init(name: String, properties: [PropertySchema]) {
+        self.name = name
+        self.properties = properties
+    }
+
+    /// The primary key property, if the type has one.
+    public var primaryKey: PropertySchema? { properties.first { $0.isPrimaryKey } }
+
+    public subscript(name: String) -> PropertySchema? { properties.first { $0.name == name } }
+
+    /// Compares a schema from code (`self`) with the one stored in a file and
+    /// says how to reconcile them: a list of additive changes that can be
+    /// applied on open, and the differences that need a migration.
+    func reconcile(withStored stored: ObjectSchema) -> (merged: ObjectSchema, additive: [String], blocking: [String]) {
+        var merged = stored
+        var additive: [String] = []
+        var blocking: [String] = []
+        for property in properties {
+            guard let index = stored.properties.firstIndex(where: { $0.name == property.name }) else {
+                merged.properties.append(property)
+                additive.append("\(name).\(property.name): new property of type \(property.typeDescription)")
+                if property.isPrimaryKey {
+                    blocking.append("\(name).\(property.name): new primary key; changing the primary key needs a migration")
+                }
+                continue
+            }
+            let old = stored.properties[index]
+            if old.type != property.type || old.isOptional != property.isOptional {
+                blocking.append(
+                    "\(name).\(property.name): type changed from \(old.typeDescription) to \(property.typeDescription); raise the schema version and migrate"
+                )
+            }
+            if old.isPrimaryKey != property.isPrimaryKey {
+                blocking.append(
+                    "\(name).\(property.name): \(property.isPrimaryKey ? "became" : "is no longer") the primary key; raise the schema version and migrate"
+                )
+            }
+            if old.isIndexed != property.isIndexed && !property.isPrimaryKey {
+                merged.properties[index].isIndexed = property.isIndexed
+                additive.append("\(name).\(property.name): index \(property.isIndexed ? "added" : "removed")")
+            }
+            merged.properties[index].isAutoIncrement = property.isAutoIncrement
+        }
+        for old in stored.properties where !properties.contains(where: { $0.name == old.name }) {
+            blocking.append(
+                "\(name).\(old.name): property of type \(old.typeDescription) is in the file but not in the model; raise the schema version and migrate (or delete the data)"
+            )
+        }
+        return (merged, additive, blocking)
+    }
+}

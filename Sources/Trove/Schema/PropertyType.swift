@@ -1,0 +1,64 @@
+/// The types a persisted property can have.
+public enum PropertyType: String, Codable, Sendable, CaseIterable {
+    case bool, int, int8, int16, int32, float, double, string, data, date, uuid, decimal
+
+    /// Bytes of the fixed slot in a record; variable-size types keep an
+    /// offset and a length there.
+    var slotWidth: Int {
+        switch self {
+        case .bool, .int8: return 1
+        case .int16: return 2
+        case .int32, .float: return 4
+        case .int, .double, .date: return 8
+        case .uuid: return 16
+        case .string, .data, .decimal: return 8
+        }
+    }
+
+    var isVariableSize: Bool {
+        switch self {
+        case .string, .data, .decimal: return true
+        default: return false
+        }
+    }
+
+    var isInteger: Bool {
+        switch self {
+        case .int, .int8, .int16, .int32: return true
+        default: return false
+        }
+    }
+
+    var isNumeric: Bool {
+        switch self {
+        case .int, .int8, .int16, .int32, .float, .double, .decimal: return true
+        default: return false
+        }
+    }
+
+    /// The Swift spelling, for messages and generated code.
+    public var swiftName: String {
+        switch self {
+        case .bool: return "Bool"
+        case .int: return "Int"
+        case .int8: return "Int8"
+        case .int16: return "Int16"
+        case .int32: return "Int32"
+        case .float: return "Float"
+        case .double: return "Double"
+        case .string: return "String"
+        case .data: return "Data"
+        case .date: return "Date"
+        case .uuid: return "UUID"
+        case .decimal: return "Decimal"
+        }
+    }
+
+    /// Whether a secondary index can be built on this type.
+    var isIndexable: Bool {
+        switch self {
+        case .float, .decimal: return false
+        default: return true
+        }
+    }
+}
