@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// struct Person: Persistable {
-///     static let primaryKey = \Person.id
+///     static var primaryKey: KeyPath<Person, Int> { \.id }
 ///     static let autoIncrementsPrimaryKey = true   // add with id 0: the next id is assigned
 ///     var id = 0
 ///     var firstName: String

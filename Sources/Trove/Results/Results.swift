@@ -109,7 +109,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// ```swift
     /// db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
     /// ```
-    public func sorted<Value: Comparable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
+    public func sorted<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
         let column = source.column(for: keyPath)
         return Results(database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }

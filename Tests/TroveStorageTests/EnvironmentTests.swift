@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+
+@testable import TroveStorage
+
+@Suite("Environment")
+struct EnvironmentTests {
+    @Test("one environment per file, shared by every opener, whatever the path spelling")
+    func registrySharesEnvironments() throws {
+        let directory = makeTemporaryDirectory()
+        let path = directory.appendingPathComponent("shared.trove").path
+        let first = try Environment.open(path: path)
+        let second = try Environment.open(path: directory.path + "/./shared.trove")
+        #expect(first === second)
+        let link = directory.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: directory)
+        let third = try Environment.open(path: link.path + "/shared.trove")
+        #expect(first === third)
+        let other = try Environment.open(path: directory.appendingPathComponent("other.trove").path)
+        #expect(other !== first)
+    }
+
+    @Test("a write much larger than the starting 1 MiB map grows the map and commits everything")
+    func mapGrowsUnderALargeWrite() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        let path = makeTemporaryDirectory().appendingPathComponent("grow.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        #expect(environment.mapSize == 1 << 20)
+        let write = try WriteTransaction(environment: environment)
+        let table = try #require(try write.openTable("data"))
+        let value = pattern(1000, seed: 7)
+        for key in 0..<8_000 as Range<UInt64> {
+            try value.withUnsafeBytes { _ = try write.put(table, key: key, value: $0) }
+        }
+        #expect(write.mapGrowths > 0)
+        try write.commit()
+        #expect(environment.mapSize > 8 << 20)
+
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.count(of: table) == 8_000)
+        let stored = try read.withValue(in: table, key: 7_999) { $0.map { Array($0) } }
+        #expect(stored == value)
+    }
+
+    @Test("a cap on the file size stops a write with fileSizeLimitReached and keeps what was committed")
+    func capStopsGrowthAndKeepsCommittedData() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        options.maximumMapSize = 4 << 20
+        let path = makeTemporaryDirectory().appendingPathComponent("cap.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let value = pattern(1000, seed: 3)
+
+        let first = try WriteTransaction(environment: environment)
+        let table = try #require(try first.openTable("data"))
+        for key in 0..<100 as Range<UInt64> {
+            try value.withUnsafeBytes { _ = try first.put(table, key: key, value: $0) }
+        }
+        try first.commit()
+
+        let second = try WriteTransaction(environment: environment)
+        var thrown: TroveError?
+        do {
+            for key in 1_000..<20_000 as Range<UInt64> {
+                try value.withUnsafeBytes { _ = try second.put(table, key: key, value: $0) }
+            }
+            try second.commit()
+        } catch let error as TroveError {
+            thrown = error
+        }
+        #expect(thrown?.kind == .fileSizeLimitReached)
+        #expect(thrown?.message.contains(path) == true)
+
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.count(of: table) == 100)
+        // The environment is still usable for a write that fits.
+        let third = try WriteTransaction(environment: environment)
+        try value.withUnsafeBytes { _ = try third.put(table, key: 100, value: $0) }
+        try third.commit()
+        read.end()
+        let check = try ReadTransaction(environment: environment)
+        #expect(try check.count(of: table) == 101)
+    }
+
+    @Test("opening a file in a missing directory is a fileAccess error naming the path")
+    func missingDirectory() throws {
+        let path = "/nonexistent-\(UUID().uuidString)/db.trove"
+        #expect {
+            _ = try Environment.open(path: path)
+        } throws: { error in
+            guard let error = error as? TroveError else { return false }
+            return error.kind == .fileAccess && error.message.contains("nonexistent")
+        }
+    }
+
+    @Test("a second write on the same thread is an error, not a deadlock")
+    func secondWriteOnSameThread() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("nested.trove").path
+        let environment = try Environment.open(path: path)
+        let write = try WriteTransaction(environment: environment)
+        #expect(throws: TroveError.self) { _ = try WriteTransaction(environment: environment) }
+        write.abort()
+        let again = try WriteTransaction(environment: environment)
+        again.abort()
+    }
+
+    @Test("an aborted write leaves no trace")
+    func abortLeavesNoTrace() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("abort.trove").path
+        let environment = try Environment.open(path: path)
+        let setup = try WriteTransaction(environment: environment)
+        let table = try #require(try setup.openTable("data"))
+        try ([1, 2, 3] as [UInt8]).withUnsafeBytes { _ = try setup.put(table, key: 1, value: $0) }
+        try setup.commit()
+
+        let write = try WriteTransaction(environment: environment)
+        try ([9] as [UInt8]).withUnsafeBytes { _ = try write.put(table, key: 1, value: $0) }
+        try ([9] as [UInt8]).withUnsafeBytes { _ = try write.put(table, key: 2, value: $0) }
+        write.abort()
+
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.count(of: table) == 1)
+        #expect(try read.withValue(in: table, key: 1) { $0.map { Array($0) } } == [1, 2, 3])
+    }
+
+    @Test("insert-only puts report an existing key without failing the transaction")
+    func insertOnly() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("insert.trove").path
+        let environment = try Environment.open(path: path)
+        let write = try WriteTransaction(environment: environment)
+        let table = try #require(try write.openTable("data"))
+        #expect(try ([1] as [UInt8]).withUnsafeBytes { try write.put(table, key: 5, value: $0, mode: .insertOnly) })
+        #expect(try ([2] as [UInt8]).withUnsafeBytes { try write.put(table, key: 5, value: $0, mode: .insertOnly) } == false)
+        try write.commit()
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.withValue(in: table, key: 5) { $0.map { Array($0) } } == [1])
+    }
+}
