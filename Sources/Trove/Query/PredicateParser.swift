@@ -15,6 +15,7 @@ struct PredicateParser {
     private let arguments: [Any?]
     private var index = 0
     private var nextArgument = 0
+    private var highestPositional = -1
 
     static func parse(_ text: String, arguments: [Any?]) throws -> QueryExpression {
         var parser = try PredicateParser(text: text, arguments: arguments)
@@ -22,10 +23,11 @@ struct PredicateParser {
         if let extra = parser.peek {
             throw parser.error("unexpected \(extra.describe) after a complete predicate", at: extra)
         }
-        if parser.nextArgument < arguments.count {
+        let used = Swift.max(parser.nextArgument, parser.highestPositional + 1)
+        if used < arguments.count {
             throw TroveError(
                 .invalidQuery,
-                "the query \"\(text)\" uses \(parser.nextArgument) argument(s) but \(arguments.count) were given",
+                "the query \"\(text)\" uses \(used) argument(s) but \(arguments.count) were given",
                 position: text.count)
         }
         return expression
@@ -138,6 +140,7 @@ struct PredicateParser {
             return .property(name, position: token.position)
         case .positional(let number):
             guard number < arguments.count else { throw missingArgument(token) }
+            highestPositional = Swift.max(highestPositional, number)
             return try value(of: arguments[number], at: token)
         case .symbol("{"):
             var values: [StoredValue] = []

@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+@Suite("Objects and write transactions")
+struct ObjectTests {
+    @Test("add, read, update and delete an object")
+    func crud() throws {
+        let db = try makeDatabase()
+        let dog = Dog()
+        dog.name = "Rex"
+        dog.age = 3
+        dog.treats = 10
+        #expect(!dog.isManaged)
+        try db.write { try db.add(dog) }
+        #expect(dog.isManaged)
+        #expect(db.objects(Dog.self).count == 1)
+
+        let read = try #require(db.objects(Dog.self).first)
+        #expect(read.name == "Rex")
+        #expect(read.age == 3)
+        #expect(read.treats == 0)  // not persisted
+
+        try db.write { read.age = 4 }
+        #expect(dog.age == 4)  // both instances read the same stored object
+        #expect(read == dog)
+
+        try db.write { try db.delete(read) }
+        #expect(db.objects(Dog.self).isEmpty)
+        #expect(read.isInvalidated)
+        #expect(dog.isInvalidated)
+    }
+
+    @Test("a second add with the same primary key throws primaryKeyExists and the write stays usable")
+    func primaryKeyConflict() throws {
+        let db = try makeDatabase()
+        try db.write {
+            let first = Person()
+            first.id = 7
+            first.name = "Ann"
+            try db.add(first)
+            let clash = Person()
+            clash.id = 7
+            clash.name = "Bob"
+            let error = expectTroveError(.primaryKeyExists) { try db.add(clash) }
+            #expect(error?.message.contains("7") == true)
+            let other = Person()
+            other.id = 8
+            other.name = "Cy"
+            try db.add(other)
+        }
+        #expect(db.objects(Person.self).count == 2)
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 7)?.name == "Ann")
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 8)?.name == "Cy")
+    }
+
+    @Test("catch TroveError.primaryKeyExists matches by kind")
+    func catchByKind() throws {
+        let db = try makeDatabase()
+        try db.write {
+            let person = Person()
+            person.id = 1
+            try db.add(person)
+        }
+        var matched = false
+        do {
+            try db.write {
+                let clash = Person()
+                clash.id = 1
+                try db.add(clash)
+            }
+        } catch TroveError.primaryKeyExists {
+            matched = true
+        }
+        #expect(matched)
+    }
+
+    @Test("add(update: .modified) upserts by primary key and keeps indexes right")
+    func upsert() throws {
+        let db = try makeDatabase()
+        try db.write {
+            let person = Person()
+            person.id = 1
+            person.name = "Ann"
+            person.city = "Oslo"
+            try db.add(person)
+        }
+        try db.write {
+            let replacement = Person()
+            replacement.id = 1
+            replacement.name = "Anna"
+            replacement.city = "Bergen"
+            try db.add(replacement, update: .modified)
+            #expect(replacement.isManaged)
+        }
+        #expect(db.objects(Person.self).count == 1)
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 1)?.name == "Anna")
+        #expect(try db.objects(Person.self).filter("city == 'Oslo'").count == 0)
+        #expect(try db.objects(Person.self).filter("city == 'Bergen'").count == 1)
+        #expect(try db.objects(Person.self).filter("name == 'Ann'").count == 0)
+    }
+
+    @Test("a throw inside write rolls everything back and leaves no trace")
+    func rollback() throws {
+        struct Oops: Error {}
+        let db = try makeDatabase()
+        try db.write {
+            let dog = Dog()
+            dog.name = "Keep"
+            try db.add(dog)
+        }
+        let kept = try #require(db.objects(Dog.self).first)
+        let added = Dog()
+        #expect(throws: Oops.self) {
+            try db.write {
+                try db.add(added)
+                kept.name = "Changed"
+                throw Oops()
+            }
+        }
+        #expect(!db.isInWriteTransaction)
+        #expect(db.objects(Dog.self).count == 1)
+        #expect(kept.name == "Keep")
+        #expect(added.isInvalidated)
+        let reopened = try Database(fileURL: db.configuration.fileURL)
+        #expect(reopened.objects(Dog.self).map(\.name) == ["Keep"])
+    }
+
+    @Test("a write inside a write is a writeInProgress error, not a deadlock")
+    func nestedWrite() throws {
+        let db = try makeDatabase()
+        try db.write {
+            expectTroveError(.writeInProgress) { try db.write {} }
+            let dog = Dog()
+            try db.add(dog)
+        }
+        #expect(db.objects(Dog.self).count == 1)
+        // A second handle on the same thread cannot deadlock either.
+        let other = try Database(fileURL: db.configuration.fileURL)
+        try db.write {
+            expectTroveError(.writeInProgress) { try other.write {} }
+        }
+    }
+
+    @Test("beginWrite, commitWrite and cancelWrite")
+    func explicitTransactions() throws {
+        let db = try makeDatabase()
+        try db.beginWrite()
+        try db.add(Dog())
+        try db.commitWrite()
+        try db.beginWrite()
+        try db.add(Dog())
+        db.cancelWrite()
+        #expect(db.objects(Dog.self).count == 1)
+        expectTroveError(.notInWriteTransaction) { try db.commitWrite() }
+        expectTroveError(.notInWriteTransaction) { try db.add(Dog()) }
+    }
+
+    @Test("deleting results, sequences and everything")
+    func deletions() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 1...10 {
+                let person = Person()
+                person.id = id
+                person.age = id * 10
+                try db.add(person)
+            }
+            try db.add(Dog())
+        }
+        try db.write { try db.delete(db.objects(Person.self).filter("age > 50")) }
+        #expect(db.objects(Person.self).count == 5)
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 6) == nil)
+        try db.write { try db.deleteAll() }
+        #expect(db.objects(Person.self).isEmpty)
+        #expect(db.objects(Dog.self).isEmpty)
+        // Keys of deleted objects are free again for new objects.
+        try db.write {
+            let person = Person()
+            person.id = 6
+            try db.add(person)
+        }
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 6) != nil)
+    }
+
+    @Test("deleting an object twice, or one never added, is an invalidObject error")
+    func invalidDeletes() throws {
+        let db = try makeDatabase()
+        let dog = Dog()
+        try db.write {
+            expectTroveError(.invalidObject) { try db.delete(dog) }
+            try db.add(dog)
+            try db.delete(dog)
+            expectTroveError(.invalidObject) { try db.delete(dog) }
+        }
+    }
+
+    @Test("auto-increment primary keys take the next value and never reuse one")
+    func autoIncrement() throws {
+        let db = try makeDatabase()
+        let first = Ticket()
+        let second = Ticket()
+        try db.write {
+            try db.add(first)
+            try db.add(second)
+        }
+        #expect(first.id == 1)
+        #expect(second.id == 2)
+        try db.write { try db.delete(second) }
+        let third = Ticket()
+        try db.write { try db.add(third) }
+        #expect(third.id == 3)
+        let explicit = Ticket()
+        explicit.id = 100
+        try db.write { try db.add(explicit) }
+        let next = Ticket()
+        try db.write { try db.add(next) }
+        #expect(next.id == 101)
+        #expect(db.objects(Ticket.self).max(of: \.id) == 101)
+    }
+
+    @Test("a managed object's description lists its stored values")
+    func description() throws {
+        let db = try makeDatabase()
+        let dog = Dog()
+        dog.name = "Rex"
+        #expect(dog.description.contains("name = \"Rex\""))
+        try db.write { try db.add(dog) }
+        #expect(dog.description == "Dog { name = \"Rex\", age = 0 }")
+    }
+
+    @Test("setting a managed property outside a write traps with advice")
+    func setterOutsideWriteTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try! makeDatabase("setterOutsideWriteTraps-child")
+            let dog = Dog()
+            try! db.write { try db.add(dog) }
+            dog.name = "not in a write"
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("outside a write transaction"))
+        #expect(message.contains("db.write"))
+    }
+
+    @Test("reading a deleted object traps")
+    func readingDeletedTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let db = try! makeDatabase("readingDeletedTraps-child")
+            let dog = Dog()
+            try! db.write { try db.add(dog) }
+            try! db.write { try db.delete(dog) }
+            _ = dog.name
+        }
+        let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(message.contains("isInvalidated"))
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+@testable import Trove
+
+/// A fresh directory for one test's files.
+func makeTemporaryDirectory(_ name: String = #function) -> URL {
+    let safe = name.filter { $0.isLetter || $0.isNumber }
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("trove-tests")
+        .appendingPathComponent("\(safe)-\(UUID().uuidString.prefix(8))")
+    try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// A database on a new file in a fresh directory (GRDB's `makeDatabaseQueue()`).
+func makeDatabase(
+    _ name: String = #function, configure: (inout Configuration) -> Void = { _ in }
+) throws -> Database {
+    var configuration = Configuration(fileURL: makeTemporaryDirectory(name).appendingPathComponent("test.trove"))
+    configure(&configuration)
+    return try Database(configuration: configuration)
+}
+
+/// Checks that `body` throws a ``TroveError`` of `kind`; returns it for more checks.
+@discardableResult
+func expectTroveError<R>(_ kind: TroveError.Kind, _ body: () throws -> R) -> TroveError? {
+    do {
+        _ = try body()
+    } catch let error as TroveError {
+        if error.kind == kind { return error }
+        Issue.record("expected TroveError.\(kind), got \(error)")
+        return nil
+    } catch {
+        Issue.record("expected TroveError.\(kind), got \(error)")
+        return nil
+    }
+    Issue.record("expected TroveError.\(kind), nothing was thrown")
+    return nil
+}
+
+import Testing
