@@ -123,9 +123,11 @@ func run() throws {
     }
     let edited = try reopened.fetch(byDate: "2024-05-02")
     print("- the edit survived: \(edited?.memo ?? "missing")")
-    print("- photos by mood: " + Mood.allCases.map { mood in
-        "\(mood.rawValue) \((try? reopened.db.objects(PhotoData.self).filter("mood == %@", mood).count) ?? 0)"
-    }.joined(separator: ", "))
+    print(
+        "- photos by mood: "
+            + Mood.allCases.map { mood in
+                "\(mood.rawValue) \((try? reopened.db.objects(PhotoData.self).filter("mood == %@", mood).count) ?? 0)"
+            }.joined(separator: ", "))
 }
 
 do {

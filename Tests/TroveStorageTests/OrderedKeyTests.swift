@@ -20,11 +20,12 @@ struct OrderedKeyTests {
         var values: [Int64] = [.min, .max, 0, -1, 1, Int64(Int32.min), Int64(Int32.max)]
         for _ in 0..<2_000 { values.append(Int64.random(in: .min ... .max)) }
         for _ in 0..<500 { values.append(Int64.random(in: -300...300)) }
-        #expect(encodedOrderMatches(values, by: <) { value in
-            var key: [UInt8] = []
-            OrderedKey.append(value, to: &key)
-            return key
-        })
+        #expect(
+            encodedOrderMatches(values, by: <) { value in
+                var key: [UInt8] = []
+                OrderedKey.append(value, to: &key)
+                return key
+            })
         for value in values {
             var key: [UInt8] = []
             OrderedKey.append(value, to: &key)
@@ -34,17 +35,20 @@ struct OrderedKeyTests {
 
     @Test("Double keys sort numerically: negatives, zeros, infinities, subnormals")
     func doubles() {
-        var values: [Double] = [-.infinity, .infinity, -0.0, 0.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e-300]
+        var values: [Double] = [
+            -.infinity, .infinity, -0.0, 0.0, .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .greatestFiniteMagnitude, -1e-300,
+        ]
         for _ in 0..<2_000 {
             values.append(Double(bitPattern: UInt64.random(in: 0 ... .max)))
         }
         values = values.filter { !$0.isNaN }
         for _ in 0..<500 { values.append(Double.random(in: -1000...1000)) }
-        #expect(encodedOrderMatches(values, by: <) { value in
-            var key: [UInt8] = []
-            OrderedKey.append(value, to: &key)
-            return key
-        })
+        #expect(
+            encodedOrderMatches(values, by: <) { value in
+                var key: [UInt8] = []
+                OrderedKey.append(value, to: &key)
+                return key
+            })
         for value in values {
             var key: [UInt8] = []
             OrderedKey.append(value, to: &key)
@@ -60,12 +64,15 @@ struct OrderedKeyTests {
         for _ in 0..<2_000 {
             values.append(String((0..<Int.random(in: 0...8)).map { _ in alphabet.randomElement()! }))
         }
-        let scalarOrder: (String, String) -> Bool = { $0.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
-        #expect(encodedOrderMatches(values, by: scalarOrder) { value in
-            var key: [UInt8] = []
-            OrderedKey.append(bytes: value.utf8, to: &key)
-            return key
-        })
+        let scalarOrder: (String, String) -> Bool = {
+            $0.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.unicodeScalars.map(\.value))
+        }
+        #expect(
+            encodedOrderMatches(values, by: scalarOrder) { value in
+                var key: [UInt8] = []
+                OrderedKey.append(bytes: value.utf8, to: &key)
+                return key
+            })
     }
 
     @Test("nil sorts before every value; Bool false before true")

@@ -160,7 +160,9 @@ struct QueryTests {
         let byAge = try all.filter("id <= 20").sorted(by: \.age)
         #expect(byAge.prefix(2).map(\.id) == [10, 20])  // nil ages first
         #expect(byAge.last?.id == 19)
-        let multi = try all.filter("id <= 8").sorted(by: [SortDescriptor(keyPath: "city"), SortDescriptor(keyPath: "id", ascending: false)])
+        let multi = try all.filter("id <= 8").sorted(by: [
+            SortDescriptor(keyPath: "city"), SortDescriptor(keyPath: "id", ascending: false),
+        ])
         #expect(multi.map(\.id) == [6, 2, 8, 4, 7, 3, 5, 1])  // Lima, Oslo, Perth, Seoul
     }
 

@@ -74,7 +74,9 @@ extension Database {
                 tables.append(TableInfo.indexName(name, property.name))
             }
             for tableName in tables {
-                if let table = try transaction.existingTable(tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix)) {
+                if let table = try transaction.existingTable(
+                    tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix))
+                {
                     try transaction.clear(table)
                 }
             }

@@ -44,7 +44,9 @@ extension Database {
             let old = try recordValues(objectKey, in: table, transaction)
             try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
             for (column, index) in table.indexes where old?[column] != values[column] {
-                if let old { try deleteIndexEntry(old[column], column: column, objectKey: objectKey, in: index, table, transaction) }
+                if let old {
+                    try deleteIndexEntry(old[column], column: column, objectKey: objectKey, in: index, table, transaction)
+                }
                 try putIndexEntry(
                     IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
                     transaction)
@@ -64,7 +66,8 @@ extension Database {
         }
         for (column, index) in table.indexes {
             try putIndexEntry(
-                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
+                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                transaction)
         }
         generation &+= 1
         return (objectKey, values)
@@ -191,7 +194,8 @@ extension Database {
         do {
             let transaction = state.transaction
             guard var values = try recordValues(objectKey, in: table, transaction) else {
-                fatalError("Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
+                fatalError(
+                    "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
             }
             let old = values[column]
             values[column] = value

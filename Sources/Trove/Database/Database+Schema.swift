@@ -71,7 +71,9 @@ extension Database {
         let result = codeSchema.reconcile(withStored: stored)
         try throwIfBlocking(result.blocking, type: codeSchema.name)
         guard result.additive.isEmpty else {
-            throw TroveError(.schemaMismatch, "two models named \(codeSchema.name) are in use: \(result.additive.joined(separator: "; "))", path: path)
+            throw TroveError(
+                .schemaMismatch, "two models named \(codeSchema.name) are in use: \(result.additive.joined(separator: "; "))",
+                path: path)
         }
         return existing
     }

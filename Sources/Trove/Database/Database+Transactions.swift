@@ -86,7 +86,8 @@ extension Database {
     func requireWrite(_ operation: String) throws -> WriteState {
         guard let writeState else {
             throw TroveError(
-                .notInWriteTransaction, "\(operation) must be called inside a write transaction: wrap it in `try db.write { ... }`",
+                .notInWriteTransaction,
+                "\(operation) must be called inside a write transaction: wrap it in `try db.write { ... }`",
                 path: path)
         }
         return writeState

@@ -66,12 +66,15 @@ final class ModelInfo: @unchecked Sendable {
         }
         let keys = fields.filter { $0.schema.isPrimaryKey }
         if keys.count > 1 {
-            problems.append("\(typeName) declares \(keys.count) primary keys (\(keys.map(\.schema.name).joined(separator: ", "))); use one")
+            problems.append(
+                "\(typeName) declares \(keys.count) primary keys (\(keys.map(\.schema.name).joined(separator: ", "))); use one")
         }
         for field in fields {
             let property = field.schema
             if property.isPrimaryKey, ![.int, .int8, .int16, .int32, .string, .uuid].contains(property.type) {
-                problems.append("\(typeName).\(property.name): a primary key must be an integer, String or UUID, not \(property.typeDescription)")
+                problems.append(
+                    "\(typeName).\(property.name): a primary key must be an integer, String or UUID, not \(property.typeDescription)"
+                )
             }
             if property.isIndexed, !property.type.isIndexable {
                 problems.append("\(typeName).\(property.name): \(property.typeDescription) properties cannot be indexed")

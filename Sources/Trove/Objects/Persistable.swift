@@ -57,7 +57,9 @@ enum ValueModel {
         }
         var properties = probe.properties
         guard let keyIndex = properties.firstIndex(where: { $0.name == primaryKey }) else {
-            throw TroveError(.invalidModel, "\(name).primaryKey names '\(primaryKey)', which is not encoded by \(name)'s Codable implementation")
+            throw TroveError(
+                .invalidModel,
+                "\(name).primaryKey names '\(primaryKey)', which is not encoded by \(name)'s Codable implementation")
         }
         properties[keyIndex].isPrimaryKey = true
         properties[keyIndex].isIndexed = true

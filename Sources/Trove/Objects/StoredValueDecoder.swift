@@ -136,7 +136,8 @@ struct KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
         -> KeyedDecodingContainer<NestedKey>
     {
-        throw TroveError(.invalidModel, "property '\(key.stringValue)' is a nested struct; Persistable properties must be single values")
+        throw TroveError(
+            .invalidModel, "property '\(key.stringValue)' is a nested struct; Persistable properties must be single values")
     }
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         throw TroveError(.invalidModel, "property '\(key.stringValue)' is an array; Persistable properties must be single values")

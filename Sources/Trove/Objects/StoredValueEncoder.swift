@@ -89,7 +89,8 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     private func store(_ value: StoredValue, _ key: Key) throws {
         if let nested {
-            throw TroveError(.invalidModel, "property '\(nested)' is a nested struct; Persistable properties must be single values")
+            throw TroveError(
+                .invalidModel, "property '\(nested)' is a nested struct; Persistable properties must be single values")
         }
         sink.fields[key.stringValue] = value
     }

@@ -73,7 +73,8 @@ indirect enum BoundPredicate {
         case .value(let value):
             if op == .in || op == .between {
                 throw TroveError(
-                    .invalidQuery, "\(op.rawValue) needs a list such as {1, 2} or an array argument (at position \(comparison.position))",
+                    .invalidQuery,
+                    "\(op.rawValue) needs a list such as {1, 2} or an array argument (at position \(comparison.position))",
                     position: comparison.position)
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
@@ -81,7 +82,8 @@ indirect enum BoundPredicate {
         case .list(let values):
             guard op == .in || op == .between else {
                 throw TroveError(
-                    .invalidQuery, "a list can only follow IN or BETWEEN, not \(op.rawValue) (at position \(comparison.position))",
+                    .invalidQuery,
+                    "a list can only follow IN or BETWEEN, not \(op.rawValue) (at position \(comparison.position))",
                     position: comparison.position)
             }
             if op == .between, values.count != 2 {
@@ -89,7 +91,9 @@ indirect enum BoundPredicate {
                     .invalidQuery, "BETWEEN needs exactly two values, like {1, 10} (at position \(comparison.position))",
                     position: comparison.position)
             }
-            let converted = try values.map { try convert($0, for: property, op: .equal, position: comparison.position, table: table) }
+            let converted = try values.map {
+                try convert($0, for: property, op: .equal, position: comparison.position, table: table)
+            }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
         }
     }
@@ -106,7 +110,8 @@ indirect enum BoundPredicate {
         if case .null = value {
             guard op == .equal || op == .notEqual else {
                 throw TroveError(
-                    .invalidQuery, "nil can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
+                    .invalidQuery,
+                    "nil can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
                     position: position)
             }
             return .null

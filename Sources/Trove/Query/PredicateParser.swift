@@ -73,7 +73,9 @@ struct PredicateParser {
             index += 1
             let inner = try parseOr()
             guard let close = peek, close.kind == .symbol(")") else {
-                throw peek.map { error("expected ')' to close the '(' at position \(token.position), found \($0.describe)", at: $0) }
+                throw peek.map {
+                    error("expected ')' to close the '(' at position \(token.position), found \($0.describe)", at: $0)
+                }
                     ?? endError("')' to close the '(' at position \(token.position)")
             }
             index += 1
@@ -175,12 +177,13 @@ struct PredicateParser {
     private func value(of argument: Any?, at token: Token) throws -> QueryExpression.Operand {
         if let stored = StoredValue(any: argument) { return .value(stored) }
         if let list = argument as? [Any?] {
-            return .list(try list.map { element in
-                guard let stored = StoredValue(any: element) else {
-                    throw error("the argument list holds a \(type(of: element!)), which Trove cannot compare", at: token)
-                }
-                return stored
-            })
+            return .list(
+                try list.map { element in
+                    guard let stored = StoredValue(any: element) else {
+                        throw error("the argument list holds a \(type(of: element!)), which Trove cannot compare", at: token)
+                    }
+                    return stored
+                })
         }
         if let set = argument as? any Collection {
             return try value(of: Array(set.map { $0 as Any? }), at: token)
@@ -285,8 +288,10 @@ enum Tokenizer {
             }
             if c.isNumber || ((c == "-" || c == "+" || c == ".") && i + 1 < characters.count && characters[i + 1].isNumber) {
                 i += 1
-                while i < characters.count, characters[i].isNumber || characters[i] == "." || characters[i] == "e" || characters[i] == "E"
-                    || ((characters[i] == "-" || characters[i] == "+") && (characters[i - 1] == "e" || characters[i - 1] == "E"))
+                while i < characters.count,
+                    characters[i].isNumber || characters[i] == "." || characters[i] == "e" || characters[i] == "E"
+                        || ((characters[i] == "-" || characters[i] == "+")
+                            && (characters[i - 1] == "e" || characters[i - 1] == "E"))
                 {
                     i += 1
                 }
@@ -327,7 +332,9 @@ enum Tokenizer {
                 switch characters[i + 1] {
                 case "@": tokens.append(Token(kind: .argument, position: start))
                 case "K": tokens.append(Token(kind: .keyArgument, position: start))
-                default: throw fail("'%\(characters[i + 1])' is not a placeholder; use %@ for a value or %K for a property name", start)
+                default:
+                    throw fail(
+                        "'%\(characters[i + 1])' is not a placeholder; use %@ for a value or %K for a property name", start)
                 }
                 i += 2
                 continue

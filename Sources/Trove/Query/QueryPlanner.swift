@@ -43,8 +43,10 @@ enum QueryPlanner {
         if !sort.isEmpty {
             selected.sort { left, right in
                 for (index, key) in sort.enumerated() {
-                    let order = ValueComparison.order(left.sortValues[index], right.sortValues[index]) ?? nullOrder(
-                        left.sortValues[index], right.sortValues[index])
+                    let order =
+                        ValueComparison.order(left.sortValues[index], right.sortValues[index])
+                        ?? nullOrder(
+                            left.sortValues[index], right.sortValues[index])
                     if order == .orderedSame { continue }
                     return (order == .orderedAscending) == key.ascending
                 }
@@ -82,7 +84,8 @@ enum QueryPlanner {
         return nil
     }
 
-    private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [UInt64] {
+    private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [UInt64]
+    {
         let type = table.layout.types[column]
         let key = IndexKey.make(value, type: type).bytes
         if column == table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {

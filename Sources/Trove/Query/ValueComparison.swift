@@ -53,7 +53,9 @@ enum ValueComparison {
         return text.folding(options: folding, locale: nil)
     }
 
-    private static func stringTest(_ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions)
+    private static func stringTest(
+        _ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions
+    )
         -> Bool
     {
         switch (actual, expected) {

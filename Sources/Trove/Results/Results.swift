@@ -101,7 +101,8 @@ public struct Results<Element>: RandomAccessCollection {
         guard let column = table.columnIndex[keyPath] else {
             preconditionFailure("Trove: cannot sort \(table.name) by '\(keyPath)': \(table.unknownProperty(keyPath).message)")
         }
-        return Results(database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
+        return Results(
+            database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }
 
     /// The elements sorted by a property.
@@ -111,14 +112,16 @@ public struct Results<Element>: RandomAccessCollection {
     /// ```
     public func sorted<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
         let column = source.column(for: keyPath)
-        return Results(database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
+        return Results(
+            database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }
 
     /// The elements sorted by several properties, most significant first.
     public func sorted(by descriptors: [SortDescriptor]) -> Results {
         let keys = descriptors.map { descriptor -> SortKey in
             guard let column = table.columnIndex[descriptor.keyPath] else {
-                preconditionFailure("Trove: cannot sort by '\(descriptor.keyPath)': \(table.unknownProperty(descriptor.keyPath).message)")
+                preconditionFailure(
+                    "Trove: cannot sort by '\(descriptor.keyPath)': \(table.unknownProperty(descriptor.keyPath).message)")
             }
             return SortKey(column: column, ascending: descriptor.ascending)
         }

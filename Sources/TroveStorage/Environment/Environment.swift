@@ -110,7 +110,6 @@ package final class Environment: @unchecked Sendable {
     /// Tables whose names start with this are multi-value (`MDB_DUPSORT`).
     package static let multiValuePrefix = "idx:"
 
-
     deinit {
         mdb_env_close(handle)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 @testable import Trove
 
@@ -37,5 +38,3 @@ func expectTroveError<R>(_ kind: TroveError.Kind, _ body: () throws -> R) -> Tro
     Issue.record("expected TroveError.\(kind), nothing was thrown")
     return nil
 }
-
-import Testing

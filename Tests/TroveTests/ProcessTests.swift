@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A path both a test and its child process can name (exit tests run in a
+/// separate process and capture nothing).
+private func sharedPath(_ name: String) -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-process-tests")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name)
+}
+
+private func removeDatabase(_ url: URL) {
+    try? FileManager.default.removeItem(at: url)
+    try? FileManager.default.removeItem(atPath: url.path + "-lock")
+}
+
+@Suite("Across processes", .serialized)
+struct ProcessTests {
+    @Test("what one process commits, another process reads after reopening")
+    func persistenceAcrossProcesses() async throws {
+        let url = sharedPath("persist-\(getpid()).trove")
+        removeDatabase(url)
+        setenv("TROVE_TEST_FILE", url.path, 1)
+        await #expect(processExitsWith: .success) {
+            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let db = try! Database(fileURL: URL(fileURLWithPath: path))
+            try! db.write {
+                for id in 1...100 {
+                    let person = Person()
+                    person.id = id
+                    person.name = "child \(id)"
+                    person.age = id
+                    try db.add(person)
+                }
+                try db.add(Contact(firstName: "From", lastName: "Child", age: 9))
+            }
+            exit(0)
+        }
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Person.self).count == 100)
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 42)?.name == "child 42")
+        #expect(try db.objects(Person.self).filter("age > 90").count == 10)
+        #expect(db.values(Contact.self).first?.lastName == "Child")
+    }
+
+    @Test("a process killed in the middle of a write leaves exactly the committed state, and writers are not blocked")
+    func killedMidWrite() async throws {
+        let url = sharedPath("killed-\(getpid()).trove")
+        removeDatabase(url)
+        setenv("TROVE_TEST_FILE", url.path, 1)
+        await #expect(processExitsWith: .signal(SIGKILL)) {
+            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let db = try! Database(fileURL: URL(fileURLWithPath: path))
+            try! db.write {
+                for _ in 1...50 { try db.add(Dog()) }
+            }
+            try! db.beginWrite()
+            for _ in 1...50 { try! db.add(Dog()) }
+            kill(getpid(), SIGKILL)
+        }
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Dog.self).count == 50)
+        try db.write { try db.add(Dog()) }  // the dead writer's lock was released
+        #expect(db.objects(Dog.self).count == 51)
+    }
+}
+
+@Suite("Examples", .serialized)
+struct ExampleTests {
+    /// The built example executable, beside the test bundle in `.build/<config>/`.
+    private func executable(_ name: String) throws -> URL {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        for configuration in ["debug", "release"] {
+            let candidate = root.appendingPathComponent(".build/\(configuration)/\(name)")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        Issue.record("\(name) is not built; run `swift build` (make test does) before the tests")
+        throw CancellationError()
+    }
+
+    private func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try executable(name)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test("the photo diary saves, fetches, updates, deletes and finds its data after a reopen, twice in a row")
+    func photoDiary() throws {
+        let file = makeTemporaryDirectory().appendingPathComponent("photos.trove").path
+        let first = try run("PhotoDiary", [file])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("reopened the file: 2 photo(s) (expected 2)"))
+        #expect(first.output.contains("the edit survived: edited: rain in the afternoon"))
+        let second = try run("PhotoDiary", [file])
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.output.contains("found 2 photo(s) from earlier runs"))
+        #expect(second.output.contains("reopened the file: 4 photo(s) (expected 4)"))
+    }
+
+    @Test("the inventory stores Codable persons with auto-increment ids")
+    func inventory() throws {
+        let file = makeTemporaryDirectory().appendingPathComponent("inventory.trove").path
+        let result = try run("Inventory", [file])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("added #1: 트랜잭션 테스트, age 22"))
+        #expect(result.output.contains("added #3: Alan Turing, age unknown"))
+        #expect(result.output.contains("next free id by max(of: \\.id) + 1: 4"))
+        #expect(result.output.contains("adults, oldest first: Ada (36), 트랜잭션 (22)"))
+        #expect(result.output.contains("updated Ada: age 37"))
+        #expect(result.output.contains("deleted #3; 2 person(s) stored in total"))
+    }
+}
