@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "Trove", targets: ["Trove"]),
         .executable(name: "PhotoDiary", targets: ["PhotoDiary"]),
         .executable(name: "Inventory", targets: ["Inventory"]),
+        .executable(name: "trove-bench", targets: ["TroveBenchmarks"]),
     ],
     targets: [
         .systemLibrary(
@@ -14,10 +15,16 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         .target(name: "TroveStorage", dependencies: ["CLMDB"]),
         .target(name: "Trove", dependencies: ["TroveStorage"]),
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),
+        .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove"]),
     ],

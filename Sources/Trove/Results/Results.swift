@@ -65,6 +65,24 @@ public struct Results<Element>: RandomAccessCollection {
         return source.materialize(database, keys[position])
     }
 
+    /// Iterates a snapshot of the matches taken when the loop starts, so
+    /// changing or deleting objects inside the loop neither skips nor repeats any.
+    public func makeIterator() -> Iterator {
+        Iterator(results: self, keys: keys)
+    }
+
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        let keys: [UInt64]
+        var position = 0
+
+        public mutating func next() -> Element? {
+            guard position < keys.count else { return nil }
+            defer { position += 1 }
+            return results.source.materialize(results.database, keys[position])
+        }
+    }
+
     public func index(after i: Int) -> Int { i + 1 }
     public func index(before i: Int) -> Int { i - 1 }
 

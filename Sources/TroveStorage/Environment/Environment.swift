@@ -1,3 +1,4 @@
+import Foundation
 import CLMDB
 
 #if canImport(Glibc)
@@ -262,5 +263,20 @@ package final class Environment: @unchecked Sendable {
         defer { free(resolved) }
         let base = String(cString: resolved)
         return base == "/" ? "/" + name : base + "/" + name
+    }
+}
+
+extension Environment {
+    /// Writes a consistent copy of the file to `path`; with `compact`, free
+    /// pages are left out and the copy is as small as the data allows.
+    package func copy(to path: String, compact: Bool) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            throw TroveError(.fileAccess, "cannot copy \(self.path) to \(path): the destination exists", path: path)
+        }
+        try gate.withExclusive {
+            try LMDBCall.check(
+                mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the database to \(path)", path: self.path)
+        }
+        // mdb_env_copy leaves a lock file beside a NOSUBDIR copy only when opened; nothing to clean.
     }
 }

@@ -1,0 +1,92 @@
+import Foundation
+
+/// SplitMix64: small, fast and the same sequence on every machine.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Shape A: an id and ten 64-bit integers (GRDB's performance suite).
+struct RowA {
+    var id: Int
+    var values: [Int64]
+
+    static func make(_ count: Int, seed: UInt64 = 1) -> [RowA] {
+        var random = SeededGenerator(seed: seed)
+        return (1...count).map { id in RowA(id: id, values: (0..<10).map { _ in Int64.random(in: -1_000_000...1_000_000, using: &random) }) }
+    }
+
+    var checksum: Int64 { values.reduce(Int64(id), &+) }
+}
+
+/// Shape B: ObjectBox's SimpleEntity.
+struct RowB {
+    var id: Int
+    var flag: Bool
+    var int8: Int8
+    var int16: Int16
+    var int32: Int32
+    var int64: Int64
+    var float: Float
+    var double: Double
+    var string: String
+    var data: [UInt8]
+
+    static func make(_ count: Int, seed: UInt64 = 2) -> [RowB] {
+        var random = SeededGenerator(seed: seed)
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ")
+        return (1...count).map { id in
+            let stringLength = Int.random(in: 0..<100, using: &random)
+            let dataLength = Int.random(in: 0..<100, using: &random)
+            return RowB(
+                id: id, flag: Bool.random(using: &random), int8: Int8.random(in: .min ... .max, using: &random),
+                int16: Int16.random(in: .min ... .max, using: &random), int32: Int32.random(in: .min ... .max, using: &random),
+                int64: Int64.random(in: -1_000_000_000...1_000_000_000, using: &random),
+                float: Float(Int.random(in: -1000...1000, using: &random)) / 4,
+                double: Double(Int.random(in: -100_000...100_000, using: &random)) / 8,
+                string: String((0..<stringLength).map { _ in letters[Int.random(in: 0..<letters.count, using: &random)] }),
+                data: (0..<dataLength).map { _ in UInt8.random(in: 0...255, using: &random) })
+        }
+    }
+
+    /// What a reader that touched every property adds up; every engine must agree.
+    static func checksum(
+        id: Int, flag: Bool, int8: Int8, int16: Int16, int32: Int32, int64: Int64, float: Float, double: Double, stringBytes: Int,
+        dataBytes: Int
+    ) -> Int64 {
+        Int64(id) &+ (flag ? 1 : 0) &+ Int64(int8) &+ Int64(int16) &+ Int64(int32) &+ int64 &+ Int64(float * 4) &+ Int64(double * 8)
+            &+ Int64(stringBytes) &+ Int64(dataBytes)
+    }
+
+    var checksum: Int64 {
+        RowB.checksum(
+            id: id, flag: flag, int8: int8, int16: int16, int32: int32, int64: int64, float: float, double: double,
+            stringBytes: string.utf8.count, dataBytes: data.count)
+    }
+}
+
+/// Shape C: a person with indexed name, age and city, and an unindexed score.
+struct RowC {
+    static let cities = ["Seoul", "Busan", "Oslo", "Lima", "Perth", "Quito", "Hanoi", "Cairo", "Tunis", "Baku"]
+    var id: Int
+    var name: String
+    var age: Int
+    var city: String
+    var score: Int
+
+    static func make(_ count: Int, seed: UInt64 = 3) -> [RowC] {
+        var random = SeededGenerator(seed: seed)
+        return (1...count).map { id in
+            RowC(
+                id: id, name: "person\(Int.random(in: 0..<count, using: &random))", age: Int.random(in: 0..<100, using: &random),
+                city: cities[Int.random(in: 0..<cities.count, using: &random)], score: Int.random(in: 0..<1_000_000, using: &random))
+        }
+    }
+}

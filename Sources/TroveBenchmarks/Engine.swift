@@ -1,0 +1,69 @@
+import Foundation
+
+/// How hard commits work, paired across engines as BENCHMARKS.md asks:
+/// SQLite `synchronous=FULL` with LMDB's default sync, and SQLite `NORMAL`
+/// with `MDB_NOMETASYNC` (Trove's `.relaxed`).
+enum Durability: String, CaseIterable {
+    case full, relaxed
+}
+
+/// One storage engine under test. Each workload calls a few of these; every
+/// read operation returns a checksum over every property it touched.
+protocol Engine: AnyObject {
+    static var name: String { get }
+    init(directory: URL, durability: Durability) throws
+    /// The size of the database files in bytes.
+    func fileSize() -> Int
+    /// Compacts the file (copy with compaction / VACUUM) and returns the new size.
+    func compact() throws -> Int
+
+    func insertA(_ rows: [RowA]) throws
+    func scanA() throws -> (count: Int, checksum: Int64)
+
+    func insertB(_ rows: [RowB]) throws
+    /// One transaction per row; returns each commit's duration in seconds.
+    func insertEachB(_ rows: [RowB]) throws -> [Double]
+    /// One transaction per row setting `int64 = row.int64 + 1`.
+    func updateEachB(_ rows: [RowB]) throws -> [Double]
+    func scanB() throws -> (count: Int, checksum: Int64)
+    /// Looks each id up and reads every property; per-lookup durations in seconds.
+    func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double])
+    /// Sets `int64 += 1` on every object in one transaction; returns how many.
+    func updateAllB() throws -> Int
+    /// Sets `int64 += 1` on `ids`, `batch` objects per transaction.
+    func updateB(_ ids: [Int], batch: Int) throws
+    func deleteAllB() throws
+    func deleteB(_ ids: [Int]) throws
+    func countB() throws -> Int
+
+    func insertC(_ rows: [RowC]) throws
+    /// Objects with `age == value` (indexed Int); returns the count.
+    func countAgeEquals(_ value: Int) throws -> Int
+    /// Objects with `name == value` (indexed String); returns the count.
+    func countNameEquals(_ value: String) throws -> Int
+    /// Objects with `score == value` (unindexed).
+    func countScoreEquals(_ value: Int) throws -> Int
+    /// `score` in [low, high): how many and their sum (unindexed range).
+    func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int)
+    /// `score` in [low, high) sorted by score, the first `limit`: sum of their ages and score.
+    func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int)
+}
+
+extension Engine {
+    var name: String { Self.name }
+}
+
+/// Elapsed seconds of `body`.
+@inline(__always)
+func measure(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+@inline(__always)
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+}

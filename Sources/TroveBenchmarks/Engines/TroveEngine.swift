@@ -1,0 +1,248 @@
+import Foundation
+import Trove
+
+final class BenchA: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var v0: Int64 = 0
+    @Persisted var v1: Int64 = 0
+    @Persisted var v2: Int64 = 0
+    @Persisted var v3: Int64 = 0
+    @Persisted var v4: Int64 = 0
+    @Persisted var v5: Int64 = 0
+    @Persisted var v6: Int64 = 0
+    @Persisted var v7: Int64 = 0
+    @Persisted var v8: Int64 = 0
+    @Persisted var v9: Int64 = 0
+}
+
+final class BenchB: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var flag = false
+    @Persisted var int8: Int8 = 0
+    @Persisted var int16: Int16 = 0
+    @Persisted var int32: Int32 = 0
+    @Persisted var int64: Int64 = 0
+    @Persisted var float: Float = 0
+    @Persisted var double: Double = 0
+    @Persisted var string = ""
+    @Persisted var data = Data()
+
+    var checksum: Int64 {
+        RowB.checksum(
+            id: id, flag: flag, int8: int8, int16: int16, int32: int32, int64: int64, float: float, double: double,
+            stringBytes: string.utf8.count, dataBytes: data.count)
+    }
+}
+
+final class BenchC: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var name = ""
+    @Persisted(indexed: true) var age = 0
+    @Persisted(indexed: true) var city = ""
+    @Persisted var score = 0
+}
+
+/// Trove, used the way an app uses it: model objects, write blocks, Results.
+final class TroveEngine: Engine {
+    static let name = "Trove"
+    let db: Database
+    let url: URL
+
+    init(directory: URL, durability: Durability) throws {
+        url = directory.appendingPathComponent("bench.trove")
+        db = try Database(
+            configuration: Configuration(
+                fileURL: url, objectTypes: [BenchA.self, BenchB.self, BenchC.self],
+                durability: durability == .full ? .full : .relaxed))
+    }
+
+    func fileSize() -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? Int) ?? 0
+    }
+
+    func compact() throws -> Int {
+        let target = url.deletingLastPathComponent().appendingPathComponent("compacted.trove")
+        try db.writeCopy(to: target)
+        return ((try? FileManager.default.attributesOfItem(atPath: target.path)[.size]) as? Int) ?? 0
+    }
+
+    func insertA(_ rows: [RowA]) throws {
+        try db.write {
+            for row in rows {
+                let object = BenchA()
+                object.id = row.id
+                object.v0 = row.values[0]
+                object.v1 = row.values[1]
+                object.v2 = row.values[2]
+                object.v3 = row.values[3]
+                object.v4 = row.values[4]
+                object.v5 = row.values[5]
+                object.v6 = row.values[6]
+                object.v7 = row.values[7]
+                object.v8 = row.values[8]
+                object.v9 = row.values[9]
+                try db.add(object)
+            }
+        }
+    }
+
+    func scanA() throws -> (count: Int, checksum: Int64) {
+        var count = 0
+        var sum: Int64 = 0
+        for object in db.objects(BenchA.self) {
+            count += 1
+            sum = sum &+ Int64(object.id) &+ object.v0 &+ object.v1 &+ object.v2 &+ object.v3 &+ object.v4 &+ object.v5
+            sum = sum &+ object.v6 &+ object.v7 &+ object.v8 &+ object.v9
+        }
+        return (count, sum)
+    }
+
+    private func make(_ row: RowB) -> BenchB {
+        let object = BenchB()
+        object.id = row.id
+        object.flag = row.flag
+        object.int8 = row.int8
+        object.int16 = row.int16
+        object.int32 = row.int32
+        object.int64 = row.int64
+        object.float = row.float
+        object.double = row.double
+        object.string = row.string
+        object.data = Data(row.data)
+        return object
+    }
+
+    func insertB(_ rows: [RowB]) throws {
+        try db.write {
+            for row in rows { try db.add(make(row)) }
+        }
+    }
+
+    func insertEachB(_ rows: [RowB]) throws -> [Double] {
+        try rows.map { row in
+            let object = make(row)
+            return try measure { try db.write { try db.add(object) } }
+        }
+    }
+
+    func updateEachB(_ rows: [RowB]) throws -> [Double] {
+        try rows.map { row in
+            try measure {
+                try db.write {
+                    guard let object = db.object(ofType: BenchB.self, forPrimaryKey: row.id) else {
+                        throw BenchmarkFailure(description: "Trove: object \(row.id) missing")
+                    }
+                    object.int64 = row.int64 &+ 1
+                }
+            }
+        }
+    }
+
+    func scanB() throws -> (count: Int, checksum: Int64) {
+        var count = 0
+        var sum: Int64 = 0
+        for object in db.objects(BenchB.self) {
+            count += 1
+            sum = sum &+ object.checksum
+        }
+        return (count, sum)
+    }
+
+    func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double]) {
+        var sum: Int64 = 0
+        var latencies: [Double] = []
+        latencies.reserveCapacity(ids.count)
+        for id in ids {
+            let start = now()
+            guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                throw BenchmarkFailure(description: "Trove: object \(id) missing")
+            }
+            sum = sum &+ object.checksum
+            latencies.append(Double(now() - start) / 1e9)
+        }
+        return (sum, latencies)
+    }
+
+    func updateAllB() throws -> Int {
+        var count = 0
+        try db.write {
+            for object in db.objects(BenchB.self) {
+                object.int64 = object.int64 &+ 1
+                count += 1
+            }
+        }
+        return count
+    }
+
+    func updateB(_ ids: [Int], batch: Int) throws {
+        for start in stride(from: 0, to: ids.count, by: batch) {
+            try db.write {
+                for id in ids[start..<min(start + batch, ids.count)] {
+                    guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                        throw BenchmarkFailure(description: "Trove: object \(id) missing")
+                    }
+                    object.int64 = object.int64 &+ 1
+                }
+            }
+        }
+    }
+
+    func deleteAllB() throws {
+        try db.write { try db.delete(db.objects(BenchB.self)) }
+    }
+
+    func deleteB(_ ids: [Int]) throws {
+        try db.write {
+            for id in ids {
+                guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                    throw BenchmarkFailure(description: "Trove: object \(id) missing")
+                }
+                try db.delete(object)
+            }
+        }
+    }
+
+    func countB() throws -> Int { db.objects(BenchB.self).count }
+
+    func insertC(_ rows: [RowC]) throws {
+        try db.write {
+            for row in rows {
+                let object = BenchC()
+                object.id = row.id
+                object.name = row.name
+                object.age = row.age
+                object.city = row.city
+                object.score = row.score
+                try db.add(object)
+            }
+        }
+    }
+
+    func countAgeEquals(_ value: Int) throws -> Int {
+        try db.objects(BenchC.self).filter("age == %@", value).count
+    }
+
+    func countNameEquals(_ value: String) throws -> Int {
+        try db.objects(BenchC.self).filter("name == %@", value).count
+    }
+
+    func countScoreEquals(_ value: Int) throws -> Int {
+        try db.objects(BenchC.self).filter("score == %@", value).count
+    }
+
+    func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int) {
+        let range = try db.objects(BenchC.self).filter("score >= %@ AND score < %@", low, high)
+        return (range.count, range.sum(of: \.score))
+    }
+
+    func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int) {
+        let range = try db.objects(BenchC.self).filter("score >= %@ AND score < %@", low, high).sorted(by: \.score)
+        var checksum = 0
+        var count = 0
+        for object in range.prefix(limit) {
+            checksum &+= object.age &+ object.score
+            count += 1
+        }
+        return (count, checksum)
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+
+/// BENCHMARKS.md's workloads, each run on every engine through ``Runner``.
+extension Runner {
+    func runAll() throws {
+        if options.wants("W1") { try w1() }
+        if options.wants("W2") { try w2() }
+        if options.wants("W3") { try w3() }
+        if options.wants("W4") { try w4() }
+        if options.wants("W5") { try w5() }
+        if options.wants("W6") { try w6() }
+        if options.wants("W7") { try w7() }
+        if options.wants("W8") { try w8() }
+    }
+
+    func w1() throws {
+        let countB = options.size(100_000, large: 1_000_000)
+        let rowsB = RowB.make(countB)
+        let expectedB = rowsB.reduce(Int64(0)) { $0 &+ $1.checksum }
+        try run("W1", "bulk insert, shape B", size: countB, unit: "objects/s") { engine in
+            let seconds = try measure { try engine.insertB(rowsB) }
+            let scan = try engine.scanB()
+            guard scan.checksum == expectedB else { throw BenchmarkFailure(description: "\(engine.name) W1 stored wrong values") }
+            return Sample(seconds: seconds, operations: countB, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+        }
+        let countA = options.size(50_000)
+        let rowsA = RowA.make(countA)
+        try run("W1", "bulk insert, shape A", size: countA, unit: "objects/s") { engine in
+            let seconds = try measure { try engine.insertA(rowsA) }
+            let scan = try engine.scanA()
+            return Sample(seconds: seconds, operations: countA, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+        }
+    }
+
+    func w2() throws {
+        let count = options.size(10_000)
+        let rows = RowB.make(count)
+        for durability in Durability.allCases {
+            try run("W2", "one object per transaction: insert", size: count, unit: "tx/s", durability: durability) { engine in
+                let latencies = try engine.insertEachB(rows)
+                return Sample(seconds: latencies.reduce(0, +), operations: count, answer: "\(try engine.countB())", latencies: latencies)
+            }
+            try run("W2", "one object per transaction: update", size: count, unit: "tx/s", durability: durability) { engine in
+                try engine.insertB(rows)
+                let latencies = try engine.updateEachB(rows)
+                let scan = try engine.scanB()
+                return Sample(seconds: latencies.reduce(0, +), operations: count, answer: "\(scan.checksum)", latencies: latencies)
+            }
+        }
+    }
+
+    func w3() throws {
+        let countA = options.size(200_000)
+        let rowsA = RowA.make(countA)
+        try run("W3", "full scan, shape A", size: countA, unit: "objects/s") { engine in
+            try engine.insertA(rowsA)
+            var result = (count: 0, checksum: Int64(0))
+            let seconds = try measure { result = try engine.scanA() }
+            return Sample(seconds: seconds, operations: countA, answer: "\(result.count)/\(result.checksum)")
+        }
+        let countB = options.size(100_000)
+        let rowsB = RowB.make(countB)
+        try run("W3", "full scan, shape B", size: countB, unit: "objects/s") { engine in
+            try engine.insertB(rowsB)
+            var result = (count: 0, checksum: Int64(0))
+            let seconds = try measure { result = try engine.scanB() }
+            return Sample(seconds: seconds, operations: countB, answer: "\(result.count)/\(result.checksum)")
+        }
+    }
+
+    func w4() throws {
+        let count = options.size(100_000, large: 1_000_000)
+        let rows = RowB.make(count)
+        var random = SeededGenerator(seed: 4)
+        let sequential = Array(1...count)
+        let shuffled = sequential.shuffled(using: &random)
+        for (label, ids) in [("sequential", sequential), ("random", shuffled)] {
+            try run("W4", "primary-key lookups, \(label)", size: count, unit: "lookups/s") { engine in
+                try engine.insertB(rows)
+                let result = try engine.lookupB(ids)
+                return Sample(seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)", latencies: result.latencies)
+            }
+        }
+    }
+
+    func w5() throws {
+        let count = options.size(100_000)
+        let rows = RowB.make(count)
+        try run("W5", "update one property on all objects", size: count, unit: "objects/s") { engine in
+            try engine.insertB(rows)
+            let before = engine.fileSize()
+            var updated = 0
+            let seconds = try measure { updated = try engine.updateAllB() }
+            let scan = try engine.scanB()
+            return Sample(seconds: seconds, operations: updated, answer: "\(updated)/\(scan.checksum)", fileSize: engine.fileSize() - before)
+        }
+        var random = SeededGenerator(seed: 5)
+        let ids = Array(Array(1...count).shuffled(using: &random).prefix(count / 100))
+        try run("W5", "update a random 1% in transactions of 10", size: count, unit: "objects/s") { engine in
+            try engine.insertB(rows)
+            let seconds = try measure { try engine.updateB(ids, batch: 10) }
+            let scan = try engine.scanB()
+            return Sample(seconds: seconds, operations: ids.count, answer: "\(scan.checksum)")
+        }
+    }
+
+    func w6() throws {
+        let count = options.size(100_000)
+        let rows = RowB.make(count)
+        try run("W6", "delete all", size: count, unit: "objects/s") { engine in
+            try engine.insertB(rows)
+            let seconds = try measure { try engine.deleteAllB() }
+            return Sample(seconds: seconds, operations: count, answer: "\(try engine.countB())", fileSize: engine.fileSize())
+        }
+        var random = SeededGenerator(seed: 6)
+        let ids = Array(Array(1...count).shuffled(using: &random).prefix(count / 10))
+        try run("W6", "delete a random 10%", size: count, unit: "objects/s") { engine in
+            try engine.insertB(rows)
+            let seconds = try measure { try engine.deleteB(ids) }
+            let scan = try engine.scanB()
+            let size = engine.fileSize()
+            return Sample(
+                seconds: seconds, operations: ids.count, answer: "\(scan.count)/\(scan.checksum)", fileSize: size,
+                compactedSize: try engine.compact())
+        }
+    }
+
+    func w7() throws {
+        let count = options.size(100_000)
+        let rows = RowC.make(count)
+        let queries = options.size(10_000)
+        let scans = options.quick ? 5 : 50
+        var random = SeededGenerator(seed: 7)
+        let ages = (0..<queries).map { _ in Int.random(in: 0..<100, using: &random) }
+        let names = (0..<queries).map { _ in rows[Int.random(in: 0..<count, using: &random)].name }
+        let scores = (0..<scans).map { _ in rows[Int.random(in: 0..<count, using: &random)].score }
+        let ranges = (0..<scans).map { _ -> (Int, Int) in
+            let low = Int.random(in: 0..<900_000, using: &random)
+            return (low, low + 100_000)
+        }
+        let queryEngines: [any Engine.Type] = [TroveEngine.self, SQLiteEngine.self]
+        func queryRow(_ title: String, _ n: Int, _ query: @escaping (any Engine, Int) throws -> Int) throws {
+            try run("W7", title, size: count, unit: "queries/s", engines: queryEngines) { engine in
+                try engine.insertC(rows)
+                var answer = 0
+                var latencies: [Double] = []
+                latencies.reserveCapacity(n)
+                for index in 0..<n {
+                    let start = now()
+                    answer &+= try query(engine, index)
+                    latencies.append(Double(now() - start) / 1e9)
+                }
+                return Sample(seconds: latencies.reduce(0, +), operations: n, answer: "\(answer)", latencies: latencies)
+            }
+        }
+        try queryRow("equality on an indexed Int", queries) { engine, index in try engine.countAgeEquals(ages[index]) }
+        try queryRow("equality on an indexed String", queries) { engine, index in try engine.countNameEquals(names[index]) }
+        try queryRow("equality, unindexed", scans) { engine, index in try engine.countScoreEquals(scores[index]) }
+        try queryRow("unindexed range: count and sum", scans) { engine, index in
+            let result = try engine.countAndSumScore(ranges[index].0, ranges[index].1)
+            return result.count &+ result.sum
+        }
+        try queryRow("unindexed range: sort, fetch first 100 objects", scans) { engine, index in
+            let result = try engine.fetchScoreRange(ranges[index].0, ranges[index].1, limit: 100)
+            return result.count &+ result.checksum
+        }
+    }
+
+    /// Cold open of a large file and a first primary-key lookup, per engine.
+    func w8() throws {
+        let count = options.size(1_000_000)
+        let data = RowB.make(count)
+        var figures: [String: Figure] = [:]
+        var answers: [String: String] = [:]
+        for engineType in Runner.allEngines {
+            let directory = makeScratchDirectory("W8-\(engineType.name)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try autoreleasepool {
+                let engine = try engineType.init(directory: directory, durability: .full)
+                try engine.insertB(data)
+            }
+            var times: [Double] = []
+            for repetition in 0...options.repeats {
+                var answer: Int64 = 0
+                let seconds = try measure {
+                    let engine = try engineType.init(directory: directory, durability: .full)
+                    answer = try engine.lookupB([count / 2]).checksum
+                }
+                answers[engineType.name] = "\(answer)"
+                if repetition > 0 || options.quick { times.append(seconds) }
+            }
+            let time = median(times)
+            figures[engineType.name] = Figure(value: 1 / time, p50: time)
+        }
+        if Set(answers.values).count > 1 {
+            throw BenchmarkFailure(description: "W8 cold open: the engines disagree: \(answers)")
+        }
+        let row = Row(
+            workload: "W8", title: "cold open and first primary-key lookup", size: count, unit: "opens/s", durability: "full",
+            figures: figures)
+        self.rows.append(row)
+        FileHandle.standardError.write(
+            Data("  W8 cold open: \(figures.map { "\($0.key) \(String(format: "%.2f", ($0.value.p50 ?? 0) * 1000)) ms" }.joined(separator: ", "))\n".utf8))
+    }
+}
