@@ -1,5 +1,5 @@
-import Foundation
 import CLMDB
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -33,20 +33,28 @@ package final class Environment: @unchecked Sendable {
     package let options: Options
     let handle: OpaquePointer
     package let gate = MapGate()
+    /// Serializes this process's write transactions (LMDB's own writer lock
+    /// serializes processes). Held from before a write begins until it ends,
+    /// so map growth and table opens never race another writer of this process.
+    let writerLock = WriterLock()
     /// State that layers above keep per environment (Trove's schema catalog).
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
-    let tableOpenLock = TableOpenLock()
     let pageSize: Int
     private let state: Locked<State>
 
     struct State {
         var tables: [String: Table] = [:]
         var mapSize: Int
-        var writerThread: pthread_t?
         var slotLimit: MDB_dbi = 2  // LMDB reserves slots 0 (free list) and 1 (main table)
     }
 
-    private static let registry = Locked<[String: WeakEnvironment]>([:])
+    private struct Registry {
+        var live: [String: WeakEnvironment] = [:]
+        /// Files whose environment is being closed; opening them waits.
+        var closing: Set<String> = []
+    }
+
+    private static let registry = Locked(Registry())
 
     private struct WeakEnvironment {
         weak var environment: Environment?
@@ -55,17 +63,25 @@ package final class Environment: @unchecked Sendable {
     /// Opens (or joins) the environment for the file at `path`.
     package static func open(path: String, options: Options = Options()) throws -> Environment {
         let key = try canonicalPath(path)
-        return try registry.withLock { (entries) throws -> Environment in
-            if let live = entries[key]?.environment { return live }
-            let environment = try Environment(path: key, options: options)
-            entries[key] = WeakEnvironment(environment: environment)
-            return environment
+        while true {
+            let result = try registry.withLock { (registry) throws -> Environment? in
+                if let entry = registry.live[key] {
+                    // A dead entry means the environment is on its way out; wait for it to close.
+                    return entry.environment
+                }
+                if registry.closing.contains(key) { return nil }
+                let environment = try Environment(path: key, options: options)
+                registry.live[key] = WeakEnvironment(environment: environment)
+                return environment
+            }
+            if let result { return result }
+            usleep(200)  // the previous environment on this file is still closing
         }
     }
 
     /// The number of live environments, for tests of the registry.
     package static var openCount: Int {
-        registry.withLock { entries in entries.values.filter { $0.environment != nil }.count }
+        registry.withLock { registry in registry.live.values.filter { $0.environment != nil }.count }
     }
 
     private init(path: String, options: Options) throws {
@@ -102,18 +118,21 @@ package final class Environment: @unchecked Sendable {
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
-        // Open every existing table now, so that every later snapshot can see them.
-        for name in try tableNames() {
-            _ = try openExistingTable(name, isMultiValue: name.hasPrefix(Environment.multiValuePrefix))
+        try openExistingTables()
+    }
+
+    deinit {
+        let key = path
+        Environment.registry.withLock { registry in
+            registry.live[key] = nil
+            registry.closing.insert(key)
         }
+        mdb_env_close(handle)
+        Environment.registry.withLock { registry in _ = registry.closing.remove(key) }
     }
 
     /// Tables whose names start with this are multi-value (`MDB_DUPSORT`).
     package static let multiValuePrefix = "idx:"
-
-    deinit {
-        mdb_env_close(handle)
-    }
 
     /// The current size of the memory map in bytes.
     package var mapSize: Int { state.withLock { $0.mapSize } }
@@ -121,7 +140,9 @@ package final class Environment: @unchecked Sendable {
     /// Bytes of the file in use (pages up to the last one written).
     package var usedSize: Int {
         var info = MDB_envinfo()
+        gate.enterShared()
         mdb_env_info(handle, &info)
+        gate.leaveShared()
         return (info.me_last_pgno + 1) * pageSize
     }
 
@@ -153,8 +174,8 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
-    /// One past the highest table slot opened so far; a transaction begun now
-    /// can see tables below it.
+    /// One past the highest table slot opened so far; a transaction begun
+    /// after reading this can see tables below it.
     var tableSlotLimit: MDB_dbi { state.withLock { $0.slotLimit } }
 
     /// The names of every table in the file (the keys of LMDB's main table).
@@ -174,14 +195,44 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
-    func forgetTables(_ names: some Sequence<String>) {
-        state.withLock { state in for name in names { state.tables[name] = nil } }
+    /// Opens every table of the file, so that every later snapshot can see
+    /// them. LMDB table handles are opened only here and inside write
+    /// transactions, which the writer lock serializes.
+    private func openExistingTables() throws {
+        let names = try tableNames()
+        guard !names.isEmpty, !options.readOnly else { return }
+        let write = try WriteTransaction(environment: self)
+        do {
+            for name in names {
+                _ = try write.openTable(name, isMultiValue: name.hasPrefix(Environment.multiValuePrefix), create: false)
+            }
+            try write.commit()
+        } catch {
+            write.abort()
+            throw error
+        }
+    }
+
+    /// Opens an existing table that this process has not opened yet (created
+    /// by another process since), in a short write transaction of its own.
+    func openExistingTable(_ name: String, isMultiValue: Bool) throws -> Table? {
+        if let table = cachedTable(name) { return table }
+        let write = try WriteTransaction(environment: self)
+        do {
+            let table = try write.openTable(name, isMultiValue: isMultiValue, create: false)
+            try write.commit()
+            return table
+        } catch {
+            write.abort()
+            throw error
+        }
     }
 
     // MARK: Map size
 
     /// Grows the map so that at least `needed` bytes fit, doubling as it goes.
-    /// Must be called with no write transaction open in this process.
+    /// Called only by the writer of this process (holding ``writerLock``) with
+    /// no LMDB write transaction open.
     func grow(toFit needed: Int) throws {
         try gate.withExclusive { () throws in
             let current = state.withLock { $0.mapSize }
@@ -202,8 +253,12 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Adopts a map size another process set (after `MDB_MAP_RESIZED`).
+    /// Adopts a map size another process set (after `MDB_MAP_RESIZED`). LMDB
+    /// refuses while a write of this process is open, so that write finishes first.
     func adoptMapSize() throws {
+        let ownsWriter = writerLock.isHeldByCurrentThread
+        if !ownsWriter { writerLock.lock() }
+        defer { if !ownsWriter { writerLock.unlock() } }
         try gate.withExclusive { () throws in
             try LMDBCall.check(mdb_env_set_mapsize(handle, 0), "adopting the new map size", path: path)
             var info = MDB_envinfo()
@@ -221,26 +276,6 @@ package final class Environment: @unchecked Sendable {
             if let cap = options.maximumMapSize, current >= cap { return }
             try grow(toFit: used * 2)
         }
-    }
-
-    // MARK: Writer bookkeeping
-
-    /// Marks the calling thread as this environment's writer. A second write
-    /// from the same thread would deadlock on LMDB's writer lock, so it is an error.
-    func claimWriter() throws {
-        let me = pthread_self()
-        try state.withLock { (state) throws in
-            if let writer = state.writerThread, pthread_equal(writer, me) != 0 {
-                throw TroveError(
-                    .writeInProgress,
-                    "a write transaction is already open on this thread for \(path); finish it (commitWrite or cancelWrite) before starting another",
-                    path: path)
-            }
-        }
-    }
-
-    func setWriter(_ active: Bool) {
-        state.withLock { $0.writerThread = active ? pthread_self() : nil }
     }
 
     // MARK: Paths
@@ -273,10 +308,11 @@ extension Environment {
         if FileManager.default.fileExists(atPath: path) {
             throw TroveError(.fileAccess, "cannot copy \(self.path) to \(path): the destination exists", path: path)
         }
-        try gate.withExclusive {
-            try LMDBCall.check(
-                mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the database to \(path)", path: self.path)
-        }
-        // mdb_env_copy leaves a lock file beside a NOSUBDIR copy only when opened; nothing to clean.
+        // The copy reads through its own read transaction; a concurrent grow
+        // must wait, so hold the gate shared (readers go on).
+        gate.enterShared()
+        defer { gate.leaveShared() }
+        try LMDBCall.check(
+            mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the database to \(path)", path: self.path)
     }
 }

@@ -4,33 +4,39 @@ import CLMDB
 /// the operations that change it.
 ///
 /// Not thread-safe: one transaction is used from one thread at a time (LMDB
-/// runs with `MDB_NOTLS`, so it may move between threads between uses).
-/// Buffers handed to closures point into the memory map and must not escape.
+/// runs with `MDB_NOTLS`, so a read transaction may move between threads
+/// between uses; a write transaction may not). Buffers handed to closures
+/// point into the memory map and must not escape.
 package class Transaction {
     package let environment: Environment
     var txn: OpaquePointer?
     private var mapAccessDepth = 0
-
-    /// Tables opened in slots at or past this limit were created or opened
-    /// after this snapshot began; the snapshot cannot see them.
+    /// Tables opened in slots at or past this limit were opened after this
+    /// snapshot began; the snapshot cannot use them and sees them as empty.
     var visibleTableLimit: MDB_dbi
+    /// Why a write transaction can no longer be used, once it cannot.
+    var failure: TroveError?
 
-    init(environment: Environment, txn: OpaquePointer) {
+    init(environment: Environment, txn: OpaquePointer, visibleTableLimit: MDB_dbi) {
         self.environment = environment
         self.txn = txn
-        self.visibleTableLimit = environment.tableSlotLimit
+        self.visibleTableLimit = visibleTableLimit
+    }
+
+    var path: String { environment.path }
+
+    /// The open LMDB transaction, or the error that ended it.
+    @inline(__always)
+    func live() throws -> OpaquePointer {
+        if let txn { return txn }
+        throw failure ?? TroveError(.storage, "a transaction on \(environment.path) was used after it ended", path: environment.path)
     }
 
     @inline(__always)
     func isVisible(_ table: Table) -> Bool { table.dbi < visibleTableLimit }
 
-    var path: String { environment.path }
-
-    @inline(__always)
-    var live: OpaquePointer {
-        guard let txn else { preconditionFailure("Trove: a transaction on \(environment.path) was used after it ended") }
-        return txn
-    }
+    /// Whether this snapshot can read `table` (it existed when the snapshot began).
+    package func canSee(_ table: Table) -> Bool { isVisible(table) }
 
     /// Holds the map gate for the duration of `body`, so the map cannot be
     /// resized under pointers read from it. Nested calls are free.
@@ -49,7 +55,7 @@ package class Transaction {
 
     /// The LMDB transaction id: the number of the last commit this snapshot sees
     /// (for a write transaction, one more).
-    package var id: Int { Int(mdb_txn_id(live)) }
+    package var id: Int { txn.map { Int(mdb_txn_id($0)) } ?? 0 }
 
     // MARK: Tables
 
@@ -65,11 +71,12 @@ package class Transaction {
     package func withValue<R>(
         in table: Table, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
+        let txn = try live()
         guard isVisible(table) else { return try body(nil) }
         return try withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val()
-            let rc = mdb_get(live, table.dbi, &k, &v)
+            let rc = mdb_get(txn, table.dbi, &k, &v)
             if rc == MDB_NOTFOUND { return try body(nil) }
             try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
             return try body(v.buffer)
@@ -92,18 +99,22 @@ package class Transaction {
 
     /// The number of entries in `table` (for a multi-value table, of values).
     package func count(of table: Table) throws -> Int {
+        let txn = try live()
         guard isVisible(table) else { return 0 }
         var stat = MDB_stat()
-        try LMDBCall.check(mdb_stat(live, table.dbi, &stat), "counting table \(table.name)", path: path)
+        try withMapAccess {
+            try LMDBCall.check(mdb_stat(txn, table.dbi, &stat), "counting table \(table.name)", path: path)
+        }
         return stat.ms_entries
     }
 
     /// Opens a cursor on `table` for the duration of `body`.
     package func withCursor<R>(on table: Table, _ body: (Cursor) throws -> R) throws -> R {
+        let txn = try live()
         guard isVisible(table) else { return try body(Cursor.empty) }
         return try withMapAccess {
             var cursor: OpaquePointer?
-            try LMDBCall.check(mdb_cursor_open(live, table.dbi, &cursor), "opening a cursor on \(table.name)", path: path)
+            try LMDBCall.check(mdb_cursor_open(txn, table.dbi, &cursor), "opening a cursor on \(table.name)", path: path)
             guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
             defer { mdb_cursor_close(cursor) }
             return try body(Cursor(cursor: cursor, path: path))
@@ -119,8 +130,12 @@ package final class ReadTransaction: Transaction {
     package init(environment: Environment) throws {
         var txn: OpaquePointer?
         var attempts = 0
+        var limit: MDB_dbi = 0
         while true {
+            limit = environment.tableSlotLimit
+            environment.gate.enterShared()
             let rc = mdb_txn_begin(environment.handle, nil, UInt32(MDB_RDONLY), &txn)
+            environment.gate.leaveShared()
             if rc == MDB_MAP_RESIZED, attempts < 100 {
                 attempts += 1
                 try environment.adoptMapSize()
@@ -129,7 +144,7 @@ package final class ReadTransaction: Transaction {
             try LMDBCall.check(rc, "starting a read transaction", path: environment.path)
             break
         }
-        super.init(environment: environment, txn: txn!)
+        super.init(environment: environment, txn: txn!, visibleTableLimit: limit)
     }
 
     /// Releases the snapshot but keeps the reader slot.
@@ -143,14 +158,15 @@ package final class ReadTransaction: Transaction {
     package func renew() throws {
         guard let txn else { return }
         if !isReset { mdb_txn_reset(txn) }
-        var rc = mdb_txn_renew(txn)
+        let limit = environment.tableSlotLimit
+        var rc = withMapAccess { mdb_txn_renew(txn) }
         if rc == MDB_MAP_RESIZED {
             try environment.adoptMapSize()
-            rc = mdb_txn_renew(txn)
+            rc = withMapAccess { mdb_txn_renew(txn) }
         }
         try LMDBCall.check(rc, "renewing a read transaction", path: path)
         isReset = false
-        visibleTableLimit = environment.tableSlotLimit
+        visibleTableLimit = limit
     }
 
     /// Ends the snapshot for good.

@@ -20,8 +20,8 @@ package enum PutMode: Sendable {
 package final class WriteTransaction: Transaction {
     private var log: [UInt8] = []
     private var openedTables: [String: Table] = [:]
-    private var holdsTableOpenLock = false
     private let baseID: Int
+    private var holdsWriterLock = true
     /// How many times this transaction had to grow the map (for tests).
     package private(set) var mapGrowths = 0
 
@@ -30,19 +30,28 @@ package final class WriteTransaction: Transaction {
     }
 
     package init(environment: Environment) throws {
-        try environment.claimWriter()
-        try environment.prepareForWrite()
-        let txn = try WriteTransaction.begin(environment)
+        try environment.writerLock.lock(path: environment.path)
+        let txn: OpaquePointer
+        let limit: MDB_dbi
+        do {
+            try environment.prepareForWrite()
+            limit = environment.tableSlotLimit
+            txn = try WriteTransaction.begin(environment)
+        } catch {
+            environment.writerLock.unlock()
+            throw error
+        }
         baseID = Int(mdb_txn_id(txn))
-        environment.setWriter(true)
-        super.init(environment: environment, txn: txn)
+        super.init(environment: environment, txn: txn, visibleTableLimit: limit)
     }
 
     private static func begin(_ environment: Environment) throws -> OpaquePointer {
         var txn: OpaquePointer?
         var attempts = 0
         while true {
+            environment.gate.enterShared()
             let rc = mdb_txn_begin(environment.handle, nil, 0, &txn)
+            environment.gate.leaveShared()
             if rc == MDB_MAP_RESIZED, attempts < 100 {
                 attempts += 1
                 try environment.adoptMapSize()
@@ -54,35 +63,24 @@ package final class WriteTransaction: Transaction {
     }
 
     deinit {
-        if txn != nil { abort() }
+        if txn != nil || holdsWriterLock { abort() }
     }
 
     // MARK: Tables
 
     override package func existingTable(_ name: String, isMultiValue: Bool = false) throws -> Table? {
-        return try openTable(name, isMultiValue: isMultiValue, create: false)
+        try openTable(name, isMultiValue: isMultiValue, create: false)
     }
 
     /// Opens `name`, creating it when `create` is true and it does not exist.
     package func openTable(_ name: String, isMultiValue: Bool = false, create: Bool = true) throws -> Table? {
-        if let table = openedTables[name] { return table }
-        if let table = environment.cachedTable(name) {
-            visibleTableLimit = max(visibleTableLimit, table.dbi + 1)
-            return table
-        }
-        if !holdsTableOpenLock {
-            try environment.tableOpenLock.lock(path: path)
-            holdsTableOpenLock = true
-        }
+        if let table = openedTables[name] ?? environment.cachedTable(name) { return table }
+        let txn = try live()
         var flags: UInt32 = isMultiValue ? UInt32(MDB_DUPSORT) : 0
         if create { flags |= UInt32(MDB_CREATE) }
         var dbi: MDB_dbi = 0
-        var rc = withMapAccess { mdb_dbi_open(live, name, flags, &dbi) }
+        let rc = try perform { withMapAccess { mdb_dbi_open(self.txn ?? txn, name, flags, &dbi) } }
         if rc == MDB_NOTFOUND, !create { return nil }
-        if rc == MDB_MAP_FULL {
-            try recover()
-            rc = withMapAccess { mdb_dbi_open(live, name, flags, &dbi) }
-        }
         try LMDBCall.check(rc, "opening table \(name)", path: path)
         let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
         openedTables[name] = table
@@ -148,7 +146,7 @@ package final class WriteTransaction: Transaction {
 
     /// Removes every entry of `table`, keeping the table.
     package func clear(_ table: Table) throws {
-        let rc = try perform { withMapAccess { mdb_drop(live, table.dbi, 0) } }
+        let rc = try perform { withMapAccess { mdb_drop(self.txn!, table.dbi, 0) } }
         try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
         append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
     }
@@ -157,17 +155,18 @@ package final class WriteTransaction: Transaction {
 
     /// Makes every change durable and visible to new snapshots.
     package func commit() throws {
-        var rc = withMapAccess { mdb_txn_commit(live) }
+        var rc = try withMapAccess { mdb_txn_commit(try live()) }
         while rc == MDB_MAP_FULL {
             // LMDB freed the transaction; start over in a bigger map.
             txn = nil
             try recover(alreadyEnded: true)
-            rc = withMapAccess { mdb_txn_commit(live) }
+            rc = try withMapAccess { mdb_txn_commit(try live()) }
         }
         txn = nil
         if rc != 0 {
-            finish(committed: false)
-            throw LMDBCall.error(rc, "committing a write transaction", path: path)
+            let error = LMDBCall.error(rc, "committing a write transaction", path: path)
+            fail(error)
+            throw error
         }
         finish(committed: true)
     }
@@ -179,17 +178,24 @@ package final class WriteTransaction: Transaction {
         finish(committed: false)
     }
 
+    /// Ends the transaction for good after an error; later uses throw `error`.
+    private func fail(_ error: TroveError) {
+        if let txn { mdb_txn_abort(txn) }
+        txn = nil
+        if failure == nil { failure = error }
+        finish(committed: false)
+    }
+
     private func finish(committed: Bool) {
         if committed {
             for table in openedTables.values { environment.cacheTable(table) }
         }
         openedTables = [:]
         log = []
-        if holdsTableOpenLock {
-            environment.tableOpenLock.unlock()
-            holdsTableOpenLock = false
+        if holdsWriterLock {
+            holdsWriterLock = false
+            environment.writerLock.unlock()
         }
-        environment.setWriter(false)
     }
 
     // MARK: Map growth and replay
@@ -201,7 +207,7 @@ package final class WriteTransaction: Transaction {
         withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val(value)
-            return mdb_put(live, dbi, &k, &v, flags)
+            return mdb_put(txn!, dbi, &k, &v, flags)
         }
     }
 
@@ -211,15 +217,16 @@ package final class WriteTransaction: Transaction {
             var k = MDB_val(key)
             if let value {
                 var v = MDB_val(value)
-                return mdb_del(live, dbi, &k, &v)
+                return mdb_del(txn!, dbi, &k, &v)
             }
-            return mdb_del(live, dbi, &k, nil)
+            return mdb_del(txn!, dbi, &k, nil)
         }
     }
 
     /// Runs one LMDB change; on `MDB_MAP_FULL` grows the map, replays, retries.
     @inline(__always)
     private func perform(_ operation: () -> Int32) throws -> Int32 {
+        _ = try live()
         var rc = operation()
         while rc == MDB_MAP_FULL {
             try recover()
@@ -228,7 +235,8 @@ package final class WriteTransaction: Transaction {
         return rc
     }
 
-    /// Aborts, grows the map, begins again and replays the log.
+    /// Aborts, grows the map, begins again and replays the log. On failure the
+    /// transaction is dead and every later use throws the error.
     private func recover(alreadyEnded: Bool = false) throws {
         precondition(!isInsideMapAccess, "Trove: a write ran inside a read of the same transaction; this is a bug in Trove")
         if !alreadyEnded, let txn { mdb_txn_abort(txn) }
@@ -245,10 +253,8 @@ package final class WriteTransaction: Transaction {
                     path: path)
             }
             try replay()
-        } catch {
-            if let txn { mdb_txn_abort(txn) }
-            txn = nil
-            finish(committed: false)
+        } catch let error as TroveError {
+            fail(error)
             throw error
         }
     }
@@ -272,11 +278,11 @@ package final class WriteTransaction: Transaction {
                 case .put: rc = rawPut(dbi, key, value, flags)
                 case .delete: rc = rawDelete(dbi, key, nil)
                 case .deleteValue: rc = rawDelete(dbi, key, value)
-                case .clear: rc = withMapAccess { mdb_drop(live, dbi, 0) }
+                case .clear: rc = withMapAccess { mdb_drop(txn!, dbi, 0) }
                 case .openTable:
                     var reopened: MDB_dbi = 0
                     let name = String(decoding: key, as: UTF8.self)
-                    rc = withMapAccess { mdb_dbi_open(live, name, flags, &reopened) }
+                    rc = withMapAccess { mdb_dbi_open(txn!, name, flags, &reopened) }
                     if rc == 0, reopened != dbi {
                         throw TroveError(
                             .writeConflict, "table \(name) reopened under another handle while retrying a write on \(path)",
@@ -285,7 +291,7 @@ package final class WriteTransaction: Transaction {
                 }
                 if rc == MDB_MAP_FULL {
                     // Still too small: grow again and restart the replay.
-                    mdb_txn_abort(live)
+                    mdb_txn_abort(txn!)
                     txn = nil
                     mapGrowths += 1
                     try environment.grow(toFit: environment.mapSize * 2)
