@@ -20,7 +20,9 @@ struct RowA {
 
     static func make(_ count: Int, seed: UInt64 = 1) -> [RowA] {
         var random = SeededGenerator(seed: seed)
-        return (1...count).map { id in RowA(id: id, values: (0..<10).map { _ in Int64.random(in: -1_000_000...1_000_000, using: &random) }) }
+        return (1...count).map { id in
+            RowA(id: id, values: (0..<10).map { _ in Int64.random(in: -1_000_000...1_000_000, using: &random) })
+        }
     }
 
     var checksum: Int64 { values.reduce(Int64(id), &+) }
@@ -61,7 +63,8 @@ struct RowB {
         id: Int, flag: Bool, int8: Int8, int16: Int16, int32: Int32, int64: Int64, float: Float, double: Double, stringBytes: Int,
         dataBytes: Int
     ) -> Int64 {
-        Int64(id) &+ (flag ? 1 : 0) &+ Int64(int8) &+ Int64(int16) &+ Int64(int32) &+ int64 &+ Int64(float * 4) &+ Int64(double * 8)
+        Int64(id) &+ (flag ? 1 : 0) &+ Int64(int8) &+ Int64(int16) &+ Int64(int32) &+ int64 &+ Int64(float * 4)
+            &+ Int64(double * 8)
             &+ Int64(stringBytes) &+ Int64(dataBytes)
     }
 
@@ -86,7 +89,8 @@ struct RowC {
         return (1...count).map { id in
             RowC(
                 id: id, name: "person\(Int.random(in: 0..<count, using: &random))", age: Int.random(in: 0..<100, using: &random),
-                city: cities[Int.random(in: 0..<cities.count, using: &random)], score: Int.random(in: 0..<1_000_000, using: &random))
+                city: cities[Int.random(in: 0..<cities.count, using: &random)],
+                score: Int.random(in: 0..<1_000_000, using: &random))
         }
     }
 }

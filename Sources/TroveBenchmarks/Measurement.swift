@@ -75,5 +75,6 @@ func makeScratchDirectory(_ label: String) -> URL {
 }
 
 func removeScratch() {
-    try? FileManager.default.removeItem(at: FileManager.default.temporaryDirectory.appendingPathComponent("trove-bench-\(getpid())"))
+    try? FileManager.default.removeItem(
+        at: FileManager.default.temporaryDirectory.appendingPathComponent("trove-bench-\(getpid())"))
 }

@@ -18,16 +18,21 @@ let barDefinitions: [(workload: String, title: String, against: String, threshol
 func evaluateBars(_ rows: [Row]) -> [Bar] {
     var bars: [Bar] = []
     for definition in barDefinitions {
-        for row in rows where row.workload == definition.workload && row.title.hasPrefix(definition.title) && row.durability == "full" {
+        for row in rows
+        where row.workload == definition.workload && row.title.hasPrefix(definition.title) && row.durability == "full" {
             let ratio = row.ratio("Trove", over: definition.against)
             bars.append(
                 Bar(
-                    workload: "\(row.workload) \(row.title)", against: definition.against, threshold: definition.threshold, measured: ratio,
+                    workload: "\(row.workload) \(row.title)", against: definition.against, threshold: definition.threshold,
+                    measured: ratio,
                     met: (ratio ?? 0) >= definition.threshold))
         }
     }
     if let open = rows.first(where: { $0.workload == "W8" }), let seconds = open.figures["Trove"]?.p50 {
-        bars.append(Bar(workload: "W8 cold open + first query under 10 ms", against: "absolute (ms)", threshold: 10, measured: seconds * 1000, met: seconds < 0.010))
+        bars.append(
+            Bar(
+                workload: "W8 cold open + first query under 10 ms", against: "absolute (ms)", threshold: 10,
+                measured: seconds * 1000, met: seconds < 0.010))
     }
     return bars
 }
@@ -72,7 +77,8 @@ func markdownTable(_ rows: [Row], bars: [Bar]) -> String {
     lines.append("")
     lines.append("Bars: \(bars.filter(\.met).count) of \(bars.count) met.")
     for bar in bars where !bar.met {
-        lines.append(String(format: "- not met: %@ vs %@: %.2f (needs %.2f)", bar.workload, bar.against, bar.measured ?? 0, bar.threshold))
+        lines.append(
+            String(format: "- not met: %@ vs %@: %.2f (needs %.2f)", bar.workload, bar.against, bar.measured ?? 0, bar.threshold))
     }
     return lines.joined(separator: "\n")
 }
@@ -133,11 +139,14 @@ func svgChart(_ bars: [Bar]) -> String {
         let label = "\(bar.workload) vs \(bar.against)".replacingOccurrences(of: "&", with: "&amp;")
         svg += "<text x=\"\(left - 8)\" y=\"\(y + 14)\" text-anchor=\"end\">\(label)</text>"
         if bar.against.hasPrefix("absolute") {
-            svg += "<text x=\"\(left + 4)\" y=\"\(y + 14)\">\(String(format: "%.2f ms (bar: under %.0f ms)", ratio, bar.threshold)) \(bar.met ? "met" : "not met")</text>\n"
+            svg +=
+                "<text x=\"\(left + 4)\" y=\"\(y + 14)\">\(String(format: "%.2f ms (bar: under %.0f ms)", ratio, bar.threshold)) \(bar.met ? "met" : "not met")</text>\n"
             continue
         }
-        svg += "<rect x=\"\(x(minRatio))\" y=\"\(y + 3)\" width=\"\(max(1, x(ratio) - x(minRatio)))\" height=\"16\" fill=\"\(bar.met ? "#3a7" : "#d54")\"/>"
-        svg += "<line x1=\"\(x(bar.threshold))\" y1=\"\(y)\" x2=\"\(x(bar.threshold))\" y2=\"\(y + 22)\" stroke=\"black\" stroke-width=\"2\"/>"
+        svg +=
+            "<rect x=\"\(x(minRatio))\" y=\"\(y + 3)\" width=\"\(max(1, x(ratio) - x(minRatio)))\" height=\"16\" fill=\"\(bar.met ? "#3a7" : "#d54")\"/>"
+        svg +=
+            "<line x1=\"\(x(bar.threshold))\" y1=\"\(y)\" x2=\"\(x(bar.threshold))\" y2=\"\(y + 22)\" stroke=\"black\" stroke-width=\"2\"/>"
         svg += "<text x=\"\(x(ratio) + 4)\" y=\"\(y + 15)\" fill=\"#222\">\(String(format: "%.2f×", ratio))</text>\n"
     }
     svg += "</svg>\n"

@@ -116,7 +116,8 @@ final class Runner {
     }
 
     private func printProgress(_ row: Row) {
-        let values = row.figures.sorted { $0.key > $1.key }.map { "\($0.key) \(formatRate($0.value.value))" }.joined(separator: ", ")
+        let values = row.figures.sorted { $0.key > $1.key }.map { "\($0.key) \(formatRate($0.value.value))" }.joined(
+            separator: ", ")
         FileHandle.standardError.write(Data("  \(row.workload) \(row.title): \(values)\n".utf8))
     }
 }

@@ -21,14 +21,16 @@ extension Runner {
             let seconds = try measure { try engine.insertB(rowsB) }
             let scan = try engine.scanB()
             guard scan.checksum == expectedB else { throw BenchmarkFailure(description: "\(engine.name) W1 stored wrong values") }
-            return Sample(seconds: seconds, operations: countB, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+            return Sample(
+                seconds: seconds, operations: countB, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
         }
         let countA = options.size(50_000)
         let rowsA = RowA.make(countA)
         try run("W1", "bulk insert, shape A", size: countA, unit: "objects/s") { engine in
             let seconds = try measure { try engine.insertA(rowsA) }
             let scan = try engine.scanA()
-            return Sample(seconds: seconds, operations: countA, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+            return Sample(
+                seconds: seconds, operations: countA, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
         }
     }
 
@@ -38,13 +40,15 @@ extension Runner {
         for durability in Durability.allCases {
             try run("W2", "one object per transaction: insert", size: count, unit: "tx/s", durability: durability) { engine in
                 let latencies = try engine.insertEachB(rows)
-                return Sample(seconds: latencies.reduce(0, +), operations: count, answer: "\(try engine.countB())", latencies: latencies)
+                return Sample(
+                    seconds: latencies.reduce(0, +), operations: count, answer: "\(try engine.countB())", latencies: latencies)
             }
             try run("W2", "one object per transaction: update", size: count, unit: "tx/s", durability: durability) { engine in
                 try engine.insertB(rows)
                 let latencies = try engine.updateEachB(rows)
                 let scan = try engine.scanB()
-                return Sample(seconds: latencies.reduce(0, +), operations: count, answer: "\(scan.checksum)", latencies: latencies)
+                return Sample(
+                    seconds: latencies.reduce(0, +), operations: count, answer: "\(scan.checksum)", latencies: latencies)
             }
         }
     }
@@ -78,7 +82,9 @@ extension Runner {
             try run("W4", "primary-key lookups, \(label)", size: count, unit: "lookups/s") { engine in
                 try engine.insertB(rows)
                 let result = try engine.lookupB(ids)
-                return Sample(seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)", latencies: result.latencies)
+                return Sample(
+                    seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)",
+                    latencies: result.latencies)
             }
         }
     }
@@ -92,7 +98,9 @@ extension Runner {
             var updated = 0
             let seconds = try measure { updated = try engine.updateAllB() }
             let scan = try engine.scanB()
-            return Sample(seconds: seconds, operations: updated, answer: "\(updated)/\(scan.checksum)", fileSize: engine.fileSize() - before)
+            return Sample(
+                seconds: seconds, operations: updated, answer: "\(updated)/\(scan.checksum)", fileSize: engine.fileSize() - before
+            )
         }
         var random = SeededGenerator(seed: 5)
         let ids = Array(Array(1...count).shuffled(using: &random).prefix(count / 100))
@@ -200,6 +208,8 @@ extension Runner {
             figures: figures)
         self.rows.append(row)
         FileHandle.standardError.write(
-            Data("  W8 cold open: \(figures.map { "\($0.key) \(String(format: "%.2f", ($0.value.p50 ?? 0) * 1000)) ms" }.joined(separator: ", "))\n".utf8))
+            Data(
+                "  W8 cold open: \(figures.map { "\($0.key) \(String(format: "%.2f", ($0.value.p50 ?? 0) * 1000)) ms" }.joined(separator: ", "))\n"
+                    .utf8))
     }
 }

@@ -6,7 +6,10 @@ import Foundation
 do {
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     let runner = Runner(options: options)
-    FileHandle.standardError.write(Data("trove-bench: \(options.quick ? "quick" : options.large ? "large" : "default") sizes, \(options.repeats) repetition(s)\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "trove-bench: \(options.quick ? "quick" : options.large ? "large" : "default") sizes, \(options.repeats) repetition(s)\n"
+                .utf8))
     defer { removeScratch() }
     try runner.runAll()
     let bars = evaluateBars(runner.rows)

@@ -86,20 +86,29 @@ extension Database {
         return bytes
     }
 
+    /// The next auto-increment value: above every value handed out in this
+    /// transaction and above the largest primary key stored (explicit keys included).
     func nextAutoIncrement(_ table: TableInfo, _ state: WriteState) throws -> Int64 {
         let counterName = "auto:\(table.name)"
-        if let next = state.nextKeys[counterName] {
-            state.nextKeys[counterName] = next + 1
-            return Int64(next)
+        var next: Int64
+        if let cached = state.nextKeys[counterName] {
+            next = Int64(cached)
+        } else {
+            let meta = try state.transaction.openTable(Catalog.metaTable)!
+            next = Int64(try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1)
         }
-        let meta = try state.transaction.openTable(Catalog.metaTable)!
-        var next = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
         let largest = try state.transaction.withCursor(on: table.primaryKeyIndex!) { cursor in
             try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }
         }
-        if let largest, largest >= Int64(next) { next = UInt64(largest + 1) }
-        state.nextKeys[counterName] = next + 1
-        return Int64(next)
+        if let largest, largest >= next {
+            guard largest < Int64.max else {
+                throw TroveError(
+                    .invalidPrimaryKey, "\(table.name) has used every auto-increment value up to Int64.max", path: path)
+            }
+            next = largest + 1
+        }
+        state.nextKeys[counterName] = UInt64(next + 1)
+        return next
     }
 
     func putIndexEntry(_ key: [UInt8], objectKey: UInt64, in index: Table, _ transaction: WriteTransaction) throws {
@@ -113,8 +122,12 @@ extension Database {
         _ value: StoredValue, column: Int, objectKey: UInt64, in index: Table, _ table: TableInfo,
         _ transaction: WriteTransaction
     ) throws {
+        try deleteIndexEntry(
+            IndexKey.make(value, type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
+    }
+
+    func deleteIndexEntry(_ key: [UInt8], objectKey: UInt64, in index: Table, _ transaction: WriteTransaction) throws {
         var bigEndian = objectKey.bigEndian
-        let key = IndexKey.make(value, type: table.layout.types[column]).bytes
         try key.withUnsafeBytes { k in
             try withUnsafeBytes(of: &bigEndian) { _ = try transaction.delete(index, key: k, value: $0) }
         }
@@ -165,21 +178,70 @@ extension Database {
     }
 
     func readColumn(_ column: Int, objectKey: UInt64, table: TableInfo) -> StoredValue {
+        guard let values = fetchRecord(objectKey, table: table) else {
+            fatalError(
+                "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
+            )
+        }
+        return values.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+    }
+
+    /// A copy of a stored record, or nil when the object does not exist.
+    func fetchRecord(_ objectKey: UInt64, table: TableInfo) -> [UInt8]? {
+        if table.isRetired { return nil }
         do {
-            return try readTransaction().withValue(in: table.objects, key: objectKey) { bytes in
-                guard let bytes else {
-                    fatalError(
-                        "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
-                    )
-                }
-                return RecordReader(bytes, layout: table.layout).value(at: column)
-            }
+            return try readTransaction().withValue(in: table.objects, key: objectKey) { $0.map { Array($0) } }
         } catch {
-            fatalError("Trove: cannot read \(table.name).\(table.schema.properties[column].name) from \(path): \(error)")
+            fatalError("Trove: cannot read a \(table.name) object from \(path): \(error)")
         }
     }
 
-    func writeColumn(_ column: Int, _ value: StoredValue, objectKey: UInt64, table: TableInfo) {
+    /// Refreshes an object's private record copy from the current snapshot.
+    func loadRecord(into object: Object, table: TableInfo) {
+        guard let record = fetchRecord(object._objectKey, table: table) else {
+            fatalError(
+                "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
+            )
+        }
+        object._record = record
+        object._recordGeneration = generation
+    }
+
+    /// Fills the record copies of freshly materialized objects of one table
+    /// in one pass: a cursor walks keys that follow each other without a new search.
+    func loadRecords(into objects: [Object], table: TableInfo) {
+        guard !objects.isEmpty, !table.isRetired else { return }
+        do {
+            try readTransaction().withCursor(on: table.objects) { cursor in
+                var previous: UInt64?
+                for object in objects {
+                    let key = object._objectKey
+                    var entry: Entry?
+                    if let previous, key > previous, let next = try cursor.next(),
+                        OrderedKey.objectKey(from: next.key) == key
+                    {
+                        entry = next
+                    } else {
+                        var bigEndian = key.bigEndian
+                        entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(exactly: $0) }
+                    }
+                    previous = key
+                    if let entry {
+                        object._record = Array(entry.value)
+                        object._recordGeneration = generation
+                    } else {
+                        previous = nil
+                    }
+                }
+            }
+        } catch {
+            fatalError("Trove: cannot read \(table.name) objects from \(path): \(error)")
+        }
+    }
+
+    /// Sets one property of a managed object: patches its record in place when
+    /// it can, re-encodes it otherwise, and keeps the column's index in step.
+    func writeColumn(_ column: Int, _ value: StoredValue, of object: Object, table: TableInfo) {
         let property = table.schema.properties[column]
         guard let state = writeState else {
             fatalError(
@@ -191,23 +253,38 @@ extension Database {
                 "Trove: the primary key \(table.name).\(property.name) of a stored object cannot change; delete the object and add a new one"
             )
         }
+        if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
             let transaction = state.transaction
-            guard var values = try recordValues(objectKey, in: table, transaction) else {
-                fatalError(
-                    "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
+            if object._recordGeneration != generation {
+                guard let fresh = fetchRecord(object._objectKey, table: table) else {
+                    fatalError(
+                        "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
+                }
+                object._record = fresh
             }
-            let old = values[column]
-            values[column] = value
-            try state.recordWriter.encode(values, layout: table.layout)
-            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
-            if let index = table.indexes[column], old != value {
-                try deleteIndexEntry(old, column: column, objectKey: objectKey, in: index, table, transaction)
-                try putIndexEntry(IndexKey.make(value, type: property.type).bytes, objectKey: objectKey, in: index, transaction)
+            var record = object._record
+            let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+            if !RecordWriter.patch(&record, column: column, value: value, layout: table.layout) {
+                var values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
+                values[column] = value
+                try state.recordWriter.encode(values, layout: table.layout)
+                record = state.recordWriter.bytes
+            }
+            try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: object._objectKey, value: $0) }
+            if let index = table.indexes[column] {
+                let oldKey = IndexKey.make(old, type: property.type).bytes
+                let newKey = IndexKey.make(value, type: property.type).bytes
+                if oldKey != newKey {
+                    try deleteIndexEntry(oldKey, objectKey: object._objectKey, in: index, transaction)
+                    try putIndexEntry(newKey, objectKey: object._objectKey, in: index, transaction)
+                }
             }
             generation &+= 1
+            object._record = record
+            object._recordGeneration = generation
         } catch {
-            if state.deferredError == nil { state.deferredError = error }
+            state.deferredError = error
         }
     }
 }

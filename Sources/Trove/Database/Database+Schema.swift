@@ -18,7 +18,7 @@ extension Database {
     /// A binding found before a cancelled write may point at tables that no
     /// longer exist; check it is still the one in use.
     func tableIsCurrent(_ table: TableInfo) -> Bool {
-        (writeState?.pendingTables[table.name] ?? catalog.table(named: table.name)) === table
+        !table.isRetired && (writeState?.pendingTables[table.name] ?? catalog.table(named: table.name)) === table
     }
 
     /// The binding for a type, trapping on a schema error: for APIs that
@@ -49,7 +49,12 @@ extension Database {
             let result = codeSchema.reconcile(withStored: stored)
             try throwIfBlocking(result.blocking, type: name)
             if result.additive.isEmpty, let table = try openTables(for: stored, in: readTransaction()) {
-                catalog.publish(table)
+                if let writeState {
+                    // Opened inside the user's write: valid only if it commits.
+                    writeState.pendingTables[name] = table
+                } else {
+                    catalog.publish(table)
+                }
                 return table
             }
         }

@@ -66,7 +66,14 @@ extension Database {
         }
         writeState = nil
         for table in state.pendingTables.values { catalog.publish(table) }
+        publishKeyHighWater(state)
         generation &+= 1
+    }
+
+    private func publishKeyHighWater(_ state: WriteState) {
+        for (counter, next) in state.nextKeys where counter.hasPrefix("seq:") {
+            catalog.raiseHighestKey(String(counter.dropFirst(4)), to: next - 1)
+        }
     }
 
     /// Discards every change of the open write transaction. Objects added in
@@ -75,7 +82,9 @@ extension Database {
         guard let state = writeState else { return }
         state.transaction.abort()
         writeState = nil
-        for name in state.pendingTables.keys {
+        publishKeyHighWater(state)
+        for (name, table) in state.pendingTables {
+            table.isRetired = true
             objectBindings = objectBindings.filter { $0.value.table.name != name }
             valueBindings = valueBindings.filter { $0.value.table.name != name }
         }
@@ -104,11 +113,13 @@ extension Database {
         }
         let meta = try state.transaction.openTable(Catalog.metaTable)!
         var next = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
-        // Never below the largest key present (a file from a crashed counter write).
+        // Never below the largest key present, nor below any key this process
+        // handed out in a write that was cancelled.
         let last = try state.transaction.withCursor(on: table.objects) { cursor in
             try cursor.last().map { OrderedKey.objectKey(from: $0.key) }
         }
         if let last, last >= next { next = last + 1 }
+        next = max(next, catalog.highestKey(table.name) + 1)
         state.nextKeys[counterName] = next + 1
         return next
     }

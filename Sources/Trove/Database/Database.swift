@@ -92,34 +92,42 @@ public final class Database {
 
     // MARK: File preparation
 
+    /// Checks that the file is a Trove database of a format this version
+    /// reads, creating the catalog in a new file. Check and creation happen in
+    /// one write transaction, so two handles opening a new file at once agree.
     private func prepareFile() throws {
-        let meta = try readTransaction().existingTable(Catalog.metaTable)
-        if let meta {
-            let format = try readTransaction().value(in: meta, key: Array("format".utf8))
-            guard let format, format.count == 4 else {
-                throw TroveError(.corruptFile, "\(path) has no file format version; it is not a Trove database", path: path)
-            }
-            let version = format.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
-            if version > Database.formatVersion {
-                throw TroveError(
-                    .fileFormatTooNew,
-                    "\(path) uses file format \(version), this Trove reads up to \(Database.formatVersion); update Trove to open it",
-                    path: path)
-            }
+        if let meta = try readTransaction().existingTable(Catalog.metaTable), readTransaction().canSee(meta) {
+            try checkFormat(meta, in: readTransaction())
             return
         }
         let existing = try environment.tableNames()
-        if !existing.isEmpty {
-            throw TroveError(
-                .corruptFile,
-                "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
-                path: path)
-        }
         refresh()
         try withWriteTransaction { transaction in
+            if let meta = try transaction.existingTable(Catalog.metaTable) {
+                try checkFormat(meta, in: transaction)
+                return
+            }
+            if !existing.isEmpty {
+                throw TroveError(
+                    .corruptFile,
+                    "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
+                    path: path)
+            }
             let meta = try transaction.openTable(Catalog.metaTable)!
             try Catalog.put(UInt32(Database.formatVersion).littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
+        }
+    }
+
+    private func checkFormat(_ meta: Table, in transaction: Transaction) throws {
+        guard let version = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) else {
+            throw TroveError(.corruptFile, "\(path) has no file format version; it is not a Trove database", path: path)
+        }
+        if version > Database.formatVersion {
+            throw TroveError(
+                .fileFormatTooNew,
+                "\(path) uses file format \(version), this Trove reads up to \(Database.formatVersion); update Trove to open it",
+                path: path)
         }
     }
 

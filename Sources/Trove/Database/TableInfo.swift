@@ -17,6 +17,10 @@ final class TableInfo: @unchecked Sendable {
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
     let columnIndex: [String: Int]
+    /// Set when the write that created these tables was cancelled: LMDB closed
+    /// the handles and may give their slots to other tables, so nothing may
+    /// use them any more. Only the handle that registered them sees them then.
+    var isRetired = false
 
     init(schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table]) {
         name = schema.name

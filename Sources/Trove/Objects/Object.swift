@@ -23,6 +23,10 @@ open class Object: CustomStringConvertible {
     var _objectKey: UInt64 = 0
     var _table: TableInfo?
     var _recorder: KeyPathRecorder?
+    /// A private copy of the record, valid while the handle's generation is
+    /// `_recordGeneration`: property reads then need no lookup and no lock.
+    var _record: [UInt8] = []
+    var _recordGeneration: UInt64 = .max
 
     public required init() {}
 
@@ -36,7 +40,7 @@ open class Object: CustomStringConvertible {
     /// back). Reading its properties then traps; check this first.
     public var isInvalidated: Bool {
         guard let database = _database, let table = _table else { return false }
-        return !database.contains(objectKey: _objectKey, in: table)
+        return table.isRetired || !database.contains(objectKey: _objectKey, in: table)
     }
 
     public var description: String {
@@ -70,14 +74,17 @@ open class Object: CustomStringConvertible {
         guard let database = _database, let table = _table else {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
         }
-        return database.readColumn(column, objectKey: _objectKey, table: table)
+        if _recordGeneration != database.generation {
+            database.loadRecord(into: self, table: table)
+        }
+        return _record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
     }
 
     func _writeColumn(_ column: Int, _ value: StoredValue) {
         guard let database = _database, let table = _table else {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
         }
-        database.writeColumn(column, value, objectKey: _objectKey, table: table)
+        database.writeColumn(column, value, of: self, table: table)
     }
 
     /// Makes this object read from and write to `database` from now on.

@@ -15,18 +15,18 @@ indirect enum BoundPredicate {
     static func bind(_ expression: QueryExpression, to table: TableInfo) throws -> BoundPredicate {
         switch expression {
         case .constant(let value): return .constant(value)
-        case .and(let left, let right):
-            return .and(flatten(try bind(left, to: table), try bind(right, to: table), and: true))
-        case .or(let left, let right):
-            return .or(flatten(try bind(left, to: table), try bind(right, to: table), and: false))
+        case .and(let terms):
+            return .and(flatten(try terms.map { try bind($0, to: table) }, and: true))
+        case .or(let terms):
+            return .or(flatten(try terms.map { try bind($0, to: table) }, and: false))
         case .not(let inner): return .not(try bind(inner, to: table))
         case .comparison(let comparison): return try bind(comparison, to: table)
         }
     }
 
-    private static func flatten(_ left: BoundPredicate, _ right: BoundPredicate, and: Bool) -> [BoundPredicate] {
+    private static func flatten(_ terms: [BoundPredicate], and: Bool) -> [BoundPredicate] {
         var parts: [BoundPredicate] = []
-        for part in [left, right] {
+        for part in terms {
             switch (part, and) {
             case (.and(let inner), true), (.or(let inner), false): parts.append(contentsOf: inner)
             default: parts.append(part)
@@ -141,6 +141,16 @@ indirect enum BoundPredicate {
                 position: position)
         }
         if property.type == .bool, let number = value.numeric { return .bool(number != 0) }
+        // Numbers take the column's kind, so index keys and record values compare alike.
+        if property.type.isInteger, value.numeric != nil, case .int = value {
+            return value
+        } else if property.type.isInteger, let number = value.numeric, let exact = Int64(exactly: number) {
+            return .int(exact)
+        } else if property.type == .double || property.type == .float, let number = value.numeric {
+            if case .decimal = value { return .double(number) }
+            if case .int = value { return .double(number) }
+            if case .float = value { return .double(number) }
+        }
         if property.type == .uuid, case .string(let text) = value { return .uuid(UUID(uuidString: text)!) }
         return value
     }

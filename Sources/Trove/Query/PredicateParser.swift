@@ -41,27 +41,40 @@ struct PredicateParser {
 
     // MARK: Grammar
 
+    /// Parentheses and NOTs nest at most this deep, so no input can exhaust the stack.
+    static let maximumDepth = 200
+    private var depth = 0
+
     private mutating func parseOr() throws -> QueryExpression {
-        var left = try parseAnd()
+        var terms = [try parseAnd()]
         while let token = peek, token.isKeyword("OR") || token.kind == .symbol("||") {
             index += 1
-            left = .or(left, try parseAnd())
+            terms.append(try parseAnd())
         }
-        return left
+        return terms.count == 1 ? terms[0] : .or(terms)
     }
 
     private mutating func parseAnd() throws -> QueryExpression {
-        var left = try parseNot()
+        var terms = [try parseNot()]
         while let token = peek, token.isKeyword("AND") || token.kind == .symbol("&&") {
             index += 1
-            left = .and(left, try parseNot())
+            terms.append(try parseNot())
         }
-        return left
+        return terms.count == 1 ? terms[0] : .and(terms)
+    }
+
+    private mutating func enter(_ token: Token) throws {
+        depth += 1
+        if depth > PredicateParser.maximumDepth {
+            throw error("the predicate nests deeper than \(PredicateParser.maximumDepth) levels", at: token)
+        }
     }
 
     private mutating func parseNot() throws -> QueryExpression {
         if let token = peek, token.isKeyword("NOT") || token.kind == .symbol("!") {
             index += 1
+            try enter(token)
+            defer { depth -= 1 }
             return .not(try parseNot())
         }
         return try parsePrimary()
@@ -71,6 +84,8 @@ struct PredicateParser {
         guard let token = peek else { throw endError("a comparison") }
         if token.kind == .symbol("(") {
             index += 1
+            try enter(token)
+            defer { depth -= 1 }
             let inner = try parseOr()
             guard let close = peek, close.kind == .symbol(")") else {
                 throw peek.map {

@@ -2,8 +2,8 @@
 /// against a type. The string syntax, and later `#Predicate`, compile to it.
 indirect enum QueryExpression: Sendable {
     case constant(Bool)
-    case and(QueryExpression, QueryExpression)
-    case or(QueryExpression, QueryExpression)
+    case and([QueryExpression])
+    case or([QueryExpression])
     case not(QueryExpression)
     case comparison(Comparison)
 

@@ -70,11 +70,19 @@ enum QueryPlanner {
     {
         let parts: [BoundPredicate]
         if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
+        func usable(_ column: Int) -> Bool {
+            guard column == table.primaryKeyColumn ? table.primaryKeyIndex != nil : table.indexes[column] != nil else {
+                return false
+            }
+            // An index created after this snapshot began is invisible to it: scan instead.
+            let index = column == table.primaryKeyColumn ? table.primaryKeyIndex! : table.indexes[column]!
+            return transaction.canSee(index)
+        }
         for part in parts {
             switch part {
-            case .compare(let column, .equal, let value, let options) where options.isEmpty && table.hasIndex(on: column):
+            case .compare(let column, .equal, let value, let options) where options.isEmpty && usable(column):
                 return try lookup(value, column: column, table: table, transaction)
-            case .compareList(let column, .in, let values, let options) where options.isEmpty && table.hasIndex(on: column):
+            case .compareList(let column, .in, let values, let options) where options.isEmpty && usable(column):
                 var keys = Set<UInt64>()
                 for value in values { keys.formUnion(try lookup(value, column: column, table: table, transaction)) }
                 return keys.sorted()

@@ -25,7 +25,8 @@ enum ValueComparison {
         case (.null, _), (_, .null): return nil
         case (.int(let x), .int(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.string(let x), .string(let y)):
-            if options.isEmpty { return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending) }
+            // Code point (UTF-8 byte) order, the order of the index, without options.
+            if options.isEmpty { return bytes(x, y) }
             let fx = fold(x, options), fy = fold(y, options)
             return fx < fy ? .orderedAscending : (fx == fy ? .orderedSame : .orderedDescending)
         case (.date(let x), .date(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
@@ -42,7 +43,17 @@ enum ValueComparison {
     }
 
     private static func bytes(_ x: String, _ y: String) -> ComparisonResult {
-        x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        var x = x, y = y
+        return x.withUTF8 { a in
+            y.withUTF8 { b in
+                let common = Swift.min(a.count, b.count)
+                if common > 0, let base = a.baseAddress, let other = b.baseAddress {
+                    let order = memcmp(base, other, common)
+                    if order != 0 { return order < 0 ? .orderedAscending : .orderedDescending }
+                }
+                return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
+            }
+        }
     }
 
     /// Case and diacritic folding over all of Unicode.

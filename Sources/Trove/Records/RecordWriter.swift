@@ -75,6 +75,47 @@ struct RecordWriter {
     }
 }
 
+extension RecordWriter {
+    /// Changes one fixed-size, non-null column of an encoded record in place
+    /// (the common update: a number, a date, a flag). Returns false when the
+    /// record must be re-encoded instead (variable size, nil involved, or a
+    /// column the record predates).
+    static func patch(_ record: inout [UInt8], column: Int, value: StoredValue, layout: RecordLayout) -> Bool {
+        let type = layout.types[column]
+        guard !type.isVariableSize, record.count >= 2 else { return false }
+        let columns = Int(record[0]) | Int(record[1]) << 8
+        guard column < columns, record[2 + column / 8] & (1 << UInt8(column % 8)) == 0 else { return false }
+        let slot = 2 + RecordLayout.bitmapSize(columns) + layout.slotOffsets[column]
+        return record.withUnsafeMutableBytes { bytes -> Bool in
+            switch (type, value) {
+            case (.bool, .bool(let v)): bytes[slot] = v ? 1 : 0
+            case (.int8, .int(let v)):
+                guard let narrow = Int8(exactly: v) else { return false }
+                bytes[slot] = UInt8(bitPattern: narrow)
+            case (.int16, .int(let v)):
+                guard let narrow = Int16(exactly: v) else { return false }
+                bytes.storeBytes(of: UInt16(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt16.self)
+            case (.int32, .int(let v)):
+                guard let narrow = Int32(exactly: v) else { return false }
+                bytes.storeBytes(of: UInt32(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt32.self)
+            case (.int, .int(let v)):
+                bytes.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
+            case (.float, .float(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
+            case (.double, .double(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+            case (.date, .date(let v)):
+                bytes.storeBytes(
+                    of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+            case (.uuid, .uuid(let v)):
+                withUnsafeBytes(of: v.uuid) { source in
+                    for index in 0..<16 { bytes[slot + index] = source[index] }
+                }
+            default: return false
+            }
+            return true
+        }
+    }
+}
+
 extension StoredValue {
     /// The same value in another stored type, where the conversion is exact
     /// (an Int into a Double column, a Double with no fraction into an Int).

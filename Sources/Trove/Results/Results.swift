@@ -31,6 +31,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// The object keys selected, recomputed when the handle's state changed.
     var keys: [UInt64] {
         if cache.generation == database.generation, let keys = cache.keys { return keys }
+        if table.isRetired { return [] }
         do {
             let transaction = database.readTransaction()
             let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction)
@@ -50,6 +51,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// The number of matches; for a whole table without a filter, read from
     /// the table's statistics without touching any object.
     public var count: Int {
+        if table.isRetired { return 0 }
         if predicate == nil {
             if cache.generation == database.generation, let keys = cache.keys { return keys.count }
             return (try? database.readTransaction().count(of: table.objects)) ?? 0
@@ -75,11 +77,25 @@ public struct Results<Element>: RandomAccessCollection {
         let results: Results
         let keys: [UInt64]
         var position = 0
+        var buffer: [Element] = []
+        var bufferPosition = 0
+
+        init(results: Results, keys: [UInt64]) {
+            self.results = results
+            self.keys = keys
+        }
 
         public mutating func next() -> Element? {
-            guard position < keys.count else { return nil }
-            defer { position += 1 }
-            return results.source.materialize(results.database, keys[position])
+            if bufferPosition == buffer.count {
+                guard position < keys.count else { return nil }
+                // Materialize a batch, reading its records in one pass.
+                let end = Swift.min(position + 64, keys.count)
+                buffer = results.source.materializeBatch(results.database, keys[position..<end])
+                position = end
+                bufferPosition = 0
+            }
+            defer { bufferPosition += 1 }
+            return buffer[bufferPosition]
         }
     }
 
@@ -248,6 +264,7 @@ final class ResultsCache {
 struct ResultsSource<Element> {
     let table: TableInfo
     let materialize: (Database, UInt64) -> Element
+    let materializeBatch: (Database, ArraySlice<UInt64>) -> [Element]
     let columnForKeyPath: (AnyKeyPath) -> Int?
 
     func column(for keyPath: AnyKeyPath) -> Int {
@@ -261,6 +278,11 @@ struct ResultsSource<Element> {
         ResultsSource(
             table: binding.table,
             materialize: { database, key in database.materialize(Element.self, objectKey: key, binding: binding) },
+            materializeBatch: { database, keys in
+                let objects = keys.map { database.materialize(Element.self, objectKey: $0, binding: binding) }
+                database.loadRecords(into: objects, table: binding.table)
+                return objects
+            },
             columnForKeyPath: { keyPath in
                 let probe = Element()
                 probe.bindProbe(table: binding.table, columns: binding.columns, info: binding.info)
@@ -278,6 +300,15 @@ struct ResultsSource<Element> {
                     return try database.loadValue(Element.self, objectKey: key, binding: binding)
                 } catch {
                     fatalError("Trove: cannot read a \(binding.table.name) value: \(error)")
+                }
+            },
+            materializeBatch: { database, keys in
+                keys.map { key in
+                    do {
+                        return try database.loadValue(Element.self, objectKey: key, binding: binding)
+                    } catch {
+                        fatalError("Trove: cannot read a \(binding.table.name) value: \(error)")
+                    }
                 }
             },
             columnForKeyPath: { keyPath in

@@ -9,6 +9,18 @@ final class Catalog: @unchecked Sendable {
     static let metaTable = "meta"
 
     private let published = Locked<[String: TableInfo]>([:])
+    /// The highest object key handed out per type in this process, committed
+    /// or not: keys from a cancelled write are never handed out again, so an
+    /// object left over from it can never alias a new one.
+    private let highWater = Locked<[String: UInt64]>([:])
+
+    func highestKey(_ type: String) -> UInt64 {
+        highWater.withLock { $0[type] ?? 0 }
+    }
+
+    func raiseHighestKey(_ type: String, to key: UInt64) {
+        highWater.withLock { $0[type] = max($0[type] ?? 0, key) }
+    }
 
     func table(named name: String) -> TableInfo? {
         published.withLock { $0[name] }

@@ -74,7 +74,9 @@ final class LMDBEngine: Engine {
         try write { txn in
             for row in rows {
                 buffer.withUnsafeMutableBytes { out in
-                    for (index, value) in row.values.enumerated() { out.storeBytes(of: value, toByteOffset: index * 8, as: Int64.self) }
+                    for (index, value) in row.values.enumerated() {
+                        out.storeBytes(of: value, toByteOffset: index * 8, as: Int64.self)
+                    }
                 }
                 try buffer.withUnsafeBytes { try put(txn, dbiA, row.id, $0, flags: UInt32(MDB_APPEND)) }
             }
@@ -127,9 +129,12 @@ final class LMDBEngine: Engine {
         let data = Data(UnsafeRawBufferPointer(start: value + 32 + stringBytes, count: dataBytes))
         return RowB.checksum(
             id: id, flag: value.load(as: UInt8.self) != 0, int8: value.loadUnaligned(fromByteOffset: 1, as: Int8.self),
-            int16: value.loadUnaligned(fromByteOffset: 2, as: Int16.self), int32: value.loadUnaligned(fromByteOffset: 4, as: Int32.self),
-            int64: value.loadUnaligned(fromByteOffset: 8, as: Int64.self), float: value.loadUnaligned(fromByteOffset: 16, as: Float.self),
-            double: value.loadUnaligned(fromByteOffset: 20, as: Double.self), stringBytes: string.utf8.count, dataBytes: data.count)
+            int16: value.loadUnaligned(fromByteOffset: 2, as: Int16.self),
+            int32: value.loadUnaligned(fromByteOffset: 4, as: Int32.self),
+            int64: value.loadUnaligned(fromByteOffset: 8, as: Int64.self),
+            float: value.loadUnaligned(fromByteOffset: 16, as: Float.self),
+            double: value.loadUnaligned(fromByteOffset: 20, as: Double.self), stringBytes: string.utf8.count,
+            dataBytes: data.count)
     }
 
     func insertB(_ rows: [RowB]) throws {

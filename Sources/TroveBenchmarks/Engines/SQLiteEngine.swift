@@ -14,8 +14,12 @@ final class SQLiteEngine: Engine {
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw failure("open") }
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
-        try execute("CREATE TABLE IF NOT EXISTS a (id INTEGER PRIMARY KEY, v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER, v4 INTEGER, v5 INTEGER, v6 INTEGER, v7 INTEGER, v8 INTEGER, v9 INTEGER)")
-        try execute("CREATE TABLE IF NOT EXISTS b (id INTEGER PRIMARY KEY, flag INTEGER, i8 INTEGER, i16 INTEGER, i32 INTEGER, i64 INTEGER, f REAL, d REAL, s TEXT, data BLOB)")
+        try execute(
+            "CREATE TABLE IF NOT EXISTS a (id INTEGER PRIMARY KEY, v0 INTEGER, v1 INTEGER, v2 INTEGER, v3 INTEGER, v4 INTEGER, v5 INTEGER, v6 INTEGER, v7 INTEGER, v8 INTEGER, v9 INTEGER)"
+        )
+        try execute(
+            "CREATE TABLE IF NOT EXISTS b (id INTEGER PRIMARY KEY, flag INTEGER, i8 INTEGER, i16 INTEGER, i32 INTEGER, i64 INTEGER, f REAL, d REAL, s TEXT, data BLOB)"
+        )
         try execute("CREATE TABLE IF NOT EXISTS c (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, city TEXT, score INTEGER)")
         try execute("CREATE INDEX IF NOT EXISTS c_name ON c(name)")
         try execute("CREATE INDEX IF NOT EXISTS c_age ON c(age)")
@@ -149,11 +153,17 @@ final class SQLiteEngine: Engine {
     private func rowChecksum(_ select: OpaquePointer) -> Int64 {
         RowB.checksum(
             id: Int(sqlite3_column_int64(select, 0)), flag: sqlite3_column_int(select, 1) != 0,
-            int8: Int8(truncatingIfNeeded: sqlite3_column_int(select, 2)), int16: Int16(truncatingIfNeeded: sqlite3_column_int(select, 3)),
-            int32: sqlite3_column_int(select, 4), int64: sqlite3_column_int64(select, 5), float: Float(sqlite3_column_double(select, 6)),
+            int8: Int8(truncatingIfNeeded: sqlite3_column_int(select, 2)),
+            int16: Int16(truncatingIfNeeded: sqlite3_column_int(select, 3)),
+            int32: sqlite3_column_int(select, 4), int64: sqlite3_column_int64(select, 5),
+            float: Float(sqlite3_column_double(select, 6)),
             double: sqlite3_column_double(select, 7),
-            stringBytes: { _ = sqlite3_column_text(select, 8); return Int(sqlite3_column_bytes(select, 8)) }(),
-            dataBytes: { _ = sqlite3_column_blob(select, 9); return Int(sqlite3_column_bytes(select, 9)) }())
+            stringBytes: {
+                _ = sqlite3_column_text(select, 8); return Int(sqlite3_column_bytes(select, 8))
+            }(),
+            dataBytes: {
+                _ = sqlite3_column_blob(select, 9); return Int(sqlite3_column_bytes(select, 9))
+            }())
     }
 
     func scanB() throws -> (count: Int, checksum: Int64) {

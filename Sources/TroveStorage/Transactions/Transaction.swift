@@ -29,7 +29,8 @@ package class Transaction {
     @inline(__always)
     func live() throws -> OpaquePointer {
         if let txn { return txn }
-        throw failure ?? TroveError(.storage, "a transaction on \(environment.path) was used after it ended", path: environment.path)
+        throw failure
+            ?? TroveError(.storage, "a transaction on \(environment.path) was used after it ended", path: environment.path)
     }
 
     @inline(__always)

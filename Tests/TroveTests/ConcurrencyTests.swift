@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+@Suite("Concurrency")
+struct ConcurrencyTests {
+    @Test("handles on several threads write and read one file while the map grows")
+    func threadsWriteWhileTheMapGrows() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("threads.trove")
+        var configuration = Configuration(fileURL: url)
+        configuration.initialMapSize = 1 << 20
+        _ = try Database(configuration: configuration)
+        let frozen = configuration
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    let db = try Database(configuration: frozen)
+                    var seen = 0
+                    for round in 0..<150 {
+                        try db.write {
+                            let gadget = Gadget()
+                            gadget.name = "w\(worker)-\(round)"
+                            gadget.payload = Data(repeating: UInt8(worker), count: 4096)
+                            try db.add(gadget)
+                        }
+                        seen = max(seen, db.objects(Gadget.self).count)
+                    }
+                    return seen
+                }
+            }
+            for try await seen in group { #expect(seen >= 150) }
+        }
+        let db = try Database(configuration: configuration)
+        #expect(db.objects(Gadget.self).count == 600)
+        #expect(try db.objects(Gadget.self).filter("name BEGINSWITH 'w3-'").count == 150)
+    }
+
+    @Test("two threads opening a new file at once both succeed")
+    func concurrentCreation() async throws {
+        for _ in 0..<10 {
+            let url = makeTemporaryDirectory().appendingPathComponent("race.trove")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        let db = try Database(fileURL: url)
+                        try db.write { try db.add(Dog()) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try Database(fileURL: url).objects(Dog.self).count == 2)
+        }
+    }
+}
