@@ -66,6 +66,7 @@ open class Object: CustomStringConvertible {
 
     // MARK: Managed access (called by Persisted)
 
+    @usableFromInline
     func _readColumn(_ column: Int) -> StoredValue {
         if let recorder = _recorder {
             recorder.columns.append(column)
@@ -80,6 +81,7 @@ open class Object: CustomStringConvertible {
         return _record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
     }
 
+    @usableFromInline
     func _writeColumn(_ column: Int, _ value: StoredValue) {
         guard let database = _database, let table = _table else {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")

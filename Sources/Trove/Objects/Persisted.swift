@@ -15,13 +15,14 @@
 /// which is allowed only inside ``Database/write(_:)``.
 @propertyWrapper
 public struct Persisted<Value: _TroveStorable> {
+    @usableFromInline
     enum Storage {
         case unmanaged(Value)
         case managed(column: Int)
     }
 
-    var storage: Storage
-    let options: PersistedOptions
+    @usableFromInline var storage: Storage
+    @usableFromInline let options: PersistedOptions
 
     /// A stored property with an initial value.
     ///
@@ -31,12 +32,14 @@ public struct Persisted<Value: _TroveStorable> {
     ///     sorting on this property do not scan the table.
     ///   - autoIncrement: For an integer primary key: an object added with 0
     ///     gets the next unused value (the largest ever stored, plus one).
+    @inlinable
     public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false, autoIncrement: Bool = false) {
         storage = .unmanaged(wrappedValue)
         options = PersistedOptions(primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
     }
 
     /// A stored property starting at its type's default (0, "", nil, false...).
+    @inlinable
     public init(primaryKey: Bool = false, indexed: Bool = false, autoIncrement: Bool = false) {
         self.init(wrappedValue: Value._troveDefault, primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
     }
@@ -47,6 +50,7 @@ public struct Persisted<Value: _TroveStorable> {
         set { fatalError() }
     }
 
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -67,10 +71,18 @@ public struct Persisted<Value: _TroveStorable> {
     }
 }
 
+@usableFromInline
 struct PersistedOptions: Sendable {
-    var primaryKey: Bool
-    var indexed: Bool
-    var autoIncrement: Bool
+    @usableFromInline var primaryKey: Bool
+    @usableFromInline var indexed: Bool
+    @usableFromInline var autoIncrement: Bool
+
+    @usableFromInline
+    init(primaryKey: Bool, indexed: Bool, autoIncrement: Bool) {
+        self.primaryKey = primaryKey
+        self.indexed = indexed
+        self.autoIncrement = autoIncrement
+    }
 }
 
 /// What reflection needs from a `Persisted<Value>` field whose `Value` is

@@ -25,10 +25,10 @@ extension _TroveStorable {
 extension Bool: _TroveStorable {
     public static var _troveType: PropertyType { .bool }
     public static var _troveDefault: Bool { false }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .bool(let v) = value { self = v } else { self = false }
     }
-    public var _troveStored: StoredValue { .bool(self) }
+    @inlinable public var _troveStored: StoredValue { .bool(self) }
 }
 
 /// Integers share one conversion; only the stored width differs.
@@ -36,14 +36,14 @@ public protocol _TroveInteger: _TroveStorable, FixedWidthInteger {}
 
 extension _TroveInteger {
     public static var _troveDefault: Self { 0 }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         switch value {
         case .int(let v): self = Self(truncatingIfNeeded: v)
         case .double(let v): self = Self(exactly: v.rounded(.towardZero)) ?? 0
         default: self = 0
         }
     }
-    public var _troveStored: StoredValue { .int(Int64(truncatingIfNeeded: self)) }
+    @inlinable public var _troveStored: StoredValue { .int(Int64(truncatingIfNeeded: self)) }
 }
 
 extension Int: _TroveInteger { public static var _troveType: PropertyType { .int } }
@@ -55,57 +55,57 @@ extension Int8: _TroveInteger { public static var _troveType: PropertyType { .in
 extension Float: _TroveStorable {
     public static var _troveType: PropertyType { .float }
     public static var _troveDefault: Float { 0 }
-    public init(_troveStored value: StoredValue) { self = Float(value.numeric ?? 0) }
-    public var _troveStored: StoredValue { .float(self) }
+    @inlinable public init(_troveStored value: StoredValue) { self = Float(value.numeric ?? 0) }
+    @inlinable public var _troveStored: StoredValue { .float(self) }
 }
 
 extension Double: _TroveStorable {
     public static var _troveType: PropertyType { .double }
     public static var _troveDefault: Double { 0 }
-    public init(_troveStored value: StoredValue) { self = value.numeric ?? 0 }
-    public var _troveStored: StoredValue { .double(self) }
+    @inlinable public init(_troveStored value: StoredValue) { self = value.numeric ?? 0 }
+    @inlinable public var _troveStored: StoredValue { .double(self) }
 }
 
 extension String: _TroveStorable {
     public static var _troveType: PropertyType { .string }
     public static var _troveDefault: String { "" }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .string(let v) = value { self = v } else { self = "" }
     }
-    public var _troveStored: StoredValue { .string(self) }
+    @inlinable public var _troveStored: StoredValue { .string(self) }
 }
 
 extension Data: _TroveStorable {
     public static var _troveType: PropertyType { .data }
     public static var _troveDefault: Data { Data() }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .data(let v) = value { self = v } else { self = Data() }
     }
-    public var _troveStored: StoredValue { .data(self) }
+    @inlinable public var _troveStored: StoredValue { .data(self) }
 }
 
 extension Date: _TroveStorable {
     public static var _troveType: PropertyType { .date }
     public static var _troveDefault: Date { Date(timeIntervalSinceReferenceDate: 0) }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .date(let v) = value { self = v } else { self = Date(timeIntervalSinceReferenceDate: 0) }
     }
-    public var _troveStored: StoredValue { .date(self) }
+    @inlinable public var _troveStored: StoredValue { .date(self) }
 }
 
 extension UUID: _TroveStorable {
     public static var _troveType: PropertyType { .uuid }
     public static var _troveDefault: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .uuid(let v) = value { self = v } else { self = UUID._troveDefault }
     }
-    public var _troveStored: StoredValue { .uuid(self) }
+    @inlinable public var _troveStored: StoredValue { .uuid(self) }
 }
 
 extension Decimal: _TroveStorable {
     public static var _troveType: PropertyType { .decimal }
     public static var _troveDefault: Decimal { 0 }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         switch value {
         case .decimal(let v): self = v
         case .int(let v): self = Decimal(v)
@@ -113,17 +113,17 @@ extension Decimal: _TroveStorable {
         default: self = 0
         }
     }
-    public var _troveStored: StoredValue { .decimal(self) }
+    @inlinable public var _troveStored: StoredValue { .decimal(self) }
 }
 
 extension Optional: _TroveStorable where Wrapped: _TroveStorable {
     public static var _troveType: PropertyType { Wrapped._troveType }
     public static var _troveIsOptional: Bool { true }
     public static var _troveDefault: Wrapped? { nil }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         if case .null = value { self = nil } else { self = Wrapped(_troveStored: value) }
     }
-    public var _troveStored: StoredValue { self.map(\._troveStored) ?? .null }
+    @inlinable public var _troveStored: StoredValue { self.map(\._troveStored) ?? .null }
 }
 
 /// An enum stored by its raw value (an integer or a string).
@@ -144,8 +144,8 @@ where RawValue: _TroveStorable & Codable {}
 extension PersistableEnum {
     public static var _troveType: PropertyType { RawValue._troveType }
     public static var _troveDefault: Self { allCases.first! }
-    public init(_troveStored value: StoredValue) {
+    @inlinable public init(_troveStored value: StoredValue) {
         self = Self(rawValue: RawValue(_troveStored: value)) ?? Self.allCases.first!
     }
-    public var _troveStored: StoredValue { rawValue._troveStored }
+    @inlinable public var _troveStored: StoredValue { rawValue._troveStored }
 }

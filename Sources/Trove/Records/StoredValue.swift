@@ -53,7 +53,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as a Double, for numeric comparisons across types.
-    var numeric: Double? {
+    @usableFromInline var numeric: Double? {
         switch self {
         case .int(let v): return Double(v)
         case .float(let v): return Double(v)
