@@ -33,7 +33,7 @@ extension Database {
             }
         }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
-        object.bind(to: self, table: binding.table, objectKey: stored.objectKey, columns: binding.columns, info: binding.info)
+        object.bind(to: self, objectKey: stored.objectKey, binding: binding)
     }
 
     /// Adds every object of a sequence; see ``add(_:update:)``.
@@ -107,7 +107,7 @@ extension Database {
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
         let object = T()
-        object.bind(to: self, table: binding.table, objectKey: objectKey, columns: binding.columns, info: binding.info)
+        object.bind(to: self, objectKey: objectKey, binding: binding)
         return object
     }
 }

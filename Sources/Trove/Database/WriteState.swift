@@ -17,12 +17,47 @@ final class WriteState {
     }
 }
 
-/// An ``Object`` subclass bound to its stored table: for each `@Persisted`
-/// field, the record column it reads.
-struct ObjectBinding {
+/// An ``Object`` subclass bound to its stored table in one handle: for each
+/// `@Persisted` field, the record column it reads. Every managed object of
+/// the class points at it; it maps the key paths `@Persisted` hands its
+/// accessor to columns, so managed objects never touch their field storage.
+@usableFromInline
+final class ObjectBinding {
     let table: TableInfo
     let info: ModelInfo
     let columns: [Int]
+    /// Key path objects seen so far and their columns. Key path literals of a
+    /// non-generic class are one object each, so this stays as small as the class.
+    private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
+    private lazy var probe: Object = {
+        let probe = info.type.init()
+        probe.bindProbe(table: table, columns: columns, info: info)
+        return probe
+    }()
+
+    init(table: TableInfo, info: ModelInfo, columns: [Int]) {
+        self.table = table
+        self.info = info
+        self.columns = columns
+    }
+
+    /// The column a `@Persisted` storage key path stands for.
+    @usableFromInline
+    func column(for storageKeyPath: AnyKeyPath) -> Int {
+        let key = ObjectIdentifier(storageKeyPath)
+        for entry in keyPathColumns where entry.key == key { return entry.column }
+        return resolve(storageKeyPath, key)
+    }
+
+    private func resolve(_ storageKeyPath: AnyKeyPath, _ key: ObjectIdentifier) -> Int {
+        guard let field = probe[keyPath: storageKeyPath] as? any PersistedField,
+            let column = field.boundColumn
+        else {
+            preconditionFailure("Trove: \(storageKeyPath) is not a @Persisted property of \(info.typeName)")
+        }
+        if keyPathColumns.count < 256 { keyPathColumns.append((key, column)) }
+        return column
+    }
 }
 
 /// A ``Persistable`` struct bound to its stored table.

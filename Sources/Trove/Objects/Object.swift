@@ -22,6 +22,9 @@ open class Object: CustomStringConvertible {
     var _database: Database?
     var _objectKey: UInt64 = 0
     var _table: TableInfo?
+    /// Set while the object is managed; `@Persisted` reads and writes the
+    /// database through it.
+    @usableFromInline var _binding: ObjectBinding?
     var _recorder: KeyPathRecorder?
     /// A private copy of the record, valid while the handle's generation is
     /// `_recordGeneration`: property reads then need no lookup and no lock.
@@ -90,14 +93,12 @@ open class Object: CustomStringConvertible {
     }
 
     /// Makes this object read from and write to `database` from now on.
-    func bind(to database: Database, table: TableInfo, objectKey: UInt64, columns: [Int], info: ModelInfo) {
+    @inline(__always)
+    func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding) {
         _database = database
-        _table = table
+        _table = binding.table
+        _binding = binding
         _objectKey = objectKey
-        let base = Unmanaged.passUnretained(self).toOpaque()
-        for (field, column) in zip(info.fields, columns) {
-            field.accessor.bind(at: base.advanced(by: field.offset), column: column)
-        }
     }
 }
 

@@ -57,12 +57,19 @@ public struct Persisted<Value: _TroveStorable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
+            if let binding = object._binding {
+                return Value(_troveStored: object._readColumn(binding.column(for: storageKeyPath)))
+            }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged(let value): return value
             case .managed(let column): return Value(_troveStored: object._readColumn(column))
             }
         }
         set {
+            if let binding = object._binding {
+                object._writeColumn(binding.column(for: storageKeyPath), newValue._troveStored)
+                return
+            }
             switch object[keyPath: storageKeyPath].storage {
             case .unmanaged: object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
             case .managed(let column): object._writeColumn(column, newValue._troveStored)
@@ -89,6 +96,8 @@ struct PersistedOptions: Sendable {
 /// known only at run time: its type, its options, its value, and a way to
 /// switch it to reading from the database.
 protocol PersistedField {
+    /// The column of a storage bound by ``Object/bindProbe(table:columns:info:)``.
+    var boundColumn: Int? { get }
     static var valueType: PropertyType { get }
     static var isOptional: Bool { get }
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
@@ -97,6 +106,11 @@ protocol PersistedField {
 }
 
 extension Persisted: PersistedField {
+    var boundColumn: Int? {
+        if case .managed(let column) = storage { return column }
+        return nil
+    }
+
     static var valueType: PropertyType { Value._troveType }
     static var isOptional: Bool { Value._troveIsOptional }
 
