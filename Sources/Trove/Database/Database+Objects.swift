@@ -29,7 +29,7 @@ extension Database {
         var values = binding.table.layout.fallbacks
         object.withFieldPointer(0) { base in
             for (field, column) in zip(binding.info.fields, binding.columns) {
-                values[column] = field.accessor.storedValue(at: UnsafeRawPointer(base.advanced(by: field.offset)))
+                values[column] = field.value(in: base)
             }
         }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)

@@ -6,8 +6,18 @@
 final class ModelInfo: @unchecked Sendable {
     struct Field {
         let schema: PropertySchema
+        /// Where the `Persisted` wrapper sits in an instance.
         let offset: Int
+        /// Where its value sits in an instance.
+        let valueOffset: Int
         let accessor: any PersistedField.Type
+        let storable: any _TroveStorable.Type
+
+        /// The field's value in an unmanaged instance.
+        @inline(__always)
+        func value(in base: UnsafeRawPointer) -> StoredValue {
+            storable._troveLoad(from: base + valueOffset)
+        }
     }
 
     let typeName: String
@@ -43,11 +53,14 @@ final class ModelInfo: @unchecked Sendable {
         fields = found.map { entry in
             let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
             let options = entry.accessor.options(at: pointer)
+            let valueOffset = entry.offset + entry.accessor.valueOffset
+            let storable = entry.accessor.storableType
             let schema = PropertySchema(
                 name: entry.name, type: entry.accessor.valueType, isOptional: entry.accessor.isOptional,
                 isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey,
-                isAutoIncrement: options.autoIncrement, defaultValue: entry.accessor.storedValue(at: pointer))
-            return Field(schema: schema, offset: entry.offset, accessor: entry.accessor)
+                isAutoIncrement: options.autoIncrement,
+                defaultValue: storable._troveLoad(from: UnsafeRawPointer(base) + valueOffset))
+            return Field(schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable)
         }
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
     }

@@ -60,7 +60,7 @@ open class Object: CustomStringConvertible {
         if let database = _database, let table = _table, let column = table.columnIndex[field.schema.name] {
             return database.readColumn(column, objectKey: _objectKey, table: table).description
         }
-        return withFieldPointer(field.offset) { field.accessor.storedValue(at: $0) }.description
+        return withFieldPointer(0) { field.value(in: $0) }.description
     }
 
     func withFieldPointer<R>(_ offset: Int, _ body: (UnsafeMutableRawPointer) -> R) -> R {
@@ -110,7 +110,7 @@ extension Object {
         _recorder = KeyPathRecorder()
         let base = Unmanaged.passUnretained(self).toOpaque()
         for (field, column) in zip(info.fields, columns) {
-            field.accessor.bind(at: base.advanced(by: field.offset), column: column)
+            field.accessor.bindProbe(at: base.advanced(by: field.offset), column: column)
         }
     }
 }

@@ -15,13 +15,11 @@
 /// which is allowed only inside ``Database/write(_:)``.
 @propertyWrapper
 public struct Persisted<Value: _TroveStorable> {
-    @usableFromInline
-    enum Storage {
-        case unmanaged(Value)
-        case managed(column: Int)
-    }
-
-    @usableFromInline var storage: Storage
+    /// The value of an unmanaged object. A managed object reads the database
+    /// instead (its `_binding` says which column), and leaves this alone.
+    @usableFromInline var _value: Value
+    /// -1, except in the probe objects that turn key paths into columns.
+    @usableFromInline var _column: Int
     @usableFromInline let options: PersistedOptions
 
     /// A stored property with an initial value.
@@ -34,7 +32,8 @@ public struct Persisted<Value: _TroveStorable> {
     ///     gets the next unused value (the largest ever stored, plus one).
     @inlinable
     public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false, autoIncrement: Bool = false) {
-        storage = .unmanaged(wrappedValue)
+        _value = wrappedValue
+        _column = -1
         options = PersistedOptions(primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
     }
 
@@ -60,19 +59,15 @@ public struct Persisted<Value: _TroveStorable> {
             if let binding = object._binding {
                 return Value(_troveStored: object._readColumn(binding.column(for: storageKeyPath)))
             }
-            switch object[keyPath: storageKeyPath].storage {
-            case .unmanaged(let value): return value
-            case .managed(let column): return Value(_troveStored: object._readColumn(column))
-            }
+            let storage = object[keyPath: storageKeyPath]
+            if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
+            return storage._value
         }
         set {
             if let binding = object._binding {
                 object._writeColumn(binding.column(for: storageKeyPath), newValue._troveStored)
-                return
-            }
-            switch object[keyPath: storageKeyPath].storage {
-            case .unmanaged: object[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-            case .managed(let column): object._writeColumn(column, newValue._troveStored)
+            } else {
+                object[keyPath: storageKeyPath]._value = newValue
             }
         }
     }
@@ -93,39 +88,33 @@ struct PersistedOptions: Sendable {
 }
 
 /// What reflection needs from a `Persisted<Value>` field whose `Value` is
-/// known only at run time: its type, its options, its value, and a way to
-/// switch it to reading from the database.
+/// known only at run time: its type, its options, where its value sits, and
+/// a way to make it a key path probe.
 protocol PersistedField {
-    /// The column of a storage bound by ``Object/bindProbe(table:columns:info:)``.
+    /// The column of a probe storage (see ``Object/bindProbe(table:columns:info:)``).
     var boundColumn: Int? { get }
     static var valueType: PropertyType { get }
     static var isOptional: Bool { get }
+    static var storableType: any _TroveStorable.Type { get }
+    /// Where the value sits inside the wrapper.
+    static var valueOffset: Int { get }
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
-    static func storedValue(at field: UnsafeRawPointer) -> StoredValue
-    static func bind(at field: UnsafeMutableRawPointer, column: Int)
+    static func bindProbe(at field: UnsafeMutableRawPointer, column: Int)
 }
 
 extension Persisted: PersistedField {
-    var boundColumn: Int? {
-        if case .managed(let column) = storage { return column }
-        return nil
-    }
+    var boundColumn: Int? { _column >= 0 ? _column : nil }
 
     static var valueType: PropertyType { Value._troveType }
     static var isOptional: Bool { Value._troveIsOptional }
+    static var storableType: any _TroveStorable.Type { Value.self }
+    static var valueOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>._value)! }
 
     static func options(at field: UnsafeRawPointer) -> PersistedOptions {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.options
     }
 
-    static func storedValue(at field: UnsafeRawPointer) -> StoredValue {
-        switch field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage {
-        case .unmanaged(let value): return value._troveStored
-        case .managed: preconditionFailure("Trove: reading the unmanaged value of a managed property")
-        }
-    }
-
-    static func bind(at field: UnsafeMutableRawPointer, column: Int) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(column: column)
+    static func bindProbe(at field: UnsafeMutableRawPointer, column: Int) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee._column = column
     }
 }

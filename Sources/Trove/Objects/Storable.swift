@@ -20,6 +20,11 @@ public protocol _TroveStorable {
 
 extension _TroveStorable {
     public static var _troveIsOptional: Bool { false }
+
+    /// Reads a value of this type from memory (a field of an unmanaged object).
+    static func _troveLoad(from pointer: UnsafeRawPointer) -> StoredValue {
+        pointer.assumingMemoryBound(to: Self.self).pointee._troveStored
+    }
 }
 
 extension Bool: _TroveStorable {
