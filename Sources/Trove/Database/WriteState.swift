@@ -24,6 +24,8 @@ final class WriteState {
 @usableFromInline
 final class ObjectBinding {
     let table: TableInfo
+    /// The table's layout, kept alive by `table`.
+    unowned(unsafe) let layout: RecordLayout
     let info: ModelInfo
     let columns: [Int]
     /// Key path objects seen so far and their columns. Key path literals of a
@@ -37,6 +39,7 @@ final class ObjectBinding {
 
     init(table: TableInfo, info: ModelInfo, columns: [Int]) {
         self.table = table
+        self.layout = table.layout
         self.info = info
         self.columns = columns
     }

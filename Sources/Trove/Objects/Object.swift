@@ -19,17 +19,17 @@
 /// in one isolation domain (it is not `Sendable`); pass its primary key to
 /// another one instead.
 open class Object: CustomStringConvertible {
-    var _database: Database?
-    var _objectKey: UInt64 = 0
-    var _table: TableInfo?
+    final var _database: Database?
+    final var _objectKey: UInt64 = 0
+    final var _table: TableInfo?
     /// Set while the object is managed; `@Persisted` reads and writes the
     /// database through it.
-    @usableFromInline var _binding: ObjectBinding?
-    var _recorder: KeyPathRecorder?
+    @usableFromInline final var _binding: ObjectBinding?
+    final var _recorder: KeyPathRecorder?
     /// A private copy of the record, valid while the handle's generation is
     /// `_recordGeneration`: property reads then need no lookup and no lock.
-    var _record: [UInt8] = []
-    var _recordGeneration: UInt64 = .max
+    final var _record: [UInt8] = []
+    final var _recordGeneration: UInt64 = .max
 
     public required init() {}
 
@@ -68,6 +68,20 @@ open class Object: CustomStringConvertible {
     }
 
     // MARK: Managed access (called by Persisted)
+
+    /// A managed property read: the column for the key path, from the
+    /// object's record copy (refreshed when the handle has moved on).
+    @usableFromInline
+    final func _readManaged(_ binding: ObjectBinding, _ storageKeyPath: AnyKeyPath) -> StoredValue {
+        let column = binding.column(for: storageKeyPath)
+        unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps it alive
+        if _recordGeneration != database.generation {
+            database.loadRecord(into: self, table: binding.table)
+        }
+        let record = _record
+        unowned(unsafe) let layout = binding.layout
+        return record.withUnsafeBytes { RecordReader($0, layout: layout).value(at: column) }
+    }
 
     @usableFromInline
     func _readColumn(_ column: Int) -> StoredValue {

@@ -57,7 +57,7 @@ public struct Persisted<Value: _TroveStorable> {
     ) -> Value {
         get {
             if let binding = object._binding {
-                return Value(_troveStored: object._readColumn(binding.column(for: storageKeyPath)))
+                return Value(_troveStored: object._readManaged(binding, storageKeyPath))
             }
             let storage = object[keyPath: storageKeyPath]
             if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
