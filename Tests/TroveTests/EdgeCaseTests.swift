@@ -160,4 +160,57 @@ struct EdgeCaseTests {
         let long = (1...5_000).map { "id == \($0)" }.joined(separator: " OR ")
         #expect(try db.objects(Person.self).filter(long).count == 1)
     }
+
+    @Test("deleted largest keys and auto-increment values are not reused, even after a reopen")
+    func noReuseAcrossReopen() throws {
+        let db = try makeDatabase()
+        let url = db.configuration.fileURL
+        try db.write {
+            for _ in 0..<3 { try db.add(Ticket()) }
+        }
+        try db.write { try db.delete(db.objects(Ticket.self).filter("id == 3")) }
+        do {
+            let reopened = try Database(fileURL: url)
+            let next = Ticket()
+            try reopened.write { try reopened.add(next) }
+            #expect(next.id == 4)
+            try reopened.write { try reopened.delete(reopened.objects(Ticket.self)) }
+            #expect(reopened.objects(Ticket.self).isEmpty)
+        }
+        let again = try Database(fileURL: url)
+        let after = Ticket()
+        try again.write { try again.add(after) }
+        #expect(after.id == 5)
+        try again.write { try again.deleteAll() }
+        let last = Ticket()
+        try again.write { try again.add(last) }
+        #expect(last.id == 6)
+    }
+
+    @Test("deleting a whole type through its Results empties it and its indexes")
+    func deleteWholeType() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 1...50 {
+                let person = Person()
+                person.id = id
+                person.name = "n\(id % 5)"
+                try db.add(person)
+            }
+        }
+        let kept = db.objects(Person.self).first!
+        try db.write { try db.delete(db.objects(Person.self)) }
+        #expect(kept.isInvalidated)
+        #expect(db.objects(Person.self).isEmpty)
+        #expect(try db.objects(Person.self).filter("name == 'n1'").isEmpty)
+        #expect(db.object(ofType: Person.self, forPrimaryKey: 7) == nil)
+        try db.write {
+            let person = Person()
+            person.id = 7
+            person.name = "n1"
+            try db.add(person)
+        }
+        #expect(try db.objects(Person.self).filter("name == 'n1'").map(\.id) == [7])
+        #expect(try db.objects(Person.self).filter("name == 'n1'").count == 1)
+    }
 }

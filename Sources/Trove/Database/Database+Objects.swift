@@ -56,7 +56,14 @@ extension Database {
         }
     }
 
-    /// Deletes every object of a sequence (or of ``Results``).
+    /// Deletes every object a ``Results`` selects. Deleting a whole type
+    /// (`db.delete(db.objects(T.self))`) empties its table in one step.
+    public func delete<T: Object>(_ results: Results<T>) throws {
+        let state = try requireWrite("delete(_:)")
+        try deleteMatches(table: results.table, predicate: results.predicate, state)
+    }
+
+    /// Deletes every object of a sequence.
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
         let targets = Array(objects)
         for object in targets where !object.isInvalidated { try delete(object) }
@@ -74,11 +81,21 @@ extension Database {
                 tables.append(TableInfo.indexName(name, property.name))
             }
             for tableName in tables {
-                if let table = try transaction.existingTable(
-                    tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix))
+                guard
+                    let table = try transaction.existingTable(
+                        tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix))
+                else { continue }
+                // Remember the largest key and auto-increment value, so neither is handed out again.
+                let last = try transaction.withCursor(on: table) { cursor in try cursor.last().map { Array($0.key) } }
+                if let last, tableName == TableInfo.objectsName(name) {
+                    let key = last.withUnsafeBytes { OrderedKey.objectKey(from: $0) }
+                    state.deletedBeyond["seq:\(name)"] = max(state.deletedBeyond["seq:\(name)"] ?? 0, key + 1)
+                } else if let last, tableName == TableInfo.primaryKeyName(name), schema.primaryKey?.isAutoIncrement == true,
+                    let value = last.withUnsafeBytes({ OrderedKey.int64(from: $0) }), value >= 0
                 {
-                    try transaction.clear(table)
+                    state.deletedBeyond["auto:\(name)"] = max(state.deletedBeyond["auto:\(name)"] ?? 0, UInt64(value) + 1)
                 }
+                try transaction.clear(table)
             }
         }
         generation &+= 1

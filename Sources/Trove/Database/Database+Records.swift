@@ -147,6 +147,7 @@ extension Database {
         let transaction = state.transaction
         guard let values = try recordValues(objectKey, in: table, transaction) else { return false }
         try transaction.delete(table.objects, key: objectKey)
+        noteDeleted(objectKey: objectKey, values: values, table: table, state)
         if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
             let key = try primaryKeyKey(values[column], table: table)
             try key.withUnsafeBytes { _ = try transaction.delete(pkTable, key: $0) }
@@ -156,6 +157,47 @@ extension Database {
         }
         generation &+= 1
         return true
+    }
+
+    /// Remembers what a delete freed, for ``flushCounters``.
+    func noteDeleted(objectKey: UInt64, values: [StoredValue]?, table: TableInfo, _ state: WriteState) {
+        let sequence = "seq:\(table.name)"
+        state.deletedBeyond[sequence] = max(state.deletedBeyond[sequence] ?? 0, objectKey + 1)
+        if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement,
+            case .int(let value) = values?[column] ?? .null, value >= 0
+        {
+            let auto = "auto:\(table.name)"
+            state.deletedBeyond[auto] = max(state.deletedBeyond[auto] ?? 0, UInt64(value) + 1)
+        }
+    }
+
+    /// Deletes every object of a table at once (its indexes emptied with it).
+    func deleteAllRecords(in table: TableInfo, _ state: WriteState) throws {
+        let transaction = state.transaction
+        let lastKey = try transaction.withCursor(on: table.objects) { cursor in
+            try cursor.last().map { OrderedKey.objectKey(from: $0.key) }
+        }
+        guard let lastKey else { return }
+        var largestAuto: StoredValue?
+        if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement, let pk = table.primaryKeyIndex {
+            largestAuto = try transaction.withCursor(on: pk) { cursor in
+                try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }.map { .int($0) }
+            }
+        }
+        var values = table.layout.fallbacks
+        if let column = table.primaryKeyColumn, let largestAuto { values[column] = largestAuto }
+        noteDeleted(objectKey: lastKey, values: values, table: table, state)
+        try transaction.clear(table.objects)
+        if let pk = table.primaryKeyIndex { try transaction.clear(pk) }
+        for index in table.indexes.values { try transaction.clear(index) }
+        generation &+= 1
+    }
+
+    /// Deletes the objects a query selects, without materializing them.
+    func deleteMatches(table: TableInfo, predicate: BoundPredicate?, _ state: WriteState) throws {
+        guard predicate != nil else { return try deleteAllRecords(in: table, state) }
+        let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: [], in: state.transaction)
+        for key in keys { try deleteRecord(key, in: table, state) }
     }
 
     /// The object key stored under a primary key value.

@@ -124,11 +124,15 @@ extension Database {
         return next
     }
 
+    /// Stores the counters of types that had deletes, so a deleted largest
+    /// key (or auto-increment value) is never handed out again.
     private func flushCounters(_ state: WriteState) throws {
-        guard !state.nextKeys.isEmpty else { return }
+        guard !state.deletedBeyond.isEmpty else { return }
         let meta = try state.transaction.openTable(Catalog.metaTable)!
-        for (name, next) in state.nextKeys {
-            try Catalog.put(next.littleEndian, key: name, in: meta, state.transaction)
+        for (name, beyond) in state.deletedBeyond {
+            let stored = try Catalog.integer(UInt64.self, key: name, in: meta, state.transaction) ?? 0
+            let next = max(stored, beyond, state.nextKeys[name] ?? 0)
+            if next != stored { try Catalog.put(next.littleEndian, key: name, in: meta, state.transaction) }
         }
     }
 }

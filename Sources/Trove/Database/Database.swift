@@ -28,6 +28,8 @@ public final class Database {
     var generation: UInt64 = 0
     var objectBindings: [ObjectIdentifier: ObjectBinding] = [:]
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
+    /// Parsed query texts, so a query run again with new arguments is not parsed again.
+    var predicateTemplates: [String: PredicateParser.Template] = [:]
 
     /// The current file format; a file with a higher one was written by a newer Trove.
     static let formatVersion: UInt32 = 1
@@ -64,6 +66,15 @@ public final class Database {
 
     /// The path of the database file.
     public var path: String { environment.path }
+
+    /// The parsed form of a query text with `arguments` filled in.
+    func parsedPredicate(_ text: String, arguments: [Any?]) throws -> QueryExpression {
+        if let template = predicateTemplates[text] { return try template.substituting(arguments) }
+        let template = try PredicateParser.parseTemplate(text)
+        if predicateTemplates.count >= 256 { predicateTemplates.removeAll(keepingCapacity: true) }
+        predicateTemplates[text] = template
+        return try template.substituting(arguments)
+    }
 
     // MARK: Snapshots
 

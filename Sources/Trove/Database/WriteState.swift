@@ -6,8 +6,13 @@ final class WriteState {
     /// Types registered (tables created) in this transaction; published to the
     /// shared catalog only if it commits.
     var pendingTables: [String: TableInfo] = [:]
-    /// Next object key per type, written back to `meta` at commit.
+    /// Next object key (`seq:<Type>`) and auto-increment value (`auto:<Type>`)
+    /// per type handed out in this transaction.
     var nextKeys: [String: UInt64] = [:]
+    /// Per counter, one past the largest key or auto-increment value deleted
+    /// in this transaction. Only then must the counter be stored: without
+    /// deletes, the largest key in the table already says where to go on.
+    var deletedBeyond: [String: UInt64] = [:]
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
     var deferredError: (any Error)?
     var recordWriter = RecordWriter()

@@ -60,7 +60,8 @@ final class ModelInfo: @unchecked Sendable {
                 isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey,
                 isAutoIncrement: options.autoIncrement,
                 defaultValue: storable._troveLoad(from: UnsafeRawPointer(base) + valueOffset))
-            return Field(schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable)
+            return Field(
+                schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable)
         }
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
     }

@@ -165,7 +165,13 @@ extension Database {
         return try deleteRecord(objectKey, in: binding.table, state)
     }
 
-    /// Deletes every value of a sequence (or of ``Results``).
+    /// Deletes every value a ``Results`` selects.
+    public func delete<T: Persistable>(_ results: Results<T>) throws {
+        let state = try requireWrite("delete(_:)")
+        try deleteMatches(table: results.table, predicate: results.predicate, state)
+    }
+
+    /// Deletes every value of a sequence.
     public func delete<S: Sequence>(_ values: S) throws where S.Element: Persistable {
         let targets = Array(values)
         for value in targets { try delete(value) }

@@ -79,6 +79,8 @@ indirect enum BoundPredicate {
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
             return .compare(column: column, op: op, value: converted, options: comparison.options)
+        case .argument, .keyArgument:
+            preconditionFailure("Trove: a query argument was not substituted; this is a bug in Trove")
         case .list(let values):
             guard op == .in || op == .between else {
                 throw TroveError(

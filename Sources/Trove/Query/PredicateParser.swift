@@ -12,30 +12,33 @@ import Foundation
 struct PredicateParser {
     private let text: String
     private let tokens: [Token]
-    private let arguments: [Any?]
     private var index = 0
     private var nextArgument = 0
     private var highestPositional = -1
 
+    /// A parsed predicate with its arguments still to fill in; cacheable per text.
+    struct Template {
+        let text: String
+        let expression: QueryExpression
+        let argumentCount: Int
+    }
+
     static func parse(_ text: String, arguments: [Any?]) throws -> QueryExpression {
-        var parser = try PredicateParser(text: text, arguments: arguments)
+        try parseTemplate(text).substituting(arguments)
+    }
+
+    static func parseTemplate(_ text: String) throws -> Template {
+        var parser = try PredicateParser(text: text)
         let expression = try parser.parseOr()
         if let extra = parser.peek {
             throw parser.error("unexpected \(extra.describe) after a complete predicate", at: extra)
         }
-        let used = Swift.max(parser.nextArgument, parser.highestPositional + 1)
-        if used < arguments.count {
-            throw TroveError(
-                .invalidQuery,
-                "the query \"\(text)\" uses \(used) argument(s) but \(arguments.count) were given",
-                position: text.count)
-        }
-        return expression
+        return Template(
+            text: text, expression: expression, argumentCount: Swift.max(parser.nextArgument, parser.highestPositional + 1))
     }
 
-    private init(text: String, arguments: [Any?]) throws {
+    private init(text: String) throws {
         self.text = text
-        self.arguments = arguments
         tokens = try Tokenizer.tokenize(text)
     }
 
@@ -147,18 +150,14 @@ struct PredicateParser {
             if let double = Double(literal) { return .value(.double(double)) }
             throw error("\(literal) is not a number", at: token)
         case .argument:
-            return try argumentOperand(at: token)
-        case .keyArgument:
-            guard nextArgument < arguments.count else { throw missingArgument(token) }
             defer { nextArgument += 1 }
-            guard let name = arguments[nextArgument] as? String else {
-                throw error("%K needs a property name (a String) as its argument", at: token)
-            }
-            return .property(name, position: token.position)
+            return .argument(nextArgument, position: token.position)
+        case .keyArgument:
+            defer { nextArgument += 1 }
+            return .keyArgument(nextArgument, position: token.position)
         case .positional(let number):
-            guard number < arguments.count else { throw missingArgument(token) }
             highestPositional = Swift.max(highestPositional, number)
-            return try value(of: arguments[number], at: token)
+            return .argument(number, position: token.position)
         case .symbol("{"):
             var values: [StoredValue] = []
             if let close = peek, close.kind == .symbol("}") {
@@ -183,29 +182,6 @@ struct PredicateParser {
         }
     }
 
-    private mutating func argumentOperand(at token: Token) throws -> QueryExpression.Operand {
-        guard nextArgument < arguments.count else { throw missingArgument(token) }
-        defer { nextArgument += 1 }
-        return try value(of: arguments[nextArgument], at: token)
-    }
-
-    private func value(of argument: Any?, at token: Token) throws -> QueryExpression.Operand {
-        if let stored = StoredValue(any: argument) { return .value(stored) }
-        if let list = argument as? [Any?] {
-            return .list(
-                try list.map { element in
-                    guard let stored = StoredValue(any: element) else {
-                        throw error("the argument list holds a \(type(of: element!)), which Trove cannot compare", at: token)
-                    }
-                    return stored
-                })
-        }
-        if let set = argument as? any Collection {
-            return try value(of: Array(set.map { $0 as Any? }), at: token)
-        }
-        throw error("the argument for \(token.describe) is a \(type(of: argument!)), which Trove cannot compare", at: token)
-    }
-
     // MARK: Helpers
 
     private var peek: Token? { index < tokens.count ? tokens[index] : nil }
@@ -218,9 +194,6 @@ struct PredicateParser {
         TroveError(.invalidQuery, "expected \(expected) at the end of \"\(text)\"", position: text.count)
     }
 
-    private func missingArgument(_ token: Token) -> TroveError {
-        error("\(token.describe) has no matching argument (\(arguments.count) given)", at: token)
-    }
 }
 
 struct Token {
@@ -384,5 +357,66 @@ enum Tokenizer {
             throw fail("unexpected character '\(c)'", start)
         }
         return tokens
+    }
+}
+
+extension PredicateParser.Template {
+    /// The expression with every `%@`, `$n` and `%K` replaced by its argument.
+    func substituting(_ arguments: [Any?]) throws -> QueryExpression {
+        if argumentCount != arguments.count {
+            throw TroveError(
+                .invalidQuery,
+                "the query \"\(text)\" uses \(argumentCount) argument(s) but \(arguments.count) were given",
+                position: text.count)
+        }
+        return argumentCount == 0 ? expression : try substitute(expression, arguments)
+    }
+
+    private func substitute(_ expression: QueryExpression, _ arguments: [Any?]) throws -> QueryExpression {
+        switch expression {
+        case .constant: return expression
+        case .and(let terms): return .and(try terms.map { try substitute($0, arguments) })
+        case .or(let terms): return .or(try terms.map { try substitute($0, arguments) })
+        case .not(let inner): return .not(try substitute(inner, arguments))
+        case .comparison(var comparison):
+            comparison.lhs = try operand(comparison.lhs, arguments)
+            comparison.rhs = try operand(comparison.rhs, arguments)
+            return .comparison(comparison)
+        }
+    }
+
+    private func operand(_ operand: QueryExpression.Operand, _ arguments: [Any?]) throws -> QueryExpression.Operand {
+        switch operand {
+        case .argument(let index, let position):
+            return try value(of: arguments[index], position: position)
+        case .keyArgument(let index, let position):
+            guard let name = arguments[index] as? String else {
+                throw failure("%K needs a property name (a String) as its argument", position)
+            }
+            return .property(name, position: position)
+        default:
+            return operand
+        }
+    }
+
+    private func failure(_ message: String, _ position: Int) -> TroveError {
+        TroveError(.invalidQuery, "\(message) at position \(position) in \"\(text)\"", position: position)
+    }
+
+    private func value(of argument: Any?, position: Int) throws -> QueryExpression.Operand {
+        if let stored = StoredValue(any: argument) { return .value(stored) }
+        if let list = argument as? [Any?] {
+            return .list(
+                try list.map { element in
+                    guard let stored = StoredValue(any: element) else {
+                        throw failure("the argument list holds a \(type(of: element!)), which Trove cannot compare", position)
+                    }
+                    return stored
+                })
+        }
+        if let collection = argument as? any Collection {
+            return try value(of: Array(collection.map { $0 as Any? }), position: position)
+        }
+        throw failure("the argument is a \(type(of: argument!)), which Trove cannot compare", position)
     }
 }

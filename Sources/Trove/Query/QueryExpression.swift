@@ -20,6 +20,10 @@ indirect enum QueryExpression: Sendable {
         case property(String, position: Int)
         case value(StoredValue)
         case list([StoredValue])
+        /// `%@` or `$n`: the argument at `index`, filled in by ``substituting(_:in:)``.
+        case argument(Int, position: Int)
+        /// `%K`: a property name given as the argument at `index`.
+        case keyArgument(Int, position: Int)
     }
 }
 

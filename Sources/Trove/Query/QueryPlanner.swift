@@ -7,53 +7,90 @@ struct SortKey {
     let ascending: Bool
 }
 
-/// Finds the object keys a query selects, in order.
+/// Finds the objects a query selects.
 ///
 /// An equality (or `IN`) on the primary key or an indexed property, alone or
 /// in a top-level `AND`, is answered from the index; everything else scans
-/// the table, reading only the columns the predicate and the sort need.
-/// Every candidate is checked against the whole predicate, so an index is an
-/// accelerator, never a source of wrong answers.
+/// the table with the predicate compiled to a closure that reads only the
+/// columns it needs. Candidates from an index are checked against the rest
+/// of the predicate; when the index answers the whole predicate exactly
+/// (one indexed equality, keys not cut), they are not read at all.
 enum QueryPlanner {
+    /// What an index can contribute to a predicate.
+    struct IndexPlan {
+        /// Candidate object keys, ascending.
+        var keys: [UInt64]
+        /// True when the keys are exactly the answer (no record needs checking).
+        var isExact: Bool
+    }
+
+    /// Calls `visit` for every matching object, in object-key order, with a
+    /// reader over its record (valid only during the call).
+    static func forEachMatch(
+        table: TableInfo, predicate: BoundPredicate?, in transaction: Transaction,
+        _ visit: (UInt64, RecordReader) throws -> Void
+    ) throws {
+        let matches = predicate.map { $0.compile(table.layout) }
+        if let predicate, let plan = try indexPlan(predicate, table: table, transaction) {
+            guard !plan.keys.isEmpty else { return }
+            try transaction.withCursor(on: table.objects) { cursor in
+                for key in plan.keys {
+                    var bigEndian = key.bigEndian
+                    guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
+                    let reader = RecordReader(entry.value, layout: table.layout)
+                    if plan.isExact || matches!(reader) { try visit(key, reader) }
+                }
+            }
+            return
+        }
+        if case .constant(false) = predicate { return }
+        try transaction.withCursor(on: table.objects) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let reader = RecordReader(current.value, layout: table.layout)
+                if matches?(reader) ?? true { try visit(OrderedKey.objectKey(from: current.key), reader) }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// The object keys a query selects, in order.
     static func keys(table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction) throws
         -> [UInt64]
     {
+        if sort.isEmpty {
+            if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {
+                return plan.keys
+            }
+            var keys: [UInt64] = []
+            try forEachMatch(table: table, predicate: predicate, in: transaction) { key, _ in keys.append(key) }
+            return keys
+        }
         var selected: [(key: UInt64, sortValues: [StoredValue])] = []
-        func consider(_ key: UInt64, _ bytes: UnsafeRawBufferPointer) {
-            let reader = RecordReader(bytes, layout: table.layout)
-            if let predicate, !predicate.evaluate(reader) { return }
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
             selected.append((key, sort.map { reader.value(at: $0.column) }))
         }
-        if let predicate, let candidates = try indexCandidates(predicate, table: table, transaction) {
-            for key in candidates {
-                try transaction.withValue(in: table.objects, key: key) { bytes in
-                    if let bytes { consider(key, bytes) }
-                }
+        selected.sort { left, right in
+            for (index, key) in sort.enumerated() {
+                let order =
+                    ValueComparison.order(left.sortValues[index], right.sortValues[index])
+                    ?? nullOrder(left.sortValues[index], right.sortValues[index])
+                if order == .orderedSame { continue }
+                return (order == .orderedAscending) == key.ascending
             }
-        } else {
-            if case .constant(false) = predicate { return [] }
-            try transaction.withCursor(on: table.objects) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    consider(OrderedKey.objectKey(from: current.key), current.value)
-                    entry = try cursor.next()
-                }
-            }
-        }
-        if !sort.isEmpty {
-            selected.sort { left, right in
-                for (index, key) in sort.enumerated() {
-                    let order =
-                        ValueComparison.order(left.sortValues[index], right.sortValues[index])
-                        ?? nullOrder(
-                            left.sortValues[index], right.sortValues[index])
-                    if order == .orderedSame { continue }
-                    return (order == .orderedAscending) == key.ascending
-                }
-                return left.key < right.key
-            }
+            return left.key < right.key
         }
         return selected.map(\.key)
+    }
+
+    /// The number of matches, from the index alone when it answers exactly.
+    static func count(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int {
+        if let plan = try indexPlan(predicate, table: table, transaction, countOnly: true), plan.isExact {
+            return plan.keys.count
+        }
+        var count = 0
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { _, _ in count += 1 }
+        return count
     }
 
     /// nil sorts before every value.
@@ -63,49 +100,56 @@ enum QueryPlanner {
         return .orderedSame
     }
 
-    /// Object keys from an index for the most selective indexed equality in
-    /// the predicate, ascending; nil when no index applies.
-    private static func indexCandidates(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction) throws
-        -> [UInt64]?
+    /// Object keys from an index for an indexed equality or `IN` in the
+    /// predicate; nil when no index applies.
+    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction, countOnly: Bool = false)
+        throws -> IndexPlan?
     {
         let parts: [BoundPredicate]
         if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
-        func usable(_ column: Int) -> Bool {
-            guard column == table.primaryKeyColumn ? table.primaryKeyIndex != nil : table.indexes[column] != nil else {
-                return false
-            }
+        func index(_ column: Int) -> Table? {
+            let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
             // An index created after this snapshot began is invisible to it: scan instead.
-            let index = column == table.primaryKeyColumn ? table.primaryKeyIndex! : table.indexes[column]!
-            return transaction.canSee(index)
+            guard let index, transaction.canSee(index) else { return nil }
+            return index
         }
         for part in parts {
             switch part {
-            case .compare(let column, .equal, let value, let options) where options.isEmpty && usable(column):
-                return try lookup(value, column: column, table: table, transaction)
-            case .compareList(let column, .in, let values, let options) where options.isEmpty && usable(column):
+            case .compare(let column, .equal, let value, let options) where options.isEmpty:
+                guard let index = index(column) else { continue }
+                let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
+                return IndexPlan(keys: keys, isExact: exact && parts.count == 1)
+            case .compareList(let column, .in, let values, let options) where options.isEmpty:
+                guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()
-                for value in values { keys.formUnion(try lookup(value, column: column, table: table, transaction)) }
-                return keys.sorted()
+                var exact = true
+                for value in values {
+                    let found = try lookup(value, column: column, table: table, index: index, transaction)
+                    keys.formUnion(found.keys)
+                    exact = exact && found.exact
+                }
+                return IndexPlan(keys: keys.sorted(), isExact: exact && parts.count == 1)
             default: continue
             }
         }
         return nil
     }
 
-    private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [UInt64]
+    private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, index: Table, _ transaction: Transaction)
+        throws -> (keys: [UInt64], exact: Bool)
     {
-        let type = table.layout.types[column]
-        let key = IndexKey.make(value, type: type).bytes
-        if column == table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
-            return try key.withUnsafeBytes { k in
-                try transaction.withValue(in: pkTable, key: k) { $0.map { [OrderedKey.objectKey(from: $0)] } ?? [] }
+        let (key, exact) = IndexKey.make(value, type: table.layout.types[column])
+        if column == table.primaryKeyColumn {
+            let keys = try key.withUnsafeBytes { k in
+                try transaction.withValue(in: index, key: k) { $0.map { [OrderedKey.objectKey(from: $0)] } ?? [] }
             }
+            return (keys, exact)
         }
-        guard let index = table.indexes[column] else { return [] }
-        return try key.withUnsafeBytes { k in
+        let keys = try key.withUnsafeBytes { k in
             try transaction.withCursor(on: index) { cursor in
                 var keys: [UInt64] = []
                 var entry = try cursor.seek(exactly: k)
+                if entry != nil { keys.reserveCapacity(try cursor.valueCount()) }
                 while let current = entry {
                     keys.append(OrderedKey.objectKey(from: current.value))
                     entry = try cursor.nextValueForKey()
@@ -113,5 +157,6 @@ enum QueryPlanner {
                 return keys
             }
         }
+        return (keys, exact)
     }
 }

@@ -52,11 +52,13 @@ public struct Results<Element>: RandomAccessCollection {
     /// the table's statistics without touching any object.
     public var count: Int {
         if table.isRetired { return 0 }
-        if predicate == nil {
-            if cache.generation == database.generation, let keys = cache.keys { return keys.count }
-            return (try? database.readTransaction().count(of: table.objects)) ?? 0
+        if cache.generation == database.generation, let keys = cache.keys { return keys.count }
+        do {
+            guard let predicate else { return try database.readTransaction().count(of: table.objects) }
+            return try QueryPlanner.count(table: table, predicate: predicate, in: database.readTransaction())
+        } catch {
+            fatalError("Trove: cannot count \(table.name) in \(database.path): \(error)")
         }
-        return keys.count
     }
 
     public subscript(position: Int) -> Element {
@@ -124,7 +126,7 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// ``filter(_:_:)`` with the arguments as an array.
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
-        let expression = try PredicateParser.parse(predicateFormat, arguments: arguments)
+        let expression = try database.parsedPredicate(predicateFormat, arguments: arguments)
         var bound = try BoundPredicate.bind(expression, to: table)
         if let predicate { bound = .and([predicate, bound]) }
         return Results(database: database, source: source, predicate: bound, sort: sort)
@@ -166,24 +168,15 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// The values of one column over the matches.
     func columnValues(_ column: Int) -> [StoredValue] {
+        if table.isRetired { return [] }
         let transaction = database.readTransaction()
         do {
-            if predicate == nil && sort.isEmpty {
-                return try transaction.withCursor(on: table.objects) { cursor in
-                    var values: [StoredValue] = []
-                    var entry = try cursor.first()
-                    while let current = entry {
-                        values.append(RecordReader(current.value, layout: table.layout).value(at: column))
-                        entry = try cursor.next()
-                    }
-                    return values
-                }
+            // Order does not matter to an aggregate: one pass over the matches.
+            var values: [StoredValue] = []
+            try QueryPlanner.forEachMatch(table: table, predicate: predicate, in: transaction) { _, reader in
+                values.append(reader.value(at: column))
             }
-            return try keys.compactMap { key in
-                try transaction.withValue(in: table.objects, key: key) { bytes in
-                    bytes.map { RecordReader($0, layout: table.layout).value(at: column) }
-                }
-            }
+            return values
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
