@@ -28,8 +28,8 @@ extension Database {
         let binding = try objectBinding(for: type(of: object))
         var values = binding.table.layout.fallbacks
         object.withFieldPointer(0) { base in
-            for (field, column) in zip(binding.info.fields, binding.columns) {
-                values[column] = field.value(in: base)
+            for reader in binding.fieldReaders {
+                values[reader.column] = reader.storable._troveLoad(from: base + reader.valueOffset)
             }
         }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)

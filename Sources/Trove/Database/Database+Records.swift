@@ -21,53 +21,66 @@ extension Database {
     {
         var values = input
         let transaction = state.transaction
-        var primaryKeyBytes: [UInt8]?
         var existing: UInt64?
+        let objectKey: UInt64
         if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
             let property = table.schema.properties[column]
             if property.isAutoIncrement, case .int(0) = values[column] {
                 values[column] = .int(try nextAutoIncrement(table, state))
             }
-            primaryKeyBytes = try primaryKeyKey(values[column], table: table)
-            existing = try primaryKeyBytes!.withUnsafeBytes { k in
-                try transaction.withValue(in: pkTable, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
+            let primaryKeyBytes = try primaryKeyKey(values[column], table: table)
+            // Claim the primary key for a new object key; if it is taken, that is the existing object.
+            let candidate = try nextObjectKey(for: table, state)
+            var bigEndian = candidate.bigEndian
+            let claimed = try primaryKeyBytes.withUnsafeBytes { k in
+                try withUnsafeBytes(of: &bigEndian) { try transaction.put(pkTable, key: k, value: $0, mode: .insertOnly) }
             }
-            if existing != nil, policy == .error {
-                throw TroveError(
-                    .primaryKeyExists,
-                    "a \(table.name) with primary key \(property.name) = \(values[column]) already exists; use add(_:update: .modified) to update it",
-                    path: path)
+            if claimed {
+                objectKey = candidate
+            } else {
+                if policy == .error {
+                    throw TroveError(
+                        .primaryKeyExists,
+                        "a \(table.name) with primary key \(property.name) = \(values[column]) already exists; use add(_:update: .modified) to update it",
+                        path: path)
+                }
+                existing = try primaryKeyBytes.withUnsafeBytes { k in
+                    try transaction.withValue(in: pkTable, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
+                }
+                objectKey = existing!
             }
+        } else {
+            objectKey = try nextObjectKey(for: table, state)
         }
         try state.recordWriter.encode(values, layout: table.layout)
-        if let objectKey = existing {
-            let old = try recordValues(objectKey, in: table, transaction)
-            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
-            for (column, index) in table.indexes where old?[column] != values[column] {
-                if let old {
-                    try deleteIndexEntry(old[column], column: column, objectKey: objectKey, in: index, table, transaction)
+        if existing != nil {
+            let oldKeys: [Int: [UInt8]] = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
+                guard let bytes else { return [:] }
+                let reader = RecordReader(bytes, layout: table.layout)
+                var keys: [Int: [UInt8]] = [:]
+                for column in table.indexes.keys {
+                    keys[column] = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
                 }
-                try putIndexEntry(
-                    IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
-                    transaction)
+                return keys
+            }
+            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+            for (column, index) in table.indexes {
+                let newKey = IndexKey.make(values[column], type: table.layout.types[column]).bytes
+                if let oldKey = oldKeys[column] {
+                    if oldKey == newKey { continue }
+                    try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
+                }
+                try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)
             }
             generation &+= 1
             return (objectKey, values)
         }
-        let objectKey = try nextObjectKey(for: table, state)
         try state.recordWriter.bytes.withUnsafeBytes {
             _ = try transaction.put(table.objects, key: objectKey, value: $0, mode: .append)
         }
-        if let primaryKeyBytes, let pkTable = table.primaryKeyIndex {
-            var bigEndian = objectKey.bigEndian
-            try primaryKeyBytes.withUnsafeBytes { k in
-                try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(pkTable, key: k, value: $0, mode: .insertOnly) }
-            }
-        }
         for (column, index) in table.indexes {
             try putIndexEntry(
-                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
-                transaction)
+                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
         }
         generation &+= 1
         return (objectKey, values)
@@ -89,7 +102,7 @@ extension Database {
     /// The next auto-increment value: above every value handed out in this
     /// transaction and above the largest primary key stored (explicit keys included).
     func nextAutoIncrement(_ table: TableInfo, _ state: WriteState) throws -> Int64 {
-        let counterName = "auto:\(table.name)"
+        let counterName = table.autoIncrementCounter
         var next: Int64
         if let cached = state.nextKeys[counterName] {
             next = Int64(cached)
@@ -161,12 +174,12 @@ extension Database {
 
     /// Remembers what a delete freed, for ``flushCounters``.
     func noteDeleted(objectKey: UInt64, values: [StoredValue]?, table: TableInfo, _ state: WriteState) {
-        let sequence = "seq:\(table.name)"
+        let sequence = table.sequenceCounter
         state.deletedBeyond[sequence] = max(state.deletedBeyond[sequence] ?? 0, objectKey + 1)
         if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement,
             case .int(let value) = values?[column] ?? .null, value >= 0
         {
-            let auto = "auto:\(table.name)"
+            let auto = table.autoIncrementCounter
             state.deletedBeyond[auto] = max(state.deletedBeyond[auto] ?? 0, UInt64(value) + 1)
         }
     }

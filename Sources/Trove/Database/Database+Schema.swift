@@ -2,7 +2,7 @@ import TroveStorage
 
 extension Database {
     func objectBinding(for type: Object.Type) throws -> ObjectBinding {
-        if let known = objectBindings[ObjectIdentifier(type)], tableIsCurrent(known.table) { return known }
+        if let known = objectBindings[ObjectIdentifier(type)], !known.table.isRetired { return known }
         let info = ModelInfo.of(type)
         let problems = info.validate()
         if !problems.isEmpty {
@@ -13,12 +13,6 @@ extension Database {
         let binding = ObjectBinding(table: table, info: info, columns: columns)
         objectBindings[ObjectIdentifier(type)] = binding
         return binding
-    }
-
-    /// A binding found before a cancelled write may point at tables that no
-    /// longer exist; check it is still the one in use.
-    func tableIsCurrent(_ table: TableInfo) -> Bool {
-        !table.isRetired && (writeState?.pendingTables[table.name] ?? catalog.table(named: table.name)) === table
     }
 
     /// The binding for a type, trapping on a schema error: for APIs that

@@ -106,7 +106,7 @@ extension Database {
 
     /// The next never-used object key of a type.
     func nextObjectKey(for table: TableInfo, _ state: WriteState) throws -> UInt64 {
-        let counterName = "seq:\(table.name)"
+        let counterName = table.sequenceCounter
         if let next = state.nextKeys[counterName] {
             state.nextKeys[counterName] = next + 1
             return next

@@ -17,6 +17,9 @@ final class TableInfo: @unchecked Sendable {
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
     let columnIndex: [String: Int]
+    /// The `meta` keys of this type's counters.
+    let sequenceCounter: String
+    let autoIncrementCounter: String
     /// Set when the write that created these tables was cancelled: LMDB closed
     /// the handles and may give their slots to other tables, so nothing may
     /// use them any more. Only the handle that registered them sees them then.
@@ -33,6 +36,8 @@ final class TableInfo: @unchecked Sendable {
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
         columnIndex = columns
+        sequenceCounter = "seq:\(name)"
+        autoIncrementCounter = "auto:\(name)"
     }
 
     static func objectsName(_ type: String) -> String { "obj:\(type)" }

@@ -33,6 +33,8 @@ final class ObjectBinding {
     unowned(unsafe) let layout: RecordLayout
     let info: ModelInfo
     let columns: [Int]
+    /// For `add`: where each field's value sits, its type, and its column.
+    let fieldReaders: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// Key path objects seen so far and their columns. Key path literals of a
     /// non-generic class are one object each, so this stays as small as the class.
     private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
@@ -47,6 +49,7 @@ final class ObjectBinding {
         self.layout = table.layout
         self.info = info
         self.columns = columns
+        fieldReaders = zip(info.fields, columns).map { ($0.valueOffset, $0.storable, $1) }
     }
 
     /// The column a `@Persisted` storage key path stands for.

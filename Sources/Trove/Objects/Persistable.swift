@@ -92,7 +92,7 @@ enum ValueModel {
 
 extension Database {
     func valueBinding<T: Persistable>(for type: T.Type) throws -> ValueBinding {
-        if let known = valueBindings[ObjectIdentifier(type)], tableIsCurrent(known.table) { return known }
+        if let known = valueBindings[ObjectIdentifier(type)], !known.table.isRetired { return known }
         let schema = try ValueModel.schema(of: type)
         let table = try register(schema)
         let binding = ValueBinding(table: table, schema: schema, columns: schema.properties.map { table.columnIndex[$0.name]! })

@@ -18,7 +18,7 @@ package enum PutMode: Sendable {
 /// never sees the map size. Only a size cap set by the user stops that, with
 /// ``TroveError/Kind/fileSizeLimitReached``.
 package final class WriteTransaction: Transaction {
-    private var log: [UInt8] = []
+    private var log = ByteBuffer()
     private var openedTables: [String: Table] = [:]
     private let baseID: Int
     private var holdsWriterLock = true
@@ -191,7 +191,7 @@ package final class WriteTransaction: Transaction {
             for table in openedTables.values { environment.cacheTable(table) }
         }
         openedTables = [:]
-        log = []
+        log.removeAll()
         if holdsWriterLock {
             holdsWriterLock = false
             environment.writerLock.unlock()
@@ -260,8 +260,9 @@ package final class WriteTransaction: Transaction {
     }
 
     private func replay() throws {
-        let entries = log
-        try entries.withUnsafeBytes { (bytes) throws in
+        // Replaying never appends to the log, so its bytes stay put.
+        let bytes = log.bytes
+        do {
             var offset = 0
             while offset < bytes.count {
                 let op = LogOp(rawValue: bytes[offset])!
@@ -308,11 +309,11 @@ package final class WriteTransaction: Transaction {
         _ op: LogOp, dbi: MDB_dbi, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
     ) {
         log.append(op.rawValue)
-        withUnsafeBytes(of: dbi.littleEndian) { log.append(contentsOf: $0) }
-        withUnsafeBytes(of: flags.littleEndian) { log.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(key.count).littleEndian) { log.append(contentsOf: $0) }
-        withUnsafeBytes(of: UInt32(value?.count ?? 0).littleEndian) { log.append(contentsOf: $0) }
-        log.append(contentsOf: key)
-        if let value { log.append(contentsOf: value) }
+        log.append(dbi)
+        log.append(flags)
+        log.append(UInt32(key.count))
+        log.append(UInt32(value?.count ?? 0))
+        log.append(key)
+        if let value { log.append(value) }
     }
 }

@@ -1,0 +1,52 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A growable byte buffer that appends with `memcpy` (the replay log of a
+/// write transaction sees every byte written, so appending must be cheap).
+struct ByteBuffer: ~Copyable {
+    private(set) var base: UnsafeMutableRawPointer?
+    private(set) var count = 0
+    private var capacity = 0
+
+    init() {}
+
+    deinit { free(base) }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        reserve(bytes.count)
+        (base! + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func append<T: FixedWidthInteger>(_ value: T) {
+        reserve(MemoryLayout<T>.size)
+        (base! + count).storeBytes(of: value.littleEndian, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        if count + more <= capacity { return }
+        var target = Swift.max(capacity * 2, 4096)
+        while target < count + more { target *= 2 }
+        guard let grown = realloc(base, target) else { fatalError("Trove: out of memory growing a write's replay log to \(target) bytes") }
+        base = grown
+        capacity = target
+    }
+
+    mutating func removeAll() {
+        free(base)
+        base = nil
+        count = 0
+        capacity = 0
+    }
+
+    /// The bytes written so far, valid until the next change.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+}
