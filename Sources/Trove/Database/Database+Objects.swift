@@ -90,6 +90,12 @@ extension Database {
                 if let last, tableName == TableInfo.objectsName(name) {
                     let key = last.withUnsafeBytes { OrderedKey.objectKey(from: $0) }
                     state.deletedBeyond["seq:\(name)"] = max(state.deletedBeyond["seq:\(name)"] ?? 0, key + 1)
+                    if TableInfo.keysByPrimaryKey(schema), schema.primaryKey?.isAutoIncrement == true {
+                        let value = TableInfo.integer(forObjectKey: key)
+                        if value >= 0 {
+                            state.deletedBeyond["auto:\(name)"] = max(state.deletedBeyond["auto:\(name)"] ?? 0, UInt64(value) + 1)
+                        }
+                    }
                 } else if let last, tableName == TableInfo.primaryKeyName(name), schema.primaryKey?.isAutoIncrement == true,
                     let value = last.withUnsafeBytes({ OrderedKey.int64(from: $0) }), value >= 0
                 {

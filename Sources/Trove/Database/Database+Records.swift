@@ -23,7 +23,39 @@ extension Database {
         let transaction = state.transaction
         var existing: UInt64?
         let objectKey: UInt64
-        if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
+        if table.keyIsPrimaryKey, let column = table.primaryKeyColumn {
+            let property = table.schema.properties[column]
+            if property.isAutoIncrement, case .int(0) = values[column] {
+                values[column] = .int(try nextAutoIncrement(table, state))
+            }
+            guard case .int(let value) = values[column].converted(to: property.type) ?? values[column] else {
+                throw TroveError(
+                    .invalidPrimaryKey, "the primary key \(table.name).\(property.name) needs an integer, not \(values[column])",
+                    path: path)
+            }
+            values[column] = .int(value)
+            objectKey = TableInfo.objectKey(forInteger: value)
+            try state.recordWriter.encode(values, layout: table.layout)
+            let inserted = try state.recordWriter.bytes.withUnsafeBytes {
+                try transaction.put(table.objects, key: objectKey, value: $0, mode: .insertOnly)
+            }
+            if inserted {
+                for (column, index) in table.indexes {
+                    try putIndexEntry(
+                        IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                        transaction)
+                }
+                generation &+= 1
+                return (objectKey, values)
+            }
+            if policy == .error {
+                throw TroveError(
+                    .primaryKeyExists,
+                    "a \(table.name) with primary key \(property.name) = \(value) already exists; use add(_:update: .modified) to update it",
+                    path: path)
+            }
+            existing = objectKey
+        } else if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
             let property = table.schema.properties[column]
             if property.isAutoIncrement, case .int(0) = values[column] {
                 values[column] = .int(try nextAutoIncrement(table, state))
@@ -80,7 +112,8 @@ extension Database {
         }
         for (column, index) in table.indexes {
             try putIndexEntry(
-                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
+                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                transaction)
         }
         generation &+= 1
         return (objectKey, values)
@@ -110,8 +143,15 @@ extension Database {
             let meta = try state.transaction.openTable(Catalog.metaTable)!
             next = Int64(try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1)
         }
-        let largest = try state.transaction.withCursor(on: table.primaryKeyIndex!) { cursor in
-            try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }
+        let largest: Int64?
+        if table.keyIsPrimaryKey {
+            largest = try state.transaction.withCursor(on: table.objects) { cursor in
+                try cursor.last().map { TableInfo.integer(forObjectKey: OrderedKey.objectKey(from: $0.key)) }
+            }
+        } else {
+            largest = try state.transaction.withCursor(on: table.primaryKeyIndex!) { cursor in
+                try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }
+            }
         }
         if let largest, largest >= next {
             guard largest < Int64.max else {
@@ -192,9 +232,13 @@ extension Database {
         }
         guard let lastKey else { return }
         var largestAuto: StoredValue?
-        if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement, let pk = table.primaryKeyIndex {
-            largestAuto = try transaction.withCursor(on: pk) { cursor in
-                try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }.map { .int($0) }
+        if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement {
+            if table.keyIsPrimaryKey {
+                largestAuto = .int(TableInfo.integer(forObjectKey: lastKey))
+            } else if let pk = table.primaryKeyIndex {
+                largestAuto = try transaction.withCursor(on: pk) { cursor in
+                    try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }.map { .int($0) }
+                }
             }
         }
         var values = table.layout.fallbacks
@@ -215,14 +259,18 @@ extension Database {
 
     /// The object key stored under a primary key value.
     func objectKey(forPrimaryKey value: StoredValue, in table: TableInfo) throws -> UInt64? {
-        guard let pkTable = table.primaryKeyIndex else {
+        guard let column = table.primaryKeyColumn else {
             throw TroveError(.invalidPrimaryKey, "\(table.name) has no primary key", path: path)
         }
-        let column = table.primaryKeyColumn!
         let converted = value.converted(to: table.layout.types[column]) ?? value
+        if table.keyIsPrimaryKey {
+            guard case .int(let integer) = converted else { return nil }
+            let objectKey = TableInfo.objectKey(forInteger: integer)
+            return contains(objectKey: objectKey, in: table) ? objectKey : nil
+        }
         let key = try primaryKeyKey(converted, table: table)
         return try key.withUnsafeBytes { k in
-            try readTransaction().withValue(in: pkTable, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
+            try readTransaction().withValue(in: table.primaryKeyIndex!, key: k) { $0.map { OrderedKey.objectKey(from: $0) } }
         }
     }
 

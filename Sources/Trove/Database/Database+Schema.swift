@@ -91,6 +91,7 @@ extension Database {
         var indexes: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
+                if TableInfo.keysByPrimaryKey(schema) { continue }
                 guard let table = try transaction.existingTable(TableInfo.primaryKeyName(schema.name)) else { return nil }
                 primaryKeyIndex = table
             } else if property.isIndexed {
@@ -128,6 +129,7 @@ extension Database {
         var indexes: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
+                if TableInfo.keysByPrimaryKey(schema) { continue }
                 primaryKeyIndex = try transaction.openTable(TableInfo.primaryKeyName(schema.name))!
             } else if property.isIndexed {
                 indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!

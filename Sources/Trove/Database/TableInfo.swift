@@ -11,9 +11,12 @@ final class TableInfo: @unchecked Sendable {
     let schema: ObjectSchema
     let layout: RecordLayout
     let objects: Table
-    /// Primary key value -> object key (unique).
+    /// Primary key value -> object key (unique), for String and UUID keys.
     let primaryKeyIndex: Table?
     let primaryKeyColumn: Int?
+    /// An integer primary key *is* the object key (like SQLite's INTEGER
+    /// PRIMARY KEY): no separate index, one lookup instead of two.
+    let keyIsPrimaryKey: Bool
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
     let columnIndex: [String: Int]
@@ -32,6 +35,7 @@ final class TableInfo: @unchecked Sendable {
         self.objects = objects
         self.primaryKeyIndex = primaryKeyIndex
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimaryKey }
+        keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
         self.indexes = indexes
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
@@ -46,9 +50,21 @@ final class TableInfo: @unchecked Sendable {
         "\(Environment.multiValuePrefix)\(type).\(property)"
     }
 
-    /// The index answering equality on `column`: the primary key index or a secondary one.
-    func hasIndex(on column: Int) -> Bool {
-        column == primaryKeyColumn || indexes[column] != nil
+    /// Whether a schema keys its objects by its integer primary key.
+    static func keysByPrimaryKey(_ schema: ObjectSchema) -> Bool {
+        schema.primaryKey.map { $0.type.isInteger } ?? false
+    }
+
+    /// The object key of an integer primary key value (order-preserving).
+    @inline(__always)
+    static func objectKey(forInteger value: Int64) -> UInt64 {
+        UInt64(bitPattern: value) ^ (1 << 63)
+    }
+
+    /// The integer primary key of an object key of a table keyed by it.
+    @inline(__always)
+    static func integer(forObjectKey key: UInt64) -> Int64 {
+        Int64(bitPattern: key ^ (1 << 63))
     }
 
     /// The closest property name to `name`, for "did you mean" messages.

@@ -108,6 +108,10 @@ enum QueryPlanner {
         let parts: [BoundPredicate]
         if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
         func index(_ column: Int) -> Table? {
+            // An integer primary key is the object key itself: the objects table is its index.
+            if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
+                return transaction.canSee(table.objects) ? table.objects : nil
+            }
             let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
             // An index created after this snapshot began is invisible to it: scan instead.
             guard let index, transaction.canSee(index) else { return nil }
@@ -138,6 +142,12 @@ enum QueryPlanner {
     private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, index: Table, _ transaction: Transaction)
         throws -> (keys: [UInt64], exact: Bool)
     {
+        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
+            guard case .int(let integer) = value else { return ([], true) }
+            let objectKey = TableInfo.objectKey(forInteger: integer)
+            let found = try transaction.withValue(in: table.objects, key: objectKey) { $0 != nil }
+            return (found ? [objectKey] : [], true)
+        }
         let (key, exact) = IndexKey.make(value, type: table.layout.types[column])
         if column == table.primaryKeyColumn {
             let keys = try key.withUnsafeBytes { k in

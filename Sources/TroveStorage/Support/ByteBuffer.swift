@@ -35,9 +35,30 @@ struct ByteBuffer: ~Copyable {
         if count + more <= capacity { return }
         var target = Swift.max(capacity * 2, 4096)
         while target < count + more { target *= 2 }
-        guard let grown = realloc(base, target) else { fatalError("Trove: out of memory growing a write's replay log to \(target) bytes") }
+        guard let grown = realloc(base, target) else {
+            fatalError("Trove: out of memory growing a write's replay log to \(target) bytes")
+        }
         base = grown
         capacity = target
+    }
+
+    /// One replay-log entry: a 17-byte header, the key, the value.
+    mutating func appendEntry(
+        op: UInt8, dbi: UInt32, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
+    ) {
+        let valueCount = value?.count ?? 0
+        reserve(17 + key.count + valueCount)
+        let start = base! + count
+        start.storeBytes(of: op, as: UInt8.self)
+        (start + 1).storeBytes(of: dbi.littleEndian, toByteOffset: 0, as: UInt32.self)
+        (start + 5).storeBytes(of: flags.littleEndian, toByteOffset: 0, as: UInt32.self)
+        (start + 9).storeBytes(of: UInt32(key.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+        (start + 13).storeBytes(of: UInt32(valueCount).littleEndian, toByteOffset: 0, as: UInt32.self)
+        if let source = key.baseAddress, key.count > 0 { (start + 17).copyMemory(from: source, byteCount: key.count) }
+        if let value, let source = value.baseAddress, valueCount > 0 {
+            (start + 17 + key.count).copyMemory(from: source, byteCount: valueCount)
+        }
+        count += 17 + key.count + valueCount
     }
 
     mutating func removeAll() {

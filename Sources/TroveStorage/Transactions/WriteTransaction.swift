@@ -308,12 +308,6 @@ package final class WriteTransaction: Transaction {
     private func append(
         _ op: LogOp, dbi: MDB_dbi, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
     ) {
-        log.append(op.rawValue)
-        log.append(dbi)
-        log.append(flags)
-        log.append(UInt32(key.count))
-        log.append(UInt32(value?.count ?? 0))
-        log.append(key)
-        if let value { log.append(value) }
+        log.appendEntry(op: op.rawValue, dbi: dbi, flags: flags, key: key, value: value)
     }
 }
