@@ -5,17 +5,21 @@ DEMO_DIR := .trove-demo
 
 .PHONY: demo test bench format deps build clean
 
-# Installs liblmdb-dev when <lmdb.h> or the library is missing (Debian/Ubuntu, or Homebrew on macOS).
+# Installs what is missing: LMDB (the engine) and SQLite's headers (the benchmark
+# baseline), from apt on Debian/Ubuntu or Homebrew on macOS.
 deps:
-	@if ! pkg-config --exists lmdb 2>/dev/null && [ ! -f /usr/include/lmdb.h ]; then \
-		echo "Installing LMDB (liblmdb-dev)..."; \
+	@missing=""; \
+	if ! pkg-config --exists lmdb 2>/dev/null && [ ! -f /usr/include/lmdb.h ]; then missing="$$missing liblmdb-dev"; fi; \
+	if ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then missing="$$missing libsqlite3-dev"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq liblmdb-dev; \
+			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
 		elif command -v brew >/dev/null 2>&1; then \
-			brew install lmdb; \
+			brew install lmdb sqlite; \
 		else \
-			echo "Please install LMDB's development files (liblmdb-dev or lmdb)"; exit 1; \
+			echo "Please install:$$missing"; exit 1; \
 		fi; \
 	fi
 
@@ -33,9 +37,15 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
+	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
+	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
+	@grep -c '^| W' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	@grep "Test run with" .build/test-output.txt | tail -n 1
 
+# Trove beside raw SQLite and raw LMDB, release build; writes bench-results/latest.{json,svg}.
 bench: deps
-	@echo "The benchmark suite (trove-bench) arrives with its own issue; nothing to run yet."
+	$(SWIFT) build -c release --product trove-bench
+	$(SWIFT) run -c release --skip-build trove-bench $(BENCH_ARGS)
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Package.swift
