@@ -47,6 +47,11 @@ protocol Engine: AnyObject {
     func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int)
     /// `score` in [low, high) sorted by score, the first `limit`: sum of their ages and score.
     func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int)
+
+    /// On a file of `count` shape-B objects: `readers` threads look up random
+    /// ids while one thread commits single-object updates, for `seconds`.
+    static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
+        -> (reads: Int, latencies: [Double])
 }
 
 extension Engine {

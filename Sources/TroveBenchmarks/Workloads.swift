@@ -207,9 +207,40 @@ extension Runner {
             workload: "W8", title: "cold open and first primary-key lookup", size: count, unit: "opens/s", durability: "full",
             figures: figures)
         self.rows.append(row)
+        try w8Concurrent(count: count, data: data)
         FileHandle.standardError.write(
             Data(
                 "  W8 cold open: \(figures.map { "\($0.key) \(String(format: "%.2f", ($0.value.p50 ?? 0) * 1000)) ms" }.joined(separator: ", "))\n"
                     .utf8))
+    }
+
+    /// Four readers doing point reads while one writer commits single-object updates.
+    func w8Concurrent(count: Int, data: [RowB]) throws {
+        let seconds = options.quick ? 0.2 : 2.0
+        var figures: [String: Figure] = [:]
+        var writerFigures: [String: Figure] = [:]
+        for engineType in Runner.allEngines {
+            let directory = makeScratchDirectory("W8c-\(engineType.name)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try autoreleasepool {
+                let engine = try engineType.init(directory: directory, durability: .full)
+                try engine.insertB(data)
+            }
+            let result = try engineType.readersAndWriter(directory: directory, readers: 4, seconds: seconds, count: count)
+            figures[engineType.name] = Figure(value: Double(result.reads) / seconds)
+            writerFigures[engineType.name] = Figure(
+                value: Double(result.latencies.count) / seconds, p50: percentile(result.latencies, 0.5),
+                p99: percentile(result.latencies, 0.99))
+        }
+        rows.append(
+            Row(
+                workload: "W8", title: "4 readers' point reads beside 1 writer", size: count, unit: "reads/s", durability: "full",
+                figures: figures))
+        rows.append(
+            Row(
+                workload: "W8", title: "the writer's single-object commits beside 4 readers", size: count, unit: "tx/s",
+                durability: "full",
+                figures: writerFigures))
+        FileHandle.standardError.write(Data("  W8 readers and writer: \(figures.mapValues { formatRate($0.value) })\n".utf8))
     }
 }

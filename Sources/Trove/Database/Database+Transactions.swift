@@ -39,8 +39,7 @@ extension Database {
                 "a write transaction is already open on this handle of \(path); nested writes are not supported, do the work in the open one",
                 path: path)
         }
-        snapshot?.end()
-        snapshot = nil
+        snapshot?.reset()
         writeState = WriteState(transaction: try WriteTransaction(environment: environment))
         generation &+= 1
     }

@@ -81,8 +81,11 @@ public final class Database {
     /// The transaction reads go through: the open write, or the snapshot.
     func readTransaction() -> Transaction {
         if let writeState { return writeState.transaction }
-        if let snapshot { return snapshot }
         do {
+            if let snapshot {
+                if snapshot.isParked { try snapshot.renew() }
+                return snapshot
+            }
             let fresh = try ReadTransaction(environment: environment)
             snapshot = fresh
             return fresh
@@ -96,8 +99,7 @@ public final class Database {
     /// Does nothing inside a write, which already sees the latest state.
     public func refresh() {
         guard writeState == nil else { return }
-        snapshot?.end()
-        snapshot = nil
+        snapshot?.reset()  // keeps the reader slot; the next read renews it
         generation &+= 1
     }
 

@@ -66,6 +66,9 @@ enum QueryPlanner {
             try forEachMatch(table: table, predicate: predicate, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
+        if sort.count == 1, table.layout.types[sort[0].column].isInteger {
+            return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
+        }
         var selected: [(key: UInt64, sortValues: [StoredValue])] = []
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
             selected.append((key, sort.map { reader.value(at: $0.column) }))
@@ -81,6 +84,24 @@ enum QueryPlanner {
             return left.key < right.key
         }
         return selected.map(\.key)
+    }
+
+    /// The common sort on one integer column, without building values: nil
+    /// first when ascending (last when descending), ties in object-key order.
+    private static func integerSorted(table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, in transaction: Transaction)
+        throws -> [UInt64]
+    {
+        var rows: [(value: Int64, key: UInt64)] = []
+        var nulls: [UInt64] = []
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            if let value = reader.int(at: sort.column) { rows.append((value, key)) } else { nulls.append(key) }
+        }
+        if sort.ascending {
+            rows.sort { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }
+            return nulls + rows.map(\.key)
+        }
+        rows.sort { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        return rows.map(\.key) + nulls
     }
 
     /// The number of matches, from the index alone when it answers exactly.

@@ -281,4 +281,39 @@ final class LMDBEngine: Engine {
     func countScoreEquals(_ value: Int) throws -> Int { throw unsupported() }
     func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int) { throw unsupported() }
     func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
+
+    static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
+        -> (reads: Int, latencies: [Double])
+    {
+        let engine = try LMDBEngine(directory: directory, durability: .full)
+        let shared = UncheckedBox(engine)
+        return try runReadersAndWriter(
+            readers: readers, seconds: seconds,
+            reader: { index, results in
+                var random = SeededGenerator(seed: UInt64(100 + index))
+                var reads = 0
+                while reads % 256 != 0 || !results.isStopped {
+                    // One read transaction per 256 lookups, like the other engines' refresh.
+                    let ids = (0..<256).map { _ in Int.random(in: 1...count, using: &random) }
+                    _ = try shared.value.lookupB(ids)
+                    reads += 256
+                }
+                return reads
+            },
+            writer: { results in
+                var random = SeededGenerator(seed: 99)
+                var latencies: [Double] = []
+                while !results.isStopped {
+                    let id = Int.random(in: 1...count, using: &random)
+                    latencies.append(try measure { try shared.value.updateB([id], batch: 1) })
+                }
+                return latencies
+            })
+    }
+}
+
+/// Hands a thread-safe object (an LMDB environment) to other threads.
+final class UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }

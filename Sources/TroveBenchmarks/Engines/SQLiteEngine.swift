@@ -35,7 +35,7 @@ final class SQLiteEngine: Engine {
         BenchmarkFailure(description: "SQLite \(what): \(String(cString: sqlite3_errmsg(db)))")
     }
 
-    private func execute(_ sql: String) throws {
+    func execute(_ sql: String) throws {
         guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw failure(sql) }
     }
 
@@ -290,5 +290,33 @@ final class SQLiteEngine: Engine {
             count += 1
         }
         return (count, checksum)
+    }
+
+    static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
+        -> (reads: Int, latencies: [Double])
+    {
+        try runReadersAndWriter(
+            readers: readers, seconds: seconds,
+            reader: { index, results in
+                let engine = try SQLiteEngine(directory: directory, durability: .full)
+                var random = SeededGenerator(seed: UInt64(100 + index))
+                var reads = 0
+                while reads % 256 != 0 || !results.isStopped {
+                    _ = try engine.lookupB([Int.random(in: 1...count, using: &random)])
+                    reads += 1
+                }
+                return reads
+            },
+            writer: { results in
+                let engine = try SQLiteEngine(directory: directory, durability: .full)
+                try engine.execute("PRAGMA busy_timeout=10000")
+                var random = SeededGenerator(seed: 99)
+                var latencies: [Double] = []
+                while !results.isStopped {
+                    let id = Int.random(in: 1...count, using: &random)
+                    latencies.append(try measure { try engine.updateB([id], batch: 1) })
+                }
+                return latencies
+            })
     }
 }

@@ -245,4 +245,46 @@ final class TroveEngine: Engine {
         }
         return (count, checksum)
     }
+
+    static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
+        -> (reads: Int, latencies: [Double])
+    {
+        let url = directory.appendingPathComponent("bench.trove")
+        return try runReadersAndWriter(
+            readers: readers, seconds: seconds,
+            reader: { index, results in
+                let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [BenchB.self]))
+                var random = SeededGenerator(seed: UInt64(100 + index))
+                var reads = 0
+                var sum: Int64 = 0
+                while reads % 256 != 0 || !results.isStopped {
+                    let id = Int.random(in: 1...count, using: &random)
+                    guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                        throw BenchmarkFailure(description: "Trove: object \(id) missing")
+                    }
+                    sum = sum &+ object.checksum
+                    reads += 1
+                    if reads % 256 == 0 { db.refresh() }
+                }
+                return sum == 42 ? reads + 1 : reads
+            },
+            writer: { results in
+                let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [BenchB.self]))
+                var random = SeededGenerator(seed: 99)
+                var latencies: [Double] = []
+                while !results.isStopped {
+                    let id = Int.random(in: 1...count, using: &random)
+                    latencies.append(
+                        try measure {
+                            try db.write {
+                                guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                                    throw BenchmarkFailure(description: "Trove: object \(id) missing")
+                                }
+                                object.int64 = object.int64 &+ 1
+                            }
+                        })
+                }
+                return latencies
+            })
+    }
 }

@@ -128,6 +128,9 @@ package class Transaction {
 package final class ReadTransaction: Transaction {
     private var isReset = false
 
+    /// Whether the snapshot is parked by ``reset()`` and needs ``renew()``.
+    package var isParked: Bool { isReset }
+
     package init(environment: Environment) throws {
         var txn: OpaquePointer?
         var attempts = 0
