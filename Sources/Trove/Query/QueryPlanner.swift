@@ -104,14 +104,10 @@ enum QueryPlanner {
         return rows.map(\.key) + nulls
     }
 
-    /// The number of matches, from the index alone when it answers exactly.
-    static func count(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int {
-        if let plan = try indexPlan(predicate, table: table, transaction, countOnly: true), plan.isExact {
-            return plan.keys.count
-        }
-        var count = 0
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { _, _ in count += 1 }
-        return count
+    /// The number of matches when the index alone answers it exactly; nil otherwise.
+    static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
+        guard let plan = try indexPlan(predicate, table: table, transaction, countOnly: true), plan.isExact else { return nil }
+        return plan.keys.count
     }
 
     /// nil sorts before every value.

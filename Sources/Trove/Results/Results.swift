@@ -55,7 +55,11 @@ public struct Results<Element>: RandomAccessCollection {
         if cache.generation == database.generation, let keys = cache.keys { return keys.count }
         do {
             guard let predicate else { return try database.readTransaction().count(of: table.objects) }
-            return try QueryPlanner.count(table: table, predicate: predicate, in: database.readTransaction())
+            if let exact = try QueryPlanner.exactCount(table: table, predicate: predicate, in: database.readTransaction()) {
+                return exact
+            }
+            // A scan: keep the keys it finds, the elements will likely be read next.
+            return keys.count
         } catch {
             fatalError("Trove: cannot count \(table.name) in \(database.path): \(error)")
         }
