@@ -11,8 +11,21 @@ struct RecordReader {
     init(_ bytes: UnsafeRawBufferPointer, layout: RecordLayout) {
         self.bytes = bytes
         self.layout = layout
-        columns = bytes.count >= 2 ? Int(bytes[0]) | Int(bytes[1]) << 8 : 0
-        header = 2 + RecordLayout.bitmapSize(columns)
+        let stored = bytes.count >= 2 ? Int(bytes[0]) | Int(bytes[1]) << 8 : 0
+        // Columns beyond the schema (written by a newer model) are not read.
+        columns = min(stored, layout.columnCount)
+        header = 2 + RecordLayout.bitmapSize(stored)
+        let fixedEnd = header + (columns == 0 ? 0 : layout.slotOffsets[columns - 1] + layout.types[columns - 1].slotWidth)
+        if bytes.count < max(2, fixedEnd) {
+            RecordReader.damaged(layout, "is \(bytes.count) bytes, shorter than its \(stored) columns need")
+        }
+    }
+
+    /// A record that does not fit its own header cannot be read safely.
+    static func damaged(_ layout: RecordLayout, _ detail: String) -> Never {
+        fatalError(
+            "Trove: a stored record of a type with properties \(layout.properties.map(\.name)) \(detail): the file is damaged (TroveError.corruptFile); restore it from a copy"
+        )
     }
 
     @inline(__always)
@@ -70,7 +83,8 @@ struct RecordReader {
     func heap(_ slot: Int) -> UnsafeRawBufferPointer {
         let offset = Int(load(UInt32.self, slot))
         let count = Int(load(UInt32.self, slot + 4))
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+        if offset + count > bytes.count { RecordReader.damaged(layout, "points past its end") }
+        return UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
     }
 
     /// Every column, in order.

@@ -12,6 +12,7 @@ final class SQLiteEngine: Engine {
     init(directory: URL, durability: Durability) throws {
         path = directory.appendingPathComponent("bench.sqlite").path
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw failure("open") }
+        sqlite3_busy_timeout(db, 10_000)  // other connections (W8's threads) may hold the lock briefly
         try execute("PRAGMA journal_mode=WAL")
         try execute("PRAGMA synchronous=\(durability == .full ? "FULL" : "NORMAL")")
         try execute(
@@ -309,7 +310,6 @@ final class SQLiteEngine: Engine {
             },
             writer: { results in
                 let engine = try SQLiteEngine(directory: directory, durability: .full)
-                try engine.execute("PRAGMA busy_timeout=10000")
                 var random = SeededGenerator(seed: 99)
                 var latencies: [Double] = []
                 while !results.isStopped {
