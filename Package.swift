@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "PhotoDiary", targets: ["PhotoDiary"]),
         .executable(name: "Inventory", targets: ["Inventory"]),
         .executable(name: "trove-bench", targets: ["TroveBenchmarks"]),
+        .executable(name: "trove", targets: ["trove"]),
     ],
     targets: [
         .systemLibrary(
@@ -24,9 +25,11 @@ let package = Package(
         .target(name: "Trove", dependencies: ["TroveStorage"]),
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),
+        .executableTarget(name: "trove", dependencies: ["Trove"]),
         .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove"]),
+        .testTarget(name: "TroveCLITests", dependencies: ["Trove"]),
     ],
     swiftLanguageModes: [.v6]
 )

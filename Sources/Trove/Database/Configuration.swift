@@ -36,6 +36,9 @@ public struct Configuration: Sendable {
     /// leaves the file as it was.
     public var maximumFileSize: Int?
     public var durability: Durability
+    /// Open the file for reading only: no write is possible, the file is
+    /// never changed (not even to register a type), and it must exist.
+    public var readOnly = false
 
     /// The file used when none is given: `default.trove` in the app's
     /// Documents directory on Apple platforms, in the current directory elsewhere.

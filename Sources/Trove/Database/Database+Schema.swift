@@ -85,7 +85,7 @@ extension Database {
     }
 
     /// Opens the tables of a stored schema; nil if one is missing.
-    private func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
+    func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
         guard let objects = try transaction.existingTable(TableInfo.objectsName(schema.name)) else { return nil }
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]

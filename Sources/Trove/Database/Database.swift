@@ -30,6 +30,8 @@ public final class Database {
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
     /// Parsed query texts, so a query run again with new arguments is not parsed again.
     var predicateTemplates: [String: PredicateParser.Template] = [:]
+    /// Types opened by name only (``dynamicObjects(_:)``), without a model.
+    var dynamicTables: [String: TableInfo] = [:]
 
     /// The current file format; a file with a higher one was written by a newer Trove.
     static let formatVersion: UInt32 = 1
@@ -46,7 +48,11 @@ public final class Database {
         options.maximumMapSize = configuration.maximumFileSize
         options.noMetaSync = configuration.durability == .relaxed
         options.noSync = configuration.durability == .none
+        options.readOnly = configuration.readOnly
         let path = configuration.fileURL.path
+        if configuration.readOnly, !FileManager.default.fileExists(atPath: path) {
+            throw TroveError(.fileAccess, "cannot open \(path) read-only: the file does not exist", path: path)
+        }
         environment = try Environment.open(path: path, options: options)
         catalog = environment.attachment("trove.catalog") { Catalog() }
         try prepareFile()
@@ -114,6 +120,14 @@ public final class Database {
             return
         }
         let existing = try environment.tableNames()
+        if configuration.readOnly {
+            throw TroveError(
+                .corruptFile,
+                existing.isEmpty
+                    ? "\(path) is empty: it has no Trove catalog (it opens read-only, so none was created)"
+                    : "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
+                path: path)
+        }
         refresh()
         try withWriteTransaction { transaction in
             if let meta = try transaction.existingTable(Catalog.metaTable) {

@@ -28,6 +28,9 @@ public struct Results<Element>: RandomAccessCollection {
 
     var table: TableInfo { source.table }
 
+    /// The stored schema of the type these results hold.
+    public var objectSchema: ObjectSchema { source.table.schema }
+
     /// The object keys selected, recomputed when the handle's state changed.
     var keys: [UInt64] {
         if cache.generation == database.generation, let keys = cache.keys { return keys }

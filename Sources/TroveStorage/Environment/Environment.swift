@@ -200,7 +200,13 @@ package final class Environment: @unchecked Sendable {
     /// transactions, which the writer lock serializes.
     private func openExistingTables() throws {
         let names = try tableNames()
-        guard !names.isEmpty, !options.readOnly else { return }
+        guard !names.isEmpty else { return }
+        if options.readOnly {
+            // No writer can exist in a read-only environment: a committed read
+            // transaction may open the handles.
+            for name in names { _ = try openInReadTransaction(name, isMultiValue: name.hasPrefix(Environment.multiValuePrefix)) }
+            return
+        }
         let write = try WriteTransaction(environment: self)
         do {
             for name in names {
@@ -217,6 +223,7 @@ package final class Environment: @unchecked Sendable {
     /// by another process since), in a short write transaction of its own.
     func openExistingTable(_ name: String, isMultiValue: Bool) throws -> Table? {
         if let table = cachedTable(name) { return table }
+        if options.readOnly { return try openInReadTransaction(name, isMultiValue: isMultiValue) }
         let write = try WriteTransaction(environment: self)
         do {
             let table = try write.openTable(name, isMultiValue: isMultiValue, create: false)
@@ -226,6 +233,32 @@ package final class Environment: @unchecked Sendable {
             write.abort()
             throw error
         }
+    }
+
+    private func openInReadTransaction(_ name: String, isMultiValue: Bool) throws -> Table? {
+        try writerLock.lock(path: path)
+        defer { writerLock.unlock() }
+        if let table = cachedTable(name) { return table }
+        var txn: OpaquePointer?
+        try LMDBCall.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "starting a read transaction", path: path)
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, name, isMultiValue ? UInt32(MDB_DUPSORT) : 0, &dbi)
+        if rc != 0 {
+            mdb_txn_abort(txn)
+            if rc == MDB_NOTFOUND { return nil }
+            throw LMDBCall.error(rc, "opening table \(name)", path: path)
+        }
+        try LMDBCall.check(mdb_txn_commit(txn), "opening table \(name)", path: path)
+        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
+        cacheTable(table)
+        return table
+    }
+
+    /// Reader slots in use by every process (LMDB's reader table).
+    package var readersInUse: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return Int(info.me_numreaders)
     }
 
     // MARK: Map size

@@ -30,6 +30,11 @@ package final class WriteTransaction: Transaction {
     }
 
     package init(environment: Environment) throws {
+        if environment.options.readOnly {
+            throw TroveError(
+                .fileAccess, "\(environment.path) is open read-only; open it without readOnly to change it",
+                path: environment.path)
+        }
         try environment.writerLock.lock(path: environment.path)
         let txn: OpaquePointer
         let limit: MDB_dbi

@@ -1,0 +1,101 @@
+import Foundation
+import TroveStorage
+
+/// A stored object read without its model type: the stored schema and the
+/// values, in the schema's order. What tools (the `trove` CLI, migrations)
+/// see of a file they have no model code for.
+///
+/// ```swift
+/// for photo in try db.dynamicObjects("PhotoData").filter("memo CONTAINS 'cat'") {
+///     print(photo["id"] ?? .null, photo["memo"] ?? .null)
+/// }
+/// ```
+public struct DynamicObject: Sendable, CustomStringConvertible {
+    /// The stored type.
+    public let schema: ObjectSchema
+    /// One value per property of ``schema``, in order.
+    public let values: [StoredValue]
+
+    /// The value of the property named `name`, or nil if the type has none.
+    public subscript(name: String) -> StoredValue? {
+        schema.properties.firstIndex { $0.name == name }.map { values[$0] }
+    }
+
+    public var description: String {
+        "\(schema.name) { " + zip(schema.properties, values).map { "\($0.name) = \($1)" }.joined(separator: ", ") + " }"
+    }
+}
+
+extension Database {
+    /// The schema of every type stored in the file, by name.
+    public func storedSchemas() throws -> [ObjectSchema] {
+        let transaction = readTransaction()
+        return try Catalog.storedTypeNames(in: transaction).compactMap { try Catalog.storedSchema($0, in: transaction) }
+    }
+
+    /// The schema version stored in the file.
+    public var storedSchemaVersion: UInt64 {
+        let transaction = readTransaction()
+        guard let meta = try? transaction.existingTable(Catalog.metaTable) else { return 0 }
+        return (try? Catalog.integer(UInt64.self, key: "schemaVersion", in: meta, transaction)) ?? 0
+    }
+
+    /// The file format version of the file.
+    public var fileFormatVersion: UInt32 {
+        let transaction = readTransaction()
+        guard let meta = try? transaction.existingTable(Catalog.metaTable) else { return 0 }
+        return (try? Catalog.integer(UInt32.self, key: "format", in: meta, transaction)) ?? 0
+    }
+
+    /// Bytes of the file holding data (the rest is free space LMDB reuses).
+    public var usedFileSize: Int { environment.usedSize }
+
+    /// Reader slots in use by every process with the file open.
+    public var openReaders: Int { environment.readersInUse }
+
+    /// Every stored object of a type named as a string, as ``DynamicObject``s;
+    /// filter and sort them like any ``Results``.
+    ///
+    /// Throws ``TroveError/Kind/invalidModel`` when the file has no such type.
+    public func dynamicObjects(_ typeName: String) throws -> Results<DynamicObject> {
+        let table = try dynamicTable(typeName)
+        return Results(database: self, source: .dynamic(table))
+    }
+
+    func dynamicTable(_ typeName: String) throws -> TableInfo {
+        if let known = catalog.table(named: typeName) ?? dynamicTables[typeName], !known.isRetired { return known }
+        guard let schema = try Catalog.storedSchema(typeName, in: readTransaction()) else {
+            let names = (try? Catalog.storedTypeNames(in: readTransaction())) ?? []
+            var message = "\(path) has no type named '\(typeName)'"
+            if let close = names.min(by: { editDistance($0, typeName) < editDistance($1, typeName) }),
+                editDistance(close, typeName) <= max(2, typeName.count / 2)
+            {
+                message += "; did you mean '\(close)'?"
+            } else if !names.isEmpty {
+                message += " (it has \(names.joined(separator: ", ")))"
+            }
+            throw TroveError(.invalidModel, message, path: path)
+        }
+        guard let table = try openTables(for: schema, in: readTransaction()) else {
+            throw TroveError(.corruptFile, "the tables of \(typeName) are missing from \(path)", path: path)
+        }
+        // Kept per handle, not published: a model's registration decides the shared schema.
+        dynamicTables[typeName] = table
+        return table
+    }
+}
+
+extension ResultsSource where Element == DynamicObject {
+    static func dynamic(_ table: TableInfo) -> ResultsSource {
+        let load: (Database, UInt64) -> DynamicObject = { database, key in
+            guard let record = database.fetchRecord(key, table: table) else {
+                fatalError("Trove: a \(table.name) object was deleted while being read")
+            }
+            let values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
+            return DynamicObject(schema: table.schema, values: values)
+        }
+        return ResultsSource(
+            table: table, materialize: load, materializeBatch: { database, keys in keys.map { load(database, $0) } },
+            columnForKeyPath: { _ in nil })
+    }
+}

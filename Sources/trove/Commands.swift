@@ -1,0 +1,235 @@
+import Foundation
+import Trove
+
+/// The `trove` subcommands. Each returns its exit code; failures throw.
+enum Commands {
+    static let version = "trove 0.1.0 (file format 1)"
+
+    static let usage = """
+        usage: trove <command> FILE [arguments]
+
+        Browse and export any Trove database, without the app's model code.
+
+        commands:
+          info FILE                      format, versions, sizes, objects per type, indexes, readers
+          schema FILE [--swift]          the stored schema; --swift prints matching model classes
+          query FILE TYPE [PREDICATE]    objects of TYPE matching a Realm-style predicate
+                [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]
+          export FILE [--type T] --format json|jsonl|csv [-o OUT]
+          copy FILE DEST                 a consistent, compacted copy
+          compact FILE                   rewrite FILE without its free pages
+
+        options: --help (on every command), --version, --json (machine-readable info/schema)
+        exit codes: 0 ok, 1 failure, 2 usage
+
+        example: trove query photos.trove PhotoData "date == '2024-05-01'" --sort dateAdded:desc --limit 5
+        """
+
+    static let help: [String: String] = [
+        "info": "usage: trove info FILE [--json]\nexample: trove info .trove-demo/photos.trove",
+        "schema": "usage: trove schema FILE [--swift] [--json]\nexample: trove schema .trove-demo/photos.trove --swift",
+        "query":
+            "usage: trove query FILE TYPE [PREDICATE] [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]\nexample: trove query .trove-demo/inventory.trove Person \"age > 20\" --sort age:desc",
+        "export":
+            "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
+        "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
+        "compact": "usage: trove compact FILE\nexample: trove compact photos.trove",
+    ]
+
+    static func open(_ path: String, readOnly: Bool = true) throws -> Database {
+        var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
+        configuration.readOnly = readOnly
+        return try Database(configuration: configuration)
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+    }
+
+    // MARK: info
+
+    static func info(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 1 else { throw UsageError("info takes one FILE") }
+        let path = arguments.positional[0]
+        let db = try open(path)
+        let schemas = try db.storedSchemas()
+        let counts = try schemas.map { try db.dynamicObjects($0.name).count }
+        if arguments.flags.contains("--json") {
+            let types = zip(schemas, counts).map { schema, count in
+                "{\"name\":\(Formatting.jsonString(schema.name)),\"objects\":\(count),\"indexes\":["
+                    + schema.properties.filter(\.isIndexed).map { Formatting.jsonString($0.name) }.joined(separator: ",") + "]}"
+            }
+            print(
+                "{\"file\":\(Formatting.jsonString(path)),\"formatVersion\":\(db.fileFormatVersion),\"schemaVersion\":\(db.storedSchemaVersion),"
+                    + "\"fileSize\":\(fileSize(path)),\"usedSize\":\(db.usedFileSize),\"openReaders\":\(db.openReaders),\"types\":[\(types.joined(separator: ","))]}"
+            )
+            return
+        }
+        print("file:            \(path)")
+        print("format version:  \(db.fileFormatVersion)")
+        print("schema version:  \(db.storedSchemaVersion)")
+        print("file size:       \(fileSize(path)) bytes (\(db.usedFileSize) in use)")
+        print("open readers:    \(db.openReaders)")
+        print("types:")
+        for (schema, count) in zip(schemas, counts) {
+            let indexes = schema.properties.filter(\.isIndexed).map { $0.isPrimaryKey ? "\($0.name) (primary key)" : $0.name }
+            print(
+                "  \(schema.name): \(count) object\(count == 1 ? "" : "s")"
+                    + (indexes.isEmpty ? "" : "; indexed: \(indexes.joined(separator: ", "))"))
+        }
+    }
+
+    // MARK: schema
+
+    static func schema(_ arguments: Arguments) throws {
+        try arguments.allow(flags: ["--swift"])
+        guard arguments.positional.count == 1 else { throw UsageError("schema takes one FILE") }
+        let db = try open(arguments.positional[0])
+        let schemas = try db.storedSchemas()
+        if arguments.flags.contains("--json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(schemas), as: UTF8.self))
+            return
+        }
+        if arguments.flags.contains("--swift") {
+            print("import Foundation\nimport Trove\n")
+            for schema in schemas {
+                print("final class \(schema.name): Object {")
+                for property in schema.properties {
+                    var options: [String] = []
+                    if property.isPrimaryKey { options.append("primaryKey: true") }
+                    if property.isIndexed && !property.isPrimaryKey { options.append("indexed: true") }
+                    if property.isAutoIncrement { options.append("autoIncrement: true") }
+                    let wrapper = options.isEmpty ? "@Persisted" : "@Persisted(\(options.joined(separator: ", ")))"
+                    print("    \(wrapper) var \(property.name): \(property.typeDescription)")
+                }
+                print("}\n")
+            }
+            return
+        }
+        for schema in schemas {
+            print(schema.name)
+            for property in schema.properties {
+                var notes: [String] = []
+                if property.isPrimaryKey { notes.append("primary key") }
+                if property.isIndexed && !property.isPrimaryKey { notes.append("indexed") }
+                if property.isAutoIncrement { notes.append("auto-increment") }
+                print(
+                    "  \(property.name): \(property.typeDescription)"
+                        + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))"))
+            }
+        }
+    }
+
+    // MARK: query and export
+
+    static func query(_ arguments: Arguments) throws {
+        try arguments.allow(options: ["--sort", "--limit", "--format"])
+        guard (2...3).contains(arguments.positional.count) else { throw UsageError("query takes FILE TYPE [PREDICATE]") }
+        let db = try open(arguments.positional[0])
+        var results = try db.dynamicObjects(arguments.positional[1])
+        if arguments.positional.count == 3 { results = try results.filter(arguments.positional[2]) }
+        if let sort = arguments.option("--sort") {
+            let parts = sort.split(separator: ":", maxSplits: 1).map(String.init)
+            guard let key = parts.first, results.objectSchema[key] != nil else {
+                throw TroveError(
+                    .invalidProperty, "\(arguments.positional[1]) has no property named '\(parts.first ?? "")' to sort by")
+            }
+            guard parts.count == 1 || ["asc", "desc"].contains(parts[1]) else {
+                throw UsageError("--sort takes KEY, KEY:asc or KEY:desc")
+            }
+            results = results.sorted(byKeyPath: key, ascending: parts.count == 1 || parts[1] == "asc")
+        }
+        var limit = Int.max
+        if let text = arguments.option("--limit") {
+            guard let value = Int(text), value >= 0 else { throw UsageError("--limit needs a number, not \(text)") }
+            limit = value
+        }
+        let format = arguments.option("--format") ?? "table"
+        try write(Array(results.prefix(limit)), schema: results.objectSchema, format: format, to: FileHandle.standardOutput)
+    }
+
+    static func export(_ arguments: Arguments) throws {
+        try arguments.allow(options: ["--type", "--format", "-o", "--output"])
+        guard arguments.positional.count == 1 else { throw UsageError("export takes one FILE") }
+        guard let format = arguments.option("--format") else { throw UsageError("export needs --format json, jsonl or csv") }
+        let db = try open(arguments.positional[0])
+        let names = try arguments.option("--type").map { [$0] } ?? db.storedSchemas().map(\.name)
+        if format == "csv", names.count != 1 { throw UsageError("CSV holds one type: add --type T") }
+        var output = FileHandle.standardOutput
+        if let path = arguments.option("-o", "--output") {
+            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
+            else {
+                throw TroveError(.fileAccess, "cannot write \(path)")
+            }
+            output = handle
+        }
+        if format == "json", names.count > 1 {
+            // Several types: one JSON object keyed by type name.
+            output.write(Data("{".utf8))
+            for (index, name) in names.enumerated() {
+                let results = try db.dynamicObjects(name)
+                output.write(Data(((index > 0 ? "," : "") + "\n\(Formatting.jsonString(name)):").utf8))
+                try write(Array(results), schema: results.objectSchema, format: "json", to: output)
+            }
+            output.write(Data("\n}\n".utf8))
+            return
+        }
+        for name in names {
+            let results = try db.dynamicObjects(name)
+            try write(Array(results), schema: results.objectSchema, format: format, to: output)
+        }
+    }
+
+    static func write(_ objects: [DynamicObject], schema: ObjectSchema, format: String, to output: FileHandle) throws {
+        var text: String
+        switch format {
+        case "table":
+            text = Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
+            text += "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
+        case "json":
+            text =
+                "[" + objects.map { "\n  " + Formatting.jsonObject($0) }.joined(separator: ",")
+                + (objects.isEmpty ? "]\n" : "\n]\n")
+        case "jsonl":
+            text = objects.map { Formatting.jsonObject($0) + "\n" }.joined()
+        case "csv":
+            text = schema.properties.map { Formatting.csvField($0.name) }.joined(separator: ",") + "\r\n"
+            text += objects.map { $0.values.map { Formatting.csvField(Formatting.plain($0)) }.joined(separator: ",") + "\r\n" }
+                .joined()
+        default:
+            throw UsageError("unknown format \(format); use table, json, jsonl or csv")
+        }
+        output.write(Data(text.utf8))
+    }
+
+    // MARK: copy and compact
+
+    static func copy(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 2 else { throw UsageError("copy takes FILE DEST") }
+        let db = try open(arguments.positional[0])
+        try db.writeCopy(to: URL(fileURLWithPath: arguments.positional[1]))
+        print("copied \(arguments.positional[0]) to \(arguments.positional[1]) (\(fileSize(arguments.positional[1])) bytes)")
+    }
+
+    static func compact(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 1 else { throw UsageError("compact takes one FILE") }
+        let path = arguments.positional[0]
+        let before = fileSize(path)
+        let temporary = path + ".compacting"
+        try? FileManager.default.removeItem(atPath: temporary)
+        do {
+            let db = try open(path)
+            try db.writeCopy(to: URL(fileURLWithPath: temporary))
+        }
+        guard rename(temporary, path) == 0 else {
+            throw TroveError(
+                .fileAccess, "cannot replace \(path) with its compacted copy: \(String(cString: strerror(errno)))", path: path)
+        }
+        print("compacted \(path): \(before) -> \(fileSize(path)) bytes")
+    }
+}

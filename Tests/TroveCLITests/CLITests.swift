@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+import Trove
+
+final class Book: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var title = ""
+    @Persisted var pages: Int?
+    @Persisted var cover: Data?
+    @Persisted var published = Date(timeIntervalSince1970: 0)
+}
+
+/// Runs the built `trove` binary; returns its exit status, stdout and stderr.
+private func trove(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    guard
+        let binary = ["debug", "release"].map({ root.appendingPathComponent(".build/\($0)/trove") })
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
+    else {
+        Issue.record("trove is not built; run `swift build` (make test does) first")
+        throw CancellationError()
+    }
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    process.environment = ["COLUMNS": "100"]
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// A library file with `count` books; every third has no page count.
+private func library(_ count: Int = 20, name: String = #function) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
+        .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let url = directory.appendingPathComponent("library.trove")
+    let db = try Database(fileURL: url)
+    try db.write {
+        for id in 1...count {
+            let book = Book()
+            book.id = id
+            book.title = "Book, \"\(id)\""
+            book.pages = id % 3 == 0 ? nil : id * 10
+            book.cover = id == 1 ? Data([0xFF, 0xD8, 0xFF, 0xE0, 0x01]) : nil
+            try db.add(book)
+        }
+    }
+    return url.path
+}
+
+@Suite("trove command-line tool", .serialized)
+struct CLITests {
+    @Test("info shows versions, sizes, counts and indexes; --json is machine-readable")
+    func info() throws {
+        let file = try library()
+        let text = try trove("info", file)
+        #expect(text.status == 0)
+        #expect(text.out.contains("format version:  1"))
+        #expect(text.out.contains("Book: 20 objects; indexed: id (primary key), title"))
+        let json = try trove("info", file, "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let types = try #require(object["types"] as? [[String: Any]])
+        #expect(types.first?["objects"] as? Int == 20)
+    }
+
+    @Test("schema prints the stored schema, and Swift models with --swift")
+    func schema() throws {
+        let file = try library()
+        let text = try trove("schema", file)
+        #expect(text.out.contains("  pages: Int?"))
+        #expect(text.out.contains("  id: Int  (primary key)"))
+        let swift = try trove("schema", file, "--swift")
+        #expect(swift.out.contains("final class Book: Object {"))
+        #expect(swift.out.contains("@Persisted(indexed: true) var title: String"))
+    }
+
+    @Test("query filters, sorts and limits, in every format")
+    func query() throws {
+        let file = try library()
+        let table = try trove("query", file, "Book", "pages > 150", "--sort", "pages:desc", "--limit", "2")
+        #expect(table.status == 0, "\(table.err)")
+        #expect(table.out.contains("(2 Book objects)"))
+        let lines = table.out.split(separator: "\n")
+        #expect(lines[2].hasPrefix("20 "))
+        #expect(lines[3].hasPrefix("19 "))
+
+        let json = try trove("query", file, "Book", "id <= 3", "--format", "json")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+        #expect(rows.count == 3)
+        #expect(rows[0]["title"] as? String == "Book, \"1\"")
+        #expect(rows[0]["cover"] as? String == Data([0xFF, 0xD8, 0xFF, 0xE0, 0x01]).base64EncodedString())
+        #expect(rows[2]["pages"] is NSNull)
+
+        let jsonl = try trove("query", file, "Book", "id IN {4, 5}", "--format", "jsonl")
+        #expect(jsonl.out.split(separator: "\n").count == 2)
+
+        let csv = try trove("query", file, "Book", "id == 1", "--format", "csv")
+        #expect(csv.out.hasPrefix("id,title,pages,cover,published\r\n"))
+        #expect(csv.out.contains("1,\"Book, \"\"1\"\"\",10,"))
+    }
+
+    @Test("the table shows Data as its size and first bytes, and nil as nil")
+    func tableShowsData() throws {
+        let file = try library()
+        let table = try trove("query", file, "Book", "id == 1")
+        #expect(table.out.contains("<5 B ffd8ffe0…>"))
+        let missing = try trove("query", file, "Book", "id == 3")
+        #expect(missing.out.contains(" nil "))
+    }
+
+    @Test("export writes every object; CSV needs one type")
+    func export() throws {
+        let file = try library()
+        let output = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("books.jsonl").path
+        let result = try trove("export", file, "--format", "jsonl", "-o", output)
+        #expect(result.status == 0)
+        let lines = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 20)
+        let all = try trove("export", file, "--format", "json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(all.out.utf8)) as? [[String: Any]])
+        #expect(object.count == 20)
+        let csv = try trove("export", file, "--format", "csv")
+        #expect(csv.status == 0)  // one type in the file: no --type needed
+        #expect(csv.out.split(separator: "\r\n").count == 21)
+    }
+
+    @Test("copy and compact give files with the same objects, compact ones smaller after deletes")
+    func copyAndCompact() throws {
+        let file = try library(2_000)
+        do {
+            let db = try Database(fileURL: URL(fileURLWithPath: file))
+            try db.write { try db.delete(db.objects(Book.self).filter("id > 100")) }
+        }
+        let copy = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("copy.trove").path
+        let copied = try trove("copy", file, copy)
+        #expect(copied.status == 0, "\(copied.err)")
+        #expect(try trove("info", copy).out.contains("Book: 100 objects"))
+        let before = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        let compacted = try trove("compact", file)
+        #expect(compacted.status == 0, "\(compacted.err)")
+        let after = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        #expect(after < before)
+        #expect(try Database(fileURL: URL(fileURLWithPath: file)).objects(Book.self).count == 100)
+    }
+
+    @Test("reading commands never change the file")
+    func readOnly() throws {
+        let file = try library()
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        _ = try trove("info", file)
+        _ = try trove("query", file, "Book", "pages > 10")
+        _ = try trove("export", file, "--format", "json")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+    }
+
+    @Test("mistakes: exit code 2 for usage, 1 for failures, with the reason on stderr")
+    func mistakes() throws {
+        let file = try library()
+        let unknown = try trove("frobnicate", file)
+        #expect(unknown.status == 2)
+        #expect(unknown.err.contains("unknown command 'frobnicate'"))
+        #expect(try trove("query", file).status == 2)
+        #expect(try trove("query", file, "Book", "--limit", "many").status == 2)
+        #expect(try trove("export", file, "--format", "xml").status == 2)
+        let badType = try trove("query", file, "Bok")
+        #expect(badType.status == 1)
+        #expect(badType.err.contains("did you mean 'Book'?"))
+        let badQuery = try trove("query", file, "Book", "pages >> 3")
+        #expect(badQuery.status == 1)
+        #expect(badQuery.err.contains("position"))
+        let missing = try trove("info", "/nonexistent/nothing.trove")
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("/nonexistent/nothing.trove"))
+        let text = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("notes.txt").path
+        try "not a database".write(toFile: text, atomically: true, encoding: .utf8)
+        let notDatabase = try trove("info", text)
+        #expect(notDatabase.status == 1)
+        #expect(!notDatabase.err.isEmpty)
+        #expect(try String(contentsOfFile: text, encoding: .utf8) == "not a database")
+        #expect(try trove("--version").out.hasPrefix("trove "))
+        #expect(try trove("query", "--help").out.contains("example:"))
+    }
+}
