@@ -36,8 +36,36 @@ enum Formatting {
         default: text = plain(value)
         }
         text = text.replacingOccurrences(of: "\n", with: "↵")
-        if text.count > width { text = String(text.prefix(max(1, width - 1))) + "…" }
+        if displayWidth(text) > width {
+            var cut = ""
+            for character in text {
+                if displayWidth(cut) + displayWidth(String(character)) > width - 1 { break }
+                cut.append(character)
+            }
+            text = cut + "…"
+        }
         return text
+    }
+
+    /// Terminal columns a string takes: East Asian wide characters and most
+    /// emoji take two, combining marks none.
+    static func displayWidth(_ text: String) -> Int {
+        text.unicodeScalars.reduce(0) { width, scalar in
+            let value = scalar.value
+            if scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .enclosingMark {
+                return width
+            }
+            let wide =
+                (0x1100...0x115F).contains(value) || (0x2E80...0xA4CF).contains(value) || (0xAC00...0xD7A3).contains(value)
+                || (0xF900...0xFAFF).contains(value) || (0xFE30...0xFE4F).contains(value) || (0xFF00...0xFF60).contains(value)
+                || (0xFFE0...0xFFE6).contains(value) || (0x1F300...0x1F64F).contains(value) || (0x1F900...0x1F9FF).contains(value)
+                || (0x20000...0x3FFFD).contains(value)
+            return width + (wide ? 2 : 1)
+        }
+    }
+
+    static func pad(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - displayWidth(text)))
     }
 
     static func json(_ value: StoredValue) -> String {
@@ -85,12 +113,12 @@ enum Formatting {
     /// A table that fits the terminal: each column as wide as its content, shortened when needed.
     static func table(_ objects: [DynamicObject], schema: ObjectSchema, terminalWidth: Int) -> String {
         let names = schema.properties.map(\.name)
-        let budget = max(8, (terminalWidth - 3 * names.count) / max(1, names.count))
-        let rows = objects.map { object in object.values.map { cell($0, width: max(budget, 12)) } }
-        var widths = names.map(\.count)
-        for row in rows { for (index, text) in row.enumerated() { widths[index] = max(widths[index], text.count) } }
+        let budget = max(16, (terminalWidth - 3 * names.count) / max(1, names.count))
+        let rows = objects.map { object in object.values.map { cell($0, width: budget) } }
+        var widths = names.map(displayWidth)
+        for row in rows { for (index, text) in row.enumerated() { widths[index] = max(widths[index], displayWidth(text)) } }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: " │ ")
+            zip(cells, widths).map { pad($0, to: $1) }.joined(separator: " │ ")
         }
         var lines = [line(names), widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")]
         lines += rows.map(line)
