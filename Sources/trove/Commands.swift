@@ -16,6 +16,7 @@ enum Commands {
           query FILE TYPE [PREDICATE]    objects of TYPE matching a Realm-style predicate
                 [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]
           export FILE [--type T] --format json|jsonl|csv [-o OUT]
+          verify FILE                    check every record and index; exit code 1 on any problem
           copy FILE DEST                 a consistent, compacted copy
           compact FILE                   rewrite FILE without its free pages
 
@@ -33,6 +34,7 @@ enum Commands {
         "export":
             "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
         "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
+        "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
         "compact": "usage: trove compact FILE\nexample: trove compact photos.trove",
     ]
 
@@ -203,6 +205,26 @@ enum Commands {
             throw UsageError("unknown format \(format); use table, json, jsonl or csv")
         }
         output.write(Data(text.utf8))
+    }
+
+    // MARK: verify
+
+    /// Exits 1 when the file has any problem.
+    static func verify(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 1 else { throw UsageError("verify takes one FILE") }
+        let report = try open(arguments.positional[0]).verify()
+        if arguments.flags.contains("--json") {
+            let problems = report.problems.map {
+                "{\"type\":\(Formatting.jsonString($0.typeName)),\"kind\":\"\($0.kind.rawValue)\",\"detail\":\(Formatting.jsonString($0.detail))}"
+            }
+            print(
+                "{\"valid\":\(report.isValid),\"objects\":\(report.objectsChecked),\"indexEntries\":\(report.indexEntriesChecked),\"problems\":[\(problems.joined(separator: ","))]}"
+            )
+        } else {
+            print("\(arguments.positional[0]): \(report)")
+        }
+        if !report.isValid { exit(1) }
     }
 
     // MARK: copy and compact

@@ -25,6 +25,7 @@ do {
     case "schema": try Commands.schema(arguments)
     case "query": try Commands.query(arguments)
     case "export": try Commands.export(arguments)
+    case "verify": try Commands.verify(arguments)
     case "copy": try Commands.copy(arguments)
     case "compact": try Commands.compact(arguments)
     default: throw UsageError("unknown command '\(command)'")

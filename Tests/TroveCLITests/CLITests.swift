@@ -150,6 +150,16 @@ struct CLITests {
         #expect(try Database(fileURL: URL(fileURLWithPath: file)).objects(Book.self).count == 100)
     }
 
+    @Test("verify reports a clean file with exit code 0")
+    func verify() throws {
+        let file = try library()
+        let result = try trove("verify", file)
+        #expect(result.status == 0)
+        #expect(result.out.contains("checked 20 objects and 20 index entries: no problems"))
+        let json = try trove("verify", file, "--json")
+        #expect(json.out.contains("\"valid\":true"))
+    }
+
     @Test("reading commands never change the file")
     func readOnly() throws {
         let file = try library()

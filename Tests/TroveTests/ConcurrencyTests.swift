@@ -34,6 +34,7 @@ struct ConcurrencyTests {
         let db = try Database(configuration: configuration)
         #expect(db.objects(Gadget.self).count == 600)
         #expect(try db.objects(Gadget.self).filter("name BEGINSWITH 'w3-'").count == 150)
+        expectValid(db)
     }
 
     @Test("two threads opening a new file at once both succeed")

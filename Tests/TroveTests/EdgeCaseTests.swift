@@ -51,6 +51,7 @@ struct EdgeCaseTests {
         try db.write { try db.add(Widget()) }
         #expect(db.objects(Widget.self).count == 1)
         #expect(db.objects(Gadget.self).first?.name == "g")
+        expectValid(db)
     }
 
     @Test("a write that outgrows the file size cap fails as a whole and the handle stays usable")
@@ -143,6 +144,7 @@ struct EdgeCaseTests {
         #expect(try all.filter("name ==[c] %@", decomposed).count == 1)
         try db.write { try db.delete(person) }
         #expect(try all.filter("name == %@", decomposed).count == 0)
+        expectValid(db)
     }
 
     @Test("deeply nested or very long predicates are refused or answered, never a crash")

@@ -30,6 +30,7 @@ struct ObjectTests {
         #expect(db.objects(Dog.self).isEmpty)
         #expect(read.isInvalidated)
         #expect(dog.isInvalidated)
+        expectValid(db)
     }
 
     @Test("a second add with the same primary key throws primaryKeyExists and the write stays usable")
@@ -99,6 +100,7 @@ struct ObjectTests {
         #expect(try db.objects(Person.self).filter("city == 'Oslo'").count == 0)
         #expect(try db.objects(Person.self).filter("city == 'Bergen'").count == 1)
         #expect(try db.objects(Person.self).filter("name == 'Ann'").count == 0)
+        expectValid(db)
     }
 
     @Test("a throw inside write rolls everything back and leaves no trace")
@@ -182,6 +184,7 @@ struct ObjectTests {
             try db.add(person)
         }
         #expect(db.object(ofType: Person.self, forPrimaryKey: 6) != nil)
+        expectValid(db)
     }
 
     @Test("deleting an object twice, or one never added, is an invalidObject error")

@@ -56,6 +56,7 @@ struct PersistableTests {
         #expect(db.value(ofType: Contact.self, forPrimaryKey: 3) == nil)
         let next = try db.write { try db.add(Contact(firstName: "New", lastName: "One")) }
         #expect(next.id == 4)  // ids are not reused
+        expectValid(db)
     }
 
     @Test("a duplicate primary key in a struct throws primaryKeyExists")

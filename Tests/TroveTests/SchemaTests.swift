@@ -114,6 +114,7 @@ struct SchemaTests {
         let binding = try db.objectBinding(for: Person.self)
         #expect(binding.table.indexes.count == 2)
         #expect(try db.objects(Person.self).filter("name == 'N1'").count == 7)
+        expectValid(db)
     }
 
     @Test("a file that is not a Trove database is refused with corruptFile, and left untouched")

@@ -91,4 +91,35 @@ struct RecordReader {
     func allValues() -> [StoredValue] {
         (0..<layout.columnCount).map { value(at: $0) }
     }
+
+    /// What is wrong with a record's structure, or nil when it reads safely.
+    /// Never traps: this is what ``Database/verify()`` uses on suspect data.
+    static func problem(in bytes: UnsafeRawBufferPointer, layout: RecordLayout) -> String? {
+        guard bytes.count >= 2 else { return "is \(bytes.count) bytes, too short for a header" }
+        let stored = Int(bytes[0]) | Int(bytes[1]) << 8
+        if stored > layout.columnCount { return "has \(stored) columns, the schema \(layout.columnCount)" }
+        let header = 2 + RecordLayout.bitmapSize(stored)
+        let fixedEnd = header + (stored == 0 ? 0 : layout.slotOffsets[stored - 1] + layout.types[stored - 1].slotWidth)
+        guard bytes.count >= fixedEnd else { return "is \(bytes.count) bytes, shorter than its \(stored) columns need" }
+        for column in 0..<stored where layout.types[column].isVariableSize {
+            if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 { continue }
+            let slot = header + layout.slotOffsets[column]
+            let offset = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self)))
+            let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot + 4, as: UInt32.self)))
+            if offset < fixedEnd || offset + count > bytes.count {
+                return "has \(layout.properties[column].name) pointing outside the record"
+            }
+            if layout.types[column] == .string,
+                String(bytes: UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count), encoding: .utf8) == nil
+            {
+                return "has \(layout.properties[column].name) that is not valid UTF-8"
+            }
+        }
+        for column in 0..<stored where !layout.properties[column].isOptional {
+            if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 {
+                return "has nil in the non-optional \(layout.properties[column].name)"
+            }
+        }
+        return nil
+    }
 }

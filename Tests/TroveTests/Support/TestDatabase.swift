@@ -38,3 +38,13 @@ func expectTroveError<R>(_ kind: TroveError.Kind, _ body: () throws -> R) -> Tro
     Issue.record("expected TroveError.\(kind), nothing was thrown")
     return nil
 }
+
+/// Runs the invariant checker over the whole file and records every problem.
+func expectValid(_ db: Database, sourceLocation: SourceLocation = #_sourceLocation) {
+    do {
+        let report = try db.verify()
+        #expect(report.isValid, "\(report)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("verify() failed: \(error)", sourceLocation: sourceLocation)
+    }
+}
