@@ -12,7 +12,8 @@ struct Arguments {
         var iterator = arguments.makeIterator()
         var onlyPositional = false
         while let argument = iterator.next() {
-            if onlyPositional || !argument.hasPrefix("-") || argument == "-" {
+            // A negative number is a value, not an option.
+            if onlyPositional || !argument.hasPrefix("-") || argument == "-" || Double(argument) != nil {
                 positional.append(argument)
             } else if argument == "--" {
                 onlyPositional = true

@@ -16,6 +16,10 @@ enum Commands {
           query FILE TYPE [PREDICATE]    objects of TYPE matching a Realm-style predicate
                 [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]
           export FILE [--type T] --format json|jsonl|csv [-o OUT]
+          set FILE TYPE PRIMARYKEY PROPERTY VALUE
+                                         change one property of one object (VALUE nil for optionals)
+          delete FILE TYPE PREDICATE [--yes]
+                                         delete the matching objects (asks first on a terminal)
           verify FILE                    check every record and index; exit code 1 on any problem
           copy FILE DEST                 a consistent, compacted copy
           compact FILE                   rewrite FILE without its free pages
@@ -35,6 +39,10 @@ enum Commands {
             "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
         "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
+        "set":
+            "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
+        "delete":
+            "usage: trove delete FILE TYPE PREDICATE [--yes]\nexample: trove delete .trove-demo/photos.trove PhotoData \"date < '2024-05-02'\" --yes",
         "compact": "usage: trove compact FILE\nexample: trove compact photos.trove",
     ]
 
@@ -205,6 +213,56 @@ enum Commands {
             throw UsageError("unknown format \(format); use table, json, jsonl or csv")
         }
         output.write(Data(text.utf8))
+    }
+
+    // MARK: set and delete
+
+    static func set(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 5 else { throw UsageError("set takes FILE TYPE PRIMARYKEY PROPERTY VALUE") }
+        let (path, type, key, property, text) = (
+            arguments.positional[0], arguments.positional[1], arguments.positional[2], arguments.positional[3],
+            arguments.positional[4]
+        )
+        let db = try open(path, readOnly: false)
+        let schema = try db.dynamicObjects(type).objectSchema
+        guard let primaryKey = schema.primaryKey else {
+            throw TroveError(.invalidPrimaryKey, "\(type) has no primary key; use `trove query` to find objects instead")
+        }
+        guard let target = schema[property] else {
+            throw TroveError(.invalidProperty, "\(type) has no property named '\(property)'")
+        }
+        let value = try Formatting.parse(text, as: target)
+        let keyValue = try Formatting.parse(key, as: primaryKey)
+        let found = try db.write { try db.setValue(value, forProperty: property, ofType: type, primaryKey: keyValue) }
+        guard found else { throw TroveError(.invalidObject, "\(path) has no \(type) with \(primaryKey.name) = \(key)") }
+        print("set \(type)[\(key)].\(property) = \(Formatting.cell(value, width: 60))")
+    }
+
+    static func delete(_ arguments: Arguments) throws {
+        try arguments.allow(flags: ["--yes", "-y"])
+        guard arguments.positional.count == 3 else { throw UsageError("delete takes FILE TYPE PREDICATE") }
+        let (path, type, predicate) = (arguments.positional[0], arguments.positional[1], arguments.positional[2])
+        let db = try open(path, readOnly: false)
+        let matches = try db.dynamicObjects(type).filter(predicate)
+        let count = matches.count
+        if count == 0 {
+            print("no \(type) matches \(predicate); nothing deleted")
+            return
+        }
+        if !arguments.flags.contains("--yes") && !arguments.flags.contains("-y") {
+            guard isatty(STDIN_FILENO) != 0 else {
+                throw UsageError("delete would remove \(count) \(type) object(s); add --yes to confirm when not on a terminal")
+            }
+            FileHandle.standardError.write(
+                Data("delete \(count) \(type) object\(count == 1 ? "" : "s") from \(path)? [y/N] ".utf8))
+            guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                print("nothing deleted")
+                return
+            }
+        }
+        try db.write { try db.delete(matches) }
+        print("deleted \(count) \(type) object\(count == 1 ? "" : "s")")
     }
 
     // MARK: verify

@@ -131,4 +131,45 @@ enum Formatting {
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 20 { return Int(size.ws_col) }
         return 120
     }
+
+    /// A value typed on the command line, read as the property's type.
+    static func parse(_ text: String, as property: PropertySchema) throws -> StoredValue {
+        if property.isOptional, text == "nil" || text == "null" { return .null }
+        func fail() -> TroveError {
+            TroveError(.invalidValue, "'\(text)' is not a value of type \(property.typeDescription) (property \(property.name))")
+        }
+        switch property.type {
+        case .bool:
+            switch text.lowercased() {
+            case "true", "yes", "1": return .bool(true)
+            case "false", "no", "0": return .bool(false)
+            default: throw fail()
+            }
+        case .int, .int8, .int16, .int32:
+            guard let value = Int64(text) else { throw fail() }
+            return .int(value)
+        case .float:
+            guard let value = Float(text) else { throw fail() }
+            return .float(value)
+        case .double:
+            guard let value = Double(text) else { throw fail() }
+            return .double(value)
+        case .string: return .string(text)
+        case .data:
+            guard let value = Data(base64Encoded: text) else { throw fail() }
+            return .data(value)
+        case .date:
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            if let date = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return .date(date) }
+            if let seconds = Double(text) { return .date(Date(timeIntervalSince1970: seconds)) }
+            throw fail()
+        case .uuid:
+            guard let value = UUID(uuidString: text) else { throw fail() }
+            return .uuid(value)
+        case .decimal:
+            guard let value = Decimal(string: text) else { throw fail() }
+            return .decimal(value)
+        }
+    }
 }

@@ -26,6 +26,8 @@ do {
     case "query": try Commands.query(arguments)
     case "export": try Commands.export(arguments)
     case "verify": try Commands.verify(arguments)
+    case "set": try Commands.set(arguments)
+    case "delete": try Commands.delete(arguments)
     case "copy": try Commands.copy(arguments)
     case "compact": try Commands.compact(arguments)
     default: throw UsageError("unknown command '\(command)'")

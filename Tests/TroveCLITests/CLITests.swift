@@ -160,6 +160,36 @@ struct CLITests {
         #expect(json.out.contains("\"valid\":true"))
     }
 
+    @Test("set changes one property in one transaction; bad values and keys are refused")
+    func set() throws {
+        let file = try library()
+        let result = try trove("set", file, "Book", "3", "pages", "123")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("set Book[3].pages = 123"))
+        #expect(try trove("set", file, "Book", "3", "title", "Renamed").status == 0)
+        #expect(
+            try trove("query", file, "Book", "title == 'Renamed' AND pages == 123", "--format", "jsonl").out.contains("\"id\":3"))
+        #expect(try trove("set", file, "Book", "4", "pages", "nil").status == 0)
+        let bad = try trove("set", file, "Book", "3", "pages", "many")
+        #expect(bad.status == 1)
+        #expect(bad.err.contains("'many' is not a value of type Int?"))
+        #expect(try trove("set", file, "Book", "999", "pages", "1").err.contains("no Book with id = 999"))
+        #expect(try trove("set", file, "Book", "3", "id", "7").status == 1)
+        #expect(try trove("verify", file).status == 0)
+    }
+
+    @Test("delete removes the matches with --yes, and refuses without it off a terminal")
+    func delete() throws {
+        let file = try library()
+        let refused = try trove("delete", file, "Book", "id > 10")
+        #expect(refused.status == 2)
+        #expect(refused.err.contains("--yes"))
+        let deleted = try trove("delete", file, "Book", "id > 10", "--yes")
+        #expect(deleted.out.contains("deleted 10 Book objects"))
+        #expect(try trove("info", file).out.contains("Book: 10 objects"))
+        #expect(try trove("verify", file).status == 0)
+    }
+
     @Test("reading commands never change the file")
     func readOnly() throws {
         let file = try library()

@@ -62,6 +62,41 @@ extension Database {
         return Results(database: self, source: .dynamic(table))
     }
 
+    /// Sets one property of the stored object of `typeName` with the given
+    /// primary key, inside a write. Returns false when there is no such object.
+    ///
+    /// ```swift
+    /// try db.write { try db.setValue(.string("rainy"), forProperty: "memo", ofType: "PhotoData", primaryKey: .string(id)) }
+    /// ```
+    @discardableResult
+    public func setValue(_ value: StoredValue, forProperty property: String, ofType typeName: String, primaryKey: StoredValue)
+        throws
+        -> Bool
+    {
+        let state = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
+        let table = try dynamicTable(typeName)
+        guard let column = table.columnIndex[property] else { throw table.unknownProperty(property) }
+        let schema = table.schema.properties[column]
+        if column == table.primaryKeyColumn {
+            throw TroveError(.invalidValue, "\(typeName).\(property) is the primary key; it cannot change", path: path)
+        }
+        if value.isNull, !schema.isOptional {
+            throw TroveError(.invalidValue, "\(typeName).\(property) is \(schema.typeDescription) and cannot be nil", path: path)
+        }
+        let converted = value.isNull ? value : (value.converted(to: schema.type) ?? value)
+        guard let objectKey = try objectKey(forPrimaryKey: primaryKey, in: table),
+            let record = fetchRecord(objectKey, table: table)
+        else { return false }
+        _ = try updateColumn(column, to: converted, objectKey: objectKey, record: record, table: table, state)
+        return true
+    }
+
+    /// Deletes every object a dynamic ``Results`` selects, inside a write.
+    public func delete(_ results: Results<DynamicObject>) throws {
+        let state = try requireWrite("delete(_:)")
+        try deleteMatches(table: results.table, predicate: results.predicate, state)
+    }
+
     func dynamicTable(_ typeName: String) throws -> TableInfo {
         if let known = catalog.table(named: typeName) ?? dynamicTables[typeName], !known.isRetired { return known }
         guard let schema = try Catalog.storedSchema(typeName, in: readTransaction()) else {

@@ -358,7 +358,6 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
-            let transaction = state.transaction
             if object._recordGeneration != generation {
                 guard let fresh = fetchRecord(object._objectKey, table: table) else {
                     fatalError(
@@ -366,28 +365,43 @@ extension Database {
                 }
                 object._record = fresh
             }
-            var record = object._record
-            let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
-            if !RecordWriter.patch(&record, column: column, value: value, layout: table.layout) {
-                var values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
-                values[column] = value
-                try state.recordWriter.encode(values, layout: table.layout)
-                record = state.recordWriter.bytes
-            }
-            try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: object._objectKey, value: $0) }
-            if let index = table.indexes[column] {
-                let oldKey = IndexKey.make(old, type: property.type).bytes
-                let newKey = IndexKey.make(value, type: property.type).bytes
-                if oldKey != newKey {
-                    try deleteIndexEntry(oldKey, objectKey: object._objectKey, in: index, transaction)
-                    try putIndexEntry(newKey, objectKey: object._objectKey, in: index, transaction)
-                }
-            }
-            generation &+= 1
+            let record = try updateColumn(
+                column, to: value, objectKey: object._objectKey, record: object._record, table: table, state)
             object._record = record
             object._recordGeneration = generation
         } catch {
             state.deferredError = error
         }
+    }
+
+    /// Writes one column of a stored record (given as `record`): patched in
+    /// place when fixed-size, re-encoded otherwise; the column's index entry
+    /// follows when its key bytes change. Returns the new record.
+    func updateColumn(
+        _ column: Int, to value: StoredValue, objectKey: UInt64, record current: [UInt8], table: TableInfo, _ state: WriteState
+    )
+        throws -> [UInt8]
+    {
+        let transaction = state.transaction
+        let property = table.schema.properties[column]
+        var record = current
+        let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+        if !RecordWriter.patch(&record, column: column, value: value, layout: table.layout) {
+            var values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
+            values[column] = value
+            try state.recordWriter.encode(values, layout: table.layout)
+            record = state.recordWriter.bytes
+        }
+        try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+        if let index = table.indexes[column] {
+            let oldKey = IndexKey.make(old, type: property.type).bytes
+            let newKey = IndexKey.make(value, type: property.type).bytes
+            if oldKey != newKey {
+                try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
+                try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)
+            }
+        }
+        generation &+= 1
+        return record
     }
 }
