@@ -21,6 +21,8 @@ enum Commands {
           delete FILE TYPE PREDICATE [--yes]
                                          delete the matching objects (asks first on a terminal)
           verify FILE                    check every record and index; exit code 1 on any problem
+          import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]
+                                         rows in one transaction; nothing written if any row is bad
           copy FILE DEST                 a consistent, compacted copy
           compact FILE                   rewrite FILE without its free pages
 
@@ -39,6 +41,8 @@ enum Commands {
             "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
         "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
+        "import":
+            "usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]\nexample: trove import .trove-demo/inventory.trove --type Person people.csv --update",
         "set":
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
         "delete":

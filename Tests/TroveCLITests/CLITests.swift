@@ -190,6 +190,54 @@ struct CLITests {
         #expect(try trove("verify", file).status == 0)
     }
 
+    @Test("export then import gives back the same objects, in every format, for 100k objects too")
+    func roundTrip() throws {
+        for (count, formats) in [(30, ["json", "jsonl", "csv"]), (100_000, ["jsonl"])] {
+            let file = try library(count)
+            let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
+            let original = try trove("export", file, "--format", "jsonl").out
+            for format in formats {
+                let exported = directory.appendingPathComponent("books.\(format)").path
+                #expect(try trove("export", file, "--type", "Book", "--format", format, "-o", exported).status == 0)
+                let target = directory.appendingPathComponent("target-\(format).trove").path
+                #expect(try trove("copy", file, target).status == 0)
+                #expect(try trove("delete", target, "Book", "TRUEPREDICATE", "--yes").status == 0)
+                let imported = try trove("import", target, "--type", "Book", exported)
+                #expect(imported.status == 0, "\(format): \(imported.err)")
+                #expect(imported.out.contains("imported \(count) Book objects"))
+                #expect(try trove("export", target, "--format", "jsonl").out == original, "\(format) round trip differs")
+                #expect(try trove("verify", target).status == 0)
+            }
+        }
+    }
+
+    @Test("import reports every bad row with its line and writes nothing, unless --skip-bad")
+    func importBadRows() throws {
+        let file = try library(2)
+        let input = URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent("in.jsonl").path
+        let rows = [
+            #"{"id": 10, "title": "ok"}"#,
+            #"{"id": 11, "title": "bad pages", "pages": "many"}"#,
+            "not json",
+            #"{"id": 12, "tilte": "typo"}"#,
+            #"{"id": 1, "title": "exists"}"#,
+        ]
+        try rows.joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
+        let refused = try trove("import", file, "--type", "Book", input)
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("line 2: 'many' is not a value of type Int?"))
+        #expect(refused.err.contains("line 3: not a JSON object"))
+        #expect(refused.err.contains("line 4: Book has no property named 'tilte'"))
+        #expect(try trove("info", file).out.contains("Book: 2 objects"))
+        let skipped = try trove("import", file, "--type", "Book", input, "--skip-bad")
+        #expect(skipped.status == 0)
+        #expect(skipped.out.contains("imported 1 Book object"))
+        #expect(skipped.err.contains("skipped line 5: a Book with this primary key is already stored"))
+        let updated = try trove("import", file, "--type", "Book", input, "--skip-bad", "--update")
+        #expect(updated.out.contains("imported 2 Book objects"))
+        #expect(try trove("query", file, "Book", "id == 1", "--format", "jsonl").out.contains(#""title":"exists""#))
+    }
+
     @Test("reading commands never change the file")
     func readOnly() throws {
         let file = try library()

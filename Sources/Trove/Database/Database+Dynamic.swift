@@ -91,6 +91,33 @@ extension Database {
         return true
     }
 
+    /// Adds an object of a stored type from values by property name, inside a
+    /// write; properties not given take their defaults. With `update`, an
+    /// object with the same primary key is overwritten.
+    ///
+    /// ```swift
+    /// try db.write { try db.add(["id": .int(7), "name": .string("Ann")], ofType: "Person") }
+    /// ```
+    public func add(_ values: [String: StoredValue], ofType typeName: String, update: UpdatePolicy = .error) throws {
+        let state = try requireWrite("add(_:ofType:update:)")
+        let table = try dynamicTable(typeName)
+        var record = table.layout.fallbacks
+        for (name, value) in values {
+            guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
+            let property = table.schema.properties[column]
+            if value.isNull {
+                guard property.isOptional else {
+                    throw TroveError(
+                        .invalidValue, "\(typeName).\(name) is \(property.typeDescription) and cannot be nil", path: path)
+                }
+                record[column] = .null
+            } else {
+                record[column] = value.converted(to: property.type) ?? value
+            }
+        }
+        _ = try storeRecord(record, in: table, policy: update, state)
+    }
+
     /// Deletes every object a dynamic ``Results`` selects, inside a write.
     public func delete(_ results: Results<DynamicObject>) throws {
         let state = try requireWrite("delete(_:)")
