@@ -23,6 +23,7 @@ enum Commands {
           verify FILE                    check every record and index; exit code 1 on any problem
           import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]
                                          rows in one transaction; nothing written if any row is bad
+          shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
           copy FILE DEST                 a consistent, compacted copy
           compact FILE                   rewrite FILE without its free pages
 
@@ -40,6 +41,8 @@ enum Commands {
         "export":
             "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
         "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
+        "shell":
+            "usage: trove shell FILE\nexample: echo \"PhotoData where mood == 'happy'\" | trove shell .trove-demo/photos.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
         "import":
             "usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]\nexample: trove import .trove-demo/inventory.trove --type Person people.csv --update",
@@ -193,7 +196,15 @@ enum Commands {
         }
         for name in names {
             let results = try db.dynamicObjects(name)
-            try write(Array(results), schema: results.objectSchema, format: format, to: output)
+            var progress = Progress("exporting \(name):", total: results.count)
+            var objects: [DynamicObject] = []
+            objects.reserveCapacity(results.count)
+            for object in results {
+                objects.append(object)
+                progress.update(objects.count)
+            }
+            progress.finish()
+            try write(objects, schema: results.objectSchema, format: format, to: output)
         }
     }
 

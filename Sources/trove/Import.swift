@@ -45,11 +45,14 @@ enum Import {
         let policy: UpdatePolicy = arguments.flags.contains("--update") ? .modified : .error
         if !bad.isEmpty && !skipBad { return report(bad, written: 0, path: path) }
         var written = 0
+        var progress = Progress("imported", total: rows.count)
+        defer { progress.finish() }
         try db.write {
             for row in rows {
                 do {
                     try db.add(row.values, ofType: type, update: policy)
                     written += 1
+                    progress.update(written)
                 } catch let error as TroveError where error.kind == .primaryKeyExists {
                     bad.append(
                         BadRow(

@@ -28,6 +28,7 @@ do {
     case "verify": try Commands.verify(arguments)
     case "set": try Commands.set(arguments)
     case "import": try Import.run(arguments)
+    case "shell": try Shell.run(arguments)
     case "delete": try Commands.delete(arguments)
     case "copy": try Commands.copy(arguments)
     case "compact": try Commands.compact(arguments)

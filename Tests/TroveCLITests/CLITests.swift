@@ -10,16 +10,25 @@ final class Book: Object {
     @Persisted var published = Date(timeIntervalSince1970: 0)
 }
 
-/// Runs the built `trove` binary; returns its exit status, stdout and stderr.
-private func trove(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+/// A built executable of this package (`trove`, the examples), beside the tests in `.build/<config>/`.
+private func built(_ name: String) throws -> URL {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     guard
-        let binary = ["debug", "release"].map({ root.appendingPathComponent(".build/\($0)/trove") })
+        let binary = ["debug", "release"].map({ root.appendingPathComponent(".build/\($0)/\(name)") })
             .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
     else {
-        Issue.record("trove is not built; run `swift build` (make test does) first")
+        Issue.record("\(name) is not built; run `swift build` (make test does) first")
         throw CancellationError()
     }
+    return binary
+}
+
+/// Runs the built `trove` binary; returns its exit status, stdout and stderr.
+private func trove(_ arguments: String..., input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+    try run(built("trove"), arguments, input: input)
+}
+
+private func run(_ binary: URL, _ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
@@ -28,7 +37,11 @@ private func trove(_ arguments: String...) throws -> (status: Int32, out: String
     let err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    let stdin = Pipe()
+    process.standardInput = stdin
     try process.run()
+    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    try stdin.fileHandleForWriting.close()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
@@ -236,6 +249,36 @@ struct CLITests {
         let updated = try trove("import", file, "--type", "Book", input, "--skip-bad", "--update")
         #expect(updated.out.contains("imported 2 Book objects"))
         #expect(try trove("query", file, "Book", "id == 1", "--format", "jsonl").out.contains(#""title":"exists""#))
+    }
+
+    @Test("the shell answers queries and dot commands from a pipe, without prompts")
+    func shell() throws {
+        let file = try library(5)
+        let session = try trove(
+            "shell", file, input: ".types\nBook where pages > 30\n.format jsonl\nBook where id == 2\n.history\n!2\nNope\n")
+        #expect(session.status == 0)
+        #expect(!session.out.contains("trove>"))
+        #expect(session.out.contains("Book: 5 objects"))
+        #expect(session.out.contains("(2 Book objects)"))
+        #expect(session.out.contains(#"{"id":2,"#))
+        #expect(session.out.contains("2  Book where pages > 30"))
+        #expect(session.err.contains("no type named 'Nope'"))
+    }
+
+    @Test("trove reads the file the photo diary example app wrote")
+    func exampleFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
+            .appendingPathComponent("diary-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("photos.trove").path
+        #expect(try run(built("PhotoDiary"), [file]).status == 0)
+        #expect(try trove("info", file).out.contains("PhotoData: 2 objects; indexed: id (primary key), date"))
+        let calm = try trove("query", file, "PhotoData", "mood == 'calm'", "--format", "json")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(calm.out.utf8)) as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect(rows.first?["date"] as? String == "2024-05-03")
+        #expect(try trove("verify", file).status == 0)
+        #expect(try trove("schema", file, "--swift").out.contains("@Persisted(indexed: true) var date: String"))
     }
 
     @Test("reading commands never change the file")
