@@ -85,7 +85,7 @@ extension Database {
         }
         let converted = value.isNull ? value : (value.converted(to: schema.type) ?? value)
         guard let objectKey = try objectKey(forPrimaryKey: primaryKey, in: table),
-            let record = fetchRecord(objectKey, table: table)
+            let record = try fetchRecord(objectKey, table: table)
         else { return false }
         _ = try updateColumn(column, to: converted, objectKey: objectKey, record: record, table: table, state)
         return true
@@ -150,7 +150,7 @@ extension Database {
 extension ResultsSource where Element == DynamicObject {
     static func dynamic(_ table: TableInfo) -> ResultsSource {
         let load: (Database, UInt64) -> DynamicObject = { database, key in
-            guard let record = database.fetchRecord(key, table: table) else {
+            guard let record = database.fetchRecordOrTrap(key, table: table) else {
                 fatalError("Trove: a \(table.name) object was deleted while being read")
             }
             let values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }

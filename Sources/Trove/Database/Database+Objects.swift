@@ -124,8 +124,12 @@ extension Database {
     /// ```
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
         let binding = objectBindingOrTrap(for: type)
-        guard let objectKey = try? objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return nil }
-        return materialize(type, objectKey: objectKey, binding: binding)
+        do {
+            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return nil }
+            return materialize(type, objectKey: objectKey, binding: binding)
+        } catch {
+            fatalError("Trove: cannot look up a \(binding.table.name) by primary key in \(path): \(error)")
+        }
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {

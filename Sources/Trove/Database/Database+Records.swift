@@ -281,7 +281,7 @@ extension Database {
     }
 
     func readColumn(_ column: Int, objectKey: UInt64, table: TableInfo) -> StoredValue {
-        guard let values = fetchRecord(objectKey, table: table) else {
+        guard let values = fetchRecordOrTrap(objectKey, table: table) else {
             fatalError(
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
@@ -290,10 +290,16 @@ extension Database {
     }
 
     /// A copy of a stored record, or nil when the object does not exist.
-    func fetchRecord(_ objectKey: UInt64, table: TableInfo) -> [UInt8]? {
+    func fetchRecord(_ objectKey: UInt64, table: TableInfo) throws -> [UInt8]? {
         if table.isRetired { return nil }
+        return try readTransaction().withValue(in: table.objects, key: objectKey) { $0.map { Array($0) } }
+    }
+
+    /// ``fetchRecord(_:table:)`` for reads that cannot throw (property getters):
+    /// a storage failure traps with the file and the reason.
+    func fetchRecordOrTrap(_ objectKey: UInt64, table: TableInfo) -> [UInt8]? {
         do {
-            return try readTransaction().withValue(in: table.objects, key: objectKey) { $0.map { Array($0) } }
+            return try fetchRecord(objectKey, table: table)
         } catch {
             fatalError("Trove: cannot read a \(table.name) object from \(path): \(error)")
         }
@@ -301,7 +307,7 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
-        guard let record = fetchRecord(object._objectKey, table: table) else {
+        guard let record = fetchRecordOrTrap(object._objectKey, table: table) else {
             fatalError(
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
@@ -359,7 +365,7 @@ extension Database {
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
             if object._recordGeneration != generation {
-                guard let fresh = fetchRecord(object._objectKey, table: table) else {
+                guard let fresh = try fetchRecord(object._objectKey, table: table) else {
                     fatalError(
                         "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
                 }

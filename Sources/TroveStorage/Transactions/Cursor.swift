@@ -14,7 +14,7 @@ package struct Cursor {
         guard let cursor else { return nil }
         var k = key.map { MDB_val($0) } ?? MDB_val()
         var v = MDB_val()
-        let rc = mdb_cursor_get(cursor, &k, &v, op)
+        let rc = LMDBCall.run { mdb_cursor_get(cursor, &k, &v, op) }
         if rc == MDB_NOTFOUND { return nil }
         try LMDBCall.check(rc, "reading through a cursor", path: path)
         return Entry(key: k.buffer, value: v.buffer)

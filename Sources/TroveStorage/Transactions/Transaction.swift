@@ -77,7 +77,7 @@ package class Transaction {
         return try withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val()
-            let rc = mdb_get(txn, table.dbi, &k, &v)
+            let rc = LMDBCall.run { mdb_get(txn, table.dbi, &k, &v) }
             if rc == MDB_NOTFOUND { return try body(nil) }
             try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
             return try body(v.buffer)
@@ -104,7 +104,7 @@ package class Transaction {
         guard isVisible(table) else { return 0 }
         var stat = MDB_stat()
         try withMapAccess {
-            try LMDBCall.check(mdb_stat(txn, table.dbi, &stat), "counting table \(table.name)", path: path)
+            try LMDBCall.check(LMDBCall.run { mdb_stat(txn, table.dbi, &stat) }, "counting table \(table.name)", path: path)
         }
         return stat.ms_entries
     }
@@ -115,7 +115,8 @@ package class Transaction {
         guard isVisible(table) else { return try body(Cursor.empty) }
         return try withMapAccess {
             var cursor: OpaquePointer?
-            try LMDBCall.check(mdb_cursor_open(txn, table.dbi, &cursor), "opening a cursor on \(table.name)", path: path)
+            try LMDBCall.check(
+                LMDBCall.run { mdb_cursor_open(txn, table.dbi, &cursor) }, "opening a cursor on \(table.name)", path: path)
             guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
             defer { mdb_cursor_close(cursor) }
             return try body(Cursor(cursor: cursor, path: path))
@@ -138,7 +139,7 @@ package final class ReadTransaction: Transaction {
         while true {
             limit = environment.tableSlotLimit
             environment.gate.enterShared()
-            let rc = mdb_txn_begin(environment.handle, nil, UInt32(MDB_RDONLY), &txn)
+            let rc = LMDBCall.run { mdb_txn_begin(environment.handle, nil, UInt32(MDB_RDONLY), &txn) }
             environment.gate.leaveShared()
             if rc == MDB_MAP_RESIZED, attempts < 100 {
                 attempts += 1

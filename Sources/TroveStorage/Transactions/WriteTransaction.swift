@@ -55,7 +55,7 @@ package final class WriteTransaction: Transaction {
         var attempts = 0
         while true {
             environment.gate.enterShared()
-            let rc = mdb_txn_begin(environment.handle, nil, 0, &txn)
+            let rc = LMDBCall.run { mdb_txn_begin(environment.handle, nil, 0, &txn) }
             environment.gate.leaveShared()
             if rc == MDB_MAP_RESIZED, attempts < 100 {
                 attempts += 1
@@ -84,7 +84,7 @@ package final class WriteTransaction: Transaction {
         var flags: UInt32 = isMultiValue ? UInt32(MDB_DUPSORT) : 0
         if create { flags |= UInt32(MDB_CREATE) }
         var dbi: MDB_dbi = 0
-        let rc = try perform { withMapAccess { mdb_dbi_open(self.txn ?? txn, name, flags, &dbi) } }
+        let rc = try perform { withMapAccess { LMDBCall.run { mdb_dbi_open(self.txn ?? txn, name, flags, &dbi) } } }
         if rc == MDB_NOTFOUND, !create { return nil }
         try LMDBCall.check(rc, "opening table \(name)", path: path)
         let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
@@ -151,7 +151,7 @@ package final class WriteTransaction: Transaction {
 
     /// Removes every entry of `table`, keeping the table.
     package func clear(_ table: Table) throws {
-        let rc = try perform { withMapAccess { mdb_drop(self.txn!, table.dbi, 0) } }
+        let rc = try perform { withMapAccess { LMDBCall.run { mdb_drop(self.txn!, table.dbi, 0) } } }
         try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
         append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
     }
@@ -160,12 +160,12 @@ package final class WriteTransaction: Transaction {
 
     /// Makes every change durable and visible to new snapshots.
     package func commit() throws {
-        var rc = try withMapAccess { mdb_txn_commit(try live()) }
+        var rc = try commitOnce()
         while rc == MDB_MAP_FULL {
             // LMDB freed the transaction; start over in a bigger map.
             txn = nil
             try recover(alreadyEnded: true)
-            rc = try withMapAccess { mdb_txn_commit(try live()) }
+            rc = try commitOnce()
         }
         txn = nil
         if rc != 0 {
@@ -174,6 +174,12 @@ package final class WriteTransaction: Transaction {
             throw error
         }
         finish(committed: true)
+    }
+
+    private func commitOnce() throws -> Int32 {
+        let current = try live()
+        // A failed commit frees the transaction in LMDB; an injected failure must too.
+        return withMapAccess { LMDBCall.run({ mdb_txn_commit(current) }, onInjected: { mdb_txn_abort(current) }) }
     }
 
     /// Discards every change.
@@ -212,7 +218,7 @@ package final class WriteTransaction: Transaction {
         withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val(value)
-            return mdb_put(txn!, dbi, &k, &v, flags)
+            return LMDBCall.run { mdb_put(txn!, dbi, &k, &v, flags) }
         }
     }
 
@@ -222,9 +228,9 @@ package final class WriteTransaction: Transaction {
             var k = MDB_val(key)
             if let value {
                 var v = MDB_val(value)
-                return mdb_del(txn!, dbi, &k, &v)
+                return LMDBCall.run { mdb_del(txn!, dbi, &k, &v) }
             }
-            return mdb_del(txn!, dbi, &k, nil)
+            return LMDBCall.run { mdb_del(txn!, dbi, &k, nil) }
         }
     }
 
