@@ -76,24 +76,31 @@ struct CrashTests {
                         if points == killAt { kill(getpid(), SIGKILL) }
                     }
                     // Record the commit durably, after it happened.
-                    let handle = FileHandle(forWritingAtPath: journal) ?? {
-                        _ = FileManager.default.createFile(atPath: journal, contents: nil)
-                        return FileHandle(forWritingAtPath: journal)!
-                    }()
+                    let handle =
+                        FileHandle(forWritingAtPath: journal)
+                        ?? {
+                            _ = FileManager.default.createFile(atPath: journal, contents: nil)
+                            return FileHandle(forWritingAtPath: journal)!
+                        }()
                     handle.seekToEndOfFile()
                     handle.write(Data("\(n)\n".utf8))
                     try! handle.synchronize()
                     try! handle.close()
                 }
             }
-            let journaled = (try? String(contentsOfFile: url.path + ".journal", encoding: .utf8))?
+            let journaled =
+                (try? String(contentsOfFile: url.path + ".journal", encoding: .utf8))?
                 .split(separator: "\n").compactMap { Int($0) }.max() ?? 0
             let db = try Database(fileURL: url)
             let state = CrashWorkload.state(db)
             let committed = state.keys.max() ?? 0
             // Everything journaled is there; at most the one transaction whose journal line was not written yet is more.
-            #expect(committed == journaled || committed == journaled + 1, "round \(round): killed at \(killAt), \(committed) committed, \(journaled) journaled")
-            #expect(state == CrashWorkload.expected(count: committed), "round \(round): state after \(committed) transactions differs")
+            #expect(
+                committed == journaled || committed == journaled + 1,
+                "round \(round): killed at \(killAt), \(committed) committed, \(journaled) journaled")
+            #expect(
+                state == CrashWorkload.expected(count: committed), "round \(round): state after \(committed) transactions differs"
+            )
             expectValid(db)
             // The dead process's writer lock and reader slot do not block a new writer.
             try CrashWorkload.apply(committed + 1, in: db) {}

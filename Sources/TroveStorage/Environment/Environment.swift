@@ -112,6 +112,15 @@ package final class Environment: @unchecked Sendable {
         mdb_env_info(env, &envInfo)
         var stat = MDB_stat()
         mdb_env_stat(env, &stat)
+        // Pages past the end of a truncated file would fault when read: refuse it now.
+        let needed = (envInfo.me_last_pgno + 1) * Int(stat.ms_psize)
+        if fileSize > 0, fileSize < needed {
+            mdb_env_close(env)
+            throw TroveError(
+                .corruptFile,
+                "\(path) is truncated: it is \(fileSize) bytes but its data reaches \(needed); restore it from a copy",
+                path: path)
+        }
         handle = env
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
