@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test bench format deps build clean
+.PHONY: demo test test-sanitize test-long bench format deps build clean
 
 # Installs what is missing: LMDB (the engine) and SQLite's headers (the benchmark
 # baseline), from apt on Debian/Ubuntu or Homebrew on macOS.
@@ -41,6 +41,20 @@ test: deps
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -c '^| W' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
 	@grep "Test run with" .build/test-output.txt | tail -n 1
+
+# The tests under ThreadSanitizer and AddressSanitizer (separate build folders).
+# The CLI and example tests run other binaries and are left out; XCTest's own
+# runner leaks two small objects, so leak detection is off.
+test-sanitize: deps
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build/tsan --skip CLITests --skip ExampleTests
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --skip CLITests --skip ExampleTests
+
+# The crash tests with many more kill points.
+test-long: deps
+	$(SWIFT) build --build-tests
+	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
 
 # Trove beside raw SQLite and raw LMDB, release build; writes bench-results/latest.{json,svg}.
 bench: deps

@@ -17,8 +17,6 @@ package enum FaultInjection {
         var fired = false
     }
 
-    /// How many threads have a plan: a cheap check before taking the lock.
-    nonisolated(unsafe) private static var armedThreads = 0
     private static let plans = Locked<[UInt: Plan]>([:])
 
     private static var currentThread: UInt {
@@ -28,10 +26,7 @@ package enum FaultInjection {
     /// From now on, on this thread, the `failAt`-th LMDB call (1-based) returns `code`.
     package static func arm(failAt: Int, code: Int32) {
         let me = currentThread
-        plans.withLock {
-            $0[me] = Plan(failAt: failAt, code: code)
-            armedThreads = $0.count
-        }
+        plans.withLock { $0[me] = Plan(failAt: failAt, code: code) }
     }
 
     /// Stops injecting on this thread; returns how many calls were counted and whether the fault fired.
@@ -40,15 +35,22 @@ package enum FaultInjection {
         let me = currentThread
         return plans.withLock { plans in
             let plan = plans.removeValue(forKey: me)
-            armedThreads = plans.count
             return (plan?.calls ?? 0, plan?.fired ?? false)
         }
     }
 
     /// The code to return instead of making the call, if this call is the one to fail.
+    /// Release builds compile injection out: it costs nothing there.
     @inline(__always)
     static func injectedCode() -> Int32? {
-        guard armedThreads > 0 else { return nil }
+        #if !DEBUG
+            return nil
+        #else
+            return debugInjectedCode()
+        #endif
+    }
+
+    private static func debugInjectedCode() -> Int32? {
         let me = currentThread
         return plans.withLock { plans -> Int32? in
             guard var plan = plans[me] else { return nil }

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class Account: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var balance = 0
+}
+
+/// Readers on other threads never see half a transaction: transfers between
+/// accounts keep the total constant in every snapshot.
+@Suite("Concurrency stress")
+struct StressTests {
+    static let accounts = 20
+    static let total = 20 * 1_000
+
+    @Test("transfers on one thread, snapshots on three: every snapshot adds up")
+    func transfersKeepTheTotal() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("bank.trove")
+        do {
+            let db = try Database(fileURL: url)
+            try db.write {
+                for id in 0..<StressTests.accounts {
+                    let account = Account()
+                    account.id = id
+                    account.balance = StressTests.total / StressTests.accounts
+                    try db.add(account)
+                }
+            }
+        }
+        let transfers = 400
+        let readsPerReader = 300
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                let db = try Database(fileURL: url)
+                var random = SystemRandomNumberGenerator()
+                for _ in 0..<transfers {
+                    let from = Int.random(in: 0..<StressTests.accounts, using: &random)
+                    let to = (from + Int.random(in: 1..<StressTests.accounts, using: &random)) % StressTests.accounts
+                    let amount = Int.random(in: 1...50, using: &random)
+                    try db.write {
+                        let source = db.object(ofType: Account.self, forPrimaryKey: from)!
+                        let target = db.object(ofType: Account.self, forPrimaryKey: to)!
+                        source.balance -= amount
+                        target.balance += amount
+                    }
+                }
+                return transfers
+            }
+            for _ in 0..<3 {
+                group.addTask {
+                    let db = try Database(fileURL: url)
+                    var checked = 0
+                    for _ in 0..<readsPerReader {
+                        db.refresh()
+                        let sum = db.objects(Account.self).sum(of: \.balance)
+                        let count = db.objects(Account.self).count
+                        #expect(sum == StressTests.total, "a snapshot saw half a transfer: total \(sum)")
+                        #expect(count == StressTests.accounts)
+                        checked += 1
+                    }
+                    return checked
+                }
+            }
+            var operations = 0
+            for try await done in group { operations += done }
+            #expect(operations == transfers + 3 * readsPerReader)
+        }
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Account.self).sum(of: \.balance) == StressTests.total)
+        expectValid(db)
+    }
+}
