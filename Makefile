@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long bench format deps build clean
+.PHONY: demo test test-sanitize test-long fuzz bench format deps build clean
+FUZZ_SECONDS ?= 60
 
 # Installs what is missing: LMDB (the engine) and SQLite's headers (the benchmark
 # baseline), from apt on Debian/Ubuntu or Homebrew on macOS.
@@ -55,6 +56,17 @@ test-sanitize: deps
 test-long: deps
 	$(SWIFT) build --build-tests
 	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
+
+# libFuzzer on the query parser, the record decoder and operation sequences,
+# FUZZ_SECONDS each; a crash lands in Fuzz/Crashes/ (turn it into a test).
+fuzz: deps
+	./Fuzz/build.sh
+	@mkdir -p Fuzz/Crashes
+	for target in predicate record operations; do \
+		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=1024 \
+			-artifact_prefix=Fuzz/Crashes/$$target- Fuzz/Corpus/$$target 2>&1 | grep -E "^#.*DONE|^Done|ERROR|SUMMARY"; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
 
 # Trove beside raw SQLite and raw LMDB, release build; writes bench-results/latest.{json,svg}.
 bench: deps

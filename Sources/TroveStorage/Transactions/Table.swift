@@ -16,6 +16,12 @@ package struct Table: Sendable, Hashable {
         self.dbi = dbi
     }
 
+    /// A handle that refers to no table, for checking queries against a
+    /// schema without a file (the query fuzzer); never use it for I/O.
+    package static func unopened(_ name: String) -> Table {
+        Table(name: name, isMultiValue: false, dbi: 0)
+    }
+
     var openFlags: UInt32 {
         isMultiValue ? UInt32(MDB_DUPSORT) : 0
     }
