@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 import Testing
 
@@ -135,5 +136,26 @@ struct EnvironmentTests {
         try write.commit()
         let read = try ReadTransaction(environment: environment)
         #expect(try read.withValue(in: table, key: 5) { $0.map { Array($0) } } == [1])
+    }
+
+    @Test("an open that fails after the environment exists throws, without deadlocking the registry")
+    func failedOpenDoesNotHang() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("fails.trove").path
+        do {
+            let environment = try Environment.open(path: path)
+            let write = try WriteTransaction(environment: environment)
+            _ = try write.openTable("data")
+            try write.commit()
+        }
+        // Fail each of the first calls made while opening (listing and opening tables).
+        for failAt in 1...6 {
+            FaultInjection.arm(failAt: failAt, code: EIO)
+            let opened = try? Environment.open(path: path)
+            let fired = FaultInjection.disarm().fired
+            if fired { #expect(opened == nil, "call \(failAt) failed but the open succeeded") }
+        }
+        let environment = try Environment.open(path: path)
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.existingTable("data") != nil)
     }
 }

@@ -41,6 +41,10 @@ extension Database {
             while let current = entry {
                 entry = try cursor.next()
                 report.objectsChecked += 1
+                guard current.key.count == 8 else {
+                    problem(.damagedRecord, "an object key is \(current.key.count) bytes, not 8")
+                    continue
+                }
                 let objectKey = OrderedKey.objectKey(from: current.key)
                 if let damage = RecordReader.problem(in: current.value, layout: layout) {
                     problem(.damagedRecord, "object \(objectKey) \(damage)")
@@ -75,6 +79,12 @@ extension Database {
                 while let current = entry {
                     entry = try cursor.next()
                     report.indexEntriesChecked += 1
+                    guard current.value.count == 8 else {
+                        problem(
+                            .danglingIndexEntry,
+                            "the \(property) index has an entry of \(current.value.count) bytes, not an object key")
+                        continue
+                    }
                     var pair = Array(current.key)
                     pair.append(contentsOf: current.value)
                     if remaining.remove(pair) == nil {

@@ -41,6 +41,9 @@ package final class Environment: @unchecked Sendable {
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
     let pageSize: Int
     private let state: Locked<State>
+    /// Set once the registry holds this environment; one whose opening failed
+    /// half-way must not touch the registry (its lock is held by `open`).
+    private var isRegistered = false
 
     struct State {
         var tables: [String: Table] = [:]
@@ -71,6 +74,7 @@ package final class Environment: @unchecked Sendable {
                 }
                 if registry.closing.contains(key) { return nil }
                 let environment = try Environment(path: key, options: options)
+                environment.isRegistered = true
                 registry.live[key] = WeakEnvironment(environment: environment)
                 return environment
             }
@@ -131,6 +135,10 @@ package final class Environment: @unchecked Sendable {
     }
 
     deinit {
+        guard isRegistered else {
+            mdb_env_close(handle)
+            return
+        }
         let key = path
         Environment.registry.withLock { registry in
             registry.live[key] = nil
