@@ -71,4 +71,46 @@ struct StressTests {
         #expect(db.objects(Account.self).sum(of: \.balance) == StressTests.total)
         expectValid(db)
     }
+
+    @Test("a reader in another process sees whole transfers while this one writes")
+    func anotherProcessReads() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("bank2.trove")
+        do {
+            let db = try Database(fileURL: url)
+            try db.write {
+                for id in 0..<StressTests.accounts {
+                    let account = Account()
+                    account.id = id
+                    account.balance = StressTests.total / StressTests.accounts
+                    try db.add(account)
+                }
+            }
+        }
+        setenv("TROVE_BANK_FILE", url.path, 1)
+        let writer = Task.detached {
+            let db = try Database(fileURL: url)
+            var random = SystemRandomNumberGenerator()
+            for _ in 0..<300 {
+                let from = Int.random(in: 0..<StressTests.accounts, using: &random)
+                let to = (from + 1) % StressTests.accounts
+                try db.write {
+                    db.object(ofType: Account.self, forPrimaryKey: from)!.balance -= 7
+                    db.object(ofType: Account.self, forPrimaryKey: to)!.balance += 7
+                }
+            }
+        }
+        // The child exits with 0 only if every one of its snapshots added up.
+        await #expect(processExitsWith: .success) {
+            let path = String(cString: getenv("TROVE_BANK_FILE"))
+            let db = try! Database(fileURL: URL(fileURLWithPath: path))
+            for _ in 0..<400 {
+                db.refresh()
+                if db.objects(Account.self).sum(of: \.balance) != StressTests.total { exit(3) }
+            }
+            exit(0)
+        }
+        try await writer.value
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Account.self).sum(of: \.balance) == StressTests.total)
+    }
 }
