@@ -15,20 +15,23 @@ struct StressTests {
     static let accounts = 20
     static let total = 20 * 1_000
 
+    /// A bank file with every account holding an equal share of the total.
+    static func openBank(_ url: URL) throws {
+        let db = try Database(fileURL: url)
+        try db.write {
+            for id in 0..<accounts {
+                let account = Account()
+                account.id = id
+                account.balance = total / accounts
+                try db.add(account)
+            }
+        }
+    }
+
     @Test("transfers on one thread, snapshots on three: every snapshot adds up")
     func transfersKeepTheTotal() async throws {
         let url = makeTemporaryDirectory().appendingPathComponent("bank.trove")
-        do {
-            let db = try Database(fileURL: url)
-            try db.write {
-                for id in 0..<StressTests.accounts {
-                    let account = Account()
-                    account.id = id
-                    account.balance = StressTests.total / StressTests.accounts
-                    try db.add(account)
-                }
-            }
-        }
+        try StressTests.openBank(url)
         let transfers = 400
         let readsPerReader = 300
         try await withThrowingTaskGroup(of: Int.self) { group in
@@ -75,17 +78,7 @@ struct StressTests {
     @Test("a reader in another process sees whole transfers while this one writes")
     func anotherProcessReads() async throws {
         let url = makeTemporaryDirectory().appendingPathComponent("bank2.trove")
-        do {
-            let db = try Database(fileURL: url)
-            try db.write {
-                for id in 0..<StressTests.accounts {
-                    let account = Account()
-                    account.id = id
-                    account.balance = StressTests.total / StressTests.accounts
-                    try db.add(account)
-                }
-            }
-        }
+        try StressTests.openBank(url)
         setenv("TROVE_BANK_FILE", url.path, 1)
         let writer = Task.detached {
             let db = try Database(fileURL: url)

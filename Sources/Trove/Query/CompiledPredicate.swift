@@ -31,39 +31,33 @@ extension BoundPredicate {
         -> ((RecordReader) -> Bool)?
     {
         let type = layout.types[column]
+        // nil equals nothing but nil: only != holds for a missing value.
+        let whenNull = op == .notEqual
         switch (value, type.isInteger) {
         case (.int(let constant), true):
-            let test: (Int64) -> Bool
-            switch op {
-            case .equal: test = { $0 == constant }
-            case .notEqual: test = { $0 != constant }
-            case .less: test = { $0 < constant }
-            case .lessOrEqual: test = { $0 <= constant }
-            case .greater: test = { $0 > constant }
-            case .greaterOrEqual: test = { $0 >= constant }
-            default: return nil
-            }
-            // nil equals nothing but nil: only != holds for a missing value.
-            let whenNull = op == .notEqual
+            guard let test = comparison(op, constant) else { return nil }
             return { reader in reader.int(at: column).map(test) ?? whenNull }
         case (.double(let constant), false) where type == .double:
-            let test: (Double) -> Bool
-            switch op {
-            case .equal: test = { $0 == constant }
-            case .notEqual: test = { $0 != constant }
-            case .less: test = { $0 < constant }
-            case .lessOrEqual: test = { $0 <= constant }
-            case .greater: test = { $0 > constant }
-            case .greaterOrEqual: test = { $0 >= constant }
-            default: return nil
-            }
-            let whenNull = op == .notEqual
+            guard let test = comparison(op, constant) else { return nil }
             return { reader in
                 if case .double(let actual) = reader.value(at: column) { return test(actual) }
                 return whenNull
             }
         default:
             return nil
+        }
+    }
+
+    /// `actual <op> constant` as a closure, for the ordering operators.
+    private static func comparison<T: Comparable>(_ op: ComparisonOperator, _ constant: T) -> ((T) -> Bool)? {
+        switch op {
+        case .equal: return { $0 == constant }
+        case .notEqual: return { $0 != constant }
+        case .less: return { $0 < constant }
+        case .lessOrEqual: return { $0 <= constant }
+        case .greater: return { $0 > constant }
+        case .greaterOrEqual: return { $0 >= constant }
+        default: return nil
         }
     }
 }
