@@ -258,4 +258,14 @@ struct ObjectTests {
         let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(message.contains("isInvalidated"))
     }
+
+    @Test("a second handle on a file must use the same durability, size cap and mode")
+    func mismatchedSettings() throws {
+        let db = try makeDatabase()
+        var other = db.configuration
+        other.durability = .none
+        let error = expectTroveError(.invalidValue) { try Database(configuration: other) }
+        #expect(error?.message.contains("other settings") == true)
+        #expect(try Database(configuration: db.configuration).objects(Dog.self).count == 0)
+    }
 }

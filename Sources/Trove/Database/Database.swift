@@ -54,6 +54,14 @@ public final class Database {
             throw TroveError(.fileAccess, "cannot open \(path) read-only: the file does not exist", path: path)
         }
         environment = try Environment.open(path: path, options: options)
+        var shared = environment.options
+        shared.initialMapSize = options.initialMapSize
+        if shared != options {
+            throw TroveError(
+                .invalidValue,
+                "\(path) is already open in this process with other settings (durability, maximum file size or read-only); every handle on one file must use the same ones",
+                path: path)
+        }
         catalog = environment.attachment("trove.catalog") { Catalog() }
         try prepareFile()
         for type in configuration.objectTypes { _ = try objectBinding(for: type) }
