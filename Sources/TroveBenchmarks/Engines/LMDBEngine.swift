@@ -84,23 +84,29 @@ final class LMDBEngine: Engine {
     }
 
     func scanA() throws -> (count: Int, checksum: Int64) {
+        var count = 0
+        var sum: Int64 = 0
+        try scan(dbiA) { id, value in
+            count += 1
+            sum = sum &+ Int64(id)
+            for index in 0..<10 { sum = sum &+ value.loadUnaligned(fromByteOffset: index * 8, as: Int64.self) }
+        }
+        return (count, sum)
+    }
+
+    /// Walks a table in key order with one cursor in one read transaction.
+    private func scan(_ dbi: MDB_dbi, _ visit: (_ id: Int, _ value: UnsafeMutableRawPointer) throws -> Void) throws {
         try read { txn in
             var cursor: OpaquePointer?
-            try check(mdb_cursor_open(txn, dbiA, &cursor), "cursor")
+            try check(mdb_cursor_open(txn, dbi, &cursor), "cursor")
             defer { mdb_cursor_close(cursor) }
             var k = MDB_val()
             var v = MDB_val()
-            var count = 0
-            var sum: Int64 = 0
             var op = MDB_FIRST
             while mdb_cursor_get(cursor, &k, &v, op) == 0 {
                 op = MDB_NEXT
-                count += 1
-                let id = UInt64(bigEndian: k.mv_data.loadUnaligned(as: UInt64.self))
-                sum = sum &+ Int64(id)
-                for index in 0..<10 { sum = sum &+ v.mv_data.loadUnaligned(fromByteOffset: index * 8, as: Int64.self) }
+                try visit(Int(UInt64(bigEndian: k.mv_data.loadUnaligned(as: UInt64.self))), v.mv_data)
             }
-            return (count, sum)
         }
     }
 
@@ -182,22 +188,13 @@ final class LMDBEngine: Engine {
     }
 
     func scanB() throws -> (count: Int, checksum: Int64) {
-        try read { txn in
-            var cursor: OpaquePointer?
-            try check(mdb_cursor_open(txn, dbiB, &cursor), "cursor")
-            defer { mdb_cursor_close(cursor) }
-            var k = MDB_val()
-            var v = MDB_val()
-            var count = 0
-            var sum: Int64 = 0
-            var op = MDB_FIRST
-            while mdb_cursor_get(cursor, &k, &v, op) == 0 {
-                op = MDB_NEXT
-                count += 1
-                sum = sum &+ checksum(id: Int(UInt64(bigEndian: k.mv_data.loadUnaligned(as: UInt64.self))), v.mv_data)
-            }
-            return (count, sum)
+        var count = 0
+        var sum: Int64 = 0
+        try scan(dbiB) { id, value in
+            count += 1
+            sum = sum &+ checksum(id: id, value)
         }
+        return (count, sum)
     }
 
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double]) {
@@ -222,18 +219,7 @@ final class LMDBEngine: Engine {
 
     func updateAllB() throws -> Int {
         var ids: [Int] = []
-        try read { txn in
-            var cursor: OpaquePointer?
-            try check(mdb_cursor_open(txn, dbiB, &cursor), "cursor")
-            defer { mdb_cursor_close(cursor) }
-            var k = MDB_val()
-            var v = MDB_val()
-            var op = MDB_FIRST
-            while mdb_cursor_get(cursor, &k, &v, op) == 0 {
-                op = MDB_NEXT
-                ids.append(Int(UInt64(bigEndian: k.mv_data.loadUnaligned(as: UInt64.self))))
-            }
-        }
+        try scan(dbiB) { id, _ in ids.append(id) }
         try write { txn in
             for id in ids { try increment(txn, id: id, to: nil) }
         }
