@@ -159,6 +159,9 @@ struct EdgeCaseTests {
         expectTroveError(.invalidQuery) { try db.objects(Person.self).filter(deep) }
         let nots = String(repeating: "NOT ", count: 10_000) + "id == 1"
         expectTroveError(.invalidQuery) { try db.objects(Person.self).filter(nots) }
+        // Found by the predicate fuzzer: nested braces recursed without limit.
+        let braces = "id IN " + String(repeating: "{", count: 100_000)
+        expectTroveError(.invalidQuery) { try db.objects(Person.self).filter(braces) }
         let long = (1...5_000).map { "id == \($0)" }.joined(separator: " OR ")
         #expect(try db.objects(Person.self).filter(long).count == 1)
     }

@@ -78,8 +78,17 @@ indirect enum BoundPredicate {
                     position: comparison.position)
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
+            if op == .matches {
+                guard property.type == .string, case .string(let pattern) = converted,
+                    ValueComparison.regex(pattern, comparison.options) != nil
+                else {
+                    throw TroveError(
+                        .invalidQuery, "MATCHES needs a valid regular expression (at position \(comparison.position))",
+                        position: comparison.position)
+                }
+            }
             return .compare(column: column, op: op, value: converted, options: comparison.options)
-        case .argument, .keyArgument:
+        case .argument, .keyArgument, .elements:
             preconditionFailure("Trove: a query argument was not substituted; this is a bug in Trove")
         case .list(let values):
             guard op == .in || op == .between else {

@@ -19,6 +19,13 @@ extension BoundPredicate {
         case .not(let inner):
             let compiled = inner.compile(layout)
             return { !compiled($0) }
+        case .compare(let column, .matches, .string(let pattern), let options):
+            // Compile the expression once for the whole scan.
+            guard let regex = ValueComparison.regex(pattern, options) else { return { _ in false } }
+            return { reader in
+                if case .string(let text) = reader.value(at: column) { return regex.matchesWhole(text) }
+                return false
+            }
         case .compare(let column, let op, let value, let options):
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
             return { ValueComparison.test($0.value(at: column), op, value, options) }

@@ -115,7 +115,7 @@ struct PredicateParser {
         let lhs = try parseOperand()
         guard let opToken = peek else { throw endError("an operator such as ==, <, BEGINSWITH or IN") }
         guard let op = opToken.comparisonOperator else {
-            throw error("expected an operator such as ==, <, BEGINSWITH or IN, found \(opToken.describe)", at: opToken)
+            throw error("expected an operator such as ==, <, BEGINSWITH, MATCHES or IN, found \(opToken.describe)", at: opToken)
         }
         index += 1
         var options: StringOptions = []
@@ -159,16 +159,20 @@ struct PredicateParser {
             highestPositional = Swift.max(highestPositional, number)
             return .argument(number, position: token.position)
         case .symbol("{"):
-            var values: [StoredValue] = []
+            var elements: [QueryExpression.Operand] = []
             if let close = peek, close.kind == .symbol("}") {
                 index += 1
-                return .list(values)
+                return .list([])
             }
             while true {
-                guard case .value(let value) = try parseOperand() else {
-                    throw error("a list may only hold values", at: tokens[index - 1])
+                if let nested = peek, nested.kind == .symbol("{") {
+                    throw error("lists cannot hold lists", at: nested)
                 }
-                values.append(value)
+                let element = try parseOperand()
+                switch element {
+                case .value, .argument: elements.append(element)
+                default: throw error("a list may only hold values and %@ arguments", at: tokens[index - 1])
+                }
                 guard let separator = peek else { throw endError("',' or '}'") }
                 index += 1
                 if separator.kind == .symbol("}") { break }
@@ -176,7 +180,11 @@ struct PredicateParser {
                     throw error("expected ',' or '}' in a list, found \(separator.describe)", at: separator)
                 }
             }
-            return .list(values)
+            let values = elements.compactMap { element -> StoredValue? in
+                if case .value(let value) = element { return value }
+                return nil
+            }
+            return values.count == elements.count ? .list(values) : .elements(elements)
         default:
             throw error("expected a property name or a value, found \(token.describe)", at: token)
         }
@@ -230,6 +238,7 @@ struct Token {
             case "ENDSWITH": return .endsWith
             case "CONTAINS": return .contains
             case "LIKE": return .like
+            case "MATCHES": return .matches
             case "IN": return .in
             case "BETWEEN": return .between
             default: return nil
@@ -394,6 +403,14 @@ extension PredicateParser.Template {
                 throw failure("%K needs a property name (a String) as its argument", position)
             }
             return .property(name, position: position)
+        case .elements(let elements):
+            return .list(
+                try elements.map { element in
+                    guard case .value(let value) = try self.operand(element, arguments) else {
+                        throw failure("a list element must be a single value, not a list", 0)
+                    }
+                    return value
+                })
         default:
             return operand
         }

@@ -24,6 +24,8 @@ indirect enum QueryExpression: Sendable {
         case argument(Int, position: Int)
         /// `%K`: a property name given as the argument at `index`.
         case keyArgument(Int, position: Int)
+        /// `{1, %@}`: a list with arguments still to fill in.
+        case elements([Operand])
     }
 }
 
@@ -38,6 +40,8 @@ enum ComparisonOperator: String, Sendable {
     case endsWith = "ENDSWITH"
     case contains = "CONTAINS"
     case like = "LIKE"
+    /// A regular expression that must match the whole string (NSPredicate's MATCHES).
+    case matches = "MATCHES"
     case `in` = "IN"
     case between = "BETWEEN"
 
@@ -55,7 +59,7 @@ enum ComparisonOperator: String, Sendable {
 
     var isStringOperator: Bool {
         switch self {
-        case .beginsWith, .endsWith, .contains, .like: return true
+        case .beginsWith, .endsWith, .contains, .like, .matches: return true
         default: return false
         }
     }

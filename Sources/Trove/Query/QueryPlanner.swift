@@ -150,10 +150,96 @@ enum QueryPlanner {
                     exact = exact && found.exact
                 }
                 return IndexPlan(keys: keys.sorted(), isExact: exact && parts.count == 1)
+            case .compare(let column, let op, let value, let options)
+            where options.isEmpty && [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
+                guard let index = index(column), matchesEncoding(value, table.layout.types[column]) else { continue }
+                let bound = (value: value, inclusive: op == .lessOrEqual || op == .greaterOrEqual)
+                let lower = op == .greater || op == .greaterOrEqual ? bound : nil
+                let upper = op == .less || op == .lessOrEqual ? bound : nil
+                let found = try range(column: column, lower: lower, upper: upper, table: table, index: index, transaction)
+                return IndexPlan(keys: found.keys, isExact: found.exact && parts.count == 1)
+            case .compareList(let column, .between, let values, let options) where options.isEmpty && values.count == 2:
+                guard let index = index(column), values.allSatisfy({ matchesEncoding($0, table.layout.types[column]) }) else {
+                    continue
+                }
+                let found = try range(
+                    column: column, lower: (values[0], true), upper: (values[1], true), table: table, index: index, transaction)
+                return IndexPlan(keys: found.keys, isExact: found.exact && parts.count == 1)
             default: continue
             }
         }
         return nil
+    }
+
+    /// Whether a bound encodes like the column's index keys (so byte order is value order).
+    private static func matchesEncoding(_ value: StoredValue, _ type: PropertyType) -> Bool {
+        switch (value, type) {
+        case (.int, let type) where type.isInteger: return true
+        case (.double, .double), (.date, .date), (.string, .string), (.data, .data), (.uuid, .uuid), (.bool, .bool): return true
+        default: return false
+        }
+    }
+
+    /// Object keys whose indexed value lies between the bounds, ascending.
+    private static func range(
+        column: Int, lower: (value: StoredValue, inclusive: Bool)?, upper: (value: StoredValue, inclusive: Bool)?,
+        table: TableInfo, index: Table, _ transaction: Transaction
+    ) throws -> (keys: [UInt64], exact: Bool) {
+        // An integer primary key: the objects table is ordered by it.
+        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
+            func key(_ value: StoredValue) -> UInt64 {
+                if case .int(let integer) = value { return TableInfo.objectKey(forInteger: integer) }
+                return 0
+            }
+            let low = lower.map { $0.inclusive ? key($0.value) : key($0.value) &+ 1 }
+            let high = upper.map { $0.inclusive ? key($0.value) : key($0.value) &- 1 }
+            if let low, let high, low > high { return ([], true) }
+            if let lower, !lower.inclusive, key(lower.value) == .max { return ([], true) }
+            if let upper, !upper.inclusive, key(upper.value) == 0 { return ([], true) }
+            var keys: [UInt64] = []
+            try transaction.withCursor(on: table.objects) { cursor in
+                var start = (low ?? 0).bigEndian
+                var entry = try withUnsafeBytes(of: &start) { try cursor.seek(atLeast: $0) }
+                while let current = entry {
+                    let key = OrderedKey.objectKey(from: current.key)
+                    if let high, key > high { break }
+                    keys.append(key)
+                    entry = try cursor.next()
+                }
+            }
+            return (keys, true)
+        }
+        let type = table.layout.types[column]
+        let low = lower.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
+        let high = upper.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
+        let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true)
+        var keys: [UInt64] = []
+        // Without a lower bound, start after the nil entries (tag 0): nil is outside every range.
+        let start = low?.0.bytes ?? [OrderedKey.valueTag]
+        try start.withUnsafeBytes { startBytes in
+            try transaction.withCursor(on: index) { cursor in
+                var entry = try cursor.seek(atLeast: startBytes)
+                while let current = entry {
+                    entry = try cursor.next()
+                    if let (bound, inclusive) = low, exact, !inclusive, current.key.elementsEqual(bound.bytes) { continue }
+                    if let (bound, inclusive) = high {
+                        let order = compareBytes(current.key, bound.bytes)
+                        // A cut bound keeps the keys equal to it: the records decide.
+                        if order > 0 || (order == 0 && !inclusive && bound.exact) { break }
+                    }
+                    guard current.value.count == 8 else { continue }
+                    keys.append(OrderedKey.objectKey(from: current.value))
+                }
+            }
+        }
+        keys.sort()
+        return (keys, exact)
+    }
+
+    private static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+        let common = Swift.min(a.count, b.count)
+        for index in 0..<common where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
     private static func lookup(_ value: StoredValue, column: Int, table: TableInfo, index: Table, _ transaction: Transaction)

@@ -11,7 +11,7 @@ enum ValueComparison {
         case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(order(actual, expected, options))
         case .greater: return order(actual, expected, options) == .orderedDescending
         case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order(actual, expected, options))
-        case .beginsWith, .endsWith, .contains, .like:
+        case .beginsWith, .endsWith, .contains, .like, .matches:
             return stringTest(actual, op, expected, options)
         case .in, .between: return false
         }
@@ -78,6 +78,7 @@ enum ValueComparison {
             case .endsWith: return v.hasSuffix(p)
             case .contains: return p.isEmpty || v.contains(p)
             case .like: return like(Array(v.unicodeScalars), Array(p.unicodeScalars))
+            case .matches: return regex(pattern, options)?.matchesWhole(value) ?? false
             default: return false
             }
         case (.data(let value), .data(let pattern)):
@@ -113,5 +114,19 @@ enum ValueComparison {
         }
         while p < pattern.count, pattern[p] == "*" { p += 1 }
         return p == pattern.count
+    }
+
+    /// A regular expression for MATCHES; `[c]` makes it case-insensitive.
+    static func regex(_ pattern: String, _ options: StringOptions) -> NSRegularExpression? {
+        try? NSRegularExpression(pattern: pattern, options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
+    }
+}
+
+extension NSRegularExpression {
+    /// Whether the expression matches all of `text` (MATCHES is anchored at both ends).
+    func matchesWhole(_ text: String) -> Bool {
+        let range = NSRange(text.startIndex..., in: text)
+        guard let match = firstMatch(in: text, options: [.anchored], range: range) else { return false }
+        return match.range == range
     }
 }
