@@ -27,7 +27,7 @@ extension Database {
         }
         let binding = try objectBinding(for: type(of: object))
         var values = binding.table.layout.fallbacks
-        object.withFieldPointer(0) { base in
+        object.withBaseAddress { base in
             for reader in binding.fieldReaders {
                 values[reader.column] = reader.storable._troveLoad(from: base + reader.valueOffset)
             }

@@ -60,11 +60,12 @@ open class Object: CustomStringConvertible {
         if let database = _database, let table = _table, let column = table.columnIndex[field.schema.name] {
             return database.readColumn(column, objectKey: _objectKey, table: table).description
         }
-        return withFieldPointer(0) { field.value(in: $0) }.description
+        return withBaseAddress { field.value(in: $0) }.description
     }
 
-    func withFieldPointer<R>(_ offset: Int, _ body: (UnsafeMutableRawPointer) -> R) -> R {
-        body(Unmanaged.passUnretained(self).toOpaque().advanced(by: offset))
+    /// The instance's address, where reflection's field offsets start.
+    func withBaseAddress<R>(_ body: (UnsafeMutableRawPointer) -> R) -> R {
+        body(Unmanaged.passUnretained(self).toOpaque())
     }
 
     // MARK: Managed access (called by Persisted)

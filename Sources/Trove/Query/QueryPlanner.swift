@@ -106,7 +106,7 @@ enum QueryPlanner {
 
     /// The number of matches when the index alone answers it exactly; nil otherwise.
     static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
-        guard let plan = try indexPlan(predicate, table: table, transaction, countOnly: true), plan.isExact else { return nil }
+        guard let plan = try indexPlan(predicate, table: table, transaction), plan.isExact else { return nil }
         return plan.keys.count
     }
 
@@ -119,7 +119,7 @@ enum QueryPlanner {
 
     /// Object keys from an index for an indexed equality or `IN` in the
     /// predicate; nil when no index applies.
-    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction, countOnly: Bool = false)
+    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction)
         throws -> IndexPlan?
     {
         let parts: [BoundPredicate]

@@ -22,9 +22,6 @@ package struct Table: Sendable, Hashable {
         Table(name: name, isMultiValue: false, dbi: 0)
     }
 
-    var openFlags: UInt32 {
-        isMultiValue ? UInt32(MDB_DUPSORT) : 0
-    }
 }
 
 /// One key/value pair seen through a cursor or a lookup. The buffers point
