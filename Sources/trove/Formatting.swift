@@ -145,7 +145,7 @@ enum Formatting {
             case "false", "no", "0": return .bool(false)
             default: throw fail()
             }
-        case .int, .int8, .int16, .int32:
+        case .int, .int8, .int16, .int32, .link:
             guard let value = Int64(text) else { throw fail() }
             return .int(value)
         case .float:

@@ -134,7 +134,7 @@ struct RecordTests {
                 if Bool.random() && Bool.random() { return .null }
                 switch type {
                 case .bool: return .bool(.random())
-                case .int: return .int(.random(in: .min ... .max))
+                case .int, .link: return .int(.random(in: .min ... .max))
                 case .int8: return .int(Int64(Int8.random(in: .min ... .max)))
                 case .int16: return .int(Int64(Int16.random(in: .min ... .max)))
                 case .int32: return .int(Int64(Int32.random(in: .min ... .max)))

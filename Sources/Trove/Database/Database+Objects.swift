@@ -34,6 +34,42 @@ extension Database {
         }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
         object.bind(to: self, objectKey: stored.objectKey, binding: binding)
+        if !binding.relationFields.isEmpty {
+            // Links and lists go in once the object is bound, so a cycle back to it finds it managed.
+            try storeRelations(of: object, binding: binding, state)
+        }
+    }
+
+    /// Writes the links and lists an unmanaged object held, adding the objects they reach.
+    private func storeRelations(of object: Object, binding: ObjectBinding, _ state: WriteState) throws {
+        let table = binding.table
+        for field in binding.relationFields {
+            let held = object.withBaseAddress { field.storable._troveLoadAny(from: $0 + field.valueOffset) }
+            let property = table.schema.properties[field.column]
+            switch property.collection {
+            case nil:
+                guard let target = held as? Object else { continue }
+                let key = try linkKey(for: target, property: property, of: table)
+                guard let record = try fetchRecord(object._objectKey, table: table) else { continue }
+                object._record = try updateColumn(
+                    field.column, to: .int(Int64(bitPattern: key)), objectKey: object._objectKey, record: record, table: table,
+                    state)
+                object._recordGeneration = generation
+            case .list:
+                guard let list = held as? any _TroveListStorage else { continue }
+                for (position, element) in list._unmanagedElements.enumerated() {
+                    let value: StoredValue
+                    if let target = element as? Object {
+                        value = .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table)))
+                    } else {
+                        value = StoredValue(any: element) ?? .null
+                    }
+                    try listInsert(value, at: position, owner: object._objectKey, column: field.column, table: table, state)
+                }
+            case .linkingObjects:
+                continue
+            }
+        }
     }
 
     /// Adds every object of a sequence; see ``add(_:update:)``.
@@ -51,7 +87,12 @@ extension Database {
                     ? "this \(type(of: object)) is not stored (it was never added); there is nothing to delete"
                     : "this \(type(of: object)) belongs to another Database handle", path: path)
         }
-        guard try deleteRecord(object._objectKey, in: table, state) else {
+        if try isLinked(table) {
+            guard try readTransaction().withValue(in: table.objects, key: object._objectKey, { $0 != nil }) else {
+                throw TroveError(.invalidObject, "this \(type(of: object)) was already deleted", path: path)
+            }
+            try deleteObjects([(table, object._objectKey)], state)
+        } else if try !deleteRecord(object._objectKey, in: table, state) {
             throw TroveError(.invalidObject, "this \(type(of: object)) was already deleted", path: path)
         }
     }

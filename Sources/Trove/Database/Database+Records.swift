@@ -45,6 +45,7 @@ extension Database {
                         IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
                         transaction)
                 }
+                if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
                 generation &+= 1
                 return (objectKey, values)
             }
@@ -85,6 +86,11 @@ extension Database {
             objectKey = try nextObjectKey(for: table, state)
         }
         try state.recordWriter.encode(values, layout: table.layout)
+        if existing != nil, table.hasRelations {
+            try detachOutgoing(objectKey, in: table, state)
+            // The lists were dropped with the old links; the record is re-encoded below.
+            try state.recordWriter.encode(values, layout: table.layout)
+        }
         if existing != nil {
             let oldKeys: [Int: [UInt8]] = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
                 guard let bytes else { return [:] }
@@ -104,6 +110,7 @@ extension Database {
                 }
                 try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)
             }
+            if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
             generation &+= 1
             return (objectKey, values)
         }
@@ -115,8 +122,18 @@ extension Database {
                 IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
                 transaction)
         }
+        if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
         generation &+= 1
         return (objectKey, values)
+    }
+
+    /// Records the to-one links of a freshly stored record in their inverse-link tables.
+    private func attachLinks(_ values: [StoredValue], objectKey: UInt64, table: TableInfo, _ state: WriteState) throws {
+        for (column, refs) in table.refs where table.lists[column] == nil {
+            guard case .int(let target) = values[column] else { continue }
+            try checkLinkTarget(values[column], property: table.schema.properties[column], of: table)
+            try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: 1, state.transaction)
+        }
     }
 
     /// The index key of a primary key value, refusing values too long to index.
@@ -252,9 +269,19 @@ extension Database {
 
     /// Deletes the objects a query selects, without materializing them.
     func deleteMatches(table: TableInfo, predicate: BoundPredicate?, _ state: WriteState) throws {
-        guard predicate != nil else { return try deleteAllRecords(in: table, state) }
+        let linked = try isLinked(table)
+        if predicate == nil, !linked { return try deleteAllRecords(in: table, state) }
         let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: [], in: state.transaction)
-        for key in keys { try deleteRecord(key, in: table, state) }
+        if linked {
+            try deleteObjects(keys.map { (table, $0) }, state)
+        } else {
+            for key in keys { try deleteRecord(key, in: table, state) }
+        }
+    }
+
+    /// Whether deleting objects of a table must follow links (its own or other types' pointing at it).
+    func isLinked(_ table: TableInfo) throws -> Bool {
+        try table.hasRelations || !incomingLinks(to: table.name).isEmpty
     }
 
     /// The object key stored under a primary key value.
@@ -392,6 +419,15 @@ extension Database {
         let property = table.schema.properties[column]
         var record = current
         let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+        if let refs = table.refs[column], old != value {
+            try checkLinkTarget(value, property: property, of: table)
+            if case .int(let target) = old {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: -1, transaction)
+            }
+            if case .int(let target) = value {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: 1, transaction)
+            }
+        }
         if !RecordWriter.patch(&record, column: column, value: value, layout: table.layout) {
             var values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
             values[column] = value

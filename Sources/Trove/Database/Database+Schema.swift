@@ -12,6 +12,21 @@ extension Database {
         let columns = info.fields.map { table.columnIndex[$0.schema.name]! }
         let binding = ObjectBinding(table: table, info: info, columns: columns)
         objectBindings[ObjectIdentifier(type)] = binding
+        // The types it links to need their tables before any link is written (cycles end above).
+        for field in info.fields {
+            guard let target = field.linkTarget else { continue }
+            let targetBinding = try objectBinding(for: target)
+            guard field.schema.collection == .linkingObjects, let origin = field.schema.originProperty else { continue }
+            let property = targetBinding.table.schema[origin]
+            if property?.isLink != true || property?.objectType != info.typeName {
+                objectBindings[ObjectIdentifier(type)] = nil
+                throw TroveError(
+                    .invalidModel,
+                    "\(info.typeName).\(field.schema.name): the origin property '\(origin)' must be a link (or list of links) from \(targetBinding.table.name) to \(info.typeName)"
+                        + (targetBinding.table.suggestion(for: origin).map { "; did you mean '\($0)'?" } ?? ""),
+                    path: path)
+            }
+        }
         return binding
     }
 
@@ -42,7 +57,7 @@ extension Database {
         if let stored = try Catalog.storedSchema(name, in: readTransaction()) {
             let result = codeSchema.reconcile(withStored: stored)
             try throwIfBlocking(result.blocking, type: name)
-            if result.additive.isEmpty, let table = try openTables(for: stored, in: readTransaction()) {
+            if result.additive.isEmpty, let table = try openTables(for: result.merged, in: readTransaction()) {
                 if let writeState {
                     // Opened inside the user's write: valid only if it commits.
                     writeState.pendingTables[name] = table
@@ -89,6 +104,8 @@ extension Database {
         guard let objects = try transaction.existingTable(TableInfo.objectsName(schema.name)) else { return nil }
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
+        var refs: [Int: Table] = [:]
+        var lists: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
@@ -99,8 +116,21 @@ extension Database {
                 guard let table = try transaction.existingTable(indexName, isMultiValue: true) else { return nil }
                 indexes[column] = table
             }
+            if property.isLink {
+                guard let table = try transaction.existingTable(TableInfo.refsName(schema.name, property.name)) else {
+                    return nil
+                }
+                refs[column] = table
+            }
+            if property.collection == .list {
+                guard let table = try transaction.existingTable(TableInfo.listName(schema.name, property.name)) else {
+                    return nil
+                }
+                lists[column] = table
+            }
         }
-        return TableInfo(schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes)
+        return TableInfo(
+            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs, lists: lists)
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -127,6 +157,8 @@ extension Database {
         let objects = try transaction.openTable(TableInfo.objectsName(schema.name))!
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
+        var refs: [Int: Table] = [:]
+        var lists: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
@@ -134,9 +166,14 @@ extension Database {
             } else if property.isIndexed {
                 indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!
             }
+            if property.isLink { refs[column] = try transaction.openTable(TableInfo.refsName(schema.name, property.name))! }
+            if property.collection == .list {
+                lists[column] = try transaction.openTable(TableInfo.listName(schema.name, property.name))!
+            }
         }
         try Catalog.storeSchema(schema, in: transaction)
-        let table = TableInfo(schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes)
+        let table = TableInfo(
+            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs, lists: lists)
         if !addedIndexes.isEmpty {
             try buildIndexes(addedIndexes, of: table, in: transaction)
         }

@@ -20,6 +20,15 @@ final class TableInfo: @unchecked Sendable {
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
     let columnIndex: [String: Int]
+    /// Per link column (and list of links): target key + source key -> how
+    /// many times the source links to the target. Answers inverse links.
+    let refs: [Int: Table]
+    /// Per list column: owner key + position -> element.
+    let lists: [Int: Table]
+    /// How a list column's elements are encoded: a one-column record.
+    let elementLayouts: [Int: RecordLayout]
+    /// Whether any column is a link or a collection stored apart from the record.
+    let hasRelations: Bool
     /// The `meta` keys of this type's counters.
     let sequenceCounter: String
     let autoIncrementCounter: String
@@ -28,7 +37,10 @@ final class TableInfo: @unchecked Sendable {
     /// use them any more. Only the handle that registered them sees them then.
     var isRetired = false
 
-    init(schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table]) {
+    init(
+        schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
+        lists: [Int: Table] = [:]
+    ) {
         name = schema.name
         self.schema = schema
         layout = RecordLayout(schema)
@@ -37,6 +49,17 @@ final class TableInfo: @unchecked Sendable {
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimaryKey }
         keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
         self.indexes = indexes
+        self.refs = refs
+        self.lists = lists
+        var layouts: [Int: RecordLayout] = [:]
+        for column in lists.keys {
+            var element = schema.properties[column]
+            element.collection = nil
+            element.defaultValue = nil
+            layouts[column] = RecordLayout(ObjectSchema(name: schema.name, properties: [element]))
+        }
+        elementLayouts = layouts
+        hasRelations = !refs.isEmpty || !lists.isEmpty
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
         columnIndex = columns
@@ -48,6 +71,20 @@ final class TableInfo: @unchecked Sendable {
     static func primaryKeyName(_ type: String) -> String { "pk:\(type)" }
     static func indexName(_ type: String, _ property: String) -> String {
         "\(Environment.multiValuePrefix)\(type).\(property)"
+    }
+    static func refsName(_ type: String, _ property: String) -> String { "ref:\(type).\(property)" }
+    static func listName(_ type: String, _ property: String) -> String { "list:\(type).\(property)" }
+
+    /// Every LMDB table a stored type uses, with whether it holds several values per key.
+    static func tableNames(for schema: ObjectSchema) -> [(name: String, isMultiValue: Bool)] {
+        var names = [(objectsName(schema.name), false)]
+        if schema.primaryKey != nil, !keysByPrimaryKey(schema) { names.append((primaryKeyName(schema.name), false)) }
+        for property in schema.properties {
+            if property.isIndexed, !property.isPrimaryKey { names.append((indexName(schema.name, property.name), true)) }
+            if property.isLink { names.append((refsName(schema.name, property.name), false)) }
+            if property.collection == .list { names.append((listName(schema.name, property.name), false)) }
+        }
+        return names
     }
 
     /// Whether a schema keys its objects by its integer primary key.

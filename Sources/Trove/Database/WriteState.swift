@@ -16,6 +16,8 @@ final class WriteState {
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
     var deferredError: (any Error)?
     var recordWriter = RecordWriter()
+    /// Per type, the link properties pointing at it (found once per transaction).
+    var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
 
     init(transaction: WriteTransaction) {
         self.transaction = transaction
@@ -35,6 +37,8 @@ final class ObjectBinding {
     let columns: [Int]
     /// For `add`: where each field's value sits, its type, and its column.
     let fieldReaders: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
+    /// For `add`: the links and collections, written once the object has its key.
+    let relationFields: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// Key path objects seen so far and their columns. Key path literals of a
     /// non-generic class are one object each, so this stays as small as the class.
     private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
@@ -49,7 +53,9 @@ final class ObjectBinding {
         self.layout = table.layout
         self.info = info
         self.columns = columns
-        fieldReaders = zip(info.fields, columns).map { ($0.valueOffset, $0.storable, $1) }
+        let pairs = zip(info.fields, columns)
+        fieldReaders = pairs.filter { $0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
+        relationFields = pairs.filter { !$0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
     }
 
     /// The column a `@Persisted` storage key path stands for.

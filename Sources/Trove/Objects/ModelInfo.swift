@@ -12,6 +12,7 @@ final class ModelInfo: @unchecked Sendable {
         let valueOffset: Int
         let accessor: any PersistedField.Type
         let storable: any _TroveStorable.Type
+        let linkTarget: Object.Type?
 
         /// The field's value in an unmanaged instance.
         @inline(__always)
@@ -55,13 +56,21 @@ final class ModelInfo: @unchecked Sendable {
             let options = entry.accessor.options(at: pointer)
             let valueOffset = entry.offset + entry.accessor.valueOffset
             let storable = entry.accessor.storableType
+            let target = entry.accessor.linkTarget
+            let collection = entry.accessor.collection
+            let isPlain = target == nil && collection == nil
             let schema = PropertySchema(
                 name: entry.name, type: entry.accessor.valueType, isOptional: entry.accessor.isOptional,
                 isPrimaryKey: options.primaryKey, isIndexed: options.indexed || options.primaryKey,
                 isAutoIncrement: options.autoIncrement,
-                defaultValue: storable._troveLoad(from: UnsafeRawPointer(base) + valueOffset))
+                defaultValue: isPlain ? storable._troveLoad(from: UnsafeRawPointer(base) + valueOffset) : nil,
+                objectType: target.map { ModelInfo.storedName(of: $0) }, collection: collection,
+                deleteRule: target != nil && collection != .linkingObjects && options.deleteRule != .nullify
+                    ? options.deleteRule : nil,
+                originProperty: options.originProperty)
             return Field(
-                schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable)
+                schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable,
+                linkTarget: target)
         }
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
     }
@@ -92,6 +101,28 @@ final class ModelInfo: @unchecked Sendable {
             }
             if property.isIndexed, !property.type.isIndexable {
                 problems.append("\(typeName).\(property.name): \(property.typeDescription) properties cannot be indexed")
+            }
+            if property.type == .link {
+                if property.collection == nil, !property.isOptional {
+                    problems.append(
+                        "\(typeName).\(property.name): a link must be optional; declare it as `\(property.objectType ?? "Object")?`"
+                    )
+                }
+                if property.collection == .list, property.isOptional {
+                    problems.append(
+                        "\(typeName).\(property.name): a list of objects cannot hold nil; use List<\(property.objectType ?? "Object")>"
+                    )
+                }
+                if property.isIndexed {
+                    problems.append("\(typeName).\(property.name): links are indexed already; remove `indexed: true`")
+                }
+            }
+            if property.collection != nil, property.isIndexed || property.isPrimaryKey {
+                problems.append("\(typeName).\(property.name): a collection cannot be a primary key or indexed")
+            }
+            if property.collection == .linkingObjects, property.originProperty == nil {
+                problems.append(
+                    "\(typeName).\(property.name): declare LinkingObjects with `@Persisted(originProperty: \"link\")`")
             }
             if property.isAutoIncrement, !(property.isPrimaryKey && property.type.isInteger) {
                 problems.append("\(typeName).\(property.name): autoIncrement needs an integer primary key")

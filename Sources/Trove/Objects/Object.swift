@@ -19,7 +19,7 @@
 /// in one isolation domain (it is not `Sendable`); pass its primary key to
 /// another one instead.
 open class Object: CustomStringConvertible {
-    final var _database: Database?
+    @usableFromInline final var _database: Database?
     final var _objectKey: UInt64 = 0
     final var _table: TableInfo?
     /// Set while the object is managed; `@Persisted` reads and writes the
@@ -32,6 +32,9 @@ open class Object: CustomStringConvertible {
     final var _recordGeneration: UInt64 = .max
 
     public required init() {}
+
+    /// Trove's plumbing for links (`_TroveStorable`); makes a fresh unmanaged object.
+    public required convenience init(_troveStored: StoredValue) { self.init() }
 
     /// Whether the object is stored in a database (added, or read from one).
     public var isManaged: Bool { _database != nil }
@@ -107,6 +110,15 @@ open class Object: CustomStringConvertible {
         database.writeColumn(column, value, of: self, table: table)
     }
 
+    /// Sets a link property of a managed object (adding an unmanaged target).
+    @usableFromInline
+    func _writeLink(_ column: Int, _ target: Object?) {
+        guard let database = _database, let table = _table else {
+            preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
+        }
+        database.writeLink(column, to: target, of: self, table: table)
+    }
+
     /// Makes this object read from and write to `database` from now on.
     @inline(__always)
     func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding) {
@@ -136,7 +148,17 @@ final class KeyPathRecorder {
     var columns: [Int] = []
 }
 
-extension Object {
+extension Object: Hashable {
+    /// Managed objects hash by their stored identity, unmanaged ones by instance.
+    public func hash(into hasher: inout Hasher) {
+        if let table = _table, _database != nil {
+            hasher.combine(ObjectIdentifier(table))
+            hasher.combine(_objectKey)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+
     /// Two managed objects are equal when they are the same stored object;
     /// unmanaged objects only when they are the same instance.
     public static func == (lhs: Object, rhs: Object) -> Bool {

@@ -20,7 +20,7 @@ public struct Persisted<Value: _TroveStorable> {
     @usableFromInline var _value: Value
     /// -1, except in the probe objects that turn key paths into columns.
     @usableFromInline var _column: Int
-    @usableFromInline let options: PersistedOptions
+    @usableFromInline var options: PersistedOptions
 
     /// A stored property with an initial value.
     ///
@@ -35,6 +35,24 @@ public struct Persisted<Value: _TroveStorable> {
         _value = wrappedValue
         _column = -1
         options = PersistedOptions(primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
+    }
+
+    /// A link or a list of links with a rule for what deleting this object
+    /// does to its targets.
+    ///
+    /// ```swift
+    /// @Persisted(deleteRule: .cascade) var messages = List<ChatMessage>()
+    /// ```
+    @inlinable
+    public init(wrappedValue: Value, deleteRule: DeleteRule) {
+        self.init(wrappedValue: wrappedValue)
+        options.deleteRule = deleteRule
+    }
+
+    /// A link with a delete rule, starting at nil: `@Persisted(deleteRule: .cascade) var photo: Photo?`.
+    @inlinable
+    public init(deleteRule: DeleteRule) {
+        self.init(wrappedValue: Value._troveDefault, deleteRule: deleteRule)
     }
 
     /// A stored property starting at its type's default (0, "", nil, false...).
@@ -56,16 +74,14 @@ public struct Persisted<Value: _TroveStorable> {
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
         get {
-            if let binding = object._binding {
-                return Value(_troveStored: object._readManaged(binding, storageKeyPath))
-            }
+            if object._binding != nil { return Value._troveManagedGet(object, storageKeyPath) }
             let storage = object[keyPath: storageKeyPath]
             if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
             return storage._value
         }
         set {
-            if let binding = object._binding {
-                object._writeColumn(binding.column(for: storageKeyPath), newValue._troveStored)
+            if object._binding != nil {
+                Value._troveManagedSet(newValue, object, storageKeyPath)
             } else {
                 object[keyPath: storageKeyPath]._value = newValue
             }
@@ -78,6 +94,8 @@ struct PersistedOptions: Sendable {
     @usableFromInline var primaryKey: Bool
     @usableFromInline var indexed: Bool
     @usableFromInline var autoIncrement: Bool
+    @usableFromInline var deleteRule: DeleteRule = .nullify
+    @usableFromInline var originProperty: String?
 
     @usableFromInline
     init(primaryKey: Bool, indexed: Bool, autoIncrement: Bool) {
@@ -94,6 +112,8 @@ protocol PersistedField {
     /// The column of a probe storage (see ``Object/bindProbe(table:columns:info:)``).
     var boundColumn: Int? { get }
     static var valueType: PropertyType { get }
+    static var linkTarget: Object.Type? { get }
+    static var collection: CollectionKind? { get }
     static var isOptional: Bool { get }
     static var storableType: any _TroveStorable.Type { get }
     /// Where the value sits inside the wrapper.
@@ -107,6 +127,8 @@ extension Persisted: PersistedField {
 
     static var valueType: PropertyType { Value._troveType }
     static var isOptional: Bool { Value._troveIsOptional }
+    static var linkTarget: Object.Type? { Value._troveLinkTarget }
+    static var collection: CollectionKind? { Value._troveCollection }
     static var storableType: any _TroveStorable.Type { Value.self }
     static var valueOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>._value)! }
 

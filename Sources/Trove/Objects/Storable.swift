@@ -16,10 +16,41 @@ public protocol _TroveStorable {
     init(_troveStored: StoredValue)
     /// The stored form.
     var _troveStored: StoredValue { get }
+
+    /// For a link or a collection of links: the type linked to.
+    static var _troveLinkTarget: Object.Type? { get }
+    /// For a collection: its kind.
+    static var _troveCollection: CollectionKind? { get }
+    /// Converts from the stored form read from `database` (a link becomes its object).
+    static func _troveResolve(_ value: StoredValue, in database: Database) -> Self
+    /// A managed object's property read.
+    static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self
+    /// A managed object's property write.
+    static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath)
 }
 
 extension _TroveStorable {
     public static var _troveIsOptional: Bool { false }
+    public static var _troveLinkTarget: Object.Type? { nil }
+    public static var _troveCollection: CollectionKind? { nil }
+
+    @inlinable
+    public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self { Self(_troveStored: value) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self {
+        Self(_troveStored: object._readManaged(object._binding.unsafelyUnwrapped, storage))
+    }
+
+    @inlinable
+    public static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath) {
+        object._writeColumn(object._binding.unsafelyUnwrapped.column(for: storage), value._troveStored)
+    }
+
+    /// The value of an unmanaged object's field, boxed (links and collections).
+    static func _troveLoadAny(from pointer: UnsafeRawPointer) -> Any {
+        pointer.assumingMemoryBound(to: Self.self).pointee
+    }
 
     /// Reads a value of this type from memory (a field of an unmanaged object).
     static func _troveLoad(from pointer: UnsafeRawPointer) -> StoredValue {
@@ -129,6 +160,31 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
         if case .null = value { self = nil } else { self = Wrapped(_troveStored: value) }
     }
     @inlinable public var _troveStored: StoredValue { self.map(\._troveStored) ?? .null }
+
+    public static var _troveLinkTarget: Object.Type? { Wrapped._troveLinkTarget }
+
+    @inlinable
+    public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self {
+        if case .null = value { return nil }
+        return Wrapped._troveResolve(value, in: database)
+    }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self {
+        let stored = object._readManaged(object._binding.unsafelyUnwrapped, storage)
+        if case .null = stored { return nil }
+        return Wrapped._troveResolve(stored, in: object._database.unsafelyUnwrapped)
+    }
+
+    @inlinable
+    public static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath) {
+        let column = object._binding.unsafelyUnwrapped.column(for: storage)
+        if Wrapped._troveLinkTarget != nil {
+            object._writeLink(column, value.map { $0 as! Object })
+        } else {
+            object._writeColumn(column, value._troveStored)
+        }
+    }
 }
 
 /// An enum stored by its raw value (an integer or a string).

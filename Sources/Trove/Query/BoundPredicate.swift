@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 /// A predicate checked against one type's schema: properties are columns,
 /// values are converted to the column's type. Evaluates on a record in place.
@@ -10,6 +11,10 @@ indirect enum BoundPredicate {
     case compare(column: Int, op: ComparisonOperator, value: StoredValue, options: StringOptions)
     case compareList(column: Int, op: ComparisonOperator, values: [StoredValue], options: StringOptions)
     case compareColumns(Int, ComparisonOperator, Int, options: StringOptions)
+    /// The objects whose keys a closure lists (the members of a list, the
+    /// sources of an inverse link). Only ever the first term of a top-level
+    /// `AND`, where the planner answers it; on a record alone it holds.
+    case objectKeys((Transaction) throws -> [UInt64])
 
     /// Checks `expression` against `table` and resolves its property names.
     static func bind(_ expression: QueryExpression, to table: TableInfo) throws -> BoundPredicate {
@@ -22,6 +27,11 @@ indirect enum BoundPredicate {
         case .not(let inner): return .not(try bind(inner, to: table))
         case .comparison(let comparison): return try bind(comparison, to: table)
         }
+    }
+
+    /// `a AND b`, flat, so a leading ``objectKeys`` term stays at the top.
+    static func conjunction(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
+        .and(flatten([a, b], and: true))
     }
 
     private static func flatten(_ terms: [BoundPredicate], and: Bool) -> [BoundPredicate] {
@@ -139,6 +149,15 @@ indirect enum BoundPredicate {
         }
         let compatible: Bool
         switch (property.type, value) {
+        case (.link, .int):
+            guard op == .equal || op == .notEqual else {
+                throw TroveError(
+                    .invalidQuery,
+                    "a link can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
+                    position: position)
+            }
+            return value
+        case (.link, _): compatible = false
         case (let type, .int), (let type, .double), (let type, .float), (let type, .decimal):
             compatible = type.isNumeric || (type == .bool && value.numeric.map { $0 == 0 || $0 == 1 } == true)
         case (.string, .string), (.data, .data), (.date, .date), (.uuid, .uuid), (.bool, .bool): compatible = true
@@ -185,13 +204,14 @@ indirect enum BoundPredicate {
             return values.contains { ValueComparison.test(actual, .equal, $0, options) }
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
+        case .objectKeys: return true
         }
     }
 
     /// The columns the predicate reads.
     var columns: Set<Int> {
         switch self {
-        case .constant: return []
+        case .constant, .objectKeys: return []
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _): return [column]

@@ -29,6 +29,8 @@ extension BoundPredicate {
         case .compare(let column, let op, let value, let options):
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
             return { ValueComparison.test($0.value(at: column), op, value, options) }
+        case .objectKeys:
+            return { _ in true }
         case .compareList, .compareColumns:
             return { self.evaluate($0) }
         }

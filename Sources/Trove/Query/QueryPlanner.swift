@@ -135,6 +135,11 @@ enum QueryPlanner {
             return index
         }
         for part in parts {
+            if case .objectKeys(let listKeys) = part {
+                return IndexPlan(keys: Array(Set(try listKeys(transaction))).sorted(), isExact: parts.count == 1)
+            }
+        }
+        for part in parts {
             switch part {
             case .compare(let column, .equal, let value, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }

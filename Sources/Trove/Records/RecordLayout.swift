@@ -13,15 +13,18 @@ final class RecordLayout: Sendable {
     let slotOffsets: [Int]
     let fixedSize: Int
     let fallbacks: [StoredValue]
+    /// False for collections, whose values live in tables of their own.
+    let inRecord: [Bool]
 
     init(_ schema: ObjectSchema) {
         properties = schema.properties
         types = schema.properties.map(\.type)
         var offsets: [Int] = []
         var cursor = 0
-        for type in types {
+        inRecord = schema.properties.map(\.isInRecord)
+        for (index, type) in types.enumerated() {
             offsets.append(cursor)
-            cursor += type.slotWidth
+            if inRecord[index] { cursor += type.slotWidth }
         }
         slotOffsets = offsets
         fixedSize = cursor
@@ -29,6 +32,8 @@ final class RecordLayout: Sendable {
     }
 
     var columnCount: Int { types.count }
+
+    func slotWidth(_ column: Int) -> Int { inRecord[column] ? types[column].slotWidth : 0 }
 
     @inline(__always)
     static func bitmapSize(_ columns: Int) -> Int { (columns + 7) / 8 }

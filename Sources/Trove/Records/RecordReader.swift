@@ -15,7 +15,7 @@ struct RecordReader {
         // Columns beyond the schema (written by a newer model) are not read.
         columns = min(stored, layout.columnCount)
         header = 2 + RecordLayout.bitmapSize(stored)
-        let fixedEnd = header + (columns == 0 ? 0 : layout.slotOffsets[columns - 1] + layout.types[columns - 1].slotWidth)
+        let fixedEnd = header + (columns == 0 ? 0 : layout.slotOffsets[columns - 1] + layout.slotWidth(columns - 1))
         if bytes.count < max(2, fixedEnd) {
             RecordReader.damaged(layout, "is \(bytes.count) bytes, shorter than its \(stored) columns need")
         }
@@ -35,7 +35,7 @@ struct RecordReader {
 
     /// The value of `column`; columns the record predates read as defaults.
     func value(at column: Int) -> StoredValue {
-        guard column < columns else { return layout.fallbacks[column] }
+        guard column < columns, layout.inRecord[column] else { return layout.fallbacks[column] }
         if isNull(column) { return .null }
         let slot = header + layout.slotOffsets[column]
         switch layout.types[column] {
@@ -43,7 +43,7 @@ struct RecordReader {
         case .int8: return .int(Int64(Int8(bitPattern: bytes[slot])))
         case .int16: return .int(Int64(Int16(bitPattern: load(UInt16.self, slot))))
         case .int32: return .int(Int64(Int32(bitPattern: load(UInt32.self, slot))))
-        case .int: return .int(Int64(bitPattern: load(UInt64.self, slot)))
+        case .int, .link: return .int(Int64(bitPattern: load(UInt64.self, slot)))
         case .float: return .float(Float(bitPattern: load(UInt32.self, slot)))
         case .double: return .double(Double(bitPattern: load(UInt64.self, slot)))
         case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: load(UInt64.self, slot))))
@@ -99,9 +99,9 @@ struct RecordReader {
         let stored = Int(bytes[0]) | Int(bytes[1]) << 8
         if stored > layout.columnCount { return "has \(stored) columns, the schema \(layout.columnCount)" }
         let header = 2 + RecordLayout.bitmapSize(stored)
-        let fixedEnd = header + (stored == 0 ? 0 : layout.slotOffsets[stored - 1] + layout.types[stored - 1].slotWidth)
+        let fixedEnd = header + (stored == 0 ? 0 : layout.slotOffsets[stored - 1] + layout.slotWidth(stored - 1))
         guard bytes.count >= fixedEnd else { return "is \(bytes.count) bytes, shorter than its \(stored) columns need" }
-        for column in 0..<stored where layout.types[column].isVariableSize {
+        for column in 0..<stored where layout.types[column].isVariableSize && layout.inRecord[column] {
             if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 { continue }
             let slot = header + layout.slotOffsets[column]
             let offset = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self)))
@@ -115,7 +115,7 @@ struct RecordReader {
                 return "has \(layout.properties[column].name) that is not valid UTF-8"
             }
         }
-        for column in 0..<stored where !layout.properties[column].isOptional {
+        for column in 0..<stored where !layout.properties[column].isOptional && layout.inRecord[column] {
             if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 {
                 return "has nil in the non-optional \(layout.properties[column].name)"
             }

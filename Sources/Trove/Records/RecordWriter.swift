@@ -14,7 +14,7 @@ struct RecordWriter {
         bytes.append(contentsOf: repeatElement(0, count: header + layout.fixedSize))
         bytes[0] = UInt8(columns & 0xFF)
         bytes[1] = UInt8(columns >> 8)
-        for column in 0..<columns {
+        for column in 0..<columns where layout.inRecord[column] {
             let value = values[column]
             let slot = header + layout.slotOffsets[column]
             let type = layout.types[column]
@@ -36,7 +36,7 @@ struct RecordWriter {
         case (.int8, .int(let v)): store(UInt8(bitPattern: Int8(truncatingIfNeeded: v)), at: slot)
         case (.int16, .int(let v)): store(UInt16(bitPattern: Int16(truncatingIfNeeded: v)).littleEndian, at: slot)
         case (.int32, .int(let v)): store(UInt32(bitPattern: Int32(truncatingIfNeeded: v)).littleEndian, at: slot)
-        case (.int, .int(let v)): store(UInt64(bitPattern: v).littleEndian, at: slot)
+        case (.int, .int(let v)), (.link, .int(let v)): store(UInt64(bitPattern: v).littleEndian, at: slot)
         case (.float, .float(let v)): store(v.bitPattern.littleEndian, at: slot)
         case (.double, .double(let v)): store(v.bitPattern.littleEndian, at: slot)
         case (.date, .date(let v)): store(v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, at: slot)
@@ -98,7 +98,7 @@ extension RecordWriter {
             case (.int32, .int(let v)):
                 guard let narrow = Int32(exactly: v) else { return false }
                 bytes.storeBytes(of: UInt32(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt32.self)
-            case (.int, .int(let v)):
+            case (.int, .int(let v)), (.link, .int(let v)):
                 bytes.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
             case (.float, .float(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
             case (.double, .double(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)

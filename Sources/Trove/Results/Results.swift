@@ -135,7 +135,7 @@ public struct Results<Element>: RandomAccessCollection {
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
         let expression = try database.parsedPredicate(predicateFormat, arguments: arguments)
         var bound = try BoundPredicate.bind(expression, to: table)
-        if let predicate { bound = .and([predicate, bound]) }
+        if let predicate { bound = .conjunction(predicate, bound) }
         return Results(database: database, source: source, predicate: bound, sort: sort)
     }
 

@@ -31,7 +31,9 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
                 continue
             }
             let old = stored.properties[index]
-            if old.type != property.type || old.isOptional != property.isOptional {
+            if old.type != property.type || old.isOptional != property.isOptional || old.objectType != property.objectType
+                || old.collection != property.collection
+            {
                 blocking.append(
                     "\(name).\(property.name): type changed from \(old.typeDescription) to \(property.typeDescription); raise the schema version and migrate"
                 )
@@ -46,6 +48,9 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
                 additive.append("\(name).\(property.name): index \(property.isIndexed ? "added" : "removed")")
             }
             merged.properties[index].isAutoIncrement = property.isAutoIncrement
+            // Delete rules and inverse links are behaviour, not layout: the code decides.
+            merged.properties[index].deleteRule = property.deleteRule
+            merged.properties[index].originProperty = property.originProperty
         }
         for old in stored.properties where !properties.contains(where: { $0.name == old.name }) {
             blocking.append(

@@ -1,6 +1,7 @@
 /// One persisted property, as stored in the file's schema catalog.
 public struct PropertySchema: Codable, Sendable, Equatable {
     public var name: String
+    /// The stored type; for a collection, the type of its elements.
     public var type: PropertyType
     public var isOptional: Bool
     public var isPrimaryKey: Bool
@@ -9,10 +10,19 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     public var isAutoIncrement: Bool
     /// What records written before this property existed read for it.
     public var defaultValue: StoredValue?
+    /// For a link, or a collection of links: the type linked to.
+    public var objectType: String?
+    /// For a collection (``List``, ``LinkingObjects``): which kind; nil for one value.
+    public var collection: CollectionKind?
+    /// For a link or a list of links: what deleting the owning object does to the targets.
+    public var deleteRule: DeleteRule?
+    /// For ``LinkingObjects``: the link property of ``objectType`` that points here.
+    public var originProperty: String?
 
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isPrimaryKey: Bool = false, isIndexed: Bool = false,
-        isAutoIncrement: Bool = false, defaultValue: StoredValue? = nil
+        isAutoIncrement: Bool = false, defaultValue: StoredValue? = nil, objectType: String? = nil,
+        collection: CollectionKind? = nil, deleteRule: DeleteRule? = nil, originProperty: String? = nil
     ) {
         self.name = name
         self.type = type
@@ -21,17 +31,61 @@ public struct PropertySchema: Codable, Sendable, Equatable {
         self.isIndexed = isIndexed
         self.isAutoIncrement = isAutoIncrement
         self.defaultValue = defaultValue
+        self.objectType = objectType
+        self.collection = collection
+        self.deleteRule = deleteRule
+        self.originProperty = originProperty
     }
 
     /// The Swift spelling of the type, with `?` when optional.
-    public var typeDescription: String { type.swiftName + (isOptional ? "?" : "") }
+    public var typeDescription: String {
+        let element = (type == .link ? objectType ?? "Object" : type.swiftName) + (isOptional ? "?" : "")
+        switch collection {
+        case nil: return element
+        case .list: return "List<\(element)>"
+        case .linkingObjects: return "LinkingObjects<\(objectType ?? "Object")>"
+        }
+    }
+
+    /// Whether the value sits in the object's record (collections live in tables of their own).
+    var isInRecord: Bool { collection == nil }
+
+    /// A value in the record that is not a link.
+    var isPlainValue: Bool { isInRecord && type != .link }
+
+    /// Whether the property points at objects: a link or a list of links.
+    var isLink: Bool { type == .link && collection != .linkingObjects }
 
     /// The value a missing property reads as.
     var fallback: StoredValue {
         if let defaultValue { return defaultValue }
-        if isOptional { return .null }
+        if isOptional || !isInRecord { return .null }
         return type.zeroValue
     }
+}
+
+/// How a collection property holds its values.
+public enum CollectionKind: String, Codable, Sendable {
+    /// An ordered ``List``.
+    case list
+    /// The objects whose link property points at this one (``LinkingObjects``), computed, not stored.
+    case linkingObjects
+}
+
+/// What deleting an object does to the objects its link (or list of links) points at.
+///
+/// ```swift
+/// final class ChatRoom: Object {
+///     @Persisted(deleteRule: .cascade) var messages = List<ChatMessage>()
+/// }
+/// ```
+public enum DeleteRule: String, Codable, Sendable {
+    /// The targets stay; only the link goes (the default).
+    case nullify
+    /// The targets are deleted too, and what they cascade to, cycles included.
+    case cascade
+    /// The delete fails with ``TroveError/Kind/deleteDenied`` while the link points at anything.
+    case deny
 }
 
 extension PropertyType {
@@ -46,6 +100,7 @@ extension PropertyType {
         case .date: return .date(.init(timeIntervalSinceReferenceDate: 0))
         case .uuid: return .uuid(.init(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal: return .decimal(0)
+        case .link: return .null
         }
     }
 }

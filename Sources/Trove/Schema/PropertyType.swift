@@ -1,6 +1,9 @@
 /// The types a persisted property can have.
 public enum PropertyType: String, Codable, Sendable, CaseIterable {
     case bool, int, int8, int16, int32, float, double, string, data, date, uuid, decimal
+    /// A link to another object: its object key (the target type is
+    /// ``PropertySchema/objectType``).
+    case link
 
     /// Bytes of the fixed slot in a record; variable-size types keep an
     /// offset and a length there.
@@ -9,7 +12,7 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .bool, .int8: return 1
         case .int16: return 2
         case .int32, .float: return 4
-        case .int, .double, .date: return 8
+        case .int, .double, .date, .link: return 8
         case .uuid: return 16
         case .string, .data, .decimal: return 8
         }
@@ -51,13 +54,14 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .date: return "Date"
         case .uuid: return "UUID"
         case .decimal: return "Decimal"
+        case .link: return "Object"
         }
     }
 
     /// Whether a secondary index can be built on this type.
     var isIndexable: Bool {
         switch self {
-        case .float, .decimal: return false
+        case .float, .decimal, .link: return false
         default: return true
         }
     }

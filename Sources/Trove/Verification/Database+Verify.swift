@@ -5,7 +5,9 @@ extension Database {
     /// type's tables exist, every record reads under its schema, integer
     /// primary keys match their object keys, every object is in each of its
     /// indexes (primary key included) under its current value, and every
-    /// index entry points at a live object with that value.
+    /// index entry points at a live object with that value; every link and
+    /// list element points at a stored object, the inverse-link tables agree
+    /// with the links, and every list belongs to a stored object and has no gaps.
     ///
     /// ```swift
     /// let report = try db.verify()
@@ -33,6 +35,7 @@ extension Database {
             return
         }
         let layout = table.layout
+        if table.hasRelations { try verifyLinks(table, transaction, problem) }
         // The index entries every object should have: (index, key bytes ++ object key).
         var expected: [Int: Set<[UInt8]>] = [:]
         let pkColumn = table.primaryKeyColumn
@@ -97,6 +100,102 @@ extension Database {
             for missing in remaining {
                 let objectKey = missing.suffix(8).withUnsafeBytes { OrderedKey.objectKey(from: $0) }
                 problem(.missingIndexEntry, "object \(objectKey) is missing from the \(property) index")
+            }
+        }
+    }
+
+    /// Checks the links and lists of one type against the objects they point
+    /// at and against their inverse-link tables.
+    private func verifyLinks(
+        _ table: TableInfo, _ transaction: Transaction, _ problem: (VerificationReport.Problem.Kind, String) -> Void
+    ) throws {
+        func exists(_ key: UInt64, in target: TableInfo) throws -> Bool {
+            try transaction.withValue(in: target.objects, key: key) { $0 != nil }
+        }
+        for column in Set(table.refs.keys).union(table.lists.keys).sorted() {
+            let property = table.schema.properties[column]
+            // (target, source) -> how often the source links to the target.
+            var expected: [[UInt64]: Int] = [:]
+            if let list = table.lists[column] {
+                var previous: (owner: UInt64, position: Int)?
+                try transaction.withCursor(on: list) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        entry = try cursor.next()
+                        guard current.key.count == 12 else {
+                            problem(.damagedList, "\(property.name) has a key of \(current.key.count) bytes")
+                            continue
+                        }
+                        let owner = UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self))
+                        let position = Int(UInt32(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                        let expectedPosition = previous?.owner == owner ? previous!.position + 1 : 0
+                        if position != expectedPosition {
+                            problem(
+                                .damagedList,
+                                "\(property.name) of object \(owner) has element \(position) where \(expectedPosition) belongs")
+                        }
+                        previous = (owner, position)
+                        if try !exists(owner, in: table) {
+                            problem(.damagedList, "\(property.name) has elements for object \(owner), which does not exist")
+                        }
+                        if property.isLink, let layout = table.elementLayouts[column],
+                            case .int(let target) = RecordReader(current.value, layout: layout).value(at: 0)
+                        {
+                            expected[[UInt64(bitPattern: target), owner], default: 0] += 1
+                        }
+                    }
+                }
+            } else {
+                try transaction.withCursor(on: table.objects) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        entry = try cursor.next()
+                        guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil else {
+                            continue
+                        }
+                        if case .int(let target) = RecordReader(current.value, layout: table.layout).value(at: column) {
+                            expected[[UInt64(bitPattern: target), OrderedKey.objectKey(from: current.key)], default: 0] += 1
+                        }
+                    }
+                }
+            }
+            guard let refs = table.refs[column], let targetName = property.objectType else { continue }
+            guard let targetSchema = try Catalog.storedSchema(targetName, in: transaction),
+                let target = try openTables(for: targetSchema, in: transaction)
+            else {
+                problem(.danglingLink, "\(property.name) links to \(targetName), which is not in the file")
+                continue
+            }
+            for pair in expected.keys where try !exists(pair[0], in: target) {
+                problem(
+                    .danglingLink,
+                    "\(property.name) of object \(pair[1]) points at \(targetName) \(pair[0]), which does not exist")
+            }
+            try transaction.withCursor(on: refs) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    entry = try cursor.next()
+                    guard current.key.count == 16, current.value.count == 4 else {
+                        problem(.inverseLinkMismatch, "the inverse links of \(property.name) hold a malformed entry")
+                        continue
+                    }
+                    let pair = [
+                        UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self)),
+                        UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                    ]
+                    let count = Int(UInt32(littleEndian: current.value.loadUnaligned(as: UInt32.self)))
+                    if expected.removeValue(forKey: pair) != count {
+                        problem(
+                            .inverseLinkMismatch,
+                            "the inverse links of \(property.name) say object \(pair[1]) links to \(pair[0]) \(count) time(s), the links disagree"
+                        )
+                    }
+                }
+            }
+            for pair in expected.keys {
+                problem(
+                    .inverseLinkMismatch,
+                    "object \(pair[1]) links to \(pair[0]) through \(property.name), but the inverse links miss it")
             }
         }
     }

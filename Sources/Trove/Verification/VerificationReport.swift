@@ -14,6 +14,12 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
             case missingIndexEntry
             /// An index entry with no object behind it, or for another value.
             case danglingIndexEntry
+            /// A link or list element pointing at an object that does not exist.
+            case danglingLink
+            /// The inverse-link table disagrees with the links stored.
+            case inverseLinkMismatch
+            /// A list element whose owner does not exist, or a gap in a list's positions.
+            case damagedList
         }
 
         public var kind: Kind

@@ -51,6 +51,8 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         case invalidObject
         /// A model type that Trove cannot store.
         case invalidModel
+        /// A delete blocked by a link declared with `deleteRule: .deny`.
+        case deleteDenied
         /// Another process changed the file while a write was being retried.
         case writeConflict
         /// Any other storage engine failure (the LMDB code is in ``code``).

@@ -24,6 +24,9 @@ package final class WriteTransaction: Transaction {
     private var holdsWriterLock = true
     /// How many times this transaction had to grow the map (for tests).
     package private(set) var mapGrowths = 0
+    /// The bytes of keys and values this transaction has written so far (its
+    /// replay log): what a change costs, independent of timing.
+    package var loggedBytes: Int { log.count }
 
     private enum LogOp: UInt8 {
         case put = 1, delete = 2, deleteValue = 3, clear = 4, openTable = 5

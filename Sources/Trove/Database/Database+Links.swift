@@ -1,0 +1,226 @@
+import TroveStorage
+
+/// Links between objects: the inverse-link tables that answer "who points
+/// at this object", link writes that keep them in step, and deletes that
+/// follow delete rules and leave no link pointing at a deleted object.
+///
+/// A link property `Task.owner` keeps a table `ref:Task.owner` whose keys are
+/// `target key ‖ source key` (both big-endian, so one target's sources are
+/// adjacent) and whose value is how many times the source links to the target
+/// (a list may hold one object several times).
+extension Database {
+    // MARK: Inverse-link table
+
+    private static func refKey(target: UInt64, source: UInt64) -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: 16)
+        key.withUnsafeMutableBytes {
+            $0.storeBytes(of: target.bigEndian, toByteOffset: 0, as: UInt64.self)
+            $0.storeBytes(of: source.bigEndian, toByteOffset: 8, as: UInt64.self)
+        }
+        return key
+    }
+
+    /// Adds `delta` to the number of times `source` links to `target`.
+    func adjustRef(_ refs: Table, target: UInt64, source: UInt64, by delta: Int, _ transaction: WriteTransaction) throws {
+        let key = Database.refKey(target: target, source: source)
+        try key.withUnsafeBytes { k in
+            let current =
+                try transaction.withValue(in: refs, key: k) { value in
+                    value.map { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+                } ?? 0
+            let next = current + delta
+            if next <= 0 {
+                try transaction.delete(refs, key: k)
+            } else {
+                var count = UInt32(next).littleEndian
+                try withUnsafeBytes(of: &count) { _ = try transaction.put(refs, key: k, value: $0) }
+            }
+        }
+    }
+
+    /// The objects linking to `target` through one link property, ascending.
+    func sources(of target: UInt64, in refs: Table, _ transaction: Transaction) throws -> [UInt64] {
+        guard transaction.canSee(refs) else { return [] }
+        let start = Database.refKey(target: target, source: 0)
+        return try transaction.withCursor(on: refs) { cursor in
+            var found: [UInt64] = []
+            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 16,
+                UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self)) == target
+            {
+                found.append(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                entry = try cursor.next()
+            }
+            return found
+        }
+    }
+
+    // MARK: Reading and writing links
+
+    /// The live object a link points at.
+    func linkedObject<T: Object>(_ type: T.Type, objectKey: UInt64) -> T {
+        materialize(type, objectKey: objectKey, binding: objectBindingOrTrap(for: type))
+    }
+
+    /// The object key a link to `target` stores, adding the target when it is unmanaged.
+    func linkKey(for target: Object, property: PropertySchema, of table: TableInfo) throws -> UInt64 {
+        let typeName = ModelInfo.storedName(of: type(of: target))
+        guard typeName == property.objectType else {
+            throw TroveError(
+                .invalidValue,
+                "\(table.name).\(property.name) links to \(property.objectType ?? "?") objects, not to a \(typeName)", path: path)
+        }
+        if target._database == nil {
+            try add(target)
+        } else if target._database !== self {
+            throw TroveError(
+                .invalidObject, "this \(typeName) belongs to another Database handle; link to an object of this handle",
+                path: path)
+        } else if target.isInvalidated {
+            throw TroveError(.invalidObject, "this \(typeName) was deleted; it cannot be linked to", path: path)
+        }
+        return target._objectKey
+    }
+
+    /// Sets a link property of a managed object (the setter of `@Persisted var owner: Person?`).
+    func writeLink(_ column: Int, to target: Object?, of object: Object, table: TableInfo) {
+        let property = table.schema.properties[column]
+        guard let state = writeState else {
+            fatalError(
+                "Trove: cannot set \(table.name).\(property.name) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
+            )
+        }
+        if state.deferredError != nil { return }
+        do {
+            let value: StoredValue =
+                try target.map { .int(Int64(bitPattern: try linkKey(for: $0, property: property, of: table))) } ?? .null
+            writeColumn(column, value, of: object, table: table)
+        } catch {
+            state.deferredError = error
+        }
+    }
+
+    /// Checks that a link value given as an object key (dynamic writes, the CLI) points at a stored object.
+    func checkLinkTarget(_ value: StoredValue, property: PropertySchema, of table: TableInfo) throws {
+        guard case .int(let raw) = value else {
+            if value.isNull { return }
+            throw TroveError(
+                .invalidValue, "\(table.name).\(property.name) stores an object key, not \(value.typeName)", path: path)
+        }
+        let target = try tableInfo(named: property.objectType ?? "")
+        if try readTransaction().withValue(in: target.objects, key: UInt64(bitPattern: raw), { $0 == nil }) {
+            throw TroveError(
+                .invalidValue, "\(table.name).\(property.name) = \(raw): there is no \(target.name) with that object key",
+                path: path)
+        }
+    }
+
+    /// The table of a stored type by name, in the current transaction.
+    func tableInfo(named name: String) throws -> TableInfo {
+        if let pending = writeState?.pendingTables[name] { return pending }
+        return try dynamicTable(name)
+    }
+
+    /// The link properties (of any stored type) that point at objects of `typeName`.
+    func incomingLinks(to typeName: String) throws -> [(table: TableInfo, column: Int)] {
+        if let known = writeState?.incomingLinks[typeName] { return known }
+        var found: [(TableInfo, Int)] = []
+        for name in try Catalog.storedTypeNames(in: readTransaction()) {
+            guard let schema = try Catalog.storedSchema(name, in: readTransaction()),
+                schema.properties.contains(where: { $0.isLink && $0.objectType == typeName })
+            else { continue }
+            let table = try tableInfo(named: name)
+            for (column, property) in table.schema.properties.enumerated()
+            where property.isLink && property.objectType == typeName {
+                found.append((table, column))
+            }
+        }
+        writeState?.incomingLinks[typeName] = found
+        return found
+    }
+
+    /// The objects one link column of an object points at (with repeats, for lists).
+    func linkTargets(of objectKey: UInt64, column: Int, in table: TableInfo, _ transaction: Transaction) throws -> [UInt64] {
+        if table.lists[column] != nil {
+            return try listValues(owner: objectKey, column: column, table: table, transaction).compactMap { value in
+                if case .int(let key) = value { return UInt64(bitPattern: key) }
+                return nil
+            }
+        }
+        let value = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
+            bytes.map { RecordReader($0, layout: table.layout).value(at: column) }
+        }
+        if case .int(let key) = value { return [UInt64(bitPattern: key)] }
+        return []
+    }
+
+    // MARK: Deleting with delete rules
+
+    /// Deletes objects, what their `.cascade` links reach, and every link to
+    /// any of them. Checks `.deny` rules first: a denied delete changes nothing.
+    func deleteObjects(_ roots: [(table: TableInfo, key: UInt64)], _ state: WriteState) throws {
+        let transaction = state.transaction
+        var order: [(table: TableInfo, key: UInt64)] = []
+        var seen = Set<String>()
+        var pending = roots
+        while let (table, key) = pending.popLast() {
+            guard seen.insert("\(table.name)#\(key)").inserted,
+                try transaction.withValue(in: table.objects, key: key, { $0 != nil })
+            else { continue }
+            order.append((table, key))
+            for (column, property) in table.schema.properties.enumerated() where property.isLink {
+                guard let rule = property.deleteRule, rule != .nullify else { continue }
+                let targets = try linkTargets(of: key, column: column, in: table, transaction)
+                if targets.isEmpty { continue }
+                if rule == .deny {
+                    throw TroveError(
+                        .deleteDenied,
+                        "cannot delete \(try describe(key, in: table)): its \(property.name) (deleteRule: .deny) still links to \(targets.count) \(property.objectType ?? "") object(s): \(try targets.prefix(5).map { try describe($0, in: tableInfo(named: property.objectType ?? "")) }.joined(separator: ", ")); remove them from \(property.name) first",
+                        path: path)
+                }
+                let targetTable = try tableInfo(named: property.objectType ?? "")
+                pending.append(contentsOf: targets.map { (targetTable, $0) })
+            }
+        }
+        for (table, key) in order {
+            try detachOutgoing(key, in: table, state)
+            try detachIncoming(key, in: table, state)
+            try deleteRecord(key, in: table, state)
+        }
+    }
+
+    /// "a Person (id = 3)": how a delete error names an object.
+    private func describe(_ key: UInt64, in table: TableInfo) throws -> String {
+        guard let column = table.primaryKeyColumn,
+            let values = try recordValues(key, in: table, readTransaction())
+        else { return "a \(table.name) (object key \(key))" }
+        return "a \(table.name) (\(table.schema.properties[column].name) = \(values[column]))"
+    }
+
+    /// Drops what an object links to: its inverse-link entries and its lists.
+    func detachOutgoing(_ key: UInt64, in table: TableInfo, _ state: WriteState) throws {
+        guard table.hasRelations else { return }
+        for column in table.lists.keys {
+            try listRemoveAll(owner: key, column: column, table: table, state)
+        }
+        for (column, refs) in table.refs where table.lists[column] == nil {
+            for target in try linkTargets(of: key, column: column, in: table, state.transaction) {
+                try adjustRef(refs, target: target, source: key, by: -1, state.transaction)
+            }
+        }
+    }
+
+    /// Removes every link to an object: to-one links become nil, lists lose it.
+    private func detachIncoming(_ key: UInt64, in table: TableInfo, _ state: WriteState) throws {
+        for (source, column) in try incomingLinks(to: table.name) {
+            guard let refs = source.refs[column] else { continue }
+            for sourceKey in try sources(of: key, in: refs, state.transaction) {
+                if source.lists[column] != nil {
+                    try listRemoveOccurrences(of: key, owner: sourceKey, column: column, table: source, state)
+                } else if let record = try fetchRecord(sourceKey, table: source) {
+                    _ = try updateColumn(column, to: .null, objectKey: sourceKey, record: record, table: source, state)
+                }
+            }
+        }
+    }
+}

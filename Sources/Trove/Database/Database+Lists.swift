@@ -1,0 +1,207 @@
+import TroveStorage
+
+/// List storage. A list property `ChatRoom.messages` keeps a table
+/// `list:ChatRoom.messages` whose keys are `owner key ‖ position` (8 + 4
+/// bytes, big-endian) and whose values are one-column records. Reading an
+/// element or the count is one B-tree search; appending writes one entry,
+/// however long the list; inserting or removing in the middle moves the
+/// elements after it.
+extension Database {
+    private static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
+        var key = [UInt8](repeating: 0, count: 12)
+        key.withUnsafeMutableBytes {
+            $0.storeBytes(of: owner.bigEndian, toByteOffset: 0, as: UInt64.self)
+            $0.storeBytes(of: position.bigEndian, toByteOffset: 8, as: UInt32.self)
+        }
+        return key
+    }
+
+    private static func owner(of key: UnsafeRawBufferPointer) -> UInt64? {
+        key.count == 12 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : nil
+    }
+
+    private static func position(of key: UnsafeRawBufferPointer) -> Int {
+        Int(UInt32(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+    }
+
+    func listCount(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> Int {
+        guard let list = table.lists[column], transaction.canSee(list) else { return 0 }
+        let end = Database.listKey(owner: owner, position: .max)
+        return try transaction.withCursor(on: list) { cursor in
+            if let exact = try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }), Database.owner(of: exact.key) == owner {
+                return Database.position(of: exact.key) + 1
+            }
+            let before =
+                try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) == nil ? try cursor.last() : try cursor.previous()
+            guard let before, Database.owner(of: before.key) == owner else { return 0 }
+            return Database.position(of: before.key) + 1
+        }
+    }
+
+    func listElement(owner: UInt64, column: Int, position: Int, table: TableInfo, _ transaction: Transaction) throws
+        -> StoredValue?
+    {
+        guard let list = table.lists[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
+            return nil
+        }
+        let key = Database.listKey(owner: owner, position: UInt32(position))
+        return try key.withUnsafeBytes { k in
+            try transaction.withValue(in: list, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+        }
+    }
+
+    /// Every element of one list, in order.
+    func listValues(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [StoredValue] {
+        guard let list = table.lists[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
+            return []
+        }
+        let start = Database.listKey(owner: owner, position: 0)
+        return try transaction.withCursor(on: list) { cursor in
+            var values: [StoredValue] = []
+            var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, Database.owner(of: current.key) == owner {
+                values.append(RecordReader(current.value, layout: layout).value(at: 0))
+                entry = try cursor.next()
+            }
+            return values
+        }
+    }
+
+    /// Writes one element; keeps the inverse links of a list of objects in step.
+    private func putElement(
+        _ value: StoredValue, replacing old: StoredValue?, owner: UInt64, column: Int, position: Int, table: TableInfo,
+        _ state: WriteState
+    ) throws {
+        let list = table.lists[column]!
+        try state.recordWriter.encode([value], layout: table.elementLayouts[column]!)
+        let key = Database.listKey(owner: owner, position: UInt32(position))
+        try key.withUnsafeBytes { k in
+            try state.recordWriter.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
+        }
+        if let refs = table.refs[column] {
+            if case .int(let target) = old {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+            }
+            if case .int(let target) = value {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: 1, state.transaction)
+            }
+        }
+    }
+
+    private func deleteElement(owner: UInt64, column: Int, position: Int, table: TableInfo, _ state: WriteState) throws {
+        let key = Database.listKey(owner: owner, position: UInt32(position))
+        try key.withUnsafeBytes { _ = try state.transaction.delete(table.lists[column]!, key: $0) }
+    }
+
+    func listInsert(_ value: StoredValue, at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
+        throws
+    {
+        let transaction = state.transaction
+        let count = try listCount(owner: owner, column: column, table: table, transaction)
+        guard count < Int(UInt32.max) else {
+            throw TroveError(
+                .invalidValue, "\(table.name).\(table.schema.properties[column].name) is full (\(count) elements)", path: path)
+        }
+        try checkElement(value, column: column, table: table)
+        let layout = table.elementLayouts[column]!
+        // Move the tail up by one, last first; the moved elements keep their inverse links.
+        var index = count
+        while index > position {
+            let moved = try listElement(owner: owner, column: column, position: index - 1, table: table, transaction)!
+            try state.recordWriter.encode([moved], layout: layout)
+            let key = Database.listKey(owner: owner, position: UInt32(index))
+            try key.withUnsafeBytes { k in
+                try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.lists[column]!, key: k, value: $0) }
+            }
+            index -= 1
+        }
+        try putElement(value, replacing: nil, owner: owner, column: column, position: position, table: table, state)
+        generation &+= 1
+    }
+
+    func listSet(_ value: StoredValue, at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws
+    {
+        try checkElement(value, column: column, table: table)
+        let old = try listElement(owner: owner, column: column, position: position, table: table, state.transaction)
+        try putElement(value, replacing: old, owner: owner, column: column, position: position, table: table, state)
+        generation &+= 1
+    }
+
+    func listRemove(at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        var values = try listValues(owner: owner, column: column, table: table, state.transaction)
+        let removed = values.remove(at: position)
+        try rewriteList(values, from: position, removed: [removed], owner: owner, column: column, table: table, state)
+    }
+
+    func listMove(from source: Int, to destination: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws
+    {
+        guard source != destination else { return }
+        var values = try listValues(owner: owner, column: column, table: table, state.transaction)
+        let moved = values.remove(at: source)
+        values.insert(moved, at: destination)
+        // Moving keeps the set of elements: inverse links do not change.
+        let layout = table.elementLayouts[column]!
+        for position in min(source, destination)...max(source, destination) {
+            try state.recordWriter.encode([values[position]], layout: layout)
+            let key = Database.listKey(owner: owner, position: UInt32(position))
+            try key.withUnsafeBytes { k in
+                try state.recordWriter.bytes.withUnsafeBytes {
+                    _ = try state.transaction.put(table.lists[column]!, key: k, value: $0)
+                }
+            }
+        }
+        generation &+= 1
+    }
+
+    func listRemoveAll(owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        let values = try listValues(owner: owner, column: column, table: table, state.transaction)
+        try rewriteList([], from: 0, removed: values, owner: owner, column: column, table: table, state, oldCount: values.count)
+    }
+
+    /// Removes every occurrence of an object from a list of objects (its target was deleted).
+    func listRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        let values = try listValues(owner: owner, column: column, table: table, state.transaction)
+        let needle = StoredValue.int(Int64(bitPattern: target))
+        guard let first = values.firstIndex(of: needle) else { return }
+        let kept = values.filter { $0 != needle }
+        try rewriteList(
+            kept, from: first, removed: values.filter { $0 == needle }, owner: owner, column: column, table: table, state,
+            oldCount: values.count)
+    }
+
+    /// Rewrites positions `from...` of a list to hold `values[from...]` and drops the positions past its end.
+    private func rewriteList(
+        _ values: [StoredValue], from start: Int, removed: [StoredValue], owner: UInt64, column: Int, table: TableInfo,
+        _ state: WriteState, oldCount: Int? = nil
+    ) throws {
+        let layout = table.elementLayouts[column]!
+        let previousCount = oldCount ?? values.count + removed.count
+        for position in start..<values.count {
+            try state.recordWriter.encode([values[position]], layout: layout)
+            let key = Database.listKey(owner: owner, position: UInt32(position))
+            try key.withUnsafeBytes { k in
+                try state.recordWriter.bytes.withUnsafeBytes {
+                    _ = try state.transaction.put(table.lists[column]!, key: k, value: $0)
+                }
+            }
+        }
+        for position in values.count..<max(values.count, previousCount) {
+            try deleteElement(owner: owner, column: column, position: position, table: table, state)
+        }
+        if let refs = table.refs[column] {
+            for case .int(let target) in removed {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+            }
+        }
+        generation &+= 1
+    }
+
+    /// Refuses an element the list cannot hold (nil in a non-optional list, a dangling object key).
+    private func checkElement(_ value: StoredValue, column: Int, table: TableInfo) throws {
+        let property = table.schema.properties[column]
+        if value.isNull, !property.isOptional {
+            throw TroveError(.invalidValue, "\(table.name).\(property.name) cannot hold nil", path: path)
+        }
+        if property.isLink { try checkLinkTarget(value, property: property, of: table) }
+    }
+}

@@ -1,0 +1,101 @@
+/// The objects whose link property points at this one: an inverse
+/// relationship, answered from the link's inverse-link table, never stored twice.
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted var name = ""
+///     @Persisted(originProperty: "owner") var tasks: LinkingObjects<Task>
+/// }
+/// final class Task: Object {
+///     @Persisted var title = ""
+///     @Persisted var owner: Person?
+/// }
+/// print(person.tasks.count, try person.tasks.filter("done == false").count)
+/// ```
+///
+/// Live like ``Results``: it reflects the handle's current snapshot. An
+/// unmanaged object has no inverse links.
+public struct LinkingObjects<Element: Object>: RandomAccessCollection {
+    /// nil for an unmanaged object.
+    let results: Results<Element>?
+
+    /// An inverse relationship as seen by an unmanaged object (empty).
+    public init() {
+        results = nil
+    }
+
+    init(results: Results<Element>) {
+        self.results = results
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+    public func index(after i: Int) -> Int { i + 1 }
+    public func index(before i: Int) -> Int { i - 1 }
+    public var count: Int { results?.count ?? 0 }
+
+    public subscript(position: Int) -> Element {
+        guard let results else { preconditionFailure("Trove: an unmanaged object has no linking objects") }
+        return results[position]
+    }
+
+    /// The linking objects as ``Results``, to filter, sort and aggregate.
+    public func asResults() -> Results<Element>? { results }
+
+    /// The linking objects that match a predicate.
+    public func filter(_ predicateFormat: String, _ arguments: Any?...) throws -> Results<Element> {
+        guard let results else { preconditionFailure("Trove: an unmanaged object has no linking objects to query") }
+        return try results.filter(predicateFormat, arguments: arguments)
+    }
+
+    /// The linking objects sorted by a property.
+    public func sorted<V: _TroveStorable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
+        guard let results else { preconditionFailure("Trove: an unmanaged object has no linking objects to sort") }
+        return results.sorted(by: keyPath, ascending: ascending)
+    }
+}
+
+extension LinkingObjects: _TroveStorable {
+    public static var _troveType: PropertyType { .link }
+    public static var _troveDefault: LinkingObjects { LinkingObjects() }
+    public init(_troveStored: StoredValue) { self.init() }
+    public var _troveStored: StoredValue { .null }
+    public static var _troveLinkTarget: Object.Type? { Element.self }
+    public static var _troveCollection: CollectionKind? { .linkingObjects }
+
+    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> LinkingObjects {
+        let database = object._database.unsafelyUnwrapped
+        let binding = object._binding.unsafelyUnwrapped
+        let property = binding.table.schema.properties[binding.column(for: storage)]
+        let origin = database.objectBindingOrTrap(for: Element.self)
+        guard let originName = property.originProperty, let column = origin.table.columnIndex[originName],
+            let refs = origin.table.refs[column], origin.table.schema.properties[column].objectType == binding.table.name
+        else {
+            fatalError(
+                "Trove: \(binding.table.name).\(property.name) names origin property '\(property.originProperty ?? "")', which is not a link from \(origin.table.name) to \(binding.table.name)"
+            )
+        }
+        let target = object._objectKey
+        return LinkingObjects(
+            results: Results(
+                database: database, source: .object(origin),
+                predicate: .objectKeys { try database.sources(of: target, in: refs, $0) }))
+    }
+
+    public static func _troveManagedSet(_ value: LinkingObjects, _ object: Object, _ storage: AnyKeyPath) {
+        fatalError("Trove: linking objects are computed from the links that point here; set the link on the other side")
+    }
+}
+
+extension Persisted {
+    /// An inverse relationship: the `Element` objects whose `originProperty`
+    /// (a link or a list of links) points at this object.
+    ///
+    /// ```swift
+    /// @Persisted(originProperty: "owner") var tasks: LinkingObjects<Task>
+    /// ```
+    public init<T: Object>(originProperty: String) where Value == LinkingObjects<T> {
+        self.init(wrappedValue: LinkingObjects())
+        options.originProperty = originProperty
+    }
+}

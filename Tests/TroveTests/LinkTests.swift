@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class Owner: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var pet: Pet?
+    @Persisted(originProperty: "owner") var chores: LinkingObjects<Chore>
+}
+
+final class Pet: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var owner: Owner?
+}
+
+final class Chore: Object {
+    @Persisted var title = ""
+    @Persisted var done = false
+    @Persisted var owner: Owner?
+}
+
+/// A chain with cascades: deleting a Folder deletes its files' links down the chain, and back.
+final class Folder: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted(deleteRule: .cascade) var child: Folder?
+    @Persisted(deleteRule: .cascade) var readme: Note?
+}
+
+final class Note: Object {
+    @Persisted var text = ""
+    @Persisted(deleteRule: .deny) var attachment: Pet?
+}
+
+@Suite struct LinkTests {
+    @Test func addingAnObjectAddsWhatItLinksToAndTheLinkSurvivesReopen() throws {
+        let url: URL
+        do {
+            let db = try makeDatabase()
+            url = db.configuration.fileURL
+            let owner = Owner()
+            owner.name = "Ana"
+            owner.pet = Pet()
+            owner.pet?.name = "Rex"
+            try db.write { try db.add(owner) }
+            #expect(db.objects(Pet.self).count == 1)
+            #expect(owner.pet?.name == "Rex")
+            #expect(owner.pet?.isManaged == true)
+            expectValid(db)
+        }
+        let db = try Database(configuration: .init(fileURL: url))
+        let owner = try #require(db.object(ofType: Owner.self, forPrimaryKey: "Ana"))
+        #expect(owner.pet?.name == "Rex")
+        #expect(owner.pet?.age == 0)
+    }
+
+    @Test func settingALinkInsideAWriteChangesItAndNilClearsIt() throws {
+        let db = try makeDatabase()
+        let owner = Owner()
+        owner.name = "Ana"
+        try db.write { try db.add(owner) }
+        #expect(owner.pet == nil)
+        let rex = Pet()
+        rex.name = "Rex"
+        try db.write { owner.pet = rex }  // an unmanaged target is added
+        #expect(rex.isManaged)
+        #expect(owner.pet == rex)
+        let tom = Pet()
+        tom.name = "Tom"
+        try db.write {
+            try db.add(tom)
+            owner.pet = tom
+        }
+        #expect(owner.pet?.name == "Tom")
+        try db.write { owner.pet = nil }
+        #expect(owner.pet == nil)
+        #expect(db.objects(Pet.self).count == 2)  // unlinking deletes nothing
+        expectValid(db)
+    }
+
+    @Test func deletingATargetNullsEveryLinkToIt() throws {
+        let db = try makeDatabase()
+        let rex = Pet()
+        rex.name = "Rex"
+        let owners = (0..<3).map { index -> Owner in
+            let owner = Owner()
+            owner.name = "owner \(index)"
+            owner.pet = rex
+            return owner
+        }
+        try db.write { try db.add(owners) }
+        #expect(db.objects(Pet.self).count == 1)  // added once, linked three times
+        try db.write { try db.delete(rex) }
+        for owner in owners { #expect(owner.pet == nil) }
+        expectValid(db)
+    }
+
+    @Test func cyclesAddOnceAndReadBothWays() throws {
+        let db = try makeDatabase()
+        let owner = Owner()
+        owner.name = "Ana"
+        let pet = Pet()
+        pet.name = "Rex"
+        owner.pet = pet
+        pet.owner = owner
+        try db.write { try db.add(owner) }
+        #expect(db.objects(Owner.self).count == 1)
+        #expect(db.objects(Pet.self).count == 1)
+        #expect(owner.pet?.owner?.name == "Ana")
+        #expect(owner.pet?.owner?.pet?.name == "Rex")
+        try db.write { try db.delete(owner) }
+        #expect(pet.owner == nil)
+        expectValid(db)
+    }
+
+    @Test func linkingObjectsAreLiveQueryableAndSortable() throws {
+        let db = try makeDatabase()
+        let ana = Owner()
+        ana.name = "Ana"
+        let bo = Owner()
+        bo.name = "Bo"
+        #expect(ana.chores.isEmpty)  // unmanaged: no inverse links yet
+        try db.write {
+            try db.add([ana, bo])
+            for (index, title) in ["dishes", "laundry", "bins"].enumerated() {
+                let chore = Chore()
+                chore.title = title
+                chore.done = index == 1
+                chore.owner = index < 2 ? ana : bo
+                try db.add(chore)
+            }
+        }
+        #expect(ana.chores.count == 2)
+        #expect(bo.chores.map(\.title) == ["bins"])
+        #expect(try ana.chores.filter("done == false").map(\.title) == ["dishes"])
+        #expect(ana.chores.sorted(by: \.title).map(\.title) == ["dishes", "laundry"])
+        let bins = try #require(bo.chores.first)
+        try db.write { bins.owner = ana }
+        #expect(ana.chores.count == 3)
+        #expect(bo.chores.isEmpty)
+        try db.write { try db.delete(ana.chores.sorted(by: \.title).first!) }
+        #expect(ana.chores.sorted(by: \.title).map(\.title) == ["dishes", "laundry"])
+        expectValid(db)
+    }
+
+    @Test func cascadeFollowsChainsAndCyclesWithoutLooping() throws {
+        let db = try makeDatabase()
+        let folders = (0..<4).map { index -> Folder in
+            let folder = Folder()
+            folder.name = "f\(index)"
+            return folder
+        }
+        for index in 0..<3 { folders[index].child = folders[index + 1] }
+        folders[3].child = folders[1]  // a cycle f1 -> f2 -> f3 -> f1
+        let note = Note()
+        note.text = "read me"
+        folders[2].readme = note
+        let keep = Folder()
+        keep.name = "keep"
+        try db.write { try db.add(folders + [keep]) }
+        #expect(db.objects(Folder.self).count == 5)
+        try db.write { try db.delete(folders[0]) }
+        #expect(db.objects(Folder.self).map(\.name) == ["keep"])
+        #expect(db.objects(Note.self).isEmpty)
+        expectValid(db)
+    }
+
+    @Test func denyBlocksTheDeleteNamesTheBlockerAndChangesNothing() throws {
+        let db = try makeDatabase()
+        let folder = Folder()
+        folder.name = "docs"
+        let note = Note()
+        note.text = "keep"
+        let pet = Pet()
+        pet.name = "Rex"
+        note.attachment = pet
+        folder.readme = note
+        try db.write { try db.add(folder) }
+        try db.write {
+            let error = expectTroveError(.deleteDenied) { try db.delete(folder) }
+            #expect(error?.message.contains("attachment") == true)
+            #expect(error?.message.contains("deleteRule: .deny") == true)
+        }
+        #expect(db.objects(Folder.self).count == 1)
+        #expect(db.objects(Note.self).count == 1)
+        #expect(folder.readme?.attachment?.name == "Rex")
+        try db.write {
+            folder.readme?.attachment = nil
+            try db.delete(folder)
+        }
+        #expect(db.objects(Note.self).isEmpty)
+        #expect(db.objects(Pet.self).count == 1)  // cascade stops where the links do
+        expectValid(db)
+    }
+
+    @Test func aRolledBackLinkChangeLeavesTheGraphAsItWas() throws {
+        let db = try makeDatabase()
+        let owner = Owner()
+        owner.name = "Ana"
+        owner.pet = Pet()
+        try db.write { try db.add(owner) }
+        let pet = try #require(owner.pet)
+        try db.beginWrite()
+        owner.pet = nil
+        try db.delete(pet)
+        db.cancelWrite()
+        #expect(owner.pet == pet)
+        #expect(!pet.isInvalidated)
+        expectValid(db)
+    }
+
+    @Test func aLinkToTheWrongTypeOrAnotherHandleIsRefused() throws {
+        let db = try makeDatabase()
+        let other = try Database(configuration: db.configuration)
+        let owner = Owner()
+        owner.name = "Ana"
+        try db.write { try db.add(owner) }
+        let foreign = Pet()
+        try other.write { try other.add(foreign) }
+        expectTroveError(.invalidObject) { try db.write { owner.pet = foreign } }
+        #expect(owner.pet == nil)
+        expectValid(db)
+    }
+
+    @Test func queriesCompareLinksWithObjectsAndNil() throws {
+        let db = try makeDatabase()
+        let rex = Pet()
+        rex.name = "Rex"
+        try db.write {
+            for name in ["a", "b", "c"] {
+                let owner = Owner()
+                owner.name = name
+                owner.pet = name == "c" ? nil : rex
+                try db.add(owner)
+            }
+        }
+        #expect(try db.objects(Owner.self).filter("pet == %@", rex).count == 2)
+        #expect(try db.objects(Owner.self).filter("pet == nil").map(\.name) == ["c"])
+    }
+}
