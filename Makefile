@@ -34,6 +34,8 @@ demo: deps
 	$(SWIFT) run --skip-build PhotoDiary $(DEMO_DIR)/photos.trove
 	$(SWIFT) build --product Inventory
 	$(SWIFT) run --skip-build Inventory $(DEMO_DIR)/inventory.trove
+	$(SWIFT) build --product Chat
+	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/chat.trove
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -47,6 +47,10 @@ protocol Engine: AnyObject {
     func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int)
     /// `score` in [low, high) sorted by score, the first `limit`: sum of their ages and score.
     func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int)
+    /// W9: gives person `i + 1` the list of friends `friends[i]` (ids of shape-C rows).
+    func linkFriends(_ friends: [[Int]]) throws
+    /// W9: for each person, the sum of its friends' ages; `checksum` weighs each sum by the person's id.
+    func sumFriendAges() throws -> (people: Int, checksum: Int)
 
     /// On a file of `count` shape-B objects: `readers` threads look up random
     /// ids while one thread commits single-object updates, for `seconds`.

@@ -13,6 +13,7 @@ let barDefinitions: [(workload: String, title: String, against: String, threshol
     ("W7", "equality on an indexed", "SQLite", 1.5),
     ("W7", "unindexed range: count", "SQLite", 25.0),
     ("W7", "unindexed range: sort, fetch", "SQLite", 3.0),
+    ("W9", "follow to-many links", "SQLite", 2.0),
 ]
 
 func evaluateBars(_ rows: [Row]) -> [Bar] {

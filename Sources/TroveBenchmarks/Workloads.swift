@@ -11,6 +11,24 @@ extension Runner {
         if options.wants("W6") { try w6() }
         if options.wants("W7") { try w7() }
         if options.wants("W8") { try w8() }
+        if options.wants("W9") { try w9() }
+    }
+
+    /// Following to-many links: each person has a list of 10 friends; sum their ages per person.
+    func w9() throws {
+        let count = options.size(100_000)
+        let rows = RowC.make(count)
+        var random = SeededGenerator(seed: 9)
+        let friends = (0..<count).map { _ in (0..<10).map { _ in Int.random(in: 1...count, using: &random) } }
+        let engines: [any Engine.Type] = [TroveEngine.self, SQLiteEngine.self]
+        try run("W9", "follow to-many links: sum friends' ages per person", size: count, unit: "objects/s", engines: engines) {
+            engine in
+            try engine.insertC(rows)
+            try engine.linkFriends(friends)
+            var result = (people: 0, checksum: 0)
+            let seconds = try measure { result = try engine.sumFriendAges() }
+            return Sample(seconds: seconds, operations: result.people, answer: "\(result.people)/\(result.checksum)")
+        }
     }
 
     func w1() throws {

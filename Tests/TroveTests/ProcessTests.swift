@@ -123,4 +123,19 @@ struct ExampleTests {
         #expect(result.output.contains("updated Ada: age 37"))
         #expect(result.output.contains("deleted #3; 2 person(s) stored in total"))
     }
+
+    @Test("the chat sends messages into rooms, blocks, and deletes a room with its messages and photos, twice in a row")
+    func chat() throws {
+        let file = makeTemporaryDirectory().appendingPathComponent("chat.trove").path
+        let first = try run("Chat", [file])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.output.contains("room-bo holds 4 message(s), tags [\"friends\"]"))
+        #expect(first.output.contains("last 3 in room-bo: Bo: cute [read] | me: look [sending] | Bo: hey! [read]"))
+        #expect(first.output.contains("Cy has 0 room(s), messages from Cy: 0, photos 2 -> 1"))
+        #expect(first.output.contains("integrity: no problems"))
+        let second = try run("Chat", [file])
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.output.contains("found 4 message(s) from earlier runs"))
+        #expect(second.output.contains("reopened the file: 8 message(s) (expected 8)"))
+    }
 }

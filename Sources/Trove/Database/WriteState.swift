@@ -66,6 +66,25 @@ final class ObjectBinding {
         return resolve(storageKeyPath, key)
     }
 
+    private var userKeyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
+
+    /// The column a model key path (`\Person.age`) reads, or nil when it reads none.
+    func column(forKeyPath keyPath: AnyKeyPath) -> Int? {
+        let key = ObjectIdentifier(keyPath)
+        for entry in userKeyPathColumns where entry.key == key { return entry.column }
+        guard let recorder = probe._recorder else { return nil }
+        recorder.columns.removeAll()
+        guard probe[keyPath: keyPath] != nil, let column = recorder.columns.first else { return nil }
+        // `\.owner?.name` records the link column and reads on past it: not one column.
+        if layout.types[column] == .link,
+            (type(of: keyPath).valueType as? any _TroveStorable.Type)?._troveLinkTarget == nil
+        {
+            return nil
+        }
+        if userKeyPathColumns.count < 256 { userKeyPathColumns.append((key, column)) }
+        return column
+    }
+
     private func resolve(_ storageKeyPath: AnyKeyPath, _ key: ObjectIdentifier) -> Int {
         guard let field = probe[keyPath: storageKeyPath] as? any PersistedField,
             let column = field.boundColumn

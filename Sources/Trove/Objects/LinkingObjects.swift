@@ -18,14 +18,23 @@
 public struct LinkingObjects<Element: Object>: RandomAccessCollection {
     /// nil for an unmanaged object.
     let results: Results<Element>?
+    /// The link property of `Element` that points here, as declared.
+    let originProperty: String?
 
     /// An inverse relationship as seen by an unmanaged object (empty).
     public init() {
         results = nil
+        originProperty = nil
+    }
+
+    init(originProperty: String) {
+        results = nil
+        self.originProperty = originProperty
     }
 
     init(results: Results<Element>) {
         self.results = results
+        originProperty = nil
     }
 
     public var startIndex: Int { 0 }
@@ -54,6 +63,13 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
         return results.sorted(by: keyPath, ascending: ascending)
     }
 }
+
+/// How reflection finds the origin property of a `LinkingObjects` field without knowing its element type.
+protocol _TroveOriginNamed {
+    var originProperty: String? { get }
+}
+
+extension LinkingObjects: _TroveOriginNamed {}
 
 extension LinkingObjects: _TroveStorable {
     public static var _troveType: PropertyType { .link }
@@ -95,7 +111,6 @@ extension Persisted {
     /// @Persisted(originProperty: "owner") var tasks: LinkingObjects<Task>
     /// ```
     public init<T: Object>(originProperty: String) where Value == LinkingObjects<T> {
-        self.init(wrappedValue: LinkingObjects())
-        options.originProperty = originProperty
+        self.init(wrappedValue: LinkingObjects(originProperty: originProperty))
     }
 }

@@ -145,13 +145,21 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     public func array() -> [Element] {
         guard owner != nil else { return unmanaged }
         return read { place in
-            let values = try place.database.listValues(
-                owner: place.key, column: column, table: place.table, place.database.readTransaction())
-            let elements = values.map { Element._troveResolve($0, in: place.database) }
-            if let objects = elements as? [Object], let first = objects.first, let table = first._table {
-                place.database.loadRecords(into: objects, table: table)
+            let database = place.database
+            let values = try database.listValues(owner: place.key, column: column, table: place.table, database.readTransaction())
+            guard let target = Element._troveLinkTarget else {
+                return values.map { Element._troveResolve($0, in: database) }
             }
-            return elements
+            // Objects: bind them all to one binding and read their records in one pass.
+            let binding = try database.objectBinding(for: target)
+            let objects = values.map { value -> Object in
+                let object = binding.info.type.init()
+                if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
+                return object
+            }
+            database.loadRecords(into: objects, table: binding.table)
+            // Element is the object type here (a list of objects holds no optionals): same representation.
+            return unsafeBitCast(objects, to: [Element].self)
         }
     }
 
@@ -285,7 +293,26 @@ extension List where Element: Object {
         results().sorted(byKeyPath: keyPath, ascending: ascending)
     }
 
-    /// The distinct objects of the list as live ``Results``, to query, sort and aggregate.
+    /// The sum of a numeric property over the list's objects (repeats count again), read
+    /// in place without materializing objects.
+    ///
+    /// ```swift
+    /// let total = person.friends.sum(of: \.age)
+    /// ```
+    public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V {
+        results().sum(of: keyPath)
+    }
+
+    /// The smallest value of a property among the list's objects; nil when empty.
+    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { results().min(of: keyPath) }
+
+    /// The largest value of a property among the list's objects; nil when empty.
+    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { results().max(of: keyPath) }
+
+    /// The mean of a numeric property over the list's objects; nil when empty.
+    public func average<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> Double? { results().average(of: keyPath) }
+
+    /// The list's objects as live ``Results`` (in list order, repeats included), to query, sort and aggregate.
     public func results() -> Results<Element> {
         guard let place else {
             preconditionFailure("Trove: only the list of a stored object can be queried; add its owner first")

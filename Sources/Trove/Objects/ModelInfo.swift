@@ -67,7 +67,8 @@ final class ModelInfo: @unchecked Sendable {
                 objectType: target.map { ModelInfo.storedName(of: $0) }, collection: collection,
                 deleteRule: target != nil && collection != .linkingObjects && options.deleteRule != .nullify
                     ? options.deleteRule : nil,
-                originProperty: options.originProperty)
+                originProperty: (storable._troveLoadAny(from: UnsafeRawPointer(base) + valueOffset) as? any _TroveOriginNamed)?
+                    .originProperty)
             return Field(
                 schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable,
                 linkTarget: target)

@@ -95,7 +95,6 @@ struct PersistedOptions: Sendable {
     @usableFromInline var indexed: Bool
     @usableFromInline var autoIncrement: Bool
     @usableFromInline var deleteRule: DeleteRule = .nullify
-    @usableFromInline var originProperty: String?
 
     @usableFromInline
     init(primaryKey: Bool, indexed: Bool, autoIncrement: Bool) {

@@ -18,7 +18,7 @@ struct SortKey {
 enum QueryPlanner {
     /// What an index can contribute to a predicate.
     struct IndexPlan {
-        /// Candidate object keys, ascending.
+        /// Candidate object keys, ascending (a list's keys: in list order, with repeats).
         var keys: [UInt64]
         /// True when the keys are exactly the answer (no record needs checking).
         var isExact: Bool
@@ -136,7 +136,8 @@ enum QueryPlanner {
         }
         for part in parts {
             if case .objectKeys(let listKeys) = part {
-                return IndexPlan(keys: Array(Set(try listKeys(transaction))).sorted(), isExact: parts.count == 1)
+                // In the order given, repeats included: the results of a list are the list.
+                return IndexPlan(keys: try listKeys(transaction), isExact: parts.count == 1)
             }
         }
         for part in parts {

@@ -283,13 +283,7 @@ struct ResultsSource<Element> {
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { keyPath in
-                let probe = Element()
-                probe.bindProbe(table: binding.table, columns: binding.columns, info: binding.info)
-                guard let path = keyPath as? PartialKeyPath<Element> else { return nil }
-                _ = probe[keyPath: path]
-                return probe._recorder?.columns.first
-            })
+            columnForKeyPath: { binding.column(forKeyPath: $0) })
     }
 
     static func value(_ binding: ValueBinding, _: Element.Type) -> ResultsSource where Element: Persistable {

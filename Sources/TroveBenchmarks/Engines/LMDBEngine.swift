@@ -262,6 +262,8 @@ final class LMDBEngine: Engine {
         BenchmarkFailure(description: "raw LMDB has no secondary indexes or query engine")
     }
     func insertC(_ rows: [RowC]) throws { throw unsupported() }
+    func linkFriends(_ friends: [[Int]]) throws { throw unsupported() }
+    func sumFriendAges() throws -> (people: Int, checksum: Int) { throw unsupported() }
     func countAgeEquals(_ value: Int) throws -> Int { throw unsupported() }
     func countNameEquals(_ value: String) throws -> Int { throw unsupported() }
     func countScoreEquals(_ value: Int) throws -> Int { throw unsupported() }

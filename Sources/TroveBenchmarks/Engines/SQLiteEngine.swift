@@ -25,6 +25,9 @@ final class SQLiteEngine: Engine {
         try execute("CREATE INDEX IF NOT EXISTS c_name ON c(name)")
         try execute("CREATE INDEX IF NOT EXISTS c_age ON c(age)")
         try execute("CREATE INDEX IF NOT EXISTS c_city ON c(city)")
+        try execute(
+            "CREATE TABLE IF NOT EXISTS c_friends (owner INTEGER, position INTEGER, friend INTEGER, PRIMARY KEY (owner, position)) WITHOUT ROWID"
+        )
     }
 
     deinit {
@@ -246,6 +249,33 @@ final class SQLiteEngine: Engine {
                 sqlite3_reset(insert)
             }
         }
+    }
+
+    func linkFriends(_ friends: [[Int]]) throws {
+        let insert = try statement("INSERT INTO c_friends VALUES (?, ?, ?)")
+        try transaction {
+            for (index, list) in friends.enumerated() {
+                for (position, friend) in list.enumerated() {
+                    sqlite3_bind_int64(insert, 1, Int64(index + 1))
+                    sqlite3_bind_int64(insert, 2, Int64(position))
+                    sqlite3_bind_int64(insert, 3, Int64(friend))
+                    try step(insert)
+                    sqlite3_reset(insert)
+                }
+            }
+        }
+    }
+
+    func sumFriendAges() throws -> (people: Int, checksum: Int) {
+        let select = try statement(
+            "SELECT l.owner, SUM(f.age) FROM c_friends l JOIN c f ON f.id = l.friend GROUP BY l.owner")
+        var people = 0
+        var checksum = 0
+        while sqlite3_step(select) == SQLITE_ROW {
+            people += 1
+            checksum &+= Int(sqlite3_column_int64(select, 0)) &* Int(sqlite3_column_int64(select, 1))
+        }
+        return (people, checksum)
     }
 
     private func count(_ sql: String, bind: (OpaquePointer) -> Void) throws -> Int {

@@ -40,6 +40,7 @@ final class BenchC: Object {
     @Persisted(indexed: true) var age = 0
     @Persisted(indexed: true) var city = ""
     @Persisted var score = 0
+    @Persisted var friends = List<BenchC>()
 }
 
 /// Trove, used the way an app uses it: model objects, write blocks, Results.
@@ -216,6 +217,26 @@ final class TroveEngine: Engine {
                 try db.add(object)
             }
         }
+    }
+
+    func linkFriends(_ friends: [[Int]]) throws {
+        let people = db.objects(BenchC.self).array()  // in id order: person i + 1 is people[i]
+        try db.write {
+            for (index, list) in friends.enumerated() {
+                people[index].friends.append(contentsOf: list.map { people[$0 - 1] })
+            }
+        }
+    }
+
+    func sumFriendAges() throws -> (people: Int, checksum: Int) {
+        var people = 0
+        var checksum = 0
+        for person in db.objects(BenchC.self) {
+            let sum = person.friends.sum(of: \.age)
+            people += 1
+            checksum &+= person.id &* sum
+        }
+        return (people, checksum)
     }
 
     func countAgeEquals(_ value: Int) throws -> Int {
