@@ -46,4 +46,37 @@ struct HierarchyTests {
         #expect(db.object(ofType: Me.self, forPrimaryKey: 1)?.profileImageUrl == "https://example.com/me.png")
         expectValid(db)
     }
+
+    @Test("a class and its subclasses are queried together, filtered and sorted on the properties they share")
+    func queriedTogether() throws {
+        let db = try makeDatabase { $0.objectTypes = [User.self, Me.self, OtherUser.self] }
+        try db.write {
+            for (id, name) in [(1, "Cy"), (2, "Al")] {
+                let user = User()
+                user.id = id
+                user.name = name
+                try db.add(user)
+            }
+            let me = Me()
+            me.id = 1
+            me.name = "Bo"
+            try db.add(me)
+            let other = OtherUser()
+            other.id = 9
+            other.name = "Di"
+            try db.add(other)
+        }
+        let everyone = db.objects(User.self, includingSubclasses: true)
+        #expect(everyone.count == 4)
+        #expect(db.objects(User.self, includingSubclasses: false).count == 2)
+        #expect(Set(everyone.map(\.name)) == ["Al", "Bo", "Cy", "Di"])
+        #expect(everyone.sorted(by: \.name).map(\.name) == ["Al", "Bo", "Cy", "Di"])
+        #expect(
+            everyone.sorted(by: \.name, ascending: false).map { String(describing: type(of: $0)) } == [
+                "OtherUser", "User", "Me", "User",
+            ])
+        let filtered = try everyone.filter("name > %@", "Bo")
+        #expect(Set(filtered.map(\.name)) == ["Cy", "Di"])
+        #expect(filtered.contains { $0 is OtherUser })
+    }
 }
