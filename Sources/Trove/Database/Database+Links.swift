@@ -141,7 +141,7 @@ extension Database {
 
     /// The objects one link column of an object points at (with repeats, for lists).
     func linkTargets(of objectKey: UInt64, column: Int, in table: TableInfo, _ transaction: Transaction) throws -> [UInt64] {
-        if table.lists[column] != nil {
+        if table.collections[column] != nil {
             return try listValues(owner: objectKey, column: column, table: table, transaction).compactMap { value in
                 if case .int(let key) = value { return UInt64(bitPattern: key) }
                 return nil
@@ -200,10 +200,10 @@ extension Database {
     /// Drops what an object links to: its inverse-link entries and its lists.
     func detachOutgoing(_ key: UInt64, in table: TableInfo, _ state: WriteState) throws {
         guard table.hasRelations else { return }
-        for column in table.lists.keys {
-            try listRemoveAll(owner: key, column: column, table: table, state)
+        for column in table.collections.keys {
+            try collectionRemoveAll(owner: key, column: column, table: table, state)
         }
-        for (column, refs) in table.refs where table.lists[column] == nil {
+        for (column, refs) in table.refs where table.collections[column] == nil {
             for target in try linkTargets(of: key, column: column, in: table, state.transaction) {
                 try adjustRef(refs, target: target, source: key, by: -1, state.transaction)
             }
@@ -215,8 +215,8 @@ extension Database {
         for (source, column) in try incomingLinks(to: table.name) {
             guard let refs = source.refs[column] else { continue }
             for sourceKey in try sources(of: key, in: refs, state.transaction) {
-                if source.lists[column] != nil {
-                    try listRemoveOccurrences(of: key, owner: sourceKey, column: column, table: source, state)
+                if source.collections[column] != nil {
+                    try collectionRemoveOccurrences(of: key, owner: sourceKey, column: column, table: source, state)
                 } else if let record = try fetchRecord(sourceKey, table: source) {
                     _ = try updateColumn(column, to: .null, objectKey: sourceKey, record: record, table: source, state)
                 }

@@ -16,8 +16,12 @@ extension Database {
         return key
     }
 
-    private static func owner(of key: UnsafeRawBufferPointer) -> UInt64? {
-        key.count == 12 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : nil
+    static func owner(of key: UnsafeRawBufferPointer) -> UInt64? {
+        key.count >= 8 ? UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) : nil
+    }
+
+    static func ownerPrefix(_ owner: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: owner.bigEndian) { Array($0) }
     }
 
     private static func position(of key: UnsafeRawBufferPointer) -> Int {
@@ -25,10 +29,12 @@ extension Database {
     }
 
     func listCount(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> Int {
-        guard let list = table.lists[column], transaction.canSee(list) else { return 0 }
+        guard let list = table.collections[column], transaction.canSee(list) else { return 0 }
         let end = Database.listKey(owner: owner, position: .max)
         return try transaction.withCursor(on: list) { cursor in
-            if let exact = try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }), Database.owner(of: exact.key) == owner {
+            if let exact = try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }), exact.key.count == 12,
+                Database.owner(of: exact.key) == owner
+            {
                 return Database.position(of: exact.key) + 1
             }
             let before =
@@ -41,7 +47,7 @@ extension Database {
     func listElement(owner: UInt64, column: Int, position: Int, table: TableInfo, _ transaction: Transaction) throws
         -> StoredValue?
     {
-        guard let list = table.lists[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
+        guard let list = table.collections[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
             return nil
         }
         let key = Database.listKey(owner: owner, position: UInt32(position))
@@ -50,31 +56,88 @@ extension Database {
         }
     }
 
-    /// Every element of one list, in order.
+    /// Every element of one list, set or map, in key order.
     func listValues(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [StoredValue] {
-        guard let list = table.lists[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
+        try collectionEntries(owner: owner, column: column, table: table, transaction).map(\.value)
+    }
+
+    /// Every entry of one collection: the key after the owner prefix, and the element.
+    func collectionEntries(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws
+        -> [(key: [UInt8], value: StoredValue)]
+    {
+        guard let collection = table.collections[column], let layout = table.elementLayouts[column],
+            transaction.canSee(collection)
+        else {
             return []
         }
-        let start = Database.listKey(owner: owner, position: 0)
-        return try transaction.withCursor(on: list) { cursor in
-            var values: [StoredValue] = []
+        let start = Database.ownerPrefix(owner)
+        return try transaction.withCursor(on: collection) { cursor in
+            var entries: [(key: [UInt8], value: StoredValue)] = []
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, Database.owner(of: current.key) == owner {
-                values.append(RecordReader(current.value, layout: layout).value(at: 0))
+                entries.append((Array(current.key.dropFirst(8)), RecordReader(current.value, layout: layout).value(at: 0)))
                 entry = try cursor.next()
             }
-            return values
+            return entries
         }
     }
 
+    /// Empties one collection of one owner, releasing the inverse links of its objects.
+    func collectionRemoveAll(owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
+        for entry in entries {
+            try (Database.ownerPrefix(owner) + entry.key).withUnsafeBytes {
+                _ = try state.transaction.delete(table.collections[column]!, key: $0)
+            }
+        }
+        if let refs = table.refs[column] {
+            for case .int(let target) in entries.map(\.value) {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+            }
+        }
+        if !entries.isEmpty { generation &+= 1 }
+    }
+
+    /// Removes a deleted object from one collection of objects (a list loses
+    /// every occurrence, a set its member, a map the entries holding it).
+    func collectionRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
+        throws
+    {
+        if table.schema.properties[column].collection == .list {
+            return try listRemoveOccurrences(of: target, owner: owner, column: column, table: table, state)
+        }
+        let needle = StoredValue.int(Int64(bitPattern: target))
+        let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
+        var removed = 0
+        for entry in entries where entry.value == needle {
+            try (Database.ownerPrefix(owner) + entry.key).withUnsafeBytes {
+                _ = try state.transaction.delete(table.collections[column]!, key: $0)
+            }
+            removed += 1
+        }
+        if removed > 0, let refs = table.refs[column] {
+            try adjustRef(refs, target: target, source: owner, by: -removed, state.transaction)
+        }
+        generation &+= 1
+    }
+
     /// Writes one element; keeps the inverse links of a list of objects in step.
-    private func putElement(
+    func putElement(
         _ value: StoredValue, replacing old: StoredValue?, owner: UInt64, column: Int, position: Int, table: TableInfo,
         _ state: WriteState
     ) throws {
-        let list = table.lists[column]!
+        try putEntry(
+            value, replacing: old, key: Database.listKey(owner: owner, position: UInt32(position)), owner: owner, column: column,
+            table: table, state)
+    }
+
+    /// Writes one collection entry under its full key; keeps inverse links in step.
+    func putEntry(
+        _ value: StoredValue, replacing old: StoredValue?, key: [UInt8], owner: UInt64, column: Int, table: TableInfo,
+        _ state: WriteState
+    ) throws {
+        let list = table.collections[column]!
         try state.recordWriter.encode([value], layout: table.elementLayouts[column]!)
-        let key = Database.listKey(owner: owner, position: UInt32(position))
         try key.withUnsafeBytes { k in
             try state.recordWriter.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
         }
@@ -90,7 +153,7 @@ extension Database {
 
     private func deleteElement(owner: UInt64, column: Int, position: Int, table: TableInfo, _ state: WriteState) throws {
         let key = Database.listKey(owner: owner, position: UInt32(position))
-        try key.withUnsafeBytes { _ = try state.transaction.delete(table.lists[column]!, key: $0) }
+        try key.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
     }
 
     func listInsert(_ value: StoredValue, at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
@@ -111,7 +174,9 @@ extension Database {
             try state.recordWriter.encode([moved], layout: layout)
             let key = Database.listKey(owner: owner, position: UInt32(index))
             try key.withUnsafeBytes { k in
-                try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.lists[column]!, key: k, value: $0) }
+                try state.recordWriter.bytes.withUnsafeBytes {
+                    _ = try transaction.put(table.collections[column]!, key: k, value: $0)
+                }
             }
             index -= 1
         }
@@ -146,16 +211,11 @@ extension Database {
             let key = Database.listKey(owner: owner, position: UInt32(position))
             try key.withUnsafeBytes { k in
                 try state.recordWriter.bytes.withUnsafeBytes {
-                    _ = try state.transaction.put(table.lists[column]!, key: k, value: $0)
+                    _ = try state.transaction.put(table.collections[column]!, key: k, value: $0)
                 }
             }
         }
         generation &+= 1
-    }
-
-    func listRemoveAll(owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
-        let values = try listValues(owner: owner, column: column, table: table, state.transaction)
-        try rewriteList([], from: 0, removed: values, owner: owner, column: column, table: table, state, oldCount: values.count)
     }
 
     /// Removes every occurrence of an object from a list of objects (its target was deleted).
@@ -181,7 +241,7 @@ extension Database {
             let key = Database.listKey(owner: owner, position: UInt32(position))
             try key.withUnsafeBytes { k in
                 try state.recordWriter.bytes.withUnsafeBytes {
-                    _ = try state.transaction.put(table.lists[column]!, key: k, value: $0)
+                    _ = try state.transaction.put(table.collections[column]!, key: k, value: $0)
                 }
             }
         }
@@ -196,8 +256,8 @@ extension Database {
         generation &+= 1
     }
 
-    /// Refuses an element the list cannot hold (nil in a non-optional list, a dangling object key).
-    private func checkElement(_ value: StoredValue, column: Int, table: TableInfo) throws {
+    /// Refuses an element the collection cannot hold (nil in a non-optional one, a dangling object key).
+    func checkElement(_ value: StoredValue, column: Int, table: TableInfo) throws {
         let property = table.schema.properties[column]
         if value.isNull, !property.isOptional {
             throw TroveError(.invalidValue, "\(table.name).\(property.name) cannot hold nil", path: path)

@@ -40,6 +40,13 @@ extension Database {
         }
     }
 
+    private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo) throws -> StoredValue {
+        if let target = element as? Object {
+            return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table)))
+        }
+        return StoredValue(any: element) ?? .null
+    }
+
     /// Writes the links and lists an unmanaged object held, adding the objects they reach.
     private func storeRelations(of object: Object, binding: ObjectBinding, _ state: WriteState) throws {
         let table = binding.table
@@ -55,16 +62,21 @@ extension Database {
                     field.column, to: .int(Int64(bitPattern: key)), objectKey: object._objectKey, record: record, table: table,
                     state)
                 object._recordGeneration = generation
-            case .list:
+            case .list, .set:
                 guard let list = held as? any _TroveListStorage else { continue }
                 for (position, element) in list._unmanagedElements.enumerated() {
-                    let value: StoredValue
-                    if let target = element as? Object {
-                        value = .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table)))
+                    let value = try storedElement(element, property: property, table: table)
+                    if property.collection == .list {
+                        try listInsert(value, at: position, owner: object._objectKey, column: field.column, table: table, state)
                     } else {
-                        value = StoredValue(any: element) ?? .null
+                        try setInsert(value, owner: object._objectKey, column: field.column, table: table, state)
                     }
-                    try listInsert(value, at: position, owner: object._objectKey, column: field.column, table: table, state)
+                }
+            case .map:
+                guard let map = held as? any _TroveMapStorage else { continue }
+                for entry in map._unmanagedEntries {
+                    let value = try storedElement(entry.value, property: property, table: table)
+                    try mapSet(value, forKey: entry.key, owner: object._objectKey, column: field.column, table: table, state)
                 }
             case .linkingObjects:
                 continue

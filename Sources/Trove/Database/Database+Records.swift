@@ -129,7 +129,7 @@ extension Database {
 
     /// Records the to-one links of a freshly stored record in their inverse-link tables.
     private func attachLinks(_ values: [StoredValue], objectKey: UInt64, table: TableInfo, _ state: WriteState) throws {
-        for (column, refs) in table.refs where table.lists[column] == nil {
+        for (column, refs) in table.refs where table.collections[column] == nil {
             guard case .int(let target) = values[column] else { continue }
             try checkLinkTarget(values[column], property: table.schema.properties[column], of: table)
             try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: 1, state.transaction)

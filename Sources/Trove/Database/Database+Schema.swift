@@ -105,7 +105,7 @@ extension Database {
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
-        var lists: [Int: Table] = [:]
+        var collections: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
@@ -122,15 +122,14 @@ extension Database {
                 }
                 refs[column] = table
             }
-            if property.collection == .list {
-                guard let table = try transaction.existingTable(TableInfo.listName(schema.name, property.name)) else {
-                    return nil
-                }
-                lists[column] = table
+            if let name = TableInfo.collectionName(schema.name, property) {
+                guard let table = try transaction.existingTable(name) else { return nil }
+                collections[column] = table
             }
         }
         return TableInfo(
-            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs, lists: lists)
+            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
+            collections: collections)
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -158,7 +157,7 @@ extension Database {
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
-        var lists: [Int: Table] = [:]
+        var collections: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
@@ -167,13 +166,14 @@ extension Database {
                 indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!
             }
             if property.isLink { refs[column] = try transaction.openTable(TableInfo.refsName(schema.name, property.name))! }
-            if property.collection == .list {
-                lists[column] = try transaction.openTable(TableInfo.listName(schema.name, property.name))!
+            if let name = TableInfo.collectionName(schema.name, property) {
+                collections[column] = try transaction.openTable(name)!
             }
         }
         try Catalog.storeSchema(schema, in: transaction)
         let table = TableInfo(
-            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs, lists: lists)
+            schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
+            collections: collections)
         if !addedIndexes.isEmpty {
             try buildIndexes(addedIndexes, of: table, in: transaction)
         }

@@ -23,9 +23,10 @@ final class TableInfo: @unchecked Sendable {
     /// Per link column (and list of links): target key + source key -> how
     /// many times the source links to the target. Answers inverse links.
     let refs: [Int: Table]
-    /// Per list column: owner key + position -> element.
-    let lists: [Int: Table]
-    /// How a list column's elements are encoded: a one-column record.
+    /// Per collection column (list, set, map): owner key ‖ position, value
+    /// key or map key -> element. One owner's elements are adjacent.
+    let collections: [Int: Table]
+    /// How a collection's elements are encoded: a one-column record.
     let elementLayouts: [Int: RecordLayout]
     /// Whether any column is a link or a collection stored apart from the record.
     let hasRelations: Bool
@@ -39,7 +40,7 @@ final class TableInfo: @unchecked Sendable {
 
     init(
         schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
-        lists: [Int: Table] = [:]
+        collections: [Int: Table] = [:]
     ) {
         name = schema.name
         self.schema = schema
@@ -50,16 +51,16 @@ final class TableInfo: @unchecked Sendable {
         keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
         self.indexes = indexes
         self.refs = refs
-        self.lists = lists
+        self.collections = collections
         var layouts: [Int: RecordLayout] = [:]
-        for column in lists.keys {
+        for column in collections.keys {
             var element = schema.properties[column]
             element.collection = nil
             element.defaultValue = nil
             layouts[column] = RecordLayout(ObjectSchema(name: schema.name, properties: [element]))
         }
         elementLayouts = layouts
-        hasRelations = !refs.isEmpty || !lists.isEmpty
+        hasRelations = !refs.isEmpty || !collections.isEmpty
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
         columnIndex = columns
@@ -73,7 +74,15 @@ final class TableInfo: @unchecked Sendable {
         "\(Environment.multiValuePrefix)\(type).\(property)"
     }
     static func refsName(_ type: String, _ property: String) -> String { "ref:\(type).\(property)" }
-    static func listName(_ type: String, _ property: String) -> String { "list:\(type).\(property)" }
+    /// The table of a list, set or map property.
+    static func collectionName(_ type: String, _ property: PropertySchema) -> String? {
+        switch property.collection {
+        case .list: return "list:\(type).\(property.name)"
+        case .set: return "set:\(type).\(property.name)"
+        case .map: return "map:\(type).\(property.name)"
+        case .linkingObjects, nil: return nil
+        }
+    }
 
     /// Every LMDB table a stored type uses, with whether it holds several values per key.
     static func tableNames(for schema: ObjectSchema) -> [(name: String, isMultiValue: Bool)] {
@@ -82,7 +91,7 @@ final class TableInfo: @unchecked Sendable {
         for property in schema.properties {
             if property.isIndexed, !property.isPrimaryKey { names.append((indexName(schema.name, property.name), true)) }
             if property.isLink { names.append((refsName(schema.name, property.name), false)) }
-            if property.collection == .list { names.append((listName(schema.name, property.name), false)) }
+            if let name = collectionName(schema.name, property) { names.append((name, false)) }
         }
         return names
     }

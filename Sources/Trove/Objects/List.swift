@@ -46,51 +46,7 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     /// Whether the list belongs to a stored object.
     public var isManaged: Bool { owner != nil }
 
-    private struct Place {
-        let database: Database
-        let table: TableInfo
-        let key: UInt64
-    }
-
-    private var place: Place? {
-        guard let owner, let database = owner._database, let table = owner._table else { return nil }
-        return Place(database: database, table: table, key: owner._objectKey)
-    }
-
-    private func read<R>(_ body: (Place) throws -> R) -> R {
-        let place = place!
-        do {
-            return try body(place)
-        } catch {
-            fatalError("Trove: cannot read \(place.table.name).\(propertyName) from \(place.database.path): \(error)")
-        }
-    }
-
-    private var propertyName: String { owner?._table?.schema.properties[column].name ?? "list" }
-
-    /// Runs a change in the owner's write transaction; a failure is reported when the write commits.
-    private func change(_ operation: String, _ body: (Place, WriteState) throws -> Void) {
-        let place = place!
-        guard let state = place.database.writeState else {
-            fatalError(
-                "Trove: cannot \(operation) \(place.table.name).\(propertyName) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
-            )
-        }
-        if state.deferredError != nil { return }
-        do {
-            try body(place, state)
-        } catch {
-            state.deferredError = error
-        }
-    }
-
-    private func stored(_ element: Element, _ place: Place) throws -> StoredValue {
-        if let object = element as? Object {
-            let property = place.table.schema.properties[column]
-            return .int(Int64(bitPattern: try place.database.linkKey(for: object, property: property, of: place.table)))
-        }
-        return element._troveStored
-    }
+    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
 
     private func checkIndex(_ position: Int, _ count: Int, allowEnd: Bool = false) {
         precondition(
@@ -106,32 +62,29 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     public func index(before i: Int) -> Int { i - 1 }
 
     public var count: Int {
-        guard owner != nil else { return unmanaged.count }
-        return read { try $0.database.listCount(owner: $0.key, column: column, table: $0.table, $0.database.readTransaction()) }
+        guard let place else { return unmanaged.count }
+        return place.read { try place.database.listCount(owner: place.key, column: column, table: place.table, $0) }
     }
 
     public subscript(position: Int) -> Element {
         get {
-            guard owner != nil else { return unmanaged[position] }
-            return read { place in
-                guard
-                    let value = try place.database.listElement(
-                        owner: place.key, column: column, position: position, table: place.table,
-                        place.database.readTransaction())
-                else {
-                    preconditionFailure("Trove: index \(position) is out of range for \(place.table.name).\(propertyName)")
-                }
-                return Element._troveResolve(value, in: place.database)
+            guard let place else { return unmanaged[position] }
+            let value = place.read {
+                try place.database.listElement(owner: place.key, column: column, position: position, table: place.table, $0)
             }
+            guard let value else {
+                preconditionFailure("Trove: index \(position) is out of range for \(place.name)")
+            }
+            return place.resolve([value], as: Element.self)[0]
         }
         set {
-            guard owner != nil else { return unmanaged[position] = newValue }
-            change("replace an element of") { place, state in
+            guard let place else { return unmanaged[position] = newValue }
+            place.change("replace an element of") { state in
                 checkIndex(
                     position,
                     try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction))
                 try place.database.listSet(
-                    stored(newValue, place), at: position, owner: place.key, column: column, table: place.table, state)
+                    place.stored(newValue), at: position, owner: place.key, column: column, table: place.table, state)
             }
         }
     }
@@ -143,24 +96,9 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// The elements as an array.
     public func array() -> [Element] {
-        guard owner != nil else { return unmanaged }
-        return read { place in
-            let database = place.database
-            let values = try database.listValues(owner: place.key, column: column, table: place.table, database.readTransaction())
-            guard let target = Element._troveLinkTarget else {
-                return values.map { Element._troveResolve($0, in: database) }
-            }
-            // Objects: bind them all to one binding and read their records in one pass.
-            let binding = try database.objectBinding(for: target)
-            let objects = values.map { value -> Object in
-                let object = binding.info.type.init()
-                if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
-                return object
-            }
-            database.loadRecords(into: objects, table: binding.table)
-            // Element is the object type here (a list of objects holds no optionals): same representation.
-            return unsafeBitCast(objects, to: [Element].self)
-        }
+        guard let place else { return unmanaged }
+        let values = place.read { try place.database.listValues(owner: place.key, column: column, table: place.table, $0) }
+        return place.resolve(values, as: Element.self)
     }
 
     public var description: String { "List\(array())" }
@@ -169,11 +107,11 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Adds an element at the end (an unmanaged object is added to the database).
     public func append(_ element: Element) {
-        guard owner != nil else { return unmanaged.append(element) }
-        change("append to") { place, state in
+        guard let place else { return unmanaged.append(element) }
+        place.change("append to") { state in
             let end = try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction)
             try place.database.listInsert(
-                stored(element, place), at: end, owner: place.key, column: column, table: place.table, state)
+                place.stored(element), at: end, owner: place.key, column: column, table: place.table, state)
         }
     }
 
@@ -184,23 +122,23 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Inserts an element at `position`, moving the later ones back.
     public func insert(_ element: Element, at position: Int) {
-        guard owner != nil else { return unmanaged.insert(element, at: position) }
-        change("insert into") { place, state in
+        guard let place else { return unmanaged.insert(element, at: position) }
+        place.change("insert into") { state in
             checkIndex(
                 position, try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction),
                 allowEnd: true)
             try place.database.listInsert(
-                stored(element, place), at: position, owner: place.key, column: column, table: place.table, state)
+                place.stored(element), at: position, owner: place.key, column: column, table: place.table, state)
         }
     }
 
     /// Removes the element at `position` (for a list of objects, the object stays stored).
     public func remove(at position: Int) {
-        guard owner != nil else {
+        guard let place else {
             unmanaged.remove(at: position)
             return
         }
-        change("remove from") { place, state in
+        place.change("remove from") { state in
             checkIndex(
                 position, try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction))
             try place.database.listRemove(at: position, owner: place.key, column: column, table: place.table, state)
@@ -214,20 +152,20 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Removes every element.
     public func removeAll() {
-        guard owner != nil else { return unmanaged.removeAll() }
-        change("remove all of") { place, state in
-            try place.database.listRemoveAll(owner: place.key, column: column, table: place.table, state)
+        guard let place else { return unmanaged.removeAll() }
+        place.change("remove all of") { state in
+            try place.database.collectionRemoveAll(owner: place.key, column: column, table: place.table, state)
         }
     }
 
     /// Moves the element at `source` to `destination` (its index afterwards).
     public func move(from source: Int, to destination: Int) {
-        guard owner != nil else {
+        guard let place else {
             let element = unmanaged.remove(at: source)
             unmanaged.insert(element, at: destination)
             return
         }
-        change("move elements of") { place, state in
+        place.change("move elements of") { state in
             let count = try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction)
             checkIndex(source, count)
             checkIndex(destination, count)
@@ -317,18 +255,6 @@ extension List where Element: Object {
         guard let place else {
             preconditionFailure("Trove: only the list of a stored object can be queried; add its owner first")
         }
-        let binding = place.database.objectBindingOrTrap(for: Element.self)
-        let column = self.column
-        let table = place.table
-        let database = place.database
-        let owner = place.key
-        return Results(
-            database: database, source: .object(binding),
-            predicate: .objectKeys { transaction in
-                try database.listValues(owner: owner, column: column, table: table, transaction).compactMap {
-                    if case .int(let key) = $0 { return UInt64(bitPattern: key) }
-                    return nil
-                }
-            })
+        return place.results(Element.self)
     }
 }

@@ -109,9 +109,9 @@ final class ModelInfo: @unchecked Sendable {
                         "\(typeName).\(property.name): a link must be optional; declare it as `\(property.objectType ?? "Object")?`"
                     )
                 }
-                if property.collection == .list, property.isOptional {
+                if property.collection == .list || property.collection == .set, property.isOptional {
                     problems.append(
-                        "\(typeName).\(property.name): a list of objects cannot hold nil; use List<\(property.objectType ?? "Object")>"
+                        "\(typeName).\(property.name): a collection of objects cannot hold nil; use \(property.collection == .list ? "List" : "MutableSet")<\(property.objectType ?? "Object")>"
                     )
                 }
                 if property.isIndexed {

@@ -43,6 +43,8 @@ public struct PropertySchema: Codable, Sendable, Equatable {
         switch collection {
         case nil: return element
         case .list: return "List<\(element)>"
+        case .set: return "MutableSet<\(element)>"
+        case .map: return "Map<String, \(element)>"
         case .linkingObjects: return "LinkingObjects<\(objectType ?? "Object")>"
         }
     }
@@ -68,6 +70,10 @@ public struct PropertySchema: Codable, Sendable, Equatable {
 public enum CollectionKind: String, Codable, Sendable {
     /// An ordered ``List``.
     case list
+    /// A ``MutableSet``: distinct values, kept in value order.
+    case set
+    /// A ``Map`` from strings to values.
+    case map
     /// The objects whose link property points at this one (``LinkingObjects``), computed, not stored.
     case linkingObjects
 }

@@ -112,32 +112,37 @@ extension Database {
         func exists(_ key: UInt64, in target: TableInfo) throws -> Bool {
             try transaction.withValue(in: target.objects, key: key) { $0 != nil }
         }
-        for column in Set(table.refs.keys).union(table.lists.keys).sorted() {
+        for column in Set(table.refs.keys).union(table.collections.keys).sorted() {
             let property = table.schema.properties[column]
             // (target, source) -> how often the source links to the target.
             var expected: [[UInt64]: Int] = [:]
-            if let list = table.lists[column] {
+            if let collection = table.collections[column] {
+                let isList = property.collection == .list
                 var previous: (owner: UInt64, position: Int)?
-                try transaction.withCursor(on: list) { cursor in
+                try transaction.withCursor(on: collection) { cursor in
                     var entry = try cursor.first()
                     while let current = entry {
                         entry = try cursor.next()
-                        guard current.key.count == 12 else {
+                        guard current.key.count == 12 || (!isList && current.key.count >= 8) else {
                             problem(.damagedList, "\(property.name) has a key of \(current.key.count) bytes")
                             continue
                         }
                         let owner = UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self))
-                        let position = Int(UInt32(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-                        let expectedPosition = previous?.owner == owner ? previous!.position + 1 : 0
-                        if position != expectedPosition {
-                            problem(
-                                .damagedList,
-                                "\(property.name) of object \(owner) has element \(position) where \(expectedPosition) belongs")
+                        if isList {
+                            let position = Int(UInt32(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                            let expectedPosition = previous?.owner == owner ? previous!.position + 1 : 0
+                            if position != expectedPosition {
+                                problem(
+                                    .damagedList,
+                                    "\(property.name) of object \(owner) has element \(position) where \(expectedPosition) belongs"
+                                )
+                            }
+                            previous = (owner, position)
                         }
-                        previous = (owner, position)
-                        if try !exists(owner, in: table) {
+                        if previous?.owner != owner || isList, try !exists(owner, in: table) {
                             problem(.damagedList, "\(property.name) has elements for object \(owner), which does not exist")
                         }
+                        if !isList { previous = (owner, 0) }
                         if property.isLink, let layout = table.elementLayouts[column],
                             case .int(let target) = RecordReader(current.value, layout: layout).value(at: 0)
                         {

@@ -1,0 +1,117 @@
+import TroveStorage
+
+/// Set and map storage, beside lists (`Database+Lists.swift`).
+///
+/// A set property keeps `set:Type.prop` with keys `owner ‖ index key of the
+/// value` (order-preserving, so a set iterates in value order; a value too
+/// long for a key gets a hash of the whole value appended), and the value
+/// itself as the entry. A map keeps `map:Type.prop` with keys
+/// `owner ‖ UTF-8 of the map key`. Membership, lookup, insert and remove are
+/// one B-tree operation each, whatever the size.
+extension Database {
+    /// Longest map key, in UTF-8 bytes (LMDB keys are at most 511 bytes).
+    static let maximumMapKeyLength = 400
+
+    /// The key of a set member.
+    func setKey(_ value: StoredValue, owner: UInt64, column: Int, table: TableInfo) -> [UInt8] {
+        var (bytes, exact) = IndexKey.make(value, type: table.layout.types[column])
+        // Leave room for the owner and the hash within LMDB's 511-byte keys.
+        if bytes.count > 480 {
+            bytes.removeLast(bytes.count - 480)
+            exact = false
+        }
+        var key = Database.ownerPrefix(owner) + bytes
+        if !exact {
+            // Two long values with one prefix: tell them apart by a hash of the whole value.
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            var text = value.description
+            text.withUTF8 { for byte in $0 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 } }
+            withUnsafeBytes(of: hash.bigEndian) { key.append(contentsOf: $0) }
+        }
+        return key
+    }
+
+    func setContains(_ value: StoredValue, owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws
+        -> Bool
+    {
+        guard let set = table.collections[column], let layout = table.elementLayouts[column], transaction.canSee(set) else {
+            return false
+        }
+        let key = setKey(value, owner: owner, column: column, table: table)
+        return try key.withUnsafeBytes { k in
+            try transaction.withValue(in: set, key: k) { stored in
+                stored.map { ValueComparison.test(RecordReader($0, layout: layout).value(at: 0), .equal, value, []) } ?? false
+            }
+        }
+    }
+
+    /// Adds a member; returns false when it was there already.
+    @discardableResult
+    func setInsert(_ value: StoredValue, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws -> Bool {
+        try checkElement(value, column: column, table: table)
+        if try setContains(value, owner: owner, column: column, table: table, state.transaction) { return false }
+        try putEntry(
+            value, replacing: nil, key: setKey(value, owner: owner, column: column, table: table), owner: owner, column: column,
+            table: table, state)
+        generation &+= 1
+        return true
+    }
+
+    /// Removes a member; returns false when it was not there.
+    @discardableResult
+    func setRemove(_ value: StoredValue, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws -> Bool {
+        guard try setContains(value, owner: owner, column: column, table: table, state.transaction) else { return false }
+        let key = setKey(value, owner: owner, column: column, table: table)
+        try key.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
+        if let refs = table.refs[column], case .int(let target) = value {
+            try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+        }
+        generation &+= 1
+        return true
+    }
+
+    func setCount(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> Int {
+        try collectionEntries(owner: owner, column: column, table: table, transaction).count
+    }
+
+    private func mapKey(_ key: String, owner: UInt64, table: TableInfo, column: Int) throws -> [UInt8] {
+        let bytes = Array(key.utf8)
+        guard bytes.count <= Database.maximumMapKeyLength else {
+            throw TroveError(
+                .invalidValue,
+                "a key of \(table.name).\(table.schema.properties[column].name) is \(bytes.count) bytes; map keys can be at most \(Database.maximumMapKeyLength)",
+                path: path)
+        }
+        return Database.ownerPrefix(owner) + bytes
+    }
+
+    func mapValue(forKey key: String, owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws
+        -> StoredValue?
+    {
+        guard let map = table.collections[column], let layout = table.elementLayouts[column], transaction.canSee(map) else {
+            return nil
+        }
+        let bytes = try mapKey(key, owner: owner, table: table, column: column)
+        return try bytes.withUnsafeBytes { k in
+            try transaction.withValue(in: map, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+        }
+    }
+
+    /// Sets a map entry; nil removes it.
+    func mapSet(_ value: StoredValue?, forKey key: String, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
+        throws
+    {
+        let old = try mapValue(forKey: key, owner: owner, column: column, table: table, state.transaction)
+        let bytes = try mapKey(key, owner: owner, table: table, column: column)
+        if let value {
+            try checkElement(value, column: column, table: table)
+            try putEntry(value, replacing: old, key: bytes, owner: owner, column: column, table: table, state)
+        } else if let old {
+            try bytes.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
+            if let refs = table.refs[column], case .int(let target) = old {
+                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+            }
+        }
+        generation &+= 1
+    }
+}

@@ -1,0 +1,81 @@
+/// Where a managed collection property (``List``, ``MutableSet``, ``Map``)
+/// lives: its owner's handle, table and key, and its column. The three
+/// collection types read and change the database through it.
+struct CollectionPlace {
+    let database: Database
+    let table: TableInfo
+    let key: UInt64
+    let column: Int
+
+    init?(owner: Object?, column: Int) {
+        guard let owner, let database = owner._database, let table = owner._table else { return nil }
+        self.database = database
+        self.table = table
+        key = owner._objectKey
+        self.column = column
+    }
+
+    var name: String { "\(table.name).\(table.schema.properties[column].name)" }
+
+    /// A read from the handle's snapshot; a storage failure traps (collection reads cannot throw).
+    func read<R>(_ body: (Transaction) throws -> R) -> R {
+        do {
+            return try body(database.readTransaction())
+        } catch {
+            fatalError("Trove: cannot read \(name) from \(database.path): \(error)")
+        }
+    }
+
+    /// A change inside the handle's write transaction; a failure is kept and
+    /// thrown by the write when it commits (collection mutators cannot throw).
+    func change(_ operation: String, _ body: (WriteState) throws -> Void) {
+        guard let state = database.writeState else {
+            fatalError(
+                "Trove: cannot \(operation) \(name) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
+            )
+        }
+        if state.deferredError != nil { return }
+        do {
+            try body(state)
+        } catch {
+            state.deferredError = error
+        }
+    }
+
+    /// The stored form of an element; an unmanaged object is added first.
+    func stored<E: _TroveStorable>(_ element: E) throws -> StoredValue {
+        if let object = element as? Object {
+            return .int(
+                Int64(bitPattern: try database.linkKey(for: object, property: table.schema.properties[column], of: table)))
+        }
+        return element._troveStored
+    }
+
+    /// Elements from stored values; objects are bound together and read in one pass.
+    func resolve<E: _TroveStorable>(_ values: [StoredValue], as _: E.Type) -> [E] {
+        guard let target = E._troveLinkTarget else { return values.map { E._troveResolve($0, in: database) } }
+        let binding = database.objectBindingOrTrap(for: target)
+        let objects = values.map { value -> Object in
+            let object = binding.info.type.init()
+            if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
+            return object
+        }
+        database.loadRecords(into: objects, table: binding.table)
+        // E is the object type here (collections of objects hold no optionals): same representation.
+        return unsafeBitCast(objects, to: [E].self)
+    }
+
+    /// The objects of a collection of objects as live ``Results`` (in collection order, repeats included).
+    func results<E: Object>(_: E.Type) -> Results<E> {
+        let binding = database.objectBindingOrTrap(for: E.self)
+        let (database, table, owner, column) = (self.database, self.table, key, self.column)
+        return Results(
+            database: database, source: .object(binding),
+            predicate: .objectKeys { transaction in
+                try database.listValues(owner: owner, column: column, table: table, transaction).compactMap {
+                    if case .int(let key) = $0 { return UInt64(bitPattern: key) }
+                    return nil
+                }
+            })
+    }
+}

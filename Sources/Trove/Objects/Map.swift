@@ -1,0 +1,141 @@
+/// The key type of a ``Map``: strings, as in Realm.
+public protocol _TroveMapKey: Hashable, Comparable, Sendable {
+    init(_troveMapKey: String)
+    var _troveMapKey: String { get }
+}
+
+extension String: _TroveMapKey {
+    public init(_troveMapKey: String) { self = _troveMapKey }
+    public var _troveMapKey: String { self }
+}
+
+/// A dictionary property of an ``Object``: string keys to values (or objects).
+///
+/// ```swift
+/// final class Profile: Object {
+///     @Persisted var links = Map<String, String>()
+/// }
+/// try db.write {
+///     profile.links["blog"] = "https://example.com"
+///     profile.links["old"] = nil                   // removes it
+/// }
+/// profile.links["blog"]    // one lookup, whatever the size
+/// ```
+///
+/// A managed map iterates its keys in UTF-8 byte order. Keys are at most
+/// 400 bytes of UTF-8. Deleting an object that a map holds removes its entries.
+public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, CustomStringConvertible {
+    private var unmanaged: [(key: Key, value: Value)] = []
+    private let owner: Object?
+    private let column: Int
+
+    /// An empty, unmanaged map.
+    public init() {
+        owner = nil
+        column = -1
+    }
+
+    init(owner: Object, column: Int) {
+        self.owner = owner
+        self.column = column
+    }
+
+    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+
+    /// Whether the map belongs to a stored object.
+    public var isManaged: Bool { owner != nil }
+
+    public var count: Int {
+        guard let place else { return unmanaged.count }
+        return place.read { try place.database.collectionEntries(owner: place.key, column: column, table: place.table, $0).count }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The value for a key; setting nil removes the entry.
+    public subscript(key: Key) -> Value? {
+        get {
+            guard let place else { return unmanaged.first { $0.key == key }?.value }
+            let stored = place.read {
+                try place.database.mapValue(forKey: key._troveMapKey, owner: place.key, column: column, table: place.table, $0)
+            }
+            return stored.map { place.resolve([$0], as: Value.self)[0] }
+        }
+        set {
+            guard let place else {
+                unmanaged.removeAll { $0.key == key }
+                if let newValue { unmanaged.append((key, newValue)) }
+                return
+            }
+            place.change("set a value of") { state in
+                try place.database.mapSet(
+                    newValue.map { try place.stored($0) }, forKey: key._troveMapKey, owner: place.key, column: column,
+                    table: place.table, state)
+            }
+        }
+    }
+
+    /// Removes a key; returns the value it had.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        let old = self[key]
+        self[key] = nil
+        return old
+    }
+
+    /// Removes every entry.
+    public func removeAll() {
+        guard let place else { return unmanaged.removeAll() }
+        place.change("remove all of") { state in
+            try place.database.collectionRemoveAll(owner: place.key, column: column, table: place.table, state)
+        }
+    }
+
+    /// The entries, in key order.
+    public func entries() -> [(key: Key, value: Value)] {
+        guard let place else { return unmanaged.sorted { $0.key < $1.key } }
+        let stored = place.read { try place.database.collectionEntries(owner: place.key, column: column, table: place.table, $0) }
+        let values = place.resolve(stored.map(\.value), as: Value.self)
+        return zip(stored, values).map { (Key(_troveMapKey: String(decoding: $0.key, as: UTF8.self)), $1) }
+    }
+
+    public var keys: [Key] { entries().map(\.key) }
+    public var values: [Value] { entries().map(\.value) }
+
+    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { entries().makeIterator() }
+
+    public var description: String {
+        "Map[" + entries().map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+}
+
+/// What `add` needs of an unmanaged map whose types it does not know.
+protocol _TroveMapStorage {
+    var _unmanagedEntries: [(key: String, value: Any)] { get }
+}
+
+extension Map: _TroveMapStorage {
+    var _unmanagedEntries: [(key: String, value: Any)] { entries().map { ($0.key._troveMapKey, $0.value as Any) } }
+}
+
+extension Map: _TroveStorable {
+    public static var _troveType: PropertyType { Value._troveType }
+    public static var _troveIsOptional: Bool { Value._troveIsOptional }
+    public static var _troveDefault: Map { Map() }
+    public convenience init(_troveStored: StoredValue) { self.init() }
+    public var _troveStored: StoredValue { .null }
+    public static var _troveLinkTarget: Object.Type? { Value._troveLinkTarget }
+    public static var _troveCollection: CollectionKind? { .map }
+
+    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Map {
+        Map(owner: object, column: object._binding.unsafelyUnwrapped.column(for: storage))
+    }
+
+    public static func _troveManagedSet(_ value: Map, _ object: Object, _ storage: AnyKeyPath) {
+        let target = _troveManagedGet(object, storage)
+        if value.owner === object && value.column == target.column { return }
+        let entries = value.entries()
+        target.removeAll()
+        for entry in entries { target[entry.key] = entry.value }
+    }
+}

@@ -1,0 +1,166 @@
+/// An unordered collection of distinct values (or objects) as a property of an ``Object``.
+///
+/// ```swift
+/// final class Photo: Object {
+///     @Persisted var tags = MutableSet<String>()
+/// }
+/// try db.write {
+///     photo.tags.insert("beach")
+///     photo.tags.formUnion(["sea", "beach"])   // "beach" once
+/// }
+/// photo.tags.contains("sea")   // one lookup, whatever the size
+/// ```
+///
+/// A managed set iterates in value order (strings by their UTF-8 bytes,
+/// numbers by value, objects by object key).
+public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, CustomStringConvertible {
+    private var unmanaged: [Element] = []
+    private let owner: Object?
+    private let column: Int
+
+    /// An empty, unmanaged set.
+    public init() {
+        owner = nil
+        column = -1
+    }
+
+    /// An unmanaged set holding the distinct elements of a sequence.
+    public convenience init<S: Sequence>(_ elements: S) where S.Element == Element {
+        self.init()
+        for element in elements where !unmanaged.contains(element) { unmanaged.append(element) }
+    }
+
+    init(owner: Object, column: Int) {
+        self.owner = owner
+        self.column = column
+    }
+
+    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+
+    /// Whether the set belongs to a stored object.
+    public var isManaged: Bool { owner != nil }
+
+    public var count: Int {
+        guard let place else { return unmanaged.count }
+        return place.read { try place.database.setCount(owner: place.key, column: column, table: place.table, $0) }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    public func contains(_ element: Element) -> Bool {
+        guard let place else { return unmanaged.contains(element) }
+        if let object = element as? Object, object._database !== place.database || object.isInvalidated { return false }
+        return place.read {
+            try place.database.setContains(element._troveStored, owner: place.key, column: column, table: place.table, $0)
+        }
+    }
+
+    /// The elements as an array, in the set's order.
+    public func array() -> [Element] {
+        guard let place else { return unmanaged }
+        let values = place.read { try place.database.listValues(owner: place.key, column: column, table: place.table, $0) }
+        return place.resolve(values, as: Element.self)
+    }
+
+    public func makeIterator() -> IndexingIterator<[Element]> { array().makeIterator() }
+
+    public var description: String { "MutableSet\(array())" }
+
+    /// Adds an element if it is not there (an unmanaged object is added to the database).
+    public func insert(_ element: Element) {
+        guard let place else {
+            if !unmanaged.contains(element) { unmanaged.append(element) }
+            return
+        }
+        place.change("insert into") { state in
+            try place.database.setInsert(place.stored(element), owner: place.key, column: column, table: place.table, state)
+        }
+    }
+
+    /// Removes an element if it is there.
+    public func remove(_ element: Element) {
+        guard let place else {
+            unmanaged.removeAll { $0 == element }
+            return
+        }
+        if let object = element as? Object, !object.isManaged { return }
+        place.change("remove from") { state in
+            try place.database.setRemove(element._troveStored, owner: place.key, column: column, table: place.table, state)
+        }
+    }
+
+    /// Removes every element.
+    public func removeAll() {
+        guard let place else { return unmanaged.removeAll() }
+        place.change("remove all of") { state in
+            try place.database.collectionRemoveAll(owner: place.key, column: column, table: place.table, state)
+        }
+    }
+
+    /// Adds every element of a sequence.
+    public func formUnion<S: Sequence>(_ other: S) where S.Element == Element {
+        for element in other { insert(element) }
+    }
+
+    /// Keeps only the elements that are also in `other`.
+    public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
+        let keep = Array(other)
+        for element in array() where !keep.contains(element) { remove(element) }
+    }
+
+    /// Removes the elements of `other`.
+    public func subtract<S: Sequence>(_ other: S) where S.Element == Element {
+        for element in other { remove(element) }
+    }
+
+    /// Whether every element is also in `other`.
+    public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element {
+        let superset = Array(other)
+        return array().allSatisfy { superset.contains($0) }
+    }
+
+    /// Whether the sets share an element.
+    public func intersects<S: Sequence>(_ other: S) -> Bool where S.Element == Element {
+        other.contains { contains($0) }
+    }
+}
+
+/// What `add` needs of an unmanaged set or list whose element type it does not know.
+extension MutableSet: _TroveListStorage {
+    var _unmanagedElements: [Any] { array().map { $0 as Any } }
+}
+
+extension MutableSet: _TroveStorable {
+    public static var _troveType: PropertyType { Element._troveType }
+    public static var _troveIsOptional: Bool { Element._troveIsOptional }
+    public static var _troveDefault: MutableSet { MutableSet() }
+    public convenience init(_troveStored: StoredValue) { self.init() }
+    public var _troveStored: StoredValue { .null }
+    public static var _troveLinkTarget: Object.Type? { Element._troveLinkTarget }
+    public static var _troveCollection: CollectionKind? { .set }
+
+    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> MutableSet {
+        MutableSet(owner: object, column: object._binding.unsafelyUnwrapped.column(for: storage))
+    }
+
+    public static func _troveManagedSet(_ value: MutableSet, _ object: Object, _ storage: AnyKeyPath) {
+        let target = _troveManagedGet(object, storage)
+        if value.owner === object && value.column == target.column { return }
+        let elements = value.array()
+        target.removeAll()
+        target.formUnion(elements)
+    }
+}
+
+extension MutableSet where Element: Object {
+    /// The set's objects as live ``Results``, to query, sort and aggregate.
+    public func results() -> Results<Element> {
+        guard let place else { preconditionFailure("Trove: only the set of a stored object can be queried; add its owner first") }
+        return place.results(Element.self)
+    }
+
+    /// The set's objects that match a predicate.
+    public func filter(_ predicateFormat: String, _ arguments: Any?...) throws -> Results<Element> {
+        try results().filter(predicateFormat, arguments: arguments)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class Profile: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var tags = MutableSet<String>()
+    @Persisted var luckyNumbers = MutableSet<Int>()
+    @Persisted var links = Map<String, String>()
+    @Persisted var scores = Map<String, Double?>()
+    @Persisted var friends = MutableSet<Badge>()
+    @Persisted var badges = Map<String, Badge>()
+}
+
+final class Badge: Object {
+    @Persisted var title = ""
+}
+
+@Suite struct SetAndMapTests {
+    private func badge(_ title: String) -> Badge {
+        let badge = Badge()
+        badge.title = title
+        return badge
+    }
+
+    @Test func aSetKeepsDistinctValuesInValueOrderAndPersists() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        profile.tags.insert("sea")
+        profile.tags.insert("sea")
+        #expect(profile.tags.count == 1)  // unmanaged sets are sets too
+        try db.write { try db.add(profile) }
+        try db.write {
+            profile.tags.formUnion(["beach", "sea", "sun"])
+            profile.luckyNumbers.formUnion([7, -3, 7, 42])
+        }
+        #expect(profile.tags.array() == ["beach", "sea", "sun"])
+        #expect(profile.luckyNumbers.array() == [-3, 7, 42])
+        #expect(profile.tags.contains("sun"))
+        #expect(!profile.tags.contains("snow"))
+        try db.write {
+            profile.tags.remove("sea")
+            profile.tags.remove("not there")
+            profile.luckyNumbers.formIntersection([7, 42, 100])
+        }
+        #expect(profile.tags.array() == ["beach", "sun"])
+        #expect(profile.luckyNumbers.array() == [7, 42])
+        #expect(profile.tags.isSubset(of: ["beach", "sun", "x"]))
+        #expect(profile.tags.intersects(["sun"]))
+        try db.write { profile.tags.subtract(["beach"]) }
+        let reopened = try Database(configuration: db.configuration)
+        #expect(reopened.object(ofType: Profile.self, forPrimaryKey: "p")!.tags.array() == ["sun"])
+        expectValid(db)
+    }
+
+    @Test func longStringsThatShareAPrefixStayDistinctMembers() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        try db.write { try db.add(profile) }
+        let prefix = String(repeating: "x", count: 600)
+        try db.write {
+            profile.tags.insert(prefix + "a")
+            profile.tags.insert(prefix + "b")
+            profile.tags.insert(prefix + "a")
+        }
+        #expect(profile.tags.count == 2)
+        #expect(profile.tags.contains(prefix + "b"))
+        #expect(!profile.tags.contains(prefix + "c"))
+        try db.write { profile.tags.remove(prefix + "a") }
+        #expect(profile.tags.array() == [prefix + "b"])
+        expectValid(db)
+    }
+
+    @Test func aMapGetsSetsRemovesAndPersists() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        profile.links["blog"] = "https://a.example"
+        try db.write { try db.add(profile) }
+        #expect(profile.links["blog"] == "https://a.example")
+        try db.write {
+            profile.links["code"] = "https://c.example"
+            profile.links["blog"] = "https://b.example"
+            profile.scores["math"] = 9.5
+            profile.scores["art"] = .some(nil)  // a stored nil, not a removal
+        }
+        #expect(profile.links.keys == ["blog", "code"])
+        #expect(profile.links.values == ["https://b.example", "https://c.example"])
+        #expect(profile.scores.count == 2)
+        #expect(profile.scores["art"] == .some(nil))
+        #expect(profile.scores["none"] == nil)
+        try db.write {
+            #expect(profile.links.removeValue(forKey: "code") == "https://c.example")
+            profile.scores["math"] = nil
+        }
+        #expect(profile.links.count == 1)
+        #expect(profile.scores.keys == ["art"])
+        let reopened = try Database(configuration: db.configuration)
+        #expect(reopened.object(ofType: Profile.self, forPrimaryKey: "p")!.links["blog"] == "https://b.example")
+        expectValid(db)
+    }
+
+    @Test func aTooLongMapKeyIsAClearErrorAndTheWriteFailsWhole() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        try db.write { try db.add(profile) }
+        let error = expectTroveError(.invalidValue) {
+            try db.write { profile.links[String(repeating: "k", count: 500)] = "v" }
+        }
+        #expect(error?.message.contains("at most 400") == true)
+        #expect(profile.links.isEmpty)
+    }
+
+    @Test func setsAndMapsOfObjectsLoseADeletedObjectAndAnswerQueries() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        let gold = badge("gold")
+        profile.friends.formUnion([gold, badge("silver")])
+        profile.badges["first"] = gold
+        profile.badges["second"] = badge("bronze")
+        try db.write { try db.add(profile) }
+        #expect(db.objects(Badge.self).count == 3)
+        #expect(profile.friends.count == 2)
+        #expect(profile.friends.contains(gold))
+        #expect(try profile.friends.filter("title BEGINSWITH 's'").map(\.title) == ["silver"])
+        #expect(profile.badges["first"]?.title == "gold")
+        try db.write { try db.delete(gold) }
+        #expect(profile.friends.map(\.title) == ["silver"])
+        #expect(profile.badges.keys == ["second"])
+        expectValid(db)
+        try db.write { try db.delete(profile) }  // nullify: the badges stay
+        #expect(db.objects(Badge.self).count == 2)
+        expectValid(db)
+    }
+
+    @Test func aRolledBackSetOrMapChangeIsUndone() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        profile.tags.insert("a")
+        profile.links["k"] = "v"
+        try db.write { try db.add(profile) }
+        try db.beginWrite()
+        profile.tags.removeAll()
+        profile.links["k"] = "changed"
+        profile.badges["new"] = badge("new")
+        db.cancelWrite()
+        #expect(profile.tags.array() == ["a"])
+        #expect(profile.links["k"] == "v")
+        #expect(profile.badges.isEmpty)
+        #expect(db.objects(Badge.self).isEmpty)
+        expectValid(db)
+    }
+}
