@@ -28,6 +28,9 @@ final class TableInfo: @unchecked Sendable {
     let collections: [Int: Table]
     /// How a collection's elements are encoded: a one-column record.
     let elementLayouts: [Int: RecordLayout]
+    /// A collection's elements seen as a type of one property (named like the
+    /// collection), so a query can bind a comparison to them.
+    let elementTables: [Int: TableInfo]
     /// Whether any column is a link or a collection stored apart from the record.
     let hasRelations: Bool
     /// The `meta` keys of this type's counters.
@@ -52,14 +55,19 @@ final class TableInfo: @unchecked Sendable {
         self.indexes = indexes
         self.refs = refs
         self.collections = collections
-        var layouts: [Int: RecordLayout] = [:]
-        for column in collections.keys {
+        var elementTables: [Int: TableInfo] = [:]
+        for (column, table) in collections {
             var element = schema.properties[column]
             element.collection = nil
             element.defaultValue = nil
-            layouts[column] = RecordLayout(ObjectSchema(name: schema.name, properties: [element]))
+            element.isIndexed = false
+            element.isPrimaryKey = false
+            elementTables[column] = TableInfo(
+                schema: ObjectSchema(name: "\(schema.name).\(element.name)", properties: [element]), objects: table,
+                primaryKeyIndex: nil, indexes: [:])
         }
-        elementLayouts = layouts
+        self.elementTables = elementTables
+        elementLayouts = elementTables.mapValues(\.layout)
         hasRelations = !refs.isEmpty || !collections.isEmpty
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }

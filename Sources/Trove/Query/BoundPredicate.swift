@@ -15,19 +15,29 @@ indirect enum BoundPredicate {
     /// sources of an inverse link). Only ever the first term of a top-level
     /// `AND`, where the planner answers it; on a record alone it holds.
     case objectKeys((Transaction) throws -> [UInt64])
+    /// `owner.name == 'x'`: follow a to-one link, test the target's record (nil: false).
+    case linked(column: Int, target: TableInfo, inner: BoundPredicate)
+    /// `ANY tags == 'x'`, `ALL songs.seconds > 60`: test each element of a
+    /// collection (or each object of an inverse link) and combine.
+    case collection(CollectionPath, QueryExpression.Quantifier, inner: BoundPredicate)
+    /// `messages.@count > 3`.
+    case collectionCount(CollectionPath, ComparisonOperator, StoredValue)
 
     /// Checks `expression` against `table` and resolves its property names.
-    static func bind(_ expression: QueryExpression, to table: TableInfo) throws -> BoundPredicate {
+    /// `tables` finds the type a link points at, for key paths through links.
+    static func bind(_ expression: QueryExpression, to table: TableInfo, tables: TableResolver) throws -> BoundPredicate {
         switch expression {
         case .constant(let value): return .constant(value)
         case .and(let terms):
-            return .and(flatten(try terms.map { try bind($0, to: table) }, and: true))
+            return .and(flatten(try terms.map { try bind($0, to: table, tables: tables) }, and: true))
         case .or(let terms):
-            return .or(flatten(try terms.map { try bind($0, to: table) }, and: false))
-        case .not(let inner): return .not(try bind(inner, to: table))
-        case .comparison(let comparison): return try bind(comparison, to: table)
+            return .or(flatten(try terms.map { try bind($0, to: table, tables: tables) }, and: false))
+        case .not(let inner): return .not(try bind(inner, to: table, tables: tables))
+        case .comparison(let comparison): return try bind(comparison, to: table, tables: tables)
         }
     }
+
+    typealias TableResolver = (String) throws -> TableInfo
 
     /// `a AND b`, flat, so a leading ``objectKeys`` term stays at the top.
     static func conjunction(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
@@ -56,7 +66,9 @@ indirect enum BoundPredicate {
         return column
     }
 
-    private static func bind(_ comparison: QueryExpression.Comparison, to table: TableInfo) throws -> BoundPredicate {
+    private static func bind(_ comparison: QueryExpression.Comparison, to table: TableInfo, tables: TableResolver) throws
+        -> BoundPredicate
+    {
         var lhs = comparison.lhs
         var rhs = comparison.rhs
         var op = comparison.op
@@ -74,8 +86,16 @@ indirect enum BoundPredicate {
                 .invalidQuery, "a comparison needs a property name on one side (at position \(comparison.position))",
                 position: comparison.position)
         }
-        let column = try column(name, position: position, in: table)
+        let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let column = try column(path[0], position: position, in: table)
         let property = table.schema.properties[column]
+        if path.count > 1 || property.collection != nil {
+            var rest = comparison
+            rest.lhs = .property(path.dropFirst().joined(separator: "."), position: position)
+            rest.rhs = rhs
+            rest.op = op
+            return try bindThrough(column, of: table, rest: rest, restIsEmpty: path.count == 1, tables: tables)
+        }
         switch rhs {
         case .property(let other, let otherPosition):
             let otherColumn = try self.column(other, position: otherPosition, in: table)
@@ -117,6 +137,52 @@ indirect enum BoundPredicate {
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
         }
+    }
+
+    /// A comparison whose key path starts at a link or a collection: the
+    /// rest of the path (in `rest.lhs`) is bound to the type or the elements it reaches.
+    private static func bindThrough(
+        _ column: Int, of table: TableInfo, rest: QueryExpression.Comparison, restIsEmpty: Bool, tables: TableResolver
+    ) throws -> BoundPredicate {
+        let property = table.schema.properties[column]
+        let position = rest.position
+        guard case .property(let restName, _) = rest.lhs else { preconditionFailure() }
+        func fail(_ message: String) -> TroveError {
+            TroveError(.invalidQuery, "\(table.name).\(property.name): \(message) (at position \(position))", position: position)
+        }
+        var path: CollectionPath?
+        if property.collection != nil {
+            path = try CollectionPath.resolve(column, of: table, tables: tables)
+        } else if property.type != .link {
+            throw fail("a \(property.typeDescription) has no properties; '.\(restName)' cannot follow it")
+        }
+        if restName == "@count" {
+            guard let path else { throw fail("@count needs a collection (List, MutableSet, Map or LinkingObjects)") }
+            guard case .value(let value) = rest.rhs, let number = value.numeric, let count = Int64(exactly: number) else {
+                throw fail("@count compares with a whole number")
+            }
+            return .collectionCount(path, rest.op, .int(count))
+        }
+        if restName.hasPrefix("@") { throw fail("\(restName) is not supported; use @count") }
+        guard let path else {
+            // A to-one link: the rest of the path is a property of the target.
+            return .linked(
+                column: column, target: try tables(property.objectType ?? ""),
+                inner: try bind(rest, to: tables(property.objectType ?? ""), tables: tables))
+        }
+        if let target = path.target, !restIsEmpty {
+            return .collection(path, rest.quantifier, inner: try bind(rest, to: target, tables: tables))
+        }
+        guard restIsEmpty else {
+            throw fail("its elements are \(property.type.swiftName) values; '.\(restName)' cannot follow them")
+        }
+        if path.inverseRefs != nil {
+            throw fail("compare a property of the linking objects, such as '\(property.name).name'")
+        }
+        // The elements themselves: bind to the collection seen as a type of one property.
+        var element = rest
+        element.lhs = .property(property.name, position: position)
+        return .collection(path, rest.quantifier, inner: try bind(element, to: table.elementTables[column]!, tables: tables))
     }
 
     private static func lhsIsProperty(_ operand: QueryExpression.Operand) -> Bool {
@@ -205,6 +271,8 @@ indirect enum BoundPredicate {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
+        case .linked, .collection, .collectionCount:
+            preconditionFailure("Trove: a query through links is compiled, never evaluated directly")
         }
     }
 
@@ -212,10 +280,72 @@ indirect enum BoundPredicate {
     var columns: Set<Int> {
         switch self {
         case .constant, .objectKeys: return []
+        case .linked(let column, _, _): return [column]
+        case .collection(let path, _, _), .collectionCount(let path, _, _): return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _): return [column]
         case .compareColumns(let left, _, let right, _): return [left, right]
+        }
+    }
+}
+
+/// Where a query through a collection finds the elements of one object: the
+/// collection's own table, or the inverse-link table of a ``LinkingObjects``.
+struct CollectionPath {
+    let column: Int
+    let owner: TableInfo
+    /// The type of the objects reached; nil for a collection of values.
+    let target: TableInfo?
+    /// For linking objects: the origin link's inverse-link table.
+    let inverseRefs: Table?
+
+    enum Element {
+        /// An element record of a list, set or map.
+        case record(UnsafeRawBufferPointer)
+        /// An object linking here.
+        case object(UInt64)
+    }
+
+    /// Visits the elements of `owner`'s collection until `visit` returns false.
+    func forEachElement(of ownerKey: UInt64, _ transaction: Transaction, _ visit: (Element) -> Bool) {
+        let table = inverseRefs ?? self.owner.collections[column]
+        guard let table, transaction.canSee(table) else { return }
+        let prefix = withUnsafeBytes(of: ownerKey.bigEndian) { Array($0) }
+        do {
+            try transaction.withCursor(on: table) { cursor in
+                var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                while let current = entry, current.key.count >= 8,
+                    UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self)) == ownerKey
+                {
+                    let element: Element =
+                        inverseRefs != nil
+                        ? .object(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                        : .record(current.value)
+                    if !visit(element) { return }
+                    entry = try cursor.next()
+                }
+            }
+        } catch {
+            fatalError("Trove: cannot read \(owner.name).\(owner.schema.properties[column].name) during a query: \(error)")
+        }
+    }
+}
+
+extension BoundPredicate {
+    /// Runs `body` on the record of one object; nil when it does not exist.
+    static func withRecord<R>(_ key: UInt64, of table: TableInfo, _ transaction: Transaction, _ body: (RecordReader) -> R)
+        -> R?
+    {
+        do {
+            return try transaction.withValue(in: table.objects, key: key) { bytes in
+                guard let bytes else { return nil }
+                var reader = RecordReader(bytes, layout: table.layout)
+                reader.objectKey = key
+                return body(reader)
+            }
+        } catch {
+            fatalError("Trove: cannot read a \(table.name) during a query: \(error)")
         }
     }
 }

@@ -1,23 +1,25 @@
+import TroveStorage
+
 /// Turns a bound predicate into one closure per node, with fast paths for
 /// the comparisons scans spend their time on (numbers and strings against a
 /// constant), so a scan does not rebuild a ``StoredValue`` per record.
 extension BoundPredicate {
-    func compile(_ layout: RecordLayout) -> (RecordReader) -> Bool {
+    func compile(_ layout: RecordLayout, _ transaction: Transaction) -> (RecordReader) -> Bool {
         switch self {
         case .constant(let value):
             return { _ in value }
         case .and(let parts):
-            let compiled = parts.map { $0.compile(layout) }
+            let compiled = parts.map { $0.compile(layout, transaction) }
             if compiled.count == 2 {
                 let (first, second) = (compiled[0], compiled[1])
                 return { first($0) && second($0) }
             }
             return { reader in compiled.allSatisfy { $0(reader) } }
         case .or(let parts):
-            let compiled = parts.map { $0.compile(layout) }
+            let compiled = parts.map { $0.compile(layout, transaction) }
             return { reader in compiled.contains { $0(reader) } }
         case .not(let inner):
-            let compiled = inner.compile(layout)
+            let compiled = inner.compile(layout, transaction)
             return { !compiled($0) }
         case .compare(let column, .matches, .string(let pattern), let options):
             // Compile the expression once for the whole scan.
@@ -31,6 +33,52 @@ extension BoundPredicate {
             return { ValueComparison.test($0.value(at: column), op, value, options) }
         case .objectKeys:
             return { _ in true }
+        case .linked(let column, let target, let inner):
+            let compiled = inner.compile(target.layout, transaction)
+            return { reader in
+                guard case .int(let key) = reader.value(at: column) else { return false }
+                return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction) { compiled($0) } ?? false
+            }
+        case .collection(let path, let quantifier, let inner):
+            let elementLayout = path.owner.elementLayouts[path.column]
+            let compiled = inner.compile(path.target?.layout ?? elementLayout!, transaction)
+            return { reader in
+                var sawMatch = false
+                var sawMiss = false
+                path.forEachElement(of: reader.objectKey, transaction) { element in
+                    var matched = false
+                    switch element {
+                    case .record(let bytes):
+                        let elementReader = RecordReader(bytes, layout: elementLayout!)
+                        if let target = path.target {
+                            if case .int(let key) = elementReader.value(at: 0) {
+                                matched =
+                                    BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, compiled) ?? false
+                            }
+                        } else {
+                            matched = compiled(elementReader)
+                        }
+                    case .object(let key):
+                        matched = BoundPredicate.withRecord(key, of: path.target!, transaction, compiled) ?? false
+                    }
+                    if matched { sawMatch = true } else { sawMiss = true }
+                    return quantifier == .all ? !sawMiss : !sawMatch  // go on while the answer is open
+                }
+                switch quantifier {
+                case .any: return sawMatch
+                case .all: return !sawMiss
+                case .none: return !sawMatch
+                }
+            }
+        case .collectionCount(let path, let op, let value):
+            return { reader in
+                var count = 0
+                path.forEachElement(of: reader.objectKey, transaction) { _ in
+                    count += 1
+                    return true
+                }
+                return ValueComparison.test(.int(Int64(count)), op, value, [])
+            }
         case .compareList, .compareColumns:
             return { self.evaluate($0) }
         }

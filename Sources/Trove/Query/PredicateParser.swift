@@ -112,6 +112,15 @@ struct PredicateParser {
 
     private mutating func parseComparison() throws -> QueryExpression {
         let start = peek!.position
+        var quantifier = QueryExpression.Quantifier.any
+        for (word, meaning) in [("ANY", QueryExpression.Quantifier.any), ("SOME", .any), ("ALL", .all), ("NONE", .none)]
+        where peek?.isKeyword(word) == true && index + 1 < tokens.count {
+            if case .identifier = tokens[index + 1].kind {
+                quantifier = meaning
+                index += 1
+                break
+            }
+        }
         let lhs = try parseOperand()
         guard let opToken = peek else { throw endError("an operator such as ==, <, BEGINSWITH or IN") }
         guard let op = opToken.comparisonOperator else {
@@ -130,7 +139,7 @@ struct PredicateParser {
             }
         }
         let rhs = try parseOperand()
-        return .comparison(.init(lhs: lhs, op: op, rhs: rhs, options: options, position: start))
+        return .comparison(.init(lhs: lhs, op: op, rhs: rhs, options: options, position: start, quantifier: quantifier))
     }
 
     private mutating func parseOperand() throws -> QueryExpression.Operand {

@@ -14,6 +14,16 @@ indirect enum QueryExpression: Sendable {
         var options: StringOptions
         /// Where the comparison starts in the query text, for errors.
         var position: Int
+        /// `ANY`, `ALL` or `NONE` before a key path through a collection.
+        var quantifier: Quantifier = .any
+    }
+
+    /// How a comparison through a collection (`ANY tags == 'x'`) combines its elements.
+    enum Quantifier: Sendable {
+        /// Some element matches (also what no keyword means).
+        case any
+        case all
+        case none
     }
 
     enum Operand: Sendable {

@@ -5,6 +5,9 @@ import TroveStorage
 struct SortKey {
     let column: Int
     let ascending: Bool
+    /// For a key path beyond the record (`owner.name`, `tasks.@count`): how
+    /// to compute the value from the record and the snapshot.
+    var derived: ((RecordReader, Transaction) -> StoredValue)? = nil
 }
 
 /// Finds the objects a query selects.
@@ -30,14 +33,15 @@ enum QueryPlanner {
         table: TableInfo, predicate: BoundPredicate?, in transaction: Transaction,
         _ visit: (UInt64, RecordReader) throws -> Void
     ) throws {
-        let matches = predicate.map { $0.compile(table.layout) }
+        let matches = predicate.map { $0.compile(table.layout, transaction) }
         if let predicate, let plan = try indexPlan(predicate, table: table, transaction) {
             guard !plan.keys.isEmpty else { return }
             try transaction.withCursor(on: table.objects) { cursor in
                 for key in plan.keys {
                     var bigEndian = key.bigEndian
                     guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
-                    let reader = RecordReader(entry.value, layout: table.layout)
+                    var reader = RecordReader(entry.value, layout: table.layout)
+                    reader.objectKey = key
                     if plan.isExact || matches!(reader) { try visit(key, reader) }
                 }
             }
@@ -47,8 +51,9 @@ enum QueryPlanner {
         try transaction.withCursor(on: table.objects) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                let reader = RecordReader(current.value, layout: table.layout)
-                if matches?(reader) ?? true { try visit(OrderedKey.objectKey(from: current.key), reader) }
+                var reader = RecordReader(current.value, layout: table.layout)
+                reader.objectKey = OrderedKey.objectKey(from: current.key)
+                if matches?(reader) ?? true { try visit(reader.objectKey, reader) }
                 entry = try cursor.next()
             }
         }
@@ -66,12 +71,12 @@ enum QueryPlanner {
             try forEachMatch(table: table, predicate: predicate, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
-        if sort.count == 1, table.layout.types[sort[0].column].isInteger {
+        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
             return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
         }
         var selected: [(key: UInt64, sortValues: [StoredValue])] = []
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            selected.append((key, sort.map { reader.value(at: $0.column) }))
+            selected.append((key, sort.map { $0.derived?(reader, transaction) ?? reader.value(at: $0.column) }))
         }
         selected.sort { left, right in
             for (index, key) in sort.enumerated() {

@@ -7,6 +7,9 @@ struct RecordReader {
     let layout: RecordLayout
     let columns: Int
     let header: Int
+    /// The key of the object the record belongs to, where the reader knows it
+    /// (query scans): what queries through collections start from.
+    var objectKey: UInt64 = 0
 
     init(_ bytes: UnsafeRawBufferPointer, layout: RecordLayout) {
         self.bytes = bytes

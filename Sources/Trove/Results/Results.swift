@@ -134,18 +134,31 @@ public struct Results<Element>: RandomAccessCollection {
     /// ``filter(_:_:)`` with the arguments as an array.
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
         let expression = try database.parsedPredicate(predicateFormat, arguments: arguments)
-        var bound = try BoundPredicate.bind(expression, to: table)
+        var bound = try BoundPredicate.bind(expression, to: table, tables: { [database] in try database.tableInfo(named: $0) })
         if let predicate { bound = .conjunction(predicate, bound) }
         return Results(database: database, source: source, predicate: bound, sort: sort)
     }
 
     /// The elements sorted by a property, named as a string.
+    ///
+    /// The key path may go through links and end in an aggregate over a
+    /// collection, which Realm refuses:
+    ///
+    /// ```swift
+    /// db.objects(Person.self).sorted(byKeyPath: "tasks.@count", ascending: false)
+    /// db.objects(Task.self).sorted(byKeyPath: "owner.name")
+    /// db.objects(Team.self).sorted(byKeyPath: "members.@avg.age")
+    /// ```
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
-        guard let column = table.columnIndex[keyPath] else {
-            preconditionFailure("Trove: cannot sort \(table.name) by '\(keyPath)': \(table.unknownProperty(keyPath).message)")
+        do {
+            let key = try SortKey.resolve(keyPath, in: table, ascending: ascending) { [database] in
+                try database.tableInfo(named: $0)
+            }
+            return Results(database: database, source: source, predicate: predicate, sort: [key])
+        } catch {
+            preconditionFailure(
+                "Trove: cannot sort \(table.name) by '\(keyPath)': \((error as? TroveError)?.message ?? "\(error)")")
         }
-        return Results(
-            database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }
 
     /// The elements sorted by a property.
@@ -162,11 +175,14 @@ public struct Results<Element>: RandomAccessCollection {
     /// The elements sorted by several properties, most significant first.
     public func sorted(by descriptors: [SortDescriptor]) -> Results {
         let keys = descriptors.map { descriptor -> SortKey in
-            guard let column = table.columnIndex[descriptor.keyPath] else {
+            do {
+                return try SortKey.resolve(descriptor.keyPath, in: table, ascending: descriptor.ascending) { [database] in
+                    try database.tableInfo(named: $0)
+                }
+            } catch {
                 preconditionFailure(
-                    "Trove: cannot sort by '\(descriptor.keyPath)': \(table.unknownProperty(descriptor.keyPath).message)")
+                    "Trove: cannot sort by '\(descriptor.keyPath)': \((error as? TroveError)?.message ?? "\(error)")")
             }
-            return SortKey(column: column, ascending: descriptor.ascending)
         }
         return Results(database: database, source: source, predicate: predicate, sort: keys)
     }

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+/// Queries and sorts whose key paths go through links, lists, sets and inverse links.
+@Suite struct LinkQueryTests {
+    /// Ana owns Rex and two chores; Bo owns Tom and one; Cy owns nothing.
+    private func makeOwners() throws -> Database {
+        let db = try makeDatabase(#function + UUID().uuidString)
+        try db.write {
+            for (name, pet, chores) in [("Ana", "Rex", ["dishes", "laundry"]), ("Bo", "Tom", ["bins"]), ("Cy", nil, [])] {
+                let owner = Owner()
+                owner.name = name
+                if let pet {
+                    owner.pet = Pet()
+                    owner.pet?.name = pet
+                    owner.pet?.age = name == "Ana" ? 3 : 9
+                    owner.pet?.owner = owner
+                }
+                try db.add(owner)
+                for title in chores {
+                    let chore = Chore()
+                    chore.title = title
+                    chore.owner = owner
+                    chore.done = title == "bins"
+                    try db.add(chore)
+                }
+            }
+        }
+        return db
+    }
+
+    /// Three playlists: "a" (hit, b-side, hit), "b" (b-side), "c" (empty).
+    private func makePlaylists() throws -> Database {
+        let db = try makeDatabase(#function + UUID().uuidString)
+        try db.write {
+            let hit = Song()
+            hit.title = "hit"
+            hit.seconds = 200
+            let bSide = Song()
+            bSide.title = "b-side"
+            bSide.seconds = 100
+            for (name, songs, tags) in [("a", [hit, bSide, hit], ["Rock", "live"]), ("b", [bSide], ["jazz"]), ("c", [], [])] {
+                let list = Playlist()
+                list.name = name
+                list.songs.append(contentsOf: songs)
+                list.tags.append(contentsOf: tags)
+                try db.add(list)
+            }
+        }
+        return db
+    }
+
+    @Test func aKeyPathThroughToOneLinksComparesTheTarget() throws {
+        let db = try makeOwners()
+        #expect(try db.objects(Chore.self).filter("owner.name == 'Ana'").map(\.title) == ["dishes", "laundry"])
+        #expect(try db.objects(Pet.self).filter("owner.pet.age > 5").map(\.name) == ["Tom"])
+        #expect(try db.objects(Chore.self).filter("owner.pet.name BEGINSWITH[c] 'r' AND done == false").count == 2)
+        #expect(try db.objects(Owner.self).filter("pet.name == nil").isEmpty)  // a nil link matches nothing
+        #expect(try db.objects(Owner.self).filter("pet == nil").map(\.name) == ["Cy"])
+    }
+
+    @Test func quantifiersCombineTheElementsOfACollection() throws {
+        let db = try makePlaylists()
+        let lists = db.objects(Playlist.self)
+        #expect(try lists.filter("ANY songs.title == 'hit'").map(\.name) == ["a"])
+        #expect(try lists.filter("songs.title == 'b-side'").map(\.name) == ["a", "b"])  // ANY is implied
+        #expect(try lists.filter("ALL songs.seconds >= 100").map(\.name) == ["a", "b", "c"])  // vacuous for "c"
+        #expect(try lists.filter("ALL songs.seconds > 150").map(\.name) == ["c"])
+        #expect(try lists.filter("NONE songs.seconds > 150").map(\.name) == ["b", "c"])
+        #expect(try lists.filter("ANY tags ==[c] 'rock'").map(\.name) == ["a"])
+        #expect(try lists.filter("ANY tags BEGINSWITH 'j'").map(\.name) == ["b"])
+        #expect(try lists.filter("NONE tags == 'live'").map(\.name) == ["b", "c"])
+    }
+
+    @Test func countsOfCollectionsAndInverseLinksAreComparable() throws {
+        let lists = try makePlaylists().objects(Playlist.self)
+        #expect(try lists.filter("songs.@count == 3").map(\.name) == ["a"])
+        #expect(try lists.filter("songs.@count < 2 AND tags.@count > 0").map(\.name) == ["b"])
+        let owners = try makeOwners().objects(Owner.self)
+        #expect(try owners.filter("chores.@count >= 1").map(\.name) == ["Ana", "Bo"])
+        #expect(try owners.filter("ANY chores.done == true").map(\.name) == ["Bo"])
+    }
+
+    @Test func queriesThroughInverseLinksSeeTheLinkingObjects() throws {
+        let db = try makePlaylists()
+        #expect(try db.objects(Song.self).filter("ANY playlists.name == 'b'").map(\.title) == ["b-side"])
+        #expect(try db.objects(Song.self).filter("playlists.@count == 2").map(\.title) == ["b-side"])
+    }
+
+    @Test func sortingThroughLinksAndByAggregatesOfCollections() throws {
+        let db = try makePlaylists()
+        let lists = db.objects(Playlist.self)
+        #expect(lists.sorted(byKeyPath: "songs.@count", ascending: false).map(\.name) == ["a", "b", "c"])
+        #expect(lists.sorted(byKeyPath: "songs.@sum.seconds").map(\.name) == ["c", "b", "a"])
+        #expect(lists.sorted(byKeyPath: "songs.@max.seconds", ascending: false).map(\.name) == ["a", "b", "c"])
+        let owners = try makeOwners()
+        #expect(owners.objects(Chore.self).sorted(byKeyPath: "owner.pet.age", ascending: false).map(\.title).first == "bins")
+        #expect(owners.objects(Owner.self).sorted(byKeyPath: "chores.@count").map(\.name) == ["Cy", "Bo", "Ana"])
+    }
+
+    @Test func aBadKeyPathSaysWhatIsWrong() throws {
+        let db = try makePlaylists()
+        let lists = db.objects(Playlist.self)
+        let error = expectTroveError(.invalidQuery) { try lists.filter("name.length == 3") }
+        #expect(error?.message.contains("cannot follow") == true)
+        expectTroveError(.invalidQuery) { try lists.filter("songs.@count == 'many'") }
+        expectTroveError(.invalidQuery) { try lists.filter("tags.@sum > 1") }
+        let unknown = expectTroveError(.invalidQuery) { try lists.filter("songs.titel == 'x'") }
+        #expect(unknown?.message.contains("did you mean 'title'") == true)
+    }
+}
