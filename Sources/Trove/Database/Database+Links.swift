@@ -20,9 +20,14 @@ extension Database {
         return key
     }
 
-    /// Adds `delta` to the number of times `source` links to `target`.
-    func adjustRef(_ refs: Table, target: UInt64, source: UInt64, by delta: Int, _ transaction: WriteTransaction) throws {
+    /// Adds `delta` to the number of times `source` links to `target` through
+    /// `table`'s `column`. An embedded object no longer linked is deleted.
+    func adjustRef(
+        _ table: TableInfo, column: Int, target: UInt64, source: UInt64, by delta: Int, _ transaction: WriteTransaction
+    ) throws {
+        let refs = table.refs[column]!
         let key = Database.refKey(target: target, source: source)
+        var orphaned = false
         try key.withUnsafeBytes { k in
             let current =
                 try transaction.withValue(in: refs, key: k) { value in
@@ -31,10 +36,16 @@ extension Database {
             let next = current + delta
             if next <= 0 {
                 try transaction.delete(refs, key: k)
+                orphaned = current > 0
             } else {
                 var count = UInt32(next).littleEndian
                 try withUnsafeBytes(of: &count) { _ = try transaction.put(refs, key: k, value: $0) }
             }
+        }
+        let property = table.schema.properties[column]
+        if orphaned, property.ownsTargets == true, let state = writeState {
+            // An embedded object has one owner: unlinked, it goes.
+            try deleteObjects([(try tableInfo(named: property.objectType ?? ""), target)], state)
         }
     }
 
@@ -71,15 +82,28 @@ extension Database {
                 "\(table.name).\(property.name) links to \(property.objectType ?? "?") objects, not to a \(typeName)", path: path)
         }
         if target._database == nil {
-            try add(target)
+            try add(target, update: .error, owned: true)
         } else if target._database !== self {
             throw TroveError(
                 .invalidObject, "this \(typeName) belongs to another Database handle; link to an object of this handle",
                 path: path)
         } else if target.isInvalidated {
             throw TroveError(.invalidObject, "this \(typeName) was deleted; it cannot be linked to", path: path)
+        } else if target is EmbeddedObject, try hasOwner(target._objectKey, typeName: typeName) {
+            throw TroveError(
+                .invalidObject,
+                "this \(typeName) is an embedded object that already belongs to another object; assign a new \(typeName) instead",
+                path: path)
         }
         return target._objectKey
+    }
+
+    /// Whether any link points at an object.
+    func hasOwner(_ key: UInt64, typeName: String) throws -> Bool {
+        for (source, column) in try incomingLinks(to: typeName) {
+            if let refs = source.refs[column], try !sources(of: key, in: refs, readTransaction()).isEmpty { return true }
+        }
+        return false
     }
 
     /// Sets a link property of a managed object (the setter of `@Persisted var owner: Person?`).
@@ -203,9 +227,9 @@ extension Database {
         for column in table.collections.keys {
             try collectionRemoveAll(owner: key, column: column, table: table, state)
         }
-        for (column, refs) in table.refs where table.collections[column] == nil {
+        for column in table.refs.keys where table.collections[column] == nil {
             for target in try linkTargets(of: key, column: column, in: table, state.transaction) {
-                try adjustRef(refs, target: target, source: key, by: -1, state.transaction)
+                try adjustRef(table, column: column, target: target, source: key, by: -1, state.transaction)
             }
         }
     }

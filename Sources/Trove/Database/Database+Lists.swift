@@ -90,9 +90,9 @@ extension Database {
                 _ = try state.transaction.delete(table.collections[column]!, key: $0)
             }
         }
-        if let refs = table.refs[column] {
+        if table.refs[column] != nil {
             for case .int(let target) in entries.map(\.value) {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
             }
         }
         if !entries.isEmpty { generation &+= 1 }
@@ -115,8 +115,8 @@ extension Database {
             }
             removed += 1
         }
-        if removed > 0, let refs = table.refs[column] {
-            try adjustRef(refs, target: target, source: owner, by: -removed, state.transaction)
+        if removed > 0, table.refs[column] != nil {
+            try adjustRef(table, column: column, target: target, source: owner, by: -removed, state.transaction)
         }
         generation &+= 1
     }
@@ -141,12 +141,12 @@ extension Database {
         try key.withUnsafeBytes { k in
             try state.recordWriter.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
         }
-        if let refs = table.refs[column] {
+        if table.refs[column] != nil {
             if case .int(let target) = old {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
             }
             if case .int(let target) = value {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: 1, state.transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: 1, state.transaction)
             }
         }
     }
@@ -248,9 +248,9 @@ extension Database {
         for position in values.count..<max(values.count, previousCount) {
             try deleteElement(owner: owner, column: column, position: position, table: table, state)
         }
-        if let refs = table.refs[column] {
+        if table.refs[column] != nil {
             for case .int(let target) in removed {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
             }
         }
         generation &+= 1

@@ -15,7 +15,18 @@ extension Database {
     /// primary key throws ``TroveError/Kind/primaryKeyExists`` and the
     /// transaction stays usable.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        try add(object, update: update, owned: false)
+    }
+
+    /// `owned`: added as the target of a link (the only way an embedded object is added).
+    func add(_ object: Object, update: UpdatePolicy, owned: Bool) throws {
         let state = try requireWrite("add(_:)")
+        if object is EmbeddedObject, !owned, object._database == nil {
+            throw TroveError(
+                .invalidObject,
+                "a \(type(of: object)) is an embedded object: assign it to a property of the object that holds it, which adds it",
+                path: path)
+        }
         if let owner = object._database {
             if owner === self, !object.isInvalidated { return }
             throw TroveError(

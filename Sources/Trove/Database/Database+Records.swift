@@ -129,10 +129,10 @@ extension Database {
 
     /// Records the to-one links of a freshly stored record in their inverse-link tables.
     private func attachLinks(_ values: [StoredValue], objectKey: UInt64, table: TableInfo, _ state: WriteState) throws {
-        for (column, refs) in table.refs where table.collections[column] == nil {
+        for column in table.refs.keys where table.collections[column] == nil {
             guard case .int(let target) = values[column] else { continue }
             try checkLinkTarget(values[column], property: table.schema.properties[column], of: table)
-            try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: 1, state.transaction)
+            try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: 1, state.transaction)
         }
     }
 
@@ -419,13 +419,13 @@ extension Database {
         let property = table.schema.properties[column]
         var record = current
         let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
-        if let refs = table.refs[column], old != value {
+        if table.refs[column] != nil, old != value {
             try checkLinkTarget(value, property: property, of: table)
             if case .int(let target) = old {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: -1, transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: -1, transaction)
             }
             if case .int(let target) = value {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: objectKey, by: 1, transaction)
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: 1, transaction)
             }
         }
         if !RecordWriter.patch(&record, column: column, value: value, layout: table.layout) {

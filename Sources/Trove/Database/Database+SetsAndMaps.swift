@@ -63,8 +63,8 @@ extension Database {
         guard try setContains(value, owner: owner, column: column, table: table, state.transaction) else { return false }
         let key = setKey(value, owner: owner, column: column, table: table)
         try key.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
-        if let refs = table.refs[column], case .int(let target) = value {
-            try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+        if table.refs[column] != nil, case .int(let target) = value {
+            try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
         }
         generation &+= 1
         return true
@@ -108,8 +108,8 @@ extension Database {
             try putEntry(value, replacing: old, key: bytes, owner: owner, column: column, table: table, state)
         } else if let old {
             try bytes.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
-            if let refs = table.refs[column], case .int(let target) = old {
-                try adjustRef(refs, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+            if table.refs[column] != nil, case .int(let target) = old {
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
             }
         }
         generation &+= 1

@@ -68,7 +68,8 @@ final class ModelInfo: @unchecked Sendable {
                 deleteRule: target != nil && collection != .linkingObjects && options.deleteRule != .nullify
                     ? options.deleteRule : nil,
                 originProperty: (storable._troveLoadAny(from: UnsafeRawPointer(base) + valueOffset) as? any _TroveOriginNamed)?
-                    .originProperty)
+                    .originProperty,
+                ownsTargets: target is EmbeddedObject.Type && collection != .linkingObjects ? true : nil)
             return Field(
                 schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable,
                 linkTarget: target)
@@ -89,6 +90,10 @@ final class ModelInfo: @unchecked Sendable {
             problems.append("\(typeName) has no @Persisted properties")
         }
         let keys = fields.filter { $0.schema.isPrimaryKey }
+        if type is EmbeddedObject.Type, let key = keys.first {
+            problems.append(
+                "\(typeName).\(key.schema.name): an EmbeddedObject has no primary key; it is identified by the object that holds it")
+        }
         if keys.count > 1 {
             problems.append(
                 "\(typeName) declares \(keys.count) primary keys (\(keys.map(\.schema.name).joined(separator: ", "))); use one")

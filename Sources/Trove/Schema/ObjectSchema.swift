@@ -51,6 +51,7 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
             // Delete rules and inverse links are behaviour, not layout: the code decides.
             merged.properties[index].deleteRule = property.deleteRule
             merged.properties[index].originProperty = property.originProperty
+            merged.properties[index].ownsTargets = property.ownsTargets
         }
         for old in stored.properties where !properties.contains(where: { $0.name == old.name }) {
             blocking.append(

@@ -18,11 +18,14 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     public var deleteRule: DeleteRule?
     /// For ``LinkingObjects``: the link property of ``objectType`` that points here.
     public var originProperty: String?
+    /// A link (or collection of links) to an ``EmbeddedObject`` type: it owns
+    /// its targets, which are deleted when no longer linked.
+    public var ownsTargets: Bool?
 
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isPrimaryKey: Bool = false, isIndexed: Bool = false,
         isAutoIncrement: Bool = false, defaultValue: StoredValue? = nil, objectType: String? = nil,
-        collection: CollectionKind? = nil, deleteRule: DeleteRule? = nil, originProperty: String? = nil
+        collection: CollectionKind? = nil, deleteRule: DeleteRule? = nil, originProperty: String? = nil, ownsTargets: Bool? = nil
     ) {
         self.name = name
         self.type = type
@@ -35,6 +38,7 @@ public struct PropertySchema: Codable, Sendable, Equatable {
         self.collection = collection
         self.deleteRule = deleteRule
         self.originProperty = originProperty
+        self.ownsTargets = ownsTargets
     }
 
     /// The Swift spelling of the type, with `?` when optional.
