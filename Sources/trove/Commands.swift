@@ -165,7 +165,38 @@ enum Commands {
             limit = value
         }
         let format = arguments.option("--format") ?? "table"
-        try write(Array(results.prefix(limit)), schema: results.objectSchema, format: format, to: FileHandle.standardOutput)
+        var objects = Array(results.prefix(limit))
+        if format == "table" { objects = try objects.map { try readable($0, in: db) } }
+        try write(objects, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
+    }
+
+    /// For the table: links as `Type#key`, collections as their first elements.
+    static func readable(_ object: DynamicObject, in db: Database) throws -> DynamicObject {
+        var values = object.values
+        for (column, property) in object.schema.properties.enumerated() where property.type == .link || property.collection != nil
+        {
+            let target = property.objectType ?? ""
+            switch property.collection {
+            case nil:
+                if case .int(let key) = values[column] { values[column] = .string("\(target)#\(UInt64(bitPattern: key))") }
+            case .linkingObjects:
+                values[column] = .string("← \(target).\(property.originProperty ?? "")")
+            case .list, .set, .map:
+                let entries = try db.entries(of: object, property: property.name)
+                let shown = entries.prefix(5).map { entry -> String in
+                    let value: String
+                    if property.type == .link, case .int(let key) = entry.value {
+                        value = "#\(UInt64(bitPattern: key))"
+                    } else {
+                        value = Formatting.plain(entry.value)
+                    }
+                    return property.collection == .map ? "\(entry.key): \(value)" : value
+                }
+                let more = entries.count > 5 ? ", … (\(entries.count))" : ""
+                values[column] = .string("[" + shown.joined(separator: ", ") + more + "]")
+            }
+        }
+        return DynamicObject(schema: object.schema, values: values, objectKey: object.objectKey)
     }
 
     static func export(_ arguments: Arguments) throws {
@@ -189,7 +220,7 @@ enum Commands {
             for (index, name) in names.enumerated() {
                 let results = try db.dynamicObjects(name)
                 output.write(Data(((index > 0 ? "," : "") + "\n\(Formatting.jsonString(name)):").utf8))
-                try write(Array(results), schema: results.objectSchema, format: "json", to: output)
+                try write(Array(results), schema: results.objectSchema, format: "json", to: output, db: db)
             }
             output.write(Data("\n}\n".utf8))
             return
@@ -204,22 +235,37 @@ enum Commands {
                 progress.update(objects.count)
             }
             progress.finish()
-            try write(objects, schema: results.objectSchema, format: format, to: output)
+            try write(objects, schema: results.objectSchema, format: format, to: output, db: db)
         }
     }
 
-    static func write(_ objects: [DynamicObject], schema: ObjectSchema, format: String, to output: FileHandle) throws {
+    static func write(
+        _ objects: [DynamicObject], schema: ObjectSchema, format: String, to output: FileHandle, db: Database
+    ) throws {
         var text: String
+        // JSON carries lists and sets as arrays and maps as objects.
+        func json(_ object: DynamicObject) throws -> String {
+            var collections: [String: String] = [:]
+            for property in schema.properties where property.collection != nil && property.collection != .linkingObjects {
+                let entries = try db.entries(of: object, property: property.name)
+                collections[property.name] =
+                    property.collection == .map
+                    ? "{" + entries.map { "\(Formatting.jsonString($0.key)):\(Formatting.json($0.value))" }.joined(separator: ",")
+                        + "}"
+                    : "[" + entries.map { Formatting.json($0.value) }.joined(separator: ",") + "]"
+            }
+            return Formatting.jsonObject(object, collections: collections)
+        }
         switch format {
         case "table":
             text = Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
             text += "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
         case "json":
             text =
-                "[" + objects.map { "\n  " + Formatting.jsonObject($0) }.joined(separator: ",")
+                "[" + (try objects.map { "\n  " + (try json($0)) }).joined(separator: ",")
                 + (objects.isEmpty ? "]\n" : "\n]\n")
         case "jsonl":
-            text = objects.map { Formatting.jsonObject($0) + "\n" }.joined()
+            text = try objects.map { try json($0) + "\n" }.joined()
         case "csv":
             text = schema.properties.map { Formatting.csvField($0.name) }.joined(separator: ",") + "\r\n"
             text += objects.map { $0.values.map { Formatting.csvField(Formatting.plain($0)) }.joined(separator: ",") + "\r\n" }

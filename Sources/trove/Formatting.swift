@@ -100,9 +100,15 @@ enum Formatting {
         return out + "\""
     }
 
-    static func jsonObject(_ object: DynamicObject) -> String {
-        "{" + zip(object.schema.properties, object.values).map { "\(jsonString($0.name)):\(json($1))" }.joined(separator: ",")
-            + "}"
+    /// One object as JSON; `collections` holds the JSON of its lists, sets
+    /// and maps by name (linking objects are computed, so left out).
+    static func jsonObject(_ object: DynamicObject, collections: [String: String] = [:]) -> String {
+        let fields = zip(object.schema.properties, object.values).compactMap { property, value -> String? in
+            if property.collection == .linkingObjects { return nil }
+            if property.collection != nil { return "\(jsonString(property.name)):\(collections[property.name] ?? "null")" }
+            return "\(jsonString(property.name)):\(json(value))"
+        }
+        return "{" + fields.joined(separator: ",") + "}"
     }
 
     static func csvField(_ text: String) -> String {

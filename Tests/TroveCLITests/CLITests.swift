@@ -10,6 +10,14 @@ final class Book: Object {
     @Persisted var published = Date(timeIntervalSince1970: 0)
 }
 
+final class Shelf: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var labels = List<String>()
+    @Persisted var books = List<Book>()
+    @Persisted var notes = Map<String, String>()
+    @Persisted var favorite: Book?
+}
+
 /// A built executable of this package (`trove`, the examples), beside the tests in `.build/<config>/`.
 private func built(_ name: String) throws -> URL {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -317,5 +325,34 @@ struct CLITests {
         #expect(try String(contentsOfFile: text, encoding: .utf8) == "not a database")
         #expect(try trove("--version").out.hasPrefix("trove "))
         #expect(try trove("query", "--help").out.contains("example:"))
+    }
+
+    @Test("query and export show links, lists and maps; queries follow links")
+    func collections() throws {
+        let path = try library(3)
+        do {
+            let db = try Database(fileURL: URL(fileURLWithPath: path))
+            try db.write {
+                let shelf = Shelf()
+                shelf.name = "top"
+                shelf.labels.append(contentsOf: ["new", "signed"])
+                shelf.books.append(contentsOf: db.objects(Book.self).filter { $0.id != 2 })
+                shelf.notes["dust"] = "weekly"
+                shelf.favorite = db.object(ofType: Book.self, forPrimaryKey: 3)
+                try db.add(shelf)
+            }
+        }
+        let table = try trove("query", path, "Shelf")
+        #expect(table.status == 0, "\(table.err)")
+        #expect(table.out.contains("[new, signed]"))
+        #expect(table.out.contains("[dust: weekly]"))
+        #expect(table.out.contains("Book#"))
+        let json = try trove("export", path, "--type", "Shelf", "--format", "json")
+        #expect(json.out.contains("\"labels\":[\"new\",\"signed\"]"))
+        #expect(json.out.contains("\"notes\":{\"dust\":\"weekly\"}"))
+        let through = try trove("query", path, "Shelf", "ANY books.pages == 10 AND favorite.id == 3")
+        #expect(through.out.contains("(1 Shelf object)"), "\(through.out)\(through.err)")
+        let none = try trove("query", path, "Shelf", "ANY books.id == 2")
+        #expect(none.out.contains("(0 Shelf objects)"))
     }
 }

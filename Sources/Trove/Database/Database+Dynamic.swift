@@ -13,8 +13,18 @@ import TroveStorage
 public struct DynamicObject: Sendable, CustomStringConvertible {
     /// The stored type.
     public let schema: ObjectSchema
-    /// One value per property of ``schema``, in order.
+    /// One value per property of ``schema``, in order (a link holds the
+    /// target's object key; a collection reads as nil here, see
+    /// ``Database/elements(of:property:)``).
     public let values: [StoredValue]
+    /// The object's key in its type: what links to it store.
+    public let objectKey: UInt64
+
+    public init(schema: ObjectSchema, values: [StoredValue], objectKey: UInt64 = 0) {
+        self.schema = schema
+        self.values = values
+        self.objectKey = objectKey
+    }
 
     /// The value of the property named `name`, or nil if the type has none.
     public subscript(name: String) -> StoredValue? {
@@ -124,6 +134,33 @@ extension Database {
         try deleteMatches(table: results.table, predicate: results.predicate, state)
     }
 
+    /// The elements of a list or set property of a stored object (for a map,
+    /// its values in key order; a collection of objects holds object keys).
+    ///
+    /// ```swift
+    /// for room in try db.dynamicObjects("ChatRoom") {
+    ///     print(try db.elements(of: room, property: "tags"))
+    /// }
+    /// ```
+    public func elements(of object: DynamicObject, property name: String) throws -> [StoredValue] {
+        try entries(of: object, property: name).map(\.value)
+    }
+
+    /// The entries of a map property (the key, and the value), in key order;
+    /// for a list or set, the keys are the positions.
+    public func entries(of object: DynamicObject, property name: String) throws -> [(key: String, value: StoredValue)] {
+        let table = try dynamicTable(object.schema.name)
+        guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
+        let property = table.schema.properties[column]
+        guard property.collection != nil, property.collection != .linkingObjects else {
+            throw TroveError(.invalidProperty, "\(table.name).\(name) is a \(property.typeDescription), not a list, set or map")
+        }
+        let entries = try collectionEntries(owner: object.objectKey, column: column, table: table, readTransaction())
+        return entries.enumerated().map { index, entry in
+            (property.collection == .map ? String(decoding: entry.key, as: UTF8.self) : String(index), entry.value)
+        }
+    }
+
     func dynamicTable(_ typeName: String) throws -> TableInfo {
         if let known = catalog.table(named: typeName) ?? dynamicTables[typeName], !known.isRetired { return known }
         guard let schema = try Catalog.storedSchema(typeName, in: readTransaction()) else {
@@ -154,7 +191,7 @@ extension ResultsSource where Element == DynamicObject {
                 fatalError("Trove: a \(table.name) object was deleted while being read")
             }
             let values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
-            return DynamicObject(schema: table.schema, values: values)
+            return DynamicObject(schema: table.schema, values: values, objectKey: key)
         }
         return ResultsSource(
             table: table, materialize: load, materializeBatch: { database, keys in keys.map { load(database, $0) } },

@@ -92,7 +92,8 @@ final class ModelInfo: @unchecked Sendable {
         let keys = fields.filter { $0.schema.isPrimaryKey }
         if type is EmbeddedObject.Type, let key = keys.first {
             problems.append(
-                "\(typeName).\(key.schema.name): an EmbeddedObject has no primary key; it is identified by the object that holds it")
+                "\(typeName).\(key.schema.name): an EmbeddedObject has no primary key; it is identified by the object that holds it"
+            )
         }
         if keys.count > 1 {
             problems.append(
