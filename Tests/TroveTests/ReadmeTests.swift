@@ -22,6 +22,28 @@ private struct ReadmePerson: Persistable {
     var id = 0, firstName: String, age: Int?, photo: Data?
 }
 
+private class ReadmeUser: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var name = ""
+}
+private final class ReadmeMe: ReadmeUser {}
+private final class ReadmeOtherUser: ReadmeUser {
+    @Persisted(originProperty: "partner") var rooms: LinkingObjects<ReadmeChatRoom>
+}
+private final class ReadmePlace: EmbeddedObject { @Persisted var city = "" }
+private final class ReadmeChatMessage: Object {
+    @Persisted var text = ""
+    @Persisted var sentAt = Date()
+    @Persisted var place: ReadmePlace?
+}
+private final class ReadmeChatRoom: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var partner: ReadmeOtherUser?
+    @Persisted var tags = MutableSet<String>()
+    @Persisted var drafts = Map<String, String>()
+    @Persisted(deleteRule: .cascade) var messages = List<ReadmeChatMessage>()
+}
+
 @Suite("README")
 struct ReadmeTests {
     @Test("the quick start works as printed")
@@ -47,5 +69,37 @@ struct ReadmeTests {
         #expect(adults.map(\.firstName) == ["Ann"])
         let nextID = (db.values(ReadmePerson.self).max(of: \.id) ?? 0) + 1
         #expect(nextID == 2)
+    }
+
+    @Test("the links and collections example works as printed")
+    func linksAndCollections() throws {
+        let db = try makeDatabase()
+        let bo = ReadmeOtherUser()
+        bo.id = "bo"
+        bo.name = "Bo"
+        let me = ReadmeMe()
+        me.id = "me"
+        let room = ReadmeChatRoom()
+        room.id = "r1"
+        room.partner = bo
+        try db.write { try db.add([room, me] as [Object]) }
+        for index in 0..<11 {
+            let message = ReadmeChatMessage()
+            message.text = "m\(index)"
+            message.sentAt = Date(timeIntervalSince1970: Double(100 - index))
+            message.place = ReadmePlace()
+            message.place?.city = index % 2 == 0 ? "Seoul" : "Busan"
+            try db.write { room.messages.append(message) }
+        }
+        let busy = try db.objects(ReadmeChatRoom.self).filter("messages.@count > 10 AND partner.name BEGINSWITH 'B'")
+        #expect(busy.map(\.id) == ["r1"])
+        let inSeoul = try room.messages.filter("place.city == 'Seoul'").sorted(by: \.sentAt)
+        #expect(inSeoul.map(\.text) == ["m10", "m8", "m6", "m4", "m2", "m0"])
+        #expect(db.objects(ReadmeOtherUser.self).sorted(byKeyPath: "rooms.@count", ascending: false).first?.name == "Bo")
+        #expect(db.objects(ReadmeUser.self, includingSubclasses: true).count == 2)
+        try db.write { try db.delete(room) }
+        #expect(db.objects(ReadmeChatMessage.self).isEmpty)
+        #expect(db.objects(ReadmePlace.self).isEmpty)
+        expectValid(db)
     }
 }
