@@ -51,6 +51,12 @@ protocol Engine: AnyObject {
     func linkFriends(_ friends: [[Int]]) throws
     /// W9: for each person, the sum of its friends' ages; `checksum` weighs each sum by the person's id.
     func sumFriendAges() throws -> (people: Int, checksum: Int)
+    /// W9: appends `count` friends to person 1's list, one transaction each; returns its length.
+    func appendFriends(_ ids: [Int]) throws -> Int
+    /// W9: deletes person `id` (linked from many lists), removing it from every list.
+    func deletePerson(_ id: Int) throws
+    /// W9: how many list entries point at person `id`.
+    func countLinks(to id: Int) throws -> Int
 
     /// On a file of `count` shape-B objects: `readers` threads look up random
     /// ids while one thread commits single-object updates, for `seconds`.

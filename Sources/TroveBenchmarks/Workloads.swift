@@ -29,6 +29,33 @@ extension Runner {
             let seconds = try measure { result = try engine.sumFriendAges() }
             return Sample(seconds: seconds, operations: result.people, answer: "\(result.people)/\(result.checksum)")
         }
+        // The costs the issue asks for: appending to a long list, deleting an object many lists hold.
+        let longList = options.size(1_000_000)
+        let appends = options.size(1_000)
+        try run("W9", "append to a list of \(longList), one transaction each", size: longList, unit: "tx/s", engines: engines) {
+            engine in
+            try engine.insertC(Array(rows.prefix(10)))
+            try engine.linkFriends([Array(repeating: 2, count: longList)])
+            let ids = (0..<appends).map { 3 + $0 % 8 }
+            var length = 0
+            let seconds = try measure { length = try engine.appendFriends(ids) }
+            return Sample(seconds: seconds, operations: appends, answer: "\(length)")
+        }
+        let holders = options.size(10_000)
+        try run("W9", "delete a person held by \(holders) friend lists", size: count, unit: "links/s", engines: engines) {
+            engine in
+            try engine.insertC(rows)
+            var lists = friends
+            for index in 0..<holders { lists[index].append(count) }  // everyone among the first holders befriends the last person
+            try engine.linkFriends(lists)
+            let before = try engine.countLinks(to: count)
+            let seconds = try measure { try engine.deletePerson(count) }
+            let after = try engine.countLinks(to: count)
+            guard after == 0 else {
+                throw BenchmarkFailure(description: "\(engine.name) W9 left \(after) links to a deleted person")
+            }
+            return Sample(seconds: seconds, operations: before, answer: "\(before)->\(after)")
+        }
     }
 
     func w1() throws {

@@ -264,6 +264,9 @@ final class LMDBEngine: Engine {
     func insertC(_ rows: [RowC]) throws { throw unsupported() }
     func linkFriends(_ friends: [[Int]]) throws { throw unsupported() }
     func sumFriendAges() throws -> (people: Int, checksum: Int) { throw unsupported() }
+    func appendFriends(_ ids: [Int]) throws -> Int { throw unsupported() }
+    func deletePerson(_ id: Int) throws { throw unsupported() }
+    func countLinks(to id: Int) throws -> Int { throw unsupported() }
     func countAgeEquals(_ value: Int) throws -> Int { throw unsupported() }
     func countNameEquals(_ value: String) throws -> Int { throw unsupported() }
     func countScoreEquals(_ value: Int) throws -> Int { throw unsupported() }

@@ -28,6 +28,7 @@ final class SQLiteEngine: Engine {
         try execute(
             "CREATE TABLE IF NOT EXISTS c_friends (owner INTEGER, position INTEGER, friend INTEGER, PRIMARY KEY (owner, position)) WITHOUT ROWID"
         )
+        try execute("CREATE INDEX IF NOT EXISTS c_friends_friend ON c_friends(friend)")
     }
 
     deinit {
@@ -264,6 +265,34 @@ final class SQLiteEngine: Engine {
                 }
             }
         }
+    }
+
+    func appendFriends(_ ids: [Int]) throws -> Int {
+        let insert = try statement(
+            "INSERT INTO c_friends VALUES (1, (SELECT COALESCE(MAX(position), -1) + 1 FROM c_friends WHERE owner = 1), ?)")
+        for id in ids {
+            try transaction {
+                sqlite3_bind_int64(insert, 1, Int64(id))
+                try step(insert)
+                sqlite3_reset(insert)
+            }
+        }
+        return try count("SELECT COUNT(*) FROM c_friends WHERE owner = 1") { _ in }
+    }
+
+    func deletePerson(_ id: Int) throws {
+        try transaction {
+            let unlink = try statement("DELETE FROM c_friends WHERE friend = ?")
+            sqlite3_bind_int64(unlink, 1, Int64(id))
+            try step(unlink)
+            let delete = try statement("DELETE FROM c WHERE id = ?")
+            sqlite3_bind_int64(delete, 1, Int64(id))
+            try step(delete)
+        }
+    }
+
+    func countLinks(to id: Int) throws -> Int {
+        try count("SELECT COUNT(*) FROM c_friends WHERE friend = ?") { sqlite3_bind_int64($0, 1, Int64(id)) }
     }
 
     func sumFriendAges() throws -> (people: Int, checksum: Int) {

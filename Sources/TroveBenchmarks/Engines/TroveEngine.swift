@@ -228,6 +228,26 @@ final class TroveEngine: Engine {
         }
     }
 
+    func appendFriends(_ ids: [Int]) throws -> Int {
+        let person = db.object(ofType: BenchC.self, forPrimaryKey: 1)!
+        for id in ids {
+            let friend = db.object(ofType: BenchC.self, forPrimaryKey: id)!
+            try db.write { person.friends.append(friend) }
+        }
+        return person.friends.count
+    }
+
+    func deletePerson(_ id: Int) throws {
+        let person = db.object(ofType: BenchC.self, forPrimaryKey: id)!
+        try db.write { try db.delete(person) }
+    }
+
+    func countLinks(to id: Int) throws -> Int {
+        try db.objects(BenchC.self).filter("ANY friends.id == %@", id).reduce(0) { total, person in
+            total + person.friends.filter { $0.id == id }.count
+        }
+    }
+
     func sumFriendAges() throws -> (people: Int, checksum: Int) {
         var people = 0
         var checksum = 0
