@@ -241,4 +241,21 @@ final class Album: Object {
         #expect(long == short, "one append wrote \(short) bytes to a short list, \(long) to a long one")
         #expect(list.tags[1_000_001] == "one more")
     }
+
+    @Test func aCollectionCannotBeSetOrComparedAsOneValue() throws {
+        let db = try makeDatabase()
+        let list = Playlist()
+        list.name = "p"
+        list.tags.append("a")
+        try db.write { try db.add(list) }
+        try db.write {
+            expectTroveError(.invalidProperty) {
+                try db.setValue(.string("x"), forProperty: "tags", ofType: "Playlist", primaryKey: .string("p"))
+            }
+        }
+        expectTroveError(.invalidQuery) { try db.objects(Playlist.self).filter("name == tags") }
+        #expect(Array(list.tags) == ["a"])
+        #expect(try db.dynamicObjects("Playlist").first?["tags"] == .null)
+        #expect(try db.elements(of: db.dynamicObjects("Playlist").first!, property: "tags") == [.string("a")])
+    }
 }

@@ -313,6 +313,7 @@ extension Database {
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
         }
+        guard table.layout.inRecord[column] else { return .null }
         return values.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
     }
 
@@ -417,6 +418,12 @@ extension Database {
     {
         let transaction = state.transaction
         let property = table.schema.properties[column]
+        guard property.isInRecord else {
+            throw TroveError(
+                .invalidProperty,
+                "\(table.name).\(property.name) is a \(property.typeDescription); change it through its collection, not as one value",
+                path: path)
+        }
         var record = current
         let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
         if table.refs[column] != nil, old != value {

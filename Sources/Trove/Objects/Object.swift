@@ -19,17 +19,20 @@
 /// in one isolation domain (it is not `Sendable`); pass its primary key to
 /// another one instead.
 open class Object: CustomStringConvertible {
-    @usableFromInline final var _database: Database?
-    final var _objectKey: UInt64 = 0
-    final var _table: TableInfo?
+    // The hot state is read on every property access: a live object stays in
+    // one isolation domain, so Swift's dynamic exclusivity checks (a
+    // `swift_beginAccess` per read) buy nothing here.
+    @exclusivity(unchecked) @usableFromInline final var _database: Database?
+    @exclusivity(unchecked) final var _objectKey: UInt64 = 0
+    @exclusivity(unchecked) final var _table: TableInfo?
     /// Set while the object is managed; `@Persisted` reads and writes the
     /// database through it.
-    @usableFromInline final var _binding: ObjectBinding?
+    @exclusivity(unchecked) @usableFromInline final var _binding: ObjectBinding?
     final var _recorder: KeyPathRecorder?
     /// A private copy of the record, valid while the handle's generation is
     /// `_recordGeneration`: property reads then need no lookup and no lock.
-    final var _record: [UInt8] = []
-    final var _recordGeneration: UInt64 = .max
+    @exclusivity(unchecked) final var _record: [UInt8] = []
+    @exclusivity(unchecked) final var _recordGeneration: UInt64 = .max
 
     public required init() {}
 

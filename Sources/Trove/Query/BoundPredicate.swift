@@ -99,6 +99,12 @@ indirect enum BoundPredicate {
         switch rhs {
         case .property(let other, let otherPosition):
             let otherColumn = try self.column(other, position: otherPosition, in: table)
+            guard table.schema.properties[otherColumn].isInRecord else {
+                throw TroveError(
+                    .invalidQuery,
+                    "\(table.name).\(other) is a collection and cannot be compared as one value (at position \(otherPosition))",
+                    position: otherPosition)
+            }
             return .compareColumns(column, op, otherColumn, options: comparison.options)
         case .value(let value):
             if op == .in || op == .between {

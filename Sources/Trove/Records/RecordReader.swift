@@ -38,7 +38,8 @@ struct RecordReader {
 
     /// The value of `column`; columns the record predates read as defaults.
     func value(at column: Int) -> StoredValue {
-        guard column < columns, layout.inRecord[column] else { return layout.fallbacks[column] }
+        // Collections (not in the record) are never read here: their readers go to their own tables.
+        guard column < columns else { return layout.fallbacks[column] }
         if isNull(column) { return .null }
         let slot = header + layout.slotOffsets[column]
         switch layout.types[column] {
@@ -92,7 +93,7 @@ struct RecordReader {
 
     /// Every column, in order.
     func allValues() -> [StoredValue] {
-        (0..<layout.columnCount).map { value(at: $0) }
+        (0..<layout.columnCount).map { layout.inRecord[$0] ? value(at: $0) : layout.fallbacks[$0] }
     }
 
     /// What is wrong with a record's structure, or nil when it reads safely.

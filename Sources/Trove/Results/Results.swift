@@ -168,6 +168,10 @@ public struct Results<Element>: RandomAccessCollection {
     /// ```
     public func sorted<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
         let column = source.column(for: keyPath)
+        precondition(
+            table.layout.inRecord[column],
+            "Trove: cannot sort by the collection \(table.schema.properties[column].name); sort by its count with sorted(byKeyPath: \"\(table.schema.properties[column].name).@count\")"
+        )
         return Results(
             database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }
@@ -191,6 +195,10 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// The values of one column over the matches.
     func columnValues(_ column: Int) -> [StoredValue] {
+        precondition(
+            table.layout.inRecord[column],
+            "Trove: \(table.name).\(table.schema.properties[column].name) is a collection; aggregate its elements through the collection"
+        )
         if table.isRetired { return [] }
         let transaction = database.readTransaction()
         do {
