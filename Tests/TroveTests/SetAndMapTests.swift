@@ -17,6 +17,21 @@ final class Badge: Object {
     @Persisted var title = ""
 }
 
+final class EveryTypeCollections: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var bools = List<Bool>()
+    @Persisted var int8s = List<Int8>()
+    @Persisted var int16s = MutableSet<Int16>()
+    @Persisted var int32s = List<Int32?>()
+    @Persisted var floats = List<Float>()
+    @Persisted var doubles = Map<String, Double>()
+    @Persisted var datas = List<Data?>()
+    @Persisted var dates = MutableSet<Date>()
+    @Persisted var uuids = List<UUID>()
+    @Persisted var decimals = Map<String, Decimal?>()
+    @Persisted var moods = List<Mood>()
+}
+
 @Suite struct SetAndMapTests {
     private func badge(_ title: String) -> Badge {
         let badge = Badge()
@@ -154,6 +169,92 @@ final class Badge: Object {
         #expect(profile.links["k"] == "v")
         #expect(profile.badges.isEmpty)
         #expect(db.objects(Badge.self).isEmpty)
+        expectValid(db)
+    }
+
+    @Test func everyStoredTypeGoesInEveryKindOfCollectionAndSurvivesReopen() throws {
+        let db = try makeDatabase()
+        let uuid = UUID()
+        let date = Date(timeIntervalSince1970: 1_234_567)
+        let object = EveryTypeCollections()
+        object.id = 1
+        try db.write { try db.add(object) }
+        try db.write {
+            object.bools.append(contentsOf: [true, false])
+            object.int8s.append(-128)
+            object.int16s.formUnion([300, -300, 300])
+            object.int32s.append(contentsOf: [nil, 70_000])
+            object.floats.append(1.5)
+            object.doubles["pi"] = 3.14159
+            object.datas.append(contentsOf: [Data([1, 2, 3]), nil])
+            object.dates.insert(date)
+            object.uuids.append(uuid)
+            object.decimals["price"] = Decimal(string: "19.99")
+            object.decimals["none"] = .some(nil)
+            object.moods.append(contentsOf: [.sad, .happy])
+        }
+        let reopened = try Database(configuration: db.configuration)
+        let stored = try #require(reopened.object(ofType: EveryTypeCollections.self, forPrimaryKey: 1))
+        #expect(Array(stored.bools) == [true, false])
+        #expect(Array(stored.int8s) == [-128])
+        #expect(stored.int16s.array() == [-300, 300])
+        #expect(Array(stored.int32s) == [nil, 70_000])
+        #expect(Array(stored.floats) == [1.5])
+        #expect(stored.doubles["pi"] == 3.14159)
+        #expect(Array(stored.datas) == [Data([1, 2, 3]), nil])
+        #expect(stored.dates.contains(date))
+        #expect(Array(stored.uuids) == [uuid])
+        #expect(stored.decimals["price"] == Decimal(string: "19.99"))
+        #expect(stored.decimals["none"] == .some(nil))
+        #expect(Array(stored.moods) == [.sad, .happy])
+        expectValid(reopened)
+    }
+
+    @Test func randomSetAndMapChangesMatchSwiftCollectionsAndPersist() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        try db.write { try db.add(profile) }
+        var set = Set<Int>()
+        var map: [String: String] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<300 {
+            let value = Int.random(in: 0..<40, using: &generator)
+            let key = "k\(Int.random(in: 0..<30, using: &generator))"
+            try db.write {
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 0, 1:
+                    profile.luckyNumbers.insert(value)
+                    set.insert(value)
+                    profile.links[key] = "v\(step)"
+                    map[key] = "v\(step)"
+                case 2:
+                    profile.luckyNumbers.remove(value)
+                    set.remove(value)
+                    profile.links[key] = nil
+                    map[key] = nil
+                case 3:
+                    let other = Set((0..<10).map { _ in Int.random(in: 0..<40, using: &generator) })
+                    profile.luckyNumbers.formIntersection(other.union(set.prefix(20)))
+                    set.formIntersection(other.union(set.prefix(20)))
+                case 4 where step % 40 == 0:
+                    profile.luckyNumbers.removeAll()
+                    set.removeAll()
+                    profile.links.removeAll()
+                    map.removeAll()
+                default:
+                    profile.luckyNumbers.subtract([value, value + 1])
+                    set.subtract([value, value + 1])
+                    #expect(profile.links.removeValue(forKey: key) == map.removeValue(forKey: key))
+                }
+            }
+            #expect(profile.luckyNumbers.array() == set.sorted())
+            #expect(profile.links.keys == map.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        }
+        let reopened = try #require(
+            try Database(configuration: db.configuration).object(ofType: Profile.self, forPrimaryKey: "p"))
+        #expect(reopened.luckyNumbers.array() == set.sorted())
+        #expect(Dictionary(uniqueKeysWithValues: reopened.links.entries().map { ($0.key, $0.value) }) == map)
         expectValid(db)
     }
 }
