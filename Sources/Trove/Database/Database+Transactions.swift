@@ -67,6 +67,7 @@ extension Database {
         for table in state.pendingTables.values { catalog.publish(table) }
         publishKeyHighWater(state)
         generation &+= 1
+        deliverChanges(skipping: state.silenced)
     }
 
     private func publishKeyHighWater(_ state: WriteState) {

@@ -32,6 +32,11 @@ public final class Database {
     var predicateTemplates: [String: PredicateParser.Template] = [:]
     /// Types opened by name only (``dynamicObjects(_:)``), without a model.
     var dynamicTables: [String: TableInfo] = [:]
+    /// Registered change observers (``Results/observe(keyPaths:_:)`` and
+    /// friends), by token id, and the snapshot they last saw.
+    var observers: [Int: any ChangeObserver] = [:]
+    var nextObserverID = 0
+    var deliveredTransaction = -1
 
     /// The current file format; a file with a higher one was written by a newer Trove.
     static let formatVersion: UInt32 = 1
@@ -115,6 +120,7 @@ public final class Database {
         guard writeState == nil else { return }
         snapshot?.reset()  // keeps the reader slot; the next read renews it
         generation &+= 1
+        deliverChanges()
     }
 
     // MARK: File preparation

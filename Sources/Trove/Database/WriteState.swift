@@ -16,6 +16,8 @@ final class WriteState {
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
     var deferredError: (any Error)?
     var recordWriter = RecordWriter()
+    /// Observers the write must not notify (``Database/write(withoutNotifying:_:)``).
+    var silenced: Set<Int> = []
     /// Per type, the link properties pointing at it (found once per transaction).
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
 

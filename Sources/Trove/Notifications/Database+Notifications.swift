@@ -1,0 +1,320 @@
+import TroveStorage
+
+/// What a ``Results`` observer receives.
+public enum ResultsChange<Element> {
+    /// The results when observation starts.
+    case initial(Results<Element>)
+    /// The results after a commit, with what changed: `deletions` are indices
+    /// in the previous results, `insertions` and `modifications` indices in
+    /// these. An object whose position changed is deleted and inserted.
+    case update(Results<Element>, deletions: [Int], insertions: [Int], modifications: [Int])
+    /// The results can no longer be computed (the file failed); no more changes follow.
+    case error(any Error)
+}
+
+/// What an ``Object`` observer receives.
+public enum ObjectChange<T: Object> {
+    /// Properties changed (only those observed, when key paths were given).
+    case change(T, [PropertyChange])
+    /// The object was deleted; no more changes follow.
+    case deleted
+    /// The object can no longer be read; no more changes follow.
+    case error(any Error)
+}
+
+/// One changed property of an observed object.
+public struct PropertyChange: Sendable, CustomStringConvertible {
+    /// The property's name.
+    public let name: String
+    /// The stored value before and after.
+    public let oldStoredValue: StoredValue
+    public let newStoredValue: StoredValue
+
+    /// The values as Swift values (`String`, `Int64`, `Date`, ..., nil), as Realm hands them out.
+    public var oldValue: Any? { oldStoredValue.swiftValue }
+    public var newValue: Any? { newStoredValue.swiftValue }
+
+    public var description: String { "\(name): \(oldStoredValue) -> \(newStoredValue)" }
+}
+
+extension StoredValue {
+    /// The value as the Swift type it stores (nil for null).
+    public var swiftValue: Any? {
+        switch self {
+        case .null: return nil
+        case .bool(let v): return v
+        case .int(let v): return v
+        case .float(let v): return v
+        case .double(let v): return v
+        case .string(let v): return v
+        case .data(let v): return v
+        case .date(let v): return v
+        case .uuid(let v): return v
+        case .decimal(let v): return v
+        }
+    }
+}
+
+extension Database {
+    /// Calls `block` after every commit this handle sees (its own, and others'
+    /// once it refreshes), with the handle.
+    ///
+    /// ```swift
+    /// let token = db.observe { db in print("now \(db.objects(PhotoData.self).count) photos") }
+    /// ```
+    public func observe(_ block: @escaping (Database) -> Void) -> NotificationToken {
+        addObserver(DatabaseObserver(block))
+    }
+
+    /// Runs a write whose commit does not notify the given observers (a UI's
+    /// own edit should not bounce back to it); they still see the new state.
+    ///
+    /// ```swift
+    /// try db.write(withoutNotifying: [token]) { photo.memo = text }
+    /// ```
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        writeState?.silenced = Set(tokens.map(\.id))
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite() }
+        return result
+    }
+
+    func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
+        nextObserverID += 1
+        observers[nextObserverID] = observer
+        return NotificationToken(id: nextObserverID, database: self)
+    }
+
+    func removeObserver(_ id: Int) {
+        observers[id] = nil
+    }
+
+    /// Brings every observer up to date with the handle's current snapshot,
+    /// once per new snapshot, and calls back those not silenced.
+    func deliverChanges(skipping silenced: Set<Int> = []) {
+        guard !observers.isEmpty, writeState == nil else { return }
+        let snapshot = readTransaction().id
+        guard snapshot != deliveredTransaction else { return }
+        deliveredTransaction = snapshot
+        // In registration order; an observer may register or remove others while called.
+        for id in observers.keys.sorted() {
+            guard let observer = observers[id] else { continue }
+            observer.update(in: self, notify: !silenced.contains(id))
+        }
+    }
+}
+
+final class DatabaseObserver: ChangeObserver {
+    let block: (Database) -> Void
+
+    init(_ block: @escaping (Database) -> Void) {
+        self.block = block
+    }
+
+    func update(in database: Database, notify: Bool) {
+        if notify { block(database) }
+    }
+}
+
+/// Keeps the keys of a ``Results`` and a fingerprint of each object's
+/// observed properties, and diffs them after each commit.
+final class ResultsObserver<Element>: ChangeObserver {
+    let results: Results<Element>
+    /// Observed columns; nil: every property in the record.
+    let columns: [Int]?
+    let block: (ResultsChange<Element>) -> Void
+    var keys: [UInt64] = []
+    var prints: [UInt64: Int] = [:]
+    var failed = false
+
+    init(results: Results<Element>, columns: [Int]?, block: @escaping (ResultsChange<Element>) -> Void) {
+        self.results = results
+        self.columns = columns
+        self.block = block
+    }
+
+    /// Reads the current keys and fingerprints.
+    func snapshot(_ database: Database) throws -> (keys: [UInt64], prints: [UInt64: Int]) {
+        let keys = results.keys
+        let table = results.table
+        var prints: [UInt64: Int] = [:]
+        prints.reserveCapacity(keys.count)
+        let transaction = database.readTransaction()
+        guard !table.isRetired, transaction.canSee(table.objects) else { return (keys, prints) }
+        try transaction.withCursor(on: table.objects) { cursor in
+            for key in keys where prints[key] == nil {
+                var bigEndian = key.bigEndian
+                guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
+                var hasher = Hasher()
+                if let columns {
+                    let reader = RecordReader(entry.value, layout: table.layout)
+                    for column in columns { hasher.combine(reader.value(at: column)) }
+                } else {
+                    hasher.combine(bytes: entry.value)
+                }
+                prints[key] = hasher.finalize()
+            }
+        }
+        return (keys, prints)
+    }
+
+    func start(_ database: Database) {
+        do {
+            (keys, prints) = try snapshot(database)
+            block(.initial(results))
+        } catch {
+            failed = true
+            block(.error(error))
+        }
+    }
+
+    func update(in database: Database, notify: Bool) {
+        guard !failed else { return }
+        do {
+            let (newKeys, newPrints) = try snapshot(database)
+            let oldPrints = prints
+            let changes = ChangeSet.between(keys, newKeys) { oldPrints[$0] != newPrints[$0] }
+            keys = newKeys
+            prints = newPrints
+            if notify, !changes.isEmpty {
+                block(
+                    .update(
+                        results, deletions: changes.deletions, insertions: changes.insertions,
+                        modifications: changes.modifications))
+            }
+        } catch {
+            failed = true
+            if notify { block(.error(error)) }
+        }
+    }
+}
+
+/// Keeps the last values of one object and reports the properties that changed.
+final class ObjectObserver<T: Object>: ChangeObserver {
+    let object: T
+    let columns: [Int]?
+    let block: (ObjectChange<T>) -> Void
+    var values: [StoredValue] = []
+    var finished = false
+
+    init(object: T, columns: [Int]?, block: @escaping (ObjectChange<T>) -> Void) {
+        self.object = object
+        self.columns = columns
+        self.block = block
+    }
+
+    func read(_ database: Database) throws -> [StoredValue]? {
+        guard let table = object._table, let record = try database.fetchRecord(object._objectKey, table: table) else {
+            return nil
+        }
+        return record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
+    }
+
+    func update(in database: Database, notify: Bool) {
+        guard !finished, let table = object._table else { return }
+        do {
+            guard let current = try read(database) else {
+                finished = true
+                if notify { block(.deleted) }
+                return
+            }
+            var changes: [PropertyChange] = []
+            for column in columns ?? Array(0..<current.count) where table.layout.inRecord[column] {
+                let old = column < values.count ? values[column] : table.layout.fallbacks[column]
+                if old != current[column] {
+                    changes.append(
+                        PropertyChange(
+                            name: table.schema.properties[column].name, oldStoredValue: old, newStoredValue: current[column]))
+                }
+            }
+            values = current
+            if notify, !changes.isEmpty { block(.change(object, changes)) }
+        } catch {
+            finished = true
+            if notify { block(.error(error)) }
+        }
+    }
+}
+
+extension Results {
+    /// Calls `block` now with `.initial`, then after every commit this handle
+    /// sees that changes the results: which objects left (indices in the old
+    /// results), arrived and changed (indices in the new ones) — what
+    /// `UICollectionView.performBatchUpdates` needs.
+    ///
+    /// ```swift
+    /// let token = photos.observe { change in
+    ///     switch change {
+    ///     case .initial(let photos): show(photos)
+    ///     case .update(_, let deletions, let insertions, let modifications):
+    ///         collectionView.performBatchUpdates { ... }
+    ///     case .error(let error): print(error)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// `keyPaths` limits which property changes count as modifications.
+    /// Changes of other handles arrive when this handle refreshes (``Database/refresh()``).
+    /// Keep the token; releasing it stops the notifications.
+    public func observe(keyPaths: [PartialKeyPath<Element>]? = nil, _ block: @escaping (ResultsChange<Element>) -> Void)
+        -> NotificationToken
+    {
+        let columns = keyPaths.map { paths in paths.map { source.column(for: $0) } }
+        return observe(columns: columns, block)
+    }
+
+    /// ``observe(keyPaths:_:)`` with the properties named as strings.
+    public func observe(properties: [String], _ block: @escaping (ResultsChange<Element>) -> Void) throws
+        -> NotificationToken
+    {
+        let columns = try properties.map { name in
+            guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
+            return column
+        }
+        return observe(columns: columns, block)
+    }
+
+    private func observe(columns: [Int]?, _ block: @escaping (ResultsChange<Element>) -> Void) -> NotificationToken {
+        let observer = ResultsObserver(results: self, columns: columns, block: block)
+        observer.start(database)
+        return database.addObserver(observer)
+    }
+}
+
+extension Object {
+    /// Observes this managed object: `.change` with the properties that
+    /// changed (old and new values) after each commit this handle sees,
+    /// `.deleted` once it is deleted.
+    ///
+    /// ```swift
+    /// let token = me.observe(keyPaths: [\.profileImageUrl]) { (change: ObjectChange<Me>) in
+    ///     if case .change(let me, _) = change { reloadProfileImage(me.profileImageUrl) }
+    /// }
+    /// ```
+    public func observe<T: Object>(keyPaths: [PartialKeyPath<T>]? = nil, _ block: @escaping (ObjectChange<T>) -> Void)
+        -> NotificationToken
+    {
+        guard let database = _database, let binding = _binding, let typed = self as? T else {
+            preconditionFailure("Trove: only a managed \(type(of: self)) can be observed; add it to a database first")
+        }
+        let columns = keyPaths.map { paths in
+            paths.map { path in
+                guard let column = binding.column(forKeyPath: path) else {
+                    preconditionFailure("Trove: \(path) is not a persisted property of \(type(of: self))")
+                }
+                return column
+            }
+        }
+        let observer = ObjectObserver(object: typed, columns: columns, block: block)
+        observer.values = (try? observer.read(database)) ?? []
+        return database.addObserver(observer)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class TodoItem: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var priority = 0
+    @Persisted var done = false
+}
+
+/// Collects what an observer receives.
+private final class Recorder<Element> {
+    var initial = 0
+    var updates: [(deletions: [Int], insertions: [Int], modifications: [Int])] = []
+    var errors = 0
+
+    func record(_ change: ResultsChange<Element>) {
+        switch change {
+        case .initial: initial += 1
+        case .update(_, let deletions, let insertions, let modifications): updates.append((deletions, insertions, modifications))
+        case .error: errors += 1
+        }
+    }
+}
+
+@Suite struct NotificationTests {
+    private func task(_ id: Int, _ title: String, priority: Int = 0) -> TodoItem {
+        let task = TodoItem()
+        task.id = id
+        task.title = title
+        task.priority = priority
+        return task
+    }
+
+    @Test func resultsReportInsertionsDeletionsAndModificationsByIndex() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add([task(1, "a"), task(2, "b"), task(3, "c")]) }
+        let recorder = Recorder<TodoItem>()
+        let token = db.objects(TodoItem.self).observe { recorder.record($0) }
+        #expect(recorder.initial == 1)
+        try db.write { try db.add(task(4, "d")) }
+        try db.write { try db.delete(db.object(ofType: TodoItem.self, forPrimaryKey: 2)!) }
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 3)!.title = "c2" }
+        #expect(recorder.updates.count == 3)
+        #expect(recorder.updates[0].insertions == [3])
+        #expect(recorder.updates[1].deletions == [1])
+        #expect(recorder.updates[2].modifications == [1])  // [a, c2, d]
+        token.invalidate()
+        try db.write { try db.add(task(5, "e")) }
+        #expect(recorder.updates.count == 3)
+    }
+
+    @Test func aChangedSortKeyIsAMoveAndAFilterLetsObjectsInAndOut() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add([task(1, "a", priority: 1), task(2, "b", priority: 2), task(3, "c", priority: 3)]) }
+        let recorder = Recorder<TodoItem>()
+        let sorted = try db.objects(TodoItem.self).filter("done == false").sorted(by: \.priority)
+        let token = sorted.observe { recorder.record($0) }
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 1)!.priority = 9 }  // a moves to the end
+        #expect(recorder.updates.last?.deletions == [0])
+        #expect(recorder.updates.last?.insertions == [2])
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 2)!.done = true }  // b leaves the filter
+        #expect(recorder.updates.last?.deletions == [0])
+        #expect(recorder.updates.last?.insertions == [])
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 2)!.done = false }  // and comes back first
+        #expect(recorder.updates.last?.insertions == [0])
+        _ = token
+    }
+
+    @Test func keyPathsLimitWhatCountsAsAModification() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add([task(1, "a"), task(2, "b")]) }
+        let recorder = Recorder<TodoItem>()
+        let token = db.objects(TodoItem.self).observe(keyPaths: [\.title]) { recorder.record($0) }
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 1)!.priority = 5 }
+        #expect(recorder.updates.isEmpty)
+        try db.write { db.object(ofType: TodoItem.self, forPrimaryKey: 2)!.title = "b2" }
+        #expect(recorder.updates.count == 1)
+        #expect(recorder.updates.first?.modifications == [1])
+        _ = token
+    }
+
+    @Test func aWriteWithoutNotifyingSkipsThatObserverOnlyAndItsNextChangeStartsFromThere() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add(task(1, "a")) }
+        let silenced = Recorder<TodoItem>()
+        let other = Recorder<TodoItem>()
+        let results = db.objects(TodoItem.self)
+        let silencedToken = results.observe { silenced.record($0) }
+        let otherToken = results.observe { other.record($0) }
+        try db.write(withoutNotifying: [silencedToken]) { try db.add(task(2, "b")) }
+        #expect(silenced.updates.isEmpty)
+        #expect(other.updates.count == 1)
+        try db.write { try db.add(task(3, "c")) }
+        #expect(silenced.updates.count == 1)
+        #expect(silenced.updates.first?.insertions == [2])  // not [1, 2]: b was already seen
+        _ = otherToken
+    }
+
+    @Test func anotherHandlesCommitArrivesOnRefresh() throws {
+        let db = try makeDatabase()
+        let other = try Database(configuration: db.configuration)
+        let recorder = Recorder<TodoItem>()
+        var commits = 0
+        let token = other.objects(TodoItem.self).observe { recorder.record($0) }
+        let databaseToken = other.observe { _ in commits += 1 }
+        try db.write { try db.add(task(1, "a")) }
+        #expect(recorder.updates.isEmpty)  // not yet: `other` still reads its snapshot
+        other.refresh()
+        #expect(recorder.updates.count == 1)
+        #expect(recorder.updates.first?.insertions == [0])
+        #expect(commits == 1)
+        other.refresh()  // nothing new: no notification
+        #expect(recorder.updates.count == 1)
+        _ = (token, databaseToken)
+    }
+
+    @Test func anObjectObserverGetsOldAndNewValuesThenDeleted() throws {
+        let db = try makeDatabase()
+        let observed = task(1, "a")
+        try db.write { try db.add(observed) }
+        var changes: [[PropertyChange]] = []
+        var deleted = false
+        let token = observed.observe(keyPaths: [\TodoItem.title, \TodoItem.done]) { (change: ObjectChange<TodoItem>) in
+            switch change {
+            case .change(_, let properties): changes.append(properties)
+            case .deleted: deleted = true
+            case .error: Issue.record("unexpected error")
+            }
+        }
+        try db.write { observed.priority = 3 }  // not observed
+        try db.write {
+            observed.title = "b"
+            observed.done = true
+        }
+        #expect(changes.count == 1)
+        #expect(changes.first?.map(\.name) == ["title", "done"])
+        #expect(changes.first?.first?.oldValue as? String == "a")
+        #expect(changes.first?.first?.newValue as? String == "b")
+        try db.write { try db.delete(observed) }
+        #expect(deleted)
+        _ = token
+    }
+
+    /// Hundreds of random transactions: applying each change set to the
+    /// previous keys gives exactly the new results, and every modification
+    /// points at an object whose observed value changed.
+    @Test func randomChangeSetsAgreeWithABruteForceDiff() throws {
+        let db = try makeDatabase()
+        var generator = SystemRandomNumberGenerator()
+        try db.write {
+            for id in 1...40 { try db.add(task(id, "t\(id)", priority: Int.random(in: 0..<10, using: &generator))) }
+        }
+        let results = try db.objects(TodoItem.self).filter("priority < 7").sorted(by: \.priority)
+        var mirror: [Int] = []  // ids, kept only from the change sets
+        var seen: [Int: String] = [:]  // id -> observed values at the last notification
+        var failures: [String] = []
+        let token = results.observe(keyPaths: [\.title, \.priority]) { change in
+            switch change {
+            case .initial(let results):
+                mirror = results.map(\.id)
+                for task in results { seen[task.id] = "\(task.title)/\(task.priority)" }
+            case .update(let results, let deletions, let insertions, let modifications):
+                for index in deletions.sorted(by: >) { mirror.remove(at: index) }
+                for index in insertions.sorted() { mirror.insert(results[index].id, at: index) }
+                if mirror != results.map(\.id) { failures.append("order") }
+                // Exactly the staying objects whose observed values changed are modifications.
+                for (index, task) in results.enumerated() where !insertions.contains(index) {
+                    let changed = seen[task.id] != "\(task.title)/\(task.priority)"
+                    if changed != modifications.contains(index) { failures.append("modification of \(task.id)") }
+                }
+                seen = [:]
+                for task in results { seen[task.id] = "\(task.title)/\(task.priority)" }
+            case .error: failures.append("error")
+            }
+        }
+        var nextID = 41
+        for _ in 0..<300 {
+            try db.write {
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let all = db.objects(TodoItem.self).array()
+                    switch Int.random(in: 0..<5, using: &generator) {
+                    case 0:
+                        try db.add(task(nextID, "t\(nextID)", priority: Int.random(in: 0..<10, using: &generator)))
+                        nextID += 1
+                    case 1 where !all.isEmpty:
+                        try db.delete(all.randomElement(using: &generator)!)
+                    case 2 where !all.isEmpty:
+                        all.randomElement(using: &generator)!.priority = Int.random(in: 0..<10, using: &generator)
+                    case 3 where !all.isEmpty:
+                        all.randomElement(using: &generator)!.title = "r\(Int.random(in: 0..<1000, using: &generator))"
+                    default:
+                        if let task = all.randomElement(using: &generator) { task.done.toggle() }  // not observed
+                    }
+                }
+            }
+            #expect(mirror == results.map(\.id))
+        }
+        #expect(failures.isEmpty, "\(failures.prefix(5))")
+        _ = token
+    }
+}
