@@ -202,3 +202,75 @@ private final class Recorder<Element> {
         _ = token
     }
 }
+
+/// A handle that lives on an actor, as an app's background actor would hold one.
+private actor Listener {
+    private var db: Database?
+    private var token: NotificationToken?
+    private(set) var updates = 0
+    private(set) var lastCount = 0
+
+    func start(_ configuration: Configuration, autorefresh: Bool = true) throws {
+        let db = try Database(configuration: configuration)  // opened here: its isolation is this actor
+        db.autorefresh = autorefresh
+        token = db.objects(TodoItem.self).observe { [unowned self] change in
+            if case .update(let results, _, _, _) = change {
+                self.updates += 1
+                self.lastCount = results.count
+            }
+        }
+        self.db = db
+    }
+
+    /// Reads, which takes a snapshot; an idle handle keeps it until it refreshes.
+    func read() -> Int { db?.objects(TodoItem.self).count ?? 0 }
+
+    func stop() {
+        token?.invalidate()
+        db = nil
+    }
+}
+
+@Suite struct AutorefreshTests {
+    private func waitFor(_ condition: () async -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(5)
+        while !(await condition()), Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
+    }
+
+    @Test func aCommitElsewhereReachesAnActorsObserverWithoutRefresh() async throws {
+        let writer = try makeDatabase()  // opened outside any actor: refreshes only when asked
+        let listener = Listener()
+        try await listener.start(writer.configuration)
+        let item = TodoItem()
+        item.id = 1
+        try writer.write { try writer.add(item) }
+        try await waitFor { await listener.updates > 0 }
+        #expect(await listener.updates == 1)
+        #expect(await listener.lastCount == 1)
+        await listener.stop()
+    }
+
+    @Test func anIdleHandleReleasesItsSnapshotSoTheFileStaysFlat() async throws {
+        for autorefresh in [true, false] {
+            let writer = try makeDatabase(#function + "\(autorefresh)")
+            let item = TodoItem()
+            item.id = 1
+            try writer.write { try writer.add(item) }
+            let listener = Listener()
+            try await listener.start(writer.configuration, autorefresh: autorefresh)
+            #expect(await listener.read() == 1)  // takes a snapshot, then stays idle
+            for step in 0..<200 { try writer.write { item.title = "step \(step) " + String(repeating: "x", count: 500) } }
+            let early = writer.usedFileSize
+            for step in 0..<10_000 { try writer.write { item.title = "step \(step) " + String(repeating: "x", count: 500) } }
+            try await Task.sleep(for: .milliseconds(50))
+            let late = writer.usedFileSize
+            if autorefresh {
+                #expect(late <= early + 256 * 1024, "the file grew from \(early) to \(late) bytes under an idle handle")
+            } else {
+                // The control: a handle that never refreshes pins its snapshot and the file grows.
+                #expect(late > early + 4 * 1024 * 1024, "expected growth without autorefresh: \(early) -> \(late)")
+            }
+            await listener.stop()
+        }
+    }
+}

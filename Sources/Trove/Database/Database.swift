@@ -37,6 +37,21 @@ public final class Database {
     var observers: [Int: any ChangeObserver] = [:]
     var nextObserverID = 0
     var deliveredTransaction = -1
+    /// The isolation the handle was opened in (`#isolation`): where
+    /// autorefresh delivers. nil for a handle opened outside any actor.
+    let isolation: (any Actor)?
+    var watcherListener: Int?
+
+    /// Whether the handle follows other handles' and processes' commits by
+    /// itself (default on): after each commit it refreshes on the isolation
+    /// it was opened in — releasing its old snapshot, so the file does not
+    /// grow under an idle handle — and delivers its notifications there.
+    ///
+    /// A handle opened outside any actor (plain synchronous code) sees
+    /// other commits on ``refresh()``; so does one with autorefresh off.
+    public var autorefresh = true {
+        didSet { updateAutorefresh() }
+    }
 
     /// The current file format; a file with a higher one was written by a newer Trove.
     static let formatVersion: UInt32 = 1
@@ -46,8 +61,9 @@ public final class Database {
     /// Throws ``TroveError`` when the file cannot be opened, is not a Trove
     /// database, was written by a newer Trove, or holds a schema that does
     /// not match the types listed in `objectTypes`/`valueTypes`.
-    public init(configuration: Configuration = Configuration()) throws {
+    public init(configuration: Configuration = Configuration(), isolation: (any Actor)? = #isolation) throws {
         self.configuration = configuration
+        self.isolation = isolation
         var options = Environment.Options()
         options.initialMapSize = configuration.initialMapSize
         options.maximumMapSize = configuration.maximumFileSize
@@ -71,14 +87,18 @@ public final class Database {
         try prepareFile()
         for type in configuration.objectTypes { _ = try objectBinding(for: type) }
         for type in configuration.valueTypes { _ = try valueBinding(for: type) }
+        updateAutorefresh()
     }
 
     /// Opens the database file at `url` with the default configuration.
-    public convenience init(fileURL url: URL) throws {
-        try self.init(configuration: Configuration(fileURL: url))
+    public convenience init(fileURL url: URL, isolation: (any Actor)? = #isolation) throws {
+        try self.init(configuration: Configuration(fileURL: url), isolation: isolation)
     }
 
     deinit {
+        if let id = watcherListener {
+            environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }.remove(id)
+        }
         writeState?.transaction.abort()
         snapshot?.end()
     }

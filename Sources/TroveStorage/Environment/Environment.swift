@@ -163,6 +163,14 @@ package final class Environment: @unchecked Sendable {
         return (info.me_last_pgno + 1) * pageSize
     }
 
+    /// The id of the last committed transaction, by any process: read from
+    /// the lock file's shared memory, so checking it costs no I/O.
+    package var lastCommittedTransaction: Int {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return Int(info.me_last_txnid)
+    }
+
     /// Flushes buffers to disk (needed only with `noSync` / `noMetaSync`).
     package func sync() throws {
         try LMDBCall.check(mdb_env_sync(handle, 1), "mdb_env_sync", path: path)
