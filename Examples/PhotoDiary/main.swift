@@ -64,6 +64,34 @@ final class PhotoStore {
     }
 }
 
+/// The seed's `PhotoViewModel` behind a collection view: an array kept in
+/// step with the database by applying the change sets of a live, sorted
+/// `Results` — the deletions, insertions and reloads a
+/// `UICollectionView.performBatchUpdates` block would apply.
+final class PhotoViewModel {
+    private(set) var ids: [String] = []
+    private(set) var batches = 0
+    private var token: NotificationToken?
+
+    init(photos: Results<PhotoData>) {
+        token = photos.observe { [unowned self] change in
+            switch change {
+            case .initial(let photos):
+                ids = photos.map(\.id)
+            case .update(let photos, let deletions, let insertions, let modifications):
+                for index in deletions.sorted(by: >) { ids.remove(at: index) }
+                for index in insertions.sorted() { ids.insert(photos[index].id, at: index) }
+                for index in modifications { ids[index] = photos[index].id }  // a cell reload
+                batches += 1
+            case .error(let error):
+                print("PhotoViewModel: \(error)")
+            }
+        }
+    }
+
+    func numberOfItems() -> Int { ids.count }
+}
+
 /// Bytes that look like a JPEG: the SOI marker, a JFIF header, noise, EOI.
 func fakeJPEG(seed: UInt8, size: Int = 2048) -> Data {
     var bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00]
@@ -87,6 +115,11 @@ func run() throws {
     var store: PhotoStore? = try PhotoStore(fileURL: url)
     let before = store!.fetchAll().count
     print("- found \(before) photo(s) from earlier runs")
+    let viewModel = PhotoViewModel(photos: store!.fetchAll())
+    var inSync = true
+    func checkViewModel() {
+        if viewModel.ids != store!.fetchAll().map(\.id) { inSync = false }
+    }
 
     let days = ["2024-05-01", "2024-05-02", "2024-05-03"]
     var saved: [PhotoData] = []
@@ -94,6 +127,7 @@ func run() throws {
         let photo = try store!.save(
             date: day, memo: "walk on \(day)", image: fakeJPEG(seed: UInt8(offset)), mood: offset == 2 ? .calm : .happy)
         saved.append(photo)
+        checkViewModel()
         print("- saved \(photo.id.prefix(8))… for \(day) (\(photo.image?.count ?? 0) bytes of JPEG)")
     }
 
@@ -106,12 +140,18 @@ func run() throws {
         print("- fetch(byDate: 2024-05-02) -> \(found.memo)")
         try store!.update(found, memo: "edited: rain in the afternoon", image: fakeJPEG(seed: 9, size: 1024))
         print("- updated it: memo = \(found.memo), image = \(found.image?.count ?? 0) bytes")
+        checkViewModel()
     }
 
     let doomed = saved[0]
     let doomedID = doomed.id
     try store!.delete(doomed)
     print("- deleted \(doomedID.prefix(8))…; isInvalidated = \(doomed.isInvalidated)")
+    checkViewModel()
+    print(
+        "- view model: \(viewModel.numberOfItems()) item(s) after \(viewModel.batches) change sets, "
+            + (inSync ? "always equal to a fresh query" : "OUT OF SYNC"))
+    guard inSync else { throw TroveError(.invalidValue, "the view model's array drifted from the database") }
 
     let countBeforeReopen = store!.fetchAll().count
     store = nil

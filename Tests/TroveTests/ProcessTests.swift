@@ -105,10 +105,12 @@ struct ExampleTests {
         #expect(first.status == 0, "\(first.output)")
         #expect(first.output.contains("reopened the file: 2 photo(s) (expected 2)"))
         #expect(first.output.contains("the edit survived: edited: rain in the afternoon"))
+        #expect(first.output.contains("view model: 2 item(s) after 5 change sets, always equal to a fresh query"))
         let second = try run("PhotoDiary", [file])
         #expect(second.status == 0, "\(second.output)")
         #expect(second.output.contains("found 2 photo(s) from earlier runs"))
         #expect(second.output.contains("reopened the file: 4 photo(s) (expected 4)"))
+        #expect(second.output.contains("view model: 4 item(s) after 4 change sets, always equal to a fresh query"))
     }
 
     @Test("the inventory stores Codable persons with auto-increment ids")
