@@ -252,7 +252,7 @@ private actor Listener {
 
     @Test func anIdleHandleReleasesItsSnapshotSoTheFileStaysFlat() async throws {
         for autorefresh in [true, false] {
-            let writer = try makeDatabase(#function + "\(autorefresh)")
+            let writer = try makeDatabase(#function + "\(autorefresh)") { $0.durability = .none }
             let item = TodoItem()
             item.id = 1
             try writer.write { try writer.add(item) }
@@ -279,5 +279,68 @@ private actor Listener {
             }
             await listener.stop()
         }
+    }
+}
+
+/// A handle on an actor that waits for a change made by another process.
+private actor CrossProcessListener {
+    private var db: Database?
+    private var token: NotificationToken?
+    private(set) var changedAt: Date?
+    private(set) var title = ""
+
+    func start(_ configuration: Configuration) throws {
+        let db = try Database(configuration: configuration)
+        let item = db.object(ofType: TodoItem.self, forPrimaryKey: 1)!
+        token = item.observe { [unowned self] (change: ObjectChange<TodoItem>) in
+            if case .change(let item, _) = change {
+                self.changedAt = Date()
+                self.title = item.title
+            }
+        }
+        self.db = db
+    }
+
+    func stop() {
+        token?.invalidate()
+        db = nil
+    }
+}
+
+extension AutorefreshTests {
+    @Test func aCommitByAnotherProcessReachesTheObserver() async throws {
+        let writer = try makeDatabase()
+        let item = TodoItem()
+        item.id = 1
+        try writer.write { try writer.add(item) }
+        let listener = CrossProcessListener()
+        try await listener.start(writer.configuration)
+        // `trove set` commits from another process.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        guard
+            let trove = ["debug", "release"].map({ root.appendingPathComponent(".build/\($0)/trove") })
+                .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
+        else {
+            Issue.record("the trove tool is not built; run `swift build` first")
+            return
+        }
+        let process = Process()
+        process.executableURL = trove
+        process.arguments = ["set", writer.path, "TodoItem", "1", "title", "from another process"]
+        process.standardOutput = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        let exited = Date()
+        #expect(process.terminationStatus == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while await listener.changedAt == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await listener.title == "from another process")
+        if let changedAt = await listener.changedAt {
+            print(
+                "cross-process notification latency: \(Int(changedAt.timeIntervalSince(exited) * 1000)) ms after the writer exited"
+            )
+        }
+        await listener.stop()
     }
 }
