@@ -344,3 +344,119 @@ extension AutorefreshTests {
         await listener.stop()
     }
 }
+
+/// Iterates change streams on an actor, as an app's view model would.
+private actor StreamConsumer {
+    private var db: Database?
+    private(set) var observerCount = 0
+
+    func open(_ configuration: Configuration) throws {
+        db = try Database(configuration: configuration)
+    }
+
+    private(set) var received: [CollectionChangeSet] = []
+    private(set) var seen: [String] = []
+
+    /// Change sets of all TodoItems until `insertions` objects have arrived.
+    func collect(insertions: Int) async {
+        guard let db else { return }
+        for await change in db.objects(TodoItem.self).changes {
+            received.append(change)
+            if received.reduce(0, { $0 + $1.insertions.count }) >= insertions { break }
+        }
+    }
+
+    /// Property changes of item 1 until it is deleted.
+    func followItem() async {
+        guard let db, let item = db.object(ofType: TodoItem.self, forPrimaryKey: 1) else { return }
+        for await change in item.changes(keyPaths: [\TodoItem.title]) {
+            switch change {
+            case .change(let properties): seen += properties.map { "\($0.name)=\($0.newValue as? String ?? "?")" }
+            case .deleted: seen.append("deleted")
+            case .error(let error): seen.append("error \(error)")
+            }
+        }
+    }
+
+    /// Counts database commits until the task is cancelled.
+    private(set) var commits = 0
+
+    func countCommits() async -> Int {
+        guard let db else { return 0 }
+        for await _ in db.changes { commits += 1 }
+        return commits
+    }
+
+    func observers() -> Int { db?.observers.count ?? -1 }
+
+    func refresh() { db?.refresh() }
+}
+
+@Suite struct ChangeStreamTests {
+    private func waitFor(_ condition: () async -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(5)
+        while !(await condition()), Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
+    @Test func resultsChangesArriveAsAnAsyncSequenceOnTheHandlesActor() async throws {
+        let writer = try makeDatabase()
+        let consumer = StreamConsumer()
+        try await consumer.open(writer.configuration)
+        let collecting = Task { await consumer.collect(insertions: 2) }
+        try await waitFor { await consumer.observers() == 1 }
+        for id in 1...2 {
+            let item = TodoItem()
+            item.id = id
+            try writer.write { try writer.add(item) }
+            try await waitFor { await consumer.received.count > id }
+        }
+        await collecting.value
+        let received = await consumer.received
+        #expect(received.map(\.isInitial) == [true, false, false])
+        #expect(received.dropFirst().map(\.insertions) == [[0], [1]])
+        // The loop broke: the observer goes at the next delivery.
+        try writer.write {
+            try writer.add(
+                {
+                    let item = TodoItem(); item.id = 3; return item
+                }())
+        }
+        await consumer.refresh()
+        #expect(await consumer.observers() == 0)
+    }
+
+    @Test func anObjectsChangesEndAfterItIsDeleted() async throws {
+        let writer = try makeDatabase()
+        let item = TodoItem()
+        item.id = 1
+        try writer.write { try writer.add(item) }
+        let consumer = StreamConsumer()
+        try await consumer.open(writer.configuration)
+        let following = Task { await consumer.followItem() }
+        try await waitFor { await consumer.observers() == 1 }
+        try writer.write { item.title = "one" }
+        try await waitFor { await consumer.seen.count == 1 }
+        try writer.write { item.priority = 5 }  // not observed
+        try writer.write { try writer.delete(item) }
+        await following.value
+        #expect(await consumer.seen == ["title=one", "deleted"])
+    }
+
+    @Test func cancellingTheIteratingTaskEndsTheSequence() async throws {
+        let writer = try makeDatabase()
+        let consumer = StreamConsumer()
+        try await consumer.open(writer.configuration)
+        let counting = Task { await consumer.countCommits() }
+        try await waitFor { await consumer.observers() == 1 }
+        try writer.write {
+            try writer.add(
+                {
+                    let item = TodoItem(); item.id = 1; return item
+                }())
+        }
+        try await waitFor { await consumer.commits == 1 }
+        counting.cancel()
+        let commits = await counting.value  // returns only because the loop ended
+        #expect(commits == 1)
+    }
+}
