@@ -44,6 +44,49 @@ private final class ReadmeChatRoom: Object {
     @Persisted(deleteRule: .cascade) var messages = List<ReadmeChatMessage>()
 }
 
+private final class ReadmePhoto: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var memo = ""
+    @Persisted var dateAdded = Date()
+}
+
+@MainActor private final class PhotoListModel {
+    let db: Database
+    private(set) var ids: [String] = []
+    var token: NotificationToken?
+
+    init(configuration: Configuration) throws {
+        db = try Database(configuration: configuration)
+    }
+
+    func start() {
+        token = db.objects(ReadmePhoto.self).sorted(by: \.dateAdded, ascending: false).observe { [unowned self] change in
+            switch change {
+            case .initial(let photos): ids = photos.map(\.id)
+            case .update(let photos, let deletions, let insertions, _):
+                for index in deletions.reversed() { ids.remove(at: index) }
+                for index in insertions { ids.insert(photos[index].id, at: index) }
+            case .error(let error): Issue.record("\(error)")
+            }
+        }
+    }
+}
+
+private actor ReadmeImporter {
+    func importPhotos(_ names: [String], configuration: Configuration) throws -> Int {
+        let db = try Database(configuration: configuration)
+        try db.write {
+            for (offset, name) in names.enumerated() {
+                let photo = ReadmePhoto()
+                photo.id = name
+                photo.dateAdded = Date(timeIntervalSince1970: Double(offset))
+                try db.add(photo, update: .modified)
+            }
+        }
+        return db.objects(ReadmePhoto.self).count
+    }
+}
+
 @Suite("README")
 struct ReadmeTests {
     @Test("the quick start works as printed")
@@ -101,5 +144,25 @@ struct ReadmeTests {
         #expect(db.objects(ReadmeChatMessage.self).isEmpty)
         #expect(db.objects(ReadmePlace.self).isEmpty)
         expectValid(db)
+    }
+
+    @Test("the concurrency examples: a main-actor model, a background importer, a detached task")
+    @MainActor func concurrency() async throws {
+        let configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("photos.trove"))
+        let model = try PhotoListModel(configuration: configuration)
+        model.start()
+        let imported = try await ReadmeImporter().importPhotos(["a", "b", "c"], configuration: configuration)
+        #expect(imported == 3)
+        model.db.refresh()  // or wait: autorefresh delivers on the main actor when it is free
+        #expect(model.ids == ["c", "b", "a"])
+        let id = "b"
+        try await Task.detached {
+            let db = try Database(configuration: configuration)
+            if let photo = db.object(ofType: ReadmePhoto.self, forPrimaryKey: id) {
+                try db.write { photo.memo = "seen in the background" }
+            }
+        }.value
+        model.db.refresh()
+        #expect(model.db.object(ofType: ReadmePhoto.self, forPrimaryKey: "b")?.memo == "seen in the background")
     }
 }
