@@ -460,3 +460,60 @@ private actor StreamConsumer {
         #expect(commits == 1)
     }
 }
+
+@Suite struct CollectionObserverTests {
+    @Test func aListObserverReportsPositionsOfAppendsRemovalsMovesAndChangedObjects() throws {
+        let db = try makeDatabase()
+        let list = Playlist()
+        list.name = "p"
+        list.tags.append(contentsOf: ["a", "b", "a"])
+        let song = Song()
+        song.title = "one"
+        list.songs.append(song)
+        try db.write { try db.add(list) }
+        var changes: [CollectionChangeSet] = []
+        let token = list.tags.observe { changes.append($0) }
+        var songChanges: [CollectionChangeSet] = []
+        let songToken = list.songs.observe { songChanges.append($0) }
+        #expect(changes.first?.isInitial == true)
+        try db.write { list.tags.append("c") }
+        #expect(changes.last?.insertions == [3])
+        try db.write { list.tags.remove(at: 0) }  // the first "a": [b, a, c]
+        // Repeated values may come as a move plus a removal; applied, they give the list.
+        #expect(changes.last.map { $0.deletions.count - $0.insertions.count } == 1)
+        var mirror = ["a", "b", "a", "c"]
+        for index in changes.last!.deletions.reversed() { mirror.remove(at: index) }
+        for index in changes.last!.insertions { mirror.insert(list.tags[index], at: index) }
+        #expect(mirror == Array(list.tags))
+        try db.write { list.tags.move(from: 2, to: 0) }  // [c, b, a]
+        #expect(changes.count == 4)
+        try db.write { song.title = "changed" }  // an object in the list changed
+        #expect(songChanges.last?.modifications == [0])
+        try db.write { list.ratings.append(1) }  // another property: no change to tags
+        #expect(changes.count == 4)
+        _ = (token, songToken)
+    }
+
+    @Test func setAndMapObserversSeeTheirChanges() throws {
+        let db = try makeDatabase()
+        let profile = Profile()
+        profile.name = "p"
+        try db.write { try db.add(profile) }
+        var setChanges: [CollectionChangeSet] = []
+        var mapChanges: [CollectionChangeSet] = []
+        let tokens = [
+            profile.tags.observe { setChanges.append($0) }, profile.links.observe { mapChanges.append($0) },
+        ]
+        try db.write {
+            profile.tags.insert("b")
+            profile.links["x"] = "1"
+        }
+        try db.write {
+            profile.tags.insert("a")  // sorts first
+            profile.links["x"] = "2"  // same key, new value
+        }
+        #expect(setChanges.last?.insertions == [0])
+        #expect(mapChanges.last?.modifications == [0])
+        _ = tokens
+    }
+}

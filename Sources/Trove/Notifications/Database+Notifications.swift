@@ -318,3 +318,132 @@ extension Object {
         return database.addObserver(observer)
     }
 }
+
+/// Observes one list, set or map of one object: the elements are diffed by
+/// position-independent identities (a value and which occurrence of it it
+/// is; for objects, their key and a fingerprint of their record).
+final class CollectionObserver: ChangeObserver {
+    let owner: Object
+    let column: Int
+    let block: (CollectionChangeSet) -> Void
+    var identities: [UInt64] = []
+    var prints: [UInt64: Int] = [:]
+    var finished = false
+
+    init(owner: Object, column: Int, block: @escaping (CollectionChangeSet) -> Void) {
+        self.owner = owner
+        self.column = column
+        self.block = block
+    }
+
+    func snapshot(_ database: Database) throws -> (identities: [UInt64], prints: [UInt64: Int])? {
+        guard let table = owner._table, try database.fetchRecord(owner._objectKey, table: table) != nil else { return nil }
+        let transaction = database.readTransaction()
+        let entries = try database.collectionEntries(owner: owner._objectKey, column: column, table: table, transaction)
+        let property = table.schema.properties[column]
+        let target = property.isLink ? try database.tableInfo(named: property.objectType ?? "") : nil
+        var occurrences: [Int: Int] = [:]
+        var identities: [UInt64] = []
+        var prints: [UInt64: Int] = [:]
+        for entry in entries {
+            // A map entry is its key; a list or set element its value, and which occurrence of it.
+            var hasher = Hasher()
+            if property.collection == .map { hasher.combine(entry.key) } else { hasher.combine(entry.value) }
+            let base = hasher.finalize()
+            let occurrence = occurrences[base, default: 0]
+            occurrences[base] = occurrence + 1
+            var identityHasher = Hasher()
+            identityHasher.combine(base)
+            identityHasher.combine(occurrence)
+            let identity = UInt64(bitPattern: Int64(identityHasher.finalize()))
+            identities.append(identity)
+            var print = Hasher()
+            print.combine(entry.value)
+            if let target, case .int(let key) = entry.value,
+                let record = try database.fetchRecord(UInt64(bitPattern: key), table: target)
+            {
+                print.combine(record)
+            }
+            prints[identity] = print.finalize()
+        }
+        return (identities, prints)
+    }
+
+    func start(_ database: Database) {
+        do {
+            guard let (identities, prints) = try snapshot(database) else { return }
+            (self.identities, self.prints) = (identities, prints)
+            block(CollectionChangeSet(isInitial: true))
+        } catch {
+            finished = true
+            block(CollectionChangeSet(error: TroveError.wrapping(error)))
+        }
+    }
+
+    func update(in database: Database, notify: Bool) {
+        guard !finished else { return }
+        do {
+            // The owner was deleted: the collection is empty now, and for good.
+            let current = try snapshot(database) ?? ([], [:])
+            let oldPrints = prints
+            let changes = ChangeSet.between(identities, current.identities) { oldPrints[$0] != current.prints[$0] }
+            (identities, prints) = current
+            if notify, !changes.isEmpty {
+                block(
+                    CollectionChangeSet(
+                        deletions: changes.deletions, insertions: changes.insertions, modifications: changes.modifications))
+            }
+        } catch {
+            finished = true
+            if notify { block(CollectionChangeSet(error: TroveError.wrapping(error))) }
+        }
+    }
+}
+
+extension CollectionPlace {
+    func observe(owner: Object, _ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        let observer = CollectionObserver(owner: owner, column: column, block: block)
+        observer.start(database)
+        return database.addObserver(observer)
+    }
+}
+
+extension List {
+    /// Observes the list: the first call has `isInitial`; then, after each
+    /// commit this handle sees that changes it, the deletions (old indices),
+    /// insertions and modifications (new indices; for objects, a changed
+    /// object). A moved element is deleted and inserted.
+    ///
+    /// ```swift
+    /// let token = room.messages.observe { change in
+    ///     tableView.apply(deletions: change.deletions, insertions: change.insertions)
+    /// }
+    /// ```
+    public func observe(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        guard let place = CollectionPlace(owner: managedOwner, column: managedColumn) else {
+            preconditionFailure("Trove: only the list of a stored object can be observed; add its owner first")
+        }
+        return place.observe(owner: managedOwner!, block)
+    }
+}
+
+extension MutableSet {
+    /// Observes the set; indices are positions in the set's order. See ``List/observe(_:)``.
+    public func observe(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        guard let place = CollectionPlace(owner: managedOwner, column: managedColumn) else {
+            preconditionFailure("Trove: only the set of a stored object can be observed; add its owner first")
+        }
+        return place.observe(owner: managedOwner!, block)
+    }
+}
+
+extension Map {
+    /// Observes the map; indices are positions in key order, and a changed
+    /// value is a modification of its key. See ``List/observe(_:)``.
+    public func observe(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        guard let place = CollectionPlace(owner: managedOwner, column: managedColumn) else {
+            preconditionFailure("Trove: only the map of a stored object can be observed; add its owner first")
+        }
+        return place.observe(owner: managedOwner!, block)
+    }
+}

@@ -47,6 +47,8 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     public var isManaged: Bool { owner != nil }
 
     private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    var managedOwner: Object? { owner }
+    var managedColumn: Int { column }
 
     private func checkIndex(_ position: Int, _ count: Int, allowEnd: Bool = false) {
         precondition(

@@ -41,6 +41,8 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     }
 
     private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    var managedOwner: Object? { owner }
+    var managedColumn: Int { column }
 
     /// Whether the map belongs to a stored object.
     public var isManaged: Bool { owner != nil }

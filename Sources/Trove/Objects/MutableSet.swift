@@ -36,6 +36,8 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
     }
 
     private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    var managedOwner: Object? { owner }
+    var managedColumn: Int { column }
 
     /// Whether the set belongs to a stored object.
     public var isManaged: Bool { owner != nil }
