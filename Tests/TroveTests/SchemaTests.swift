@@ -29,7 +29,7 @@ struct SchemaTests {
         #expect(stored.properties.map(\.name) == ["name", "age"])
     }
 
-    @Test("a changed property type fails with schemaMismatch naming the property and both types")
+    @Test("a changed property type fails with migrationRequired naming the property and both types")
     func mismatch() throws {
         let url = file()
         do {
@@ -40,7 +40,7 @@ struct SchemaTests {
         let db = try Database(fileURL: url)
         var schema = ModelInfo.of(DogV2.self).schema
         schema.name = "Dog"
-        let error = expectTroveError(.schemaMismatch) { _ = try db.register(schema) }
+        let error = expectTroveError(.migrationRequired) { _ = try db.register(schema) }
         #expect(error?.message.contains("Dog.age") == true)
         #expect(error?.message.contains("Int") == true)
         #expect(error?.message.contains("String") == true)
@@ -55,7 +55,7 @@ struct SchemaTests {
             schema.name = "Person"
             _ = try db.register(schema)
         }
-        expectTroveError(.schemaMismatch) {
+        expectTroveError(.migrationRequired) {
             try Database(configuration: Configuration(fileURL: url, objectTypes: [Person.self]))
         }
     }
@@ -67,7 +67,7 @@ struct SchemaTests {
         var wide = ModelInfo.of(Dog.self).schema
         wide.properties.append(PropertySchema(name: "owner", type: .string))
         _ = try db.register(wide)
-        let error = expectTroveError(.schemaMismatch) { try db.write { try db.add(Dog()) } }
+        let error = expectTroveError(.migrationRequired) { try db.write { try db.add(Dog()) } }
         #expect(error?.message.contains("Dog.owner") == true)
     }
 

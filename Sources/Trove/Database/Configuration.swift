@@ -39,6 +39,10 @@ public struct Configuration: Sendable {
     /// Open the file for reading only: no write is possible, the file is
     /// never changed (not even to register a type), and it must exist.
     public var readOnly = false
+    /// Runs once when a file at a lower schema version opens, inside the
+    /// migration's write transaction, with the file's old version. List every
+    /// model type in ``objectTypes`` so the migration covers them.
+    public var migration: (@Sendable (Migration, UInt64) throws -> Void)?
 
     /// The file used when none is given: `default.trove` in the app's
     /// Documents directory on Apple platforms, in the current directory elsewhere.
@@ -53,8 +57,10 @@ public struct Configuration: Sendable {
 
     public init(
         fileURL: URL = Configuration.defaultFileURL, schemaVersion: UInt64 = 0, objectTypes: [Object.Type] = [],
-        valueTypes: [any Persistable.Type] = [], maximumFileSize: Int? = nil, durability: Durability = .full
+        valueTypes: [any Persistable.Type] = [], maximumFileSize: Int? = nil, durability: Durability = .full,
+        migration: (@Sendable (Migration, UInt64) throws -> Void)? = nil
     ) {
+        self.migration = migration
         self.fileURL = fileURL
         self.schemaVersion = schemaVersion
         self.objectTypes = objectTypes

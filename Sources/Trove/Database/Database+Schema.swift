@@ -95,8 +95,12 @@ extension Database {
     private func throwIfBlocking(_ blocking: [String], type: String) throws {
         guard !blocking.isEmpty else { return }
         throw TroveError(
-            .schemaMismatch,
-            "the schema of \(type) in \(path) differs from the model: " + blocking.joined(separator: "; "), path: path)
+            .migrationRequired,
+            "the schema of \(type) in \(path) (schema version \(storedSchemaVersion)) differs from the model: "
+                + blocking.joined(separator: "; ")
+                + (configuration.schemaVersion > storedSchemaVersion || configuration.objectTypes.isEmpty
+                    ? "" : "; list \(type) in Configuration.objectTypes so the migration covers it"),
+            path: path)
     }
 
     /// Opens the tables of a stored schema; nil if one is missing.

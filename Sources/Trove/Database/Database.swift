@@ -85,6 +85,7 @@ public final class Database {
         }
         catalog = environment.attachment("trove.catalog") { Catalog() }
         try prepareFile()
+        try migrateIfNeeded()
         for type in configuration.objectTypes { _ = try objectBinding(for: type) }
         for type in configuration.valueTypes { _ = try valueBinding(for: type) }
         updateAutorefresh()

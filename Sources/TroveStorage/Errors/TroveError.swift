@@ -53,6 +53,10 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         case invalidModel
         /// A delete blocked by a link declared with `deleteRule: .deny`.
         case deleteDenied
+        /// The model differs from the file in a way that needs a migration
+        /// (raise `Configuration.schemaVersion` and give a migration block), or
+        /// the file is at a newer schema version than the model.
+        case migrationRequired
         /// Another process changed the file while a write was being retried.
         case writeConflict
         /// Any other storage engine failure (the LMDB code is in ``code``).

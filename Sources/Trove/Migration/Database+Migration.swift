@@ -1,0 +1,237 @@
+import Foundation
+import TroveStorage
+
+/// One type carried to its new schema: its new tables, and each object's
+/// values before and after.
+struct TypeConversion {
+    let table: TableInfo
+    let objects: [(key: UInt64, old: DynamicObject)]
+    let newValues: [UInt64: [StoredValue]]
+}
+
+extension Database {
+    /// Runs the migration when the model's schema version is above the
+    /// file's, in one write transaction; refuses a model older than the file.
+    func migrateIfNeeded() throws {
+        let stored = storedSchemaVersion
+        let wanted = configuration.schemaVersion
+        if wanted < stored {
+            throw TroveError(
+                .migrationRequired,
+                "\(path) is at schema version \(stored), newer than the model's \(wanted); open it with the newer model (or raise Configuration.schemaVersion)",
+                path: path)
+        }
+        guard wanted > stored else { return }
+        if configuration.readOnly {
+            throw TroveError(
+                .migrationRequired,
+                "\(path) is at schema version \(stored) and the model at \(wanted); a read-only handle cannot migrate it",
+                path: path)
+        }
+        try beginWrite()
+        do {
+            let state = writeState!
+            let transaction = state.transaction
+            let old = try Catalog.storedTypeNames(in: transaction).compactMap { try Catalog.storedSchema($0, in: transaction) }
+            let new = configuration.objectTypes.map { ModelInfo.of($0).schema }
+            let migration = Migration(database: self, state: state, oldSchema: old, newSchema: new)
+            try configuration.migration?(migration, stored)
+            for schema in new where !migration.converted.contains(schema.name) {
+                _ = try convertType(schema.name, in: migration)
+            }
+            let meta = try transaction.openTable(Catalog.metaTable)!
+            try Catalog.put(wanted.littleEndian, key: "schemaVersion", in: meta, transaction)
+            try commitWrite()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+    }
+
+    /// Rewrites one type's records to its schema in the model (applying
+    /// renames), once per migration; returns the objects before and after.
+    func convertType(_ name: String, in migration: Migration) throws -> TypeConversion {
+        if let done = migration.conversions[name] { return done }
+        let state = migration.state
+        let transaction = state.transaction
+        let oldSchema = try Catalog.storedSchema(name, in: transaction)
+        let codeSchema = migration.newSchema.first { $0.name == name }
+        guard let target = codeSchema ?? oldSchema else {
+            throw TroveError(
+                .invalidModel, "the migration names a type '\(name)' that is neither in the file nor in the model", path: path)
+        }
+        migration.converted.insert(name)
+        guard let oldSchema, let oldTable = try openTables(for: oldSchema, in: transaction) else {
+            // New type: created empty.
+            let table = try register(target)
+            let conversion = TypeConversion(table: table, objects: [], newValues: [:])
+            migration.conversions[name] = conversion
+            return conversion
+        }
+        // Every object with its old values.
+        var objects: [(key: UInt64, old: DynamicObject)] = []
+        try transaction.withCursor(on: oldTable.objects) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let key = OrderedKey.objectKey(from: current.key)
+                let values = RecordReader(current.value, layout: oldTable.layout).allValues()
+                objects.append((key, DynamicObject(schema: oldSchema, values: values, objectKey: key)))
+                entry = try cursor.next()
+            }
+        }
+        // Where each new property comes from.
+        let renamed = Dictionary(migration.renames[name, default: []].map { ($0.to, $0.from) }, uniquingKeysWith: { $1 })
+        let sources: [Int?] = target.properties.map { property in
+            oldSchema.properties.firstIndex { $0.name == (renamed[property.name] ?? property.name) }
+        }
+        let blocking = target.reconcile(withStored: oldSchema).blocking
+        if blocking.isEmpty, renamed.isEmpty {
+            // Nothing to rewrite (additive changes are applied by registration).
+            let table = try register(target)
+            var newValues: [UInt64: [StoredValue]] = [:]
+            for object in objects {
+                let record = try fetchRecord(object.key, table: table)
+                newValues[object.key] = record?.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() } ?? []
+            }
+            let conversion = TypeConversion(table: table, objects: objects, newValues: newValues)
+            migration.conversions[name] = conversion
+            return conversion
+        }
+        for (index, property) in target.properties.enumerated() where !property.isInRecord {
+            if let source = sources[index], oldSchema.properties[source].name != property.name {
+                throw TroveError(
+                    .migrationRequired,
+                    "\(name).\(property.name): renaming a collection property in a migration is not supported yet", path: path)
+            }
+        }
+        let rekeys =
+            oldSchema.primaryKey?.name != target.primaryKey.map { renamed[$0.name] ?? $0.name }
+            || oldSchema.primaryKey?.type != target.primaryKey?.type
+        if rekeys, TableInfo.keysByPrimaryKey(oldSchema) || TableInfo.keysByPrimaryKey(target) {
+            if try oldTable.hasRelations || !incomingLinks(to: name).isEmpty
+                || target.properties.contains(where: { !$0.isPlainValue })
+            {
+                throw TroveError(
+                    .migrationRequired,
+                    "\(name): changing an integer primary key of a type with links or collections is not supported yet",
+                    path: path)
+            }
+        }
+        // Drop the old tables, except collections and inverse links the new schema keeps under the same name.
+        let keep = Set(TableInfo.tableNames(for: target).map(\.name)).filter {
+            $0.hasPrefix("list:") || $0.hasPrefix("set:") || $0.hasPrefix("map:") || $0.hasPrefix("ref:")
+        }
+        for (tableName, multi) in TableInfo.tableNames(for: oldSchema) where !keep.contains(tableName) {
+            if let table = try transaction.existingTable(tableName, isMultiValue: multi) { try transaction.clear(table) }
+        }
+        try Catalog.storeSchema(target, in: transaction)
+        let table = try register(target)
+        var newValues: [UInt64: [StoredValue]] = [:]
+        for object in objects {
+            var values = table.layout.fallbacks
+            for (column, property) in target.properties.enumerated() where property.isInRecord {
+                guard let source = sources[column] else { continue }
+                values[column] = convert(object.old.values[source], to: property, from: oldSchema.properties[source])
+            }
+            newValues[object.key] = values
+        }
+        if rekeys {
+            do {
+                for object in objects {
+                    let stored = try storeRecord(newValues[object.key]!, in: table, policy: .error, state)
+                    newValues[stored.objectKey] = stored.values
+                }
+            } catch let error as TroveError where error.kind == .primaryKeyExists {
+                throw TroveError(
+                    .migrationRequired,
+                    "\(name): the new primary key \(target.primaryKey?.name ?? "") has duplicate values (\(error.message)); make them unique in the migration block",
+                    path: path)
+            }
+        } else {
+            for object in objects { try rewriteRecord(newValues[object.key]!, objectKey: object.key, in: table, state) }
+        }
+        let conversion = TypeConversion(table: table, objects: rekeys ? [] : objects, newValues: newValues)
+        migration.conversions[name] = conversion
+        return conversion
+    }
+
+    /// A value carried to a property's new type: kept when it fits, converted
+    /// when exact (Int -> Double, "12" -> Int, anything -> String), else the default.
+    private func convert(_ value: StoredValue, to property: PropertySchema, from old: PropertySchema) -> StoredValue {
+        if value.isNull { return property.isOptional ? .null : property.fallback }
+        if property.type == .link {
+            return old.type == .link && old.objectType == property.objectType
+                ? value : (property.isOptional ? .null : property.fallback)
+        }
+        if property.type == old.type { return value }
+        if let converted = value.converted(to: property.type) { return converted }
+        switch (property.type, value) {
+        case (.string, _): return .string(value.swiftValue.map { "\($0)" } ?? "")
+        case (let type, .string(let text)) where type.isInteger: return Int64(text).map { .int($0) } ?? property.fallback
+        case (.double, .string(let text)), (.float, .string(let text)):
+            return Double(text).map { .double($0).converted(to: property.type) ?? .double($0) } ?? property.fallback
+        case (.bool, .int(let number)): return .bool(number != 0)
+        case (let type, .bool(let flag)) where type.isInteger: return .int(flag ? 1 : 0)
+        default: return property.isOptional ? .null : property.fallback
+        }
+    }
+
+    /// Writes an object's record under its existing key, replacing its index entries.
+    func rewriteRecord(_ values: [StoredValue], objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws {
+        let transaction = state.transaction
+        if let old = try recordValues(objectKey, in: table, transaction) {
+            if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
+                try primaryKeyKey(old[column], table: table).withUnsafeBytes { _ = try transaction.delete(pk, key: $0) }
+            }
+            for (column, index) in table.indexes {
+                try deleteIndexEntry(old[column], column: column, objectKey: objectKey, in: index, table, transaction)
+            }
+            for column in table.refs.keys where table.collections[column] == nil {
+                if case .int(let target) = old[column] {
+                    try adjustRef(
+                        table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: -1, transaction)
+                }
+            }
+        }
+        try state.recordWriter.encode(values, layout: table.layout)
+        try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+        if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
+            var bigEndian = objectKey.bigEndian
+            let claimed = try primaryKeyKey(values[column], table: table).withUnsafeBytes { k in
+                try withUnsafeBytes(of: &bigEndian) { try transaction.put(pk, key: k, value: $0, mode: .insertOnly) }
+            }
+            if !claimed {
+                throw TroveError(
+                    .migrationRequired,
+                    "\(table.name): two objects have the primary key \(table.schema.properties[column].name) = \(values[column]); make them unique in the migration block",
+                    path: path)
+            }
+        }
+        for (column, index) in table.indexes {
+            try putIndexEntry(
+                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                transaction)
+        }
+        for column in table.refs.keys where table.collections[column] == nil {
+            if case .int(let target) = values[column] {
+                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: 1, transaction)
+            }
+        }
+        generation &+= 1
+    }
+
+    /// Empties a type (every table it uses) during a migration; a type the
+    /// model does not declare is removed from the catalog as well.
+    func deleteType(_ name: String, _ state: WriteState) throws {
+        let transaction = state.transaction
+        guard let schema = try Catalog.storedSchema(name, in: transaction) else { return }
+        for (tableName, multi) in TableInfo.tableNames(for: schema) {
+            if let table = try transaction.existingTable(tableName, isMultiValue: multi) { try transaction.clear(table) }
+        }
+        if !configuration.objectTypes.contains(where: { ModelInfo.of($0).typeName == name }) {
+            let meta = try transaction.openTable(Catalog.metaTable)!
+            try Array("schema:\(name)".utf8).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+        }
+        generation &+= 1
+    }
+}
