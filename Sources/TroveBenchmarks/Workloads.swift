@@ -12,6 +12,7 @@ extension Runner {
         if options.wants("W7") { try w7() }
         if options.wants("W8") { try w8() }
         if options.wants("W9") { try w9() }
+        if options.wants("MIG") { try migrations() }
     }
 
     /// Following to-many links: each person has a list of 10 friends; sum their ages per person.

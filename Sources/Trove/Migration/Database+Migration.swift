@@ -7,6 +7,8 @@ struct TypeConversion {
     let table: TableInfo
     let objects: [(key: UInt64, old: DynamicObject)]
     let newValues: [UInt64: [StoredValue]]
+    /// False when the objects were not read (nothing to rewrite, nobody asked).
+    let hasValues: Bool
 }
 
 extension Database {
@@ -37,7 +39,7 @@ extension Database {
             let migration = Migration(database: self, state: state, oldSchema: old, newSchema: new)
             try configuration.migration?(migration, stored)
             for schema in new where !migration.converted.contains(schema.name) {
-                _ = try convertType(schema.name, in: migration)
+                _ = try convertType(schema.name, in: migration, needValues: false)
             }
             let meta = try transaction.openTable(Catalog.metaTable)!
             try Catalog.put(wanted.littleEndian, key: "schemaVersion", in: meta, transaction)
@@ -50,8 +52,10 @@ extension Database {
 
     /// Rewrites one type's records to its schema in the model (applying
     /// renames), once per migration; returns the objects before and after.
-    func convertType(_ name: String, in migration: Migration) throws -> TypeConversion {
-        if let done = migration.conversions[name] { return done }
+    /// `needValues`: the caller enumerates the objects (a conversion that
+    /// rewrites nothing then reads them; otherwise it does not).
+    func convertType(_ name: String, in migration: Migration, needValues: Bool = true) throws -> TypeConversion {
+        if let done = migration.conversions[name], done.hasValues || !needValues { return done }
         let state = migration.state
         let transaction = state.transaction
         let oldSchema = try Catalog.storedSchema(name, in: transaction)
@@ -64,7 +68,15 @@ extension Database {
         guard let oldSchema, let oldTable = try openTables(for: oldSchema, in: transaction) else {
             // New type: created empty.
             let table = try register(target)
-            let conversion = TypeConversion(table: table, objects: [], newValues: [:])
+            let conversion = TypeConversion(table: table, objects: [], newValues: [:], hasValues: true)
+            migration.conversions[name] = conversion
+            return conversion
+        }
+        let renamed = Dictionary(migration.renames[name, default: []].map { ($0.to, $0.from) }, uniquingKeysWith: { $1 })
+        let blocking = target.reconcile(withStored: oldSchema).blocking
+        if blocking.isEmpty, renamed.isEmpty, !needValues, migration.conversions[name] == nil {
+            // Nothing to rewrite, nobody to show the objects to: registration applies additive changes.
+            let conversion = TypeConversion(table: try register(target), objects: [], newValues: [:], hasValues: false)
             migration.conversions[name] = conversion
             return conversion
         }
@@ -80,11 +92,9 @@ extension Database {
             }
         }
         // Where each new property comes from.
-        let renamed = Dictionary(migration.renames[name, default: []].map { ($0.to, $0.from) }, uniquingKeysWith: { $1 })
         let sources: [Int?] = target.properties.map { property in
             oldSchema.properties.firstIndex { $0.name == (renamed[property.name] ?? property.name) }
         }
-        let blocking = target.reconcile(withStored: oldSchema).blocking
         if blocking.isEmpty, renamed.isEmpty {
             // Nothing to rewrite (additive changes are applied by registration).
             let table = try register(target)
@@ -93,7 +103,7 @@ extension Database {
                 let record = try fetchRecord(object.key, table: table)
                 newValues[object.key] = record?.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() } ?? []
             }
-            let conversion = TypeConversion(table: table, objects: objects, newValues: newValues)
+            let conversion = TypeConversion(table: table, objects: objects, newValues: newValues, hasValues: true)
             migration.conversions[name] = conversion
             return conversion
         }
@@ -150,7 +160,7 @@ extension Database {
         } else {
             for object in objects { try rewriteRecord(newValues[object.key]!, objectKey: object.key, in: table, state) }
         }
-        let conversion = TypeConversion(table: table, objects: rekeys ? [] : objects, newValues: newValues)
+        let conversion = TypeConversion(table: table, objects: rekeys ? [] : objects, newValues: newValues, hasValues: true)
         migration.conversions[name] = conversion
         return conversion
     }

@@ -67,7 +67,7 @@ public final class Migration {
 
     /// Adds an object of a type in its new schema.
     public func create(_ typeName: String, value: [String: StoredValue]) throws {
-        _ = try database.convertType(typeName, in: self)
+        _ = try database.convertType(typeName, in: self, needValues: false)
         try database.add(value, ofType: typeName, update: .error)
     }
 }
