@@ -18,16 +18,7 @@ extension Database {
     /// ```
     @discardableResult
     public func write<Result>(_ block: () throws -> Result) throws -> Result {
-        try beginWrite()
-        let result: Result
-        do {
-            result = try block()
-        } catch {
-            if isInWriteTransaction { cancelWrite() }
-            throw error
-        }
-        if isInWriteTransaction { try commitWrite() }
-        return result
+        try write(withoutNotifying: [], block)
     }
 
     /// Opens a write transaction; pair it with ``commitWrite()`` or ``cancelWrite()``.

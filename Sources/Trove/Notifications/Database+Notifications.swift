@@ -75,7 +75,7 @@ extension Database {
     @discardableResult
     public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws -> Result {
         try beginWrite()
-        writeState?.silenced = Set(tokens.map(\.id))
+        if !tokens.isEmpty { writeState?.silenced = Set(tokens.map(\.id)) }
         let result: Result
         do {
             result = try block()
