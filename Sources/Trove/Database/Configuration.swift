@@ -43,6 +43,20 @@ public struct Configuration: Sendable {
     /// migration's write transaction, with the file's old version. List every
     /// model type in ``objectTypes`` so the migration covers them.
     public var migration: (@Sendable (Migration, UInt64) throws -> Void)?
+    /// A pre-filled database (say, bundled with the app) copied to ``fileURL``
+    /// when no file is there yet.
+    public var seedFileURL: URL?
+    /// Deletes the file and starts empty when the model needs a migration
+    /// (another schema version, or a change that is not additive): for caches.
+    public var deleteDatabaseIfMigrationNeeded = false
+    /// Asked on open, when no other handle of the process has the file open,
+    /// with the file's size and the bytes in use; returning true compacts the
+    /// file first (a copy without free pages replaces it).
+    ///
+    /// ```swift
+    /// config.shouldCompactOnLaunch = { total, used in total > 100 << 20 && used * 2 < total }
+    /// ```
+    public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
 
     /// The file used when none is given: `default.trove` in the app's
     /// Documents directory on Apple platforms, in the current directory elsewhere.

@@ -64,6 +64,7 @@ public final class Database {
     public init(configuration: Configuration = Configuration(), isolation: (any Actor)? = #isolation) throws {
         self.configuration = configuration
         self.isolation = isolation
+        try Database.prepareOnDisk(configuration)
         var options = Environment.Options()
         options.initialMapSize = configuration.initialMapSize
         options.maximumMapSize = configuration.maximumFileSize

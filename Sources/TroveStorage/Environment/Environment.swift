@@ -83,6 +83,33 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
+    /// Bytes of the pages holding data: the pages up to the last one written,
+    /// minus those on LMDB's free list (deleted data leaves free pages behind;
+    /// a compacting copy drops them).
+    package func liveSize() throws -> Int {
+        let txn = try ReadTransaction(environment: self)
+        defer { txn.end() }
+        let free = Table(name: "", isMultiValue: false, dbi: 0)
+        txn.visibleTableLimit = max(txn.visibleTableLimit, 1)
+        let freePages = try txn.withCursor(on: free) { cursor in
+            var pages = 0
+            var entry = try cursor.first()
+            while let current = entry {
+                // Each value is a page-number list whose first word is its length.
+                if current.value.count >= MemoryLayout<Int>.size { pages += current.value.loadUnaligned(as: Int.self) }
+                entry = try cursor.next()
+            }
+            return pages
+        }
+        return max(0, usedSize - freePages * pageSize)
+    }
+
+    /// Whether a handle of this process has the file at `path` open.
+    package static func isOpen(path: String) -> Bool {
+        guard let key = try? canonicalPath(path) else { return false }
+        return registry.withLock { $0.live[key]?.environment != nil || $0.closing.contains(key) }
+    }
+
     /// The number of live environments, for tests of the registry.
     package static var openCount: Int {
         registry.withLock { registry in registry.live.values.filter { $0.environment != nil }.count }

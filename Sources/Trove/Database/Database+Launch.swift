@@ -1,0 +1,81 @@
+import Foundation
+import TroveStorage
+
+/// What happens to the file before a handle opens it: copying a seed file,
+/// deleting a cache whose model changed, compacting on launch. Done only when
+/// no handle of this process has the file open.
+extension Database {
+    static func prepareOnDisk(_ configuration: Configuration) throws {
+        let url = configuration.fileURL
+        let path = url.path
+        let files = FileManager.default
+        if let seed = configuration.seedFileURL, !files.fileExists(atPath: path) {
+            guard files.fileExists(atPath: seed.path) else {
+                throw TroveError(.fileAccess, "the seed file \(seed.path) does not exist", path: seed.path)
+            }
+            try files.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            do {
+                try files.copyItem(at: seed, to: url)
+            } catch {
+                throw TroveError(.fileAccess, "cannot copy the seed file \(seed.path) to \(path): \(error)", path: path)
+            }
+        }
+        guard files.fileExists(atPath: path), !configuration.readOnly, !Environment.isOpen(path: path) else { return }
+        if configuration.deleteDatabaseIfMigrationNeeded, try needsMigration(configuration) {
+            for file in [path, path + "-lock"] where files.fileExists(atPath: file) {
+                do {
+                    try files.removeItem(atPath: file)
+                } catch {
+                    throw TroveError(.fileAccess, "cannot delete \(file) to start over: \(error)", path: file)
+                }
+            }
+            return
+        }
+        if let shouldCompact = configuration.shouldCompactOnLaunch {
+            let total = ((try? files.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+            let compacted = path + ".compacting"
+            try? files.removeItem(atPath: compacted)
+            let wanted = try withEnvironment(configuration) { environment in
+                guard shouldCompact(total, try environment.liveSize()) else { return false }
+                try environment.copy(to: compacted, compact: true)
+                return true
+            }
+            if wanted {
+                // rename(2) replaces the file in one step: a crash leaves the old file or the new one.
+                guard rename(compacted, path) == 0 else {
+                    throw TroveError(.fileAccess, "cannot replace \(path) with its compacted copy (errno \(errno))", path: path)
+                }
+            }
+        }
+    }
+
+    /// Whether opening with `configuration` would migrate: another schema
+    /// version, or a listed type whose stored schema differs in a way that is not additive.
+    private static func needsMigration(_ configuration: Configuration) throws -> Bool {
+        try withEnvironment(configuration) { environment in
+            let transaction = try ReadTransaction(environment: environment)
+            defer { transaction.end() }
+            guard let meta = try transaction.existingTable(Catalog.metaTable) else { return false }
+            let version = try Catalog.integer(UInt64.self, key: "schemaVersion", in: meta, transaction) ?? 0
+            if version != configuration.schemaVersion { return true }
+            for type in configuration.objectTypes {
+                let code = ModelInfo.of(type).schema
+                if let stored = try Catalog.storedSchema(code.name, in: transaction),
+                    !code.reconcile(withStored: stored).blocking.isEmpty
+                {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    /// Opens the file's environment for a moment (it closes when `body` returns).
+    private static func withEnvironment<R>(_ configuration: Configuration, _ body: (Environment) throws -> R) throws -> R {
+        var options = Environment.Options()
+        options.initialMapSize = configuration.initialMapSize
+        options.maximumMapSize = configuration.maximumFileSize
+        let environment = try Environment.open(path: configuration.fileURL.path, options: options)
+        return try body(environment)
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+/// What happens to the file before it opens: seed files, caches deleted on a
+/// model change, compaction on launch.
+@Suite struct LaunchTests {
+    @Test func aSeedFileIsCopiedOnFirstOpenOnly() throws {
+        let directory = makeTemporaryDirectory()
+        let seedURL = directory.appendingPathComponent("seed.trove")
+        do {
+            let seed = try Database(configuration: Configuration(fileURL: seedURL))
+            try seed.write {
+                try seed.add(
+                    {
+                        let memo = MemoV1.Memo(); memo.id = 1; memo.text = "bundled"; return memo
+                    }())
+            }
+        }
+        var configuration = Configuration(fileURL: directory.appendingPathComponent("app/data.trove"))
+        configuration.seedFileURL = seedURL
+        do {
+            let db = try Database(configuration: configuration)
+            #expect(db.objects(MemoV1.Memo.self).map(\.text) == ["bundled"])
+            try db.write {
+                try db.add(
+                    {
+                        let memo = MemoV1.Memo(); memo.id = 2; return memo
+                    }())
+            }
+        }
+        let again = try Database(configuration: configuration)  // the file exists: the seed is not copied over it
+        #expect(again.objects(MemoV1.Memo.self).count == 2)
+        configuration.fileURL = directory.appendingPathComponent("other.trove")
+        configuration.seedFileURL = directory.appendingPathComponent("missing.trove")
+        expectTroveError(.fileAccess) { try Database(configuration: configuration) }
+    }
+
+    @Test func aCacheWhoseModelChangedIsDeletedInsteadOfMigrated() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("cache.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV1.Memo.self]))
+            try db.write {
+                try db.add(
+                    {
+                        let memo = MemoV1.Memo(); memo.id = 1; return memo
+                    }())
+            }
+        }
+        var same = Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV1.Memo.self])
+        same.deleteDatabaseIfMigrationNeeded = true
+        #expect(try Database(configuration: same).objects(MemoV1.Memo.self).count == 1)  // nothing changed: kept
+        var changed = Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV2.Memo.self])
+        changed.deleteDatabaseIfMigrationNeeded = true
+        let db = try Database(configuration: changed)
+        #expect(db.objects(MemoV2.Memo.self).isEmpty)
+        expectValid(db)
+    }
+
+    @Test func aFileThatGrewFromDeletesShrinksWhenCompactedOnLaunch() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("big.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [MemoV1.Memo.self]))
+            try db.write {
+                for id in 1...20_000 {
+                    let memo = MemoV1.Memo()
+                    memo.id = id
+                    memo.text = String(repeating: "x", count: 200)
+                    try db.add(memo)
+                }
+            }
+            try db.write { try db.delete(db.objects(MemoV1.Memo.self).filter("id > 100")) }
+        }
+        let before = try #require(FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        var asked: (Int, Int)?
+        var configuration = Configuration(fileURL: url, objectTypes: [MemoV1.Memo.self])
+        let record = Locked<(Int, Int)?>(nil)
+        configuration.shouldCompactOnLaunch = { total, used in
+            record.withLock { $0 = (total, used) }
+            return used * 2 < total
+        }
+        let db = try Database(configuration: configuration)
+        asked = record.withLock { $0 }
+        let after = try #require(FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        #expect(asked?.0 == before)
+        #expect(after * 4 < before, "compaction left \(after) of \(before) bytes")
+        #expect(db.objects(MemoV1.Memo.self).count == 100)
+        expectValid(db)
+    }
+}
