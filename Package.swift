@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(name: "trove", dependencies: ["Trove"]),
         .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
-        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"]),
+        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["Trove"]),
     ],
     swiftLanguageModes: [.v6]
