@@ -517,3 +517,57 @@ private actor StreamConsumer {
         _ = tokens
     }
 }
+
+/// Two writers on two actors, each with its own handle.
+private actor Writer {
+    private var db: Database?
+
+    func open(_ configuration: Configuration) throws { db = try Database(configuration: configuration) }
+
+    func add(_ ids: ClosedRange<Int>) async throws {
+        guard let db else { return }
+        for id in ids {
+            try await db.asyncWrite {
+                let item = TodoItem()
+                item.id = id
+                try db.add(item)
+            }
+        }
+    }
+
+    /// Resolves a reference made on another isolation and changes the object.
+    func rename(_ reference: ThreadSafeReference<TodoItem>, to title: String) throws -> Bool {
+        guard let db, let item = db.resolve(reference) else { return false }
+        try db.write { item.title = title }
+        return true
+    }
+}
+
+@Suite struct CrossIsolationTests {
+    @Test func asyncWritesFromTwoActorsInterleaveWithoutLosingAny() async throws {
+        let db = try makeDatabase()
+        let (first, second) = (Writer(), Writer())
+        try await first.open(db.configuration)
+        try await second.open(db.configuration)
+        async let a: Void = first.add(1...200)
+        async let b: Void = second.add(201...400)
+        _ = try await (a, b)
+        db.refresh()
+        #expect(db.objects(TodoItem.self).count == 400)
+    }
+
+    @Test func aThreadSafeReferenceResolvesOnAnotherActorAndGoesNilWhenDeleted() async throws {
+        let db = try makeDatabase()
+        let item = TodoItem()
+        item.id = 7
+        try db.write { try db.add(item) }
+        let reference = ThreadSafeReference(to: item)
+        let writer = Writer()
+        try await writer.open(db.configuration)
+        #expect(try await writer.rename(reference, to: "renamed elsewhere"))
+        db.refresh()
+        #expect(item.title == "renamed elsewhere")
+        try db.write { try db.delete(item) }
+        #expect(try await writer.rename(reference, to: "again") == false)
+    }
+}

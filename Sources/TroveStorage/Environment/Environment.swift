@@ -104,6 +104,10 @@ package final class Environment: @unchecked Sendable {
         return max(0, usedSize - freePages * pageSize)
     }
 
+    /// Whether another handle of this process is writing now (a hint for
+    /// waiting without blocking a thread).
+    package var isWriterBusy: Bool { writerLock.isHeld }
+
     /// Whether a handle of this process has the file at `path` open.
     package static func isOpen(path: String) -> Bool {
         guard let key = try? canonicalPath(path) else { return false }

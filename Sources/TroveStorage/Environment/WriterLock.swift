@@ -20,6 +20,9 @@ final class WriterLock: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    /// Whether some thread holds the lock now (a hint: it may change at once).
+    var isHeld: Bool { owner.withLock { $0 != nil } }
+
     var isHeldByCurrentThread: Bool {
         let me = pthread_self()
         return owner.withLock { owner in owner.map { pthread_equal($0, me) != 0 } ?? false }
