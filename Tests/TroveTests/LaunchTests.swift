@@ -89,3 +89,30 @@ import Testing
         expectValid(db)
     }
 }
+
+@Suite struct InMemoryTests {
+    @Test func handlesWithOneIdentifierShareADatabaseThatVanishesWithTheLast() throws {
+        var configuration = Configuration()
+        configuration.inMemoryIdentifier = "shared \(UUID().uuidString)"
+        let path = configuration.fileURL.path
+        do {
+            let first = try Database(configuration: configuration)
+            let second = try Database(configuration: configuration)
+            try first.write {
+                try first.add(
+                    {
+                        let memo = MemoV1.Memo(); memo.id = 1; return memo
+                    }())
+            }
+            second.refresh()
+            #expect(second.objects(MemoV1.Memo.self).count == 1)
+            var other = Configuration()
+            other.inMemoryIdentifier = "other \(UUID().uuidString)"
+            #expect(try Database(configuration: other).objects(MemoV1.Memo.self).isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: path + "-lock"))
+        let fresh = try Database(configuration: configuration)
+        #expect(fresh.objects(MemoV1.Memo.self).isEmpty)
+    }
+}

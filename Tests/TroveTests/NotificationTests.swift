@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Trove
+@testable import TroveStorage
 
 final class TodoItem: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -235,6 +236,16 @@ private actor Listener {
     private func waitFor(_ condition: () async -> Bool) async throws {
         let deadline = Date().addingTimeInterval(5)
         while !(await condition()), Date() < deadline { try await Task.sleep(for: .milliseconds(2)) }
+    }
+
+    @Test func closingTheLastHandleOnAnActorClosesTheFile() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("closing.trove")
+        let listener = Listener()
+        try await listener.start(Configuration(fileURL: url))
+        #expect(Environment.isOpen(path: url.path))
+        await listener.stop()
+        try await waitFor { !Environment.isOpen(path: url.path) }
+        #expect(!Environment.isOpen(path: url.path))
     }
 
     @Test func aCommitElsewhereReachesAnActorsObserverWithoutRefresh() async throws {

@@ -23,6 +23,27 @@ public struct Configuration: Sendable {
 
     /// The database file. Its lock file sits beside it (`<file>-lock`).
     public var fileURL: URL
+    /// Names an in-memory database instead of a file: handles with the same
+    /// identifier in this process share it, and it disappears when the last
+    /// one closes. (It lives in shared memory — `/dev/shm` on Linux, the
+    /// temporary directory elsewhere — under a name unique to the process.)
+    ///
+    /// ```swift
+    /// var config = Configuration()
+    /// config.inMemoryIdentifier = "preview"
+    /// ```
+    public var inMemoryIdentifier: String? {
+        didSet {
+            if let inMemoryIdentifier { fileURL = Configuration.memoryFileURL(inMemoryIdentifier) }
+        }
+    }
+
+    static func memoryFileURL(_ identifier: String) -> URL {
+        let safe = String(identifier.map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }.prefix(100))
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        return URL(fileURLWithPath: base).appendingPathComponent(
+            "trove-memory-\(ProcessInfo.processInfo.processIdentifier)-\(safe)-\(identifier.hashValue & 0xFFFF_FFFF).trove")
+    }
     /// The version of your model; see the migration guide.
     public var schemaVersion: UInt64
     /// Model classes to check against the file when it opens. Optional:

@@ -9,6 +9,11 @@ extension Database {
         let url = configuration.fileURL
         let path = url.path
         let files = FileManager.default
+        if configuration.inMemoryIdentifier != nil, !Environment.isOpen(path: path) {
+            // Left by a crashed process that had this process id: not ours to share.
+            try? files.removeItem(atPath: path)
+            try? files.removeItem(atPath: path + "-lock")
+        }
         if let seed = configuration.seedFileURL, !files.fileExists(atPath: path) {
             guard files.fileExists(atPath: seed.path) else {
                 throw TroveError(.fileAccess, "the seed file \(seed.path) does not exist", path: seed.path)

@@ -71,6 +71,7 @@ public final class Database {
         options.noMetaSync = configuration.durability == .relaxed
         options.noSync = configuration.durability == .none
         options.readOnly = configuration.readOnly
+        options.deleteOnClose = configuration.inMemoryIdentifier != nil
         let path = configuration.fileURL.path
         if configuration.readOnly, !FileManager.default.fileExists(atPath: path) {
             throw TroveError(.fileAccess, "cannot open \(path) read-only: the file does not exist", path: path)

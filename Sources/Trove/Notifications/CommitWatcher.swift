@@ -16,7 +16,9 @@ final class CommitWatcher: @unchecked Sendable {
     /// How often the watcher looks.
     static let interval: TimeInterval = 0.005
 
-    private let environment: Environment
+    /// Weak: the watcher is one of the environment's attachments, and the
+    /// handles listening keep the environment open anyway.
+    private weak var environment: Environment?
     private let state = Locked(State())
 
     private struct State {
@@ -52,7 +54,7 @@ final class CommitWatcher: @unchecked Sendable {
     }
 
     private func run() {
-        var last = environment.lastCommittedTransaction
+        var last = environment?.lastCommittedTransaction ?? 0
         while true {
             Thread.sleep(forTimeInterval: CommitWatcher.interval)
             let listeners = state.withLock { state -> [@Sendable (Int) -> Void]? in
@@ -62,7 +64,10 @@ final class CommitWatcher: @unchecked Sendable {
                 }
                 return Array(state.listeners.values)
             }
-            guard let listeners else { return }
+            guard let listeners, let environment else {
+                state.withLock { $0.running = false }
+                return
+            }
             let current = environment.lastCommittedTransaction
             if current != last {
                 last = current

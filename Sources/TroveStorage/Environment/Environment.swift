@@ -25,6 +25,8 @@ package final class Environment: @unchecked Sendable {
         package var readOnly = false
         package var maxTables: UInt32 = 1024
         package var maxReaders: UInt32 = 1022
+        /// Remove the file and its lock file when the environment closes (in-memory databases).
+        package var deleteOnClose = false
 
         package init() {}
     }
@@ -176,6 +178,10 @@ package final class Environment: @unchecked Sendable {
             registry.closing.insert(key)
         }
         mdb_env_close(handle)
+        if options.deleteOnClose {
+            unlink(path)
+            unlink(path + "-lock")
+        }
         Environment.registry.withLock { registry in _ = registry.closing.remove(key) }
     }
 
