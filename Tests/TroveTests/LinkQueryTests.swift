@@ -83,6 +83,18 @@ import Testing
         #expect(try owners.filter("ANY chores.done == true").map(\.name) == ["Bo"])
     }
 
+    @Test func aggregatesOverACollectionAreComparable() throws {
+        let lists = try makePlaylists().objects(Playlist.self)
+        #expect(try lists.filter("songs.@sum.seconds > 400").map(\.name) == ["a"])  // 200 + 100 + 200, repeats count
+        #expect(try lists.filter("songs.@avg.seconds <= 100").map(\.name) == ["b"])
+        #expect(try lists.filter("songs.@max.seconds == 200").map(\.name) == ["a"])
+        #expect(try lists.filter("songs.@min.title BEGINSWITH 'b'").map(\.name) == ["a", "b"])
+        #expect(try lists.filter("songs.@max.seconds != 200").map(\.name) == ["b", "c"])  // empty: no maximum
+        let error = expectTroveError(.invalidQuery) { try lists.filter("songs.@sum.title > 1") }
+        #expect(error?.message.contains("numeric") == true)
+        expectTroveError(.invalidQuery) { try lists.filter("songs.@sum > 1") }
+    }
+
     @Test func queriesThroughInverseLinksSeeTheLinkingObjects() throws {
         let db = try makePlaylists()
         #expect(try db.objects(Song.self).filter("ANY playlists.name == 'b'").map(\.title) == ["b-side"])

@@ -22,6 +22,8 @@ indirect enum BoundPredicate {
     case collection(CollectionPath, QueryExpression.Quantifier, inner: BoundPredicate)
     /// `messages.@count > 3`.
     case collectionCount(CollectionPath, ComparisonOperator, StoredValue)
+    /// `songs.@sum.seconds > 300` (also `@avg`, `@min`, `@max`).
+    case collectionAggregate(CollectionPath, String, column: Int, ComparisonOperator, StoredValue)
 
     /// Checks `expression` against `table` and resolves its property names.
     /// `tables` finds the type a link points at, for key paths through links.
@@ -169,7 +171,32 @@ indirect enum BoundPredicate {
             }
             return .collectionCount(path, rest.op, .int(count))
         }
-        if restName.hasPrefix("@") { throw fail("\(restName) is not supported; use @count") }
+        let aggregateParts = restName.split(separator: ".", maxSplits: 1).map(String.init)
+        if let kind = aggregateParts.first, ["@sum", "@avg", "@min", "@max"].contains(kind) {
+            guard let path, let target = path.target, aggregateParts.count == 2,
+                let targetColumn = target.columnIndex[aggregateParts[1]]
+            else {
+                throw fail(
+                    "\(aggregateParts[0]) needs a property of the objects, like '\(property.name).\(aggregateParts[0]).age'")
+            }
+            let targetProperty = target.schema.properties[targetColumn]
+            guard case .value(let value) = rest.rhs else { throw fail("\(aggregateParts[0]) compares with a value") }
+            let isNumber = ["@sum", "@avg"].contains(aggregateParts[0])
+            if isNumber, !targetProperty.type.isNumeric {
+                throw fail(
+                    "\(aggregateParts[0]) needs a numeric property; \(target.name).\(targetProperty.name) is \(targetProperty.typeDescription)"
+                )
+            }
+            let bound: StoredValue
+            if isNumber {
+                guard let number = value.numeric else { throw fail("\(aggregateParts[0]) compares with a number") }
+                bound = .double(number)
+            } else {
+                bound = try convert(value, for: targetProperty, op: rest.op, position: position, table: target)
+            }
+            return .collectionAggregate(path, aggregateParts[0], column: targetColumn, rest.op, bound)
+        }
+        if restName.hasPrefix("@") { throw fail("\(restName) is not supported; use @count, @sum, @avg, @min or @max") }
         guard let path else {
             // A to-one link: the rest of the path is a property of the target.
             return .linked(
@@ -277,7 +304,7 @@ indirect enum BoundPredicate {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
-        case .linked, .collection, .collectionCount:
+        case .linked, .collection, .collectionCount, .collectionAggregate:
             preconditionFailure("Trove: a query through links is compiled, never evaluated directly")
         }
     }
@@ -287,7 +314,8 @@ indirect enum BoundPredicate {
         switch self {
         case .constant, .objectKeys: return []
         case .linked(let column, _, _): return [column]
-        case .collection(let path, _, _), .collectionCount(let path, _, _): return [path.column]
+        case .collection(let path, _, _), .collectionCount(let path, _, _), .collectionAggregate(let path, _, _, _, _):
+            return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _): return [column]

@@ -79,6 +79,12 @@ extension BoundPredicate {
                 }
                 return ValueComparison.test(.int(Int64(count)), op, value, [])
             }
+        case .collectionAggregate(let path, let kind, let column, let op, let value):
+            return { reader in
+                let aggregate = path.aggregate(kind, of: column, for: reader.objectKey, transaction)
+                if aggregate.isNull { return op == .notEqual }
+                return ValueComparison.test(aggregate, op, value, [])
+            }
         case .compareList, .compareColumns:
             return { self.evaluate($0) }
         }

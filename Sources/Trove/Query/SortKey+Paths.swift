@@ -51,22 +51,7 @@ extension SortKey {
                 "sort through \(table.name).\(property.name) with @count, or @sum/@avg/@min/@max of a property of its objects")
         }
         return SortKey(column: column, ascending: ascending) { reader, transaction in
-            var values: [StoredValue] = []
-            path.forEachObject(of: reader.objectKey, transaction) { key in
-                if let value = BoundPredicate.withRecord(key, of: target, transaction, { $0.value(at: targetColumn) }),
-                    !value.isNull
-                {
-                    values.append(value)
-                }
-            }
-            switch aggregate {
-            case "@sum": return .double(values.compactMap(\.numeric).reduce(0, +))
-            case "@avg":
-                let numbers = values.compactMap(\.numeric)
-                return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
-            case "@min": return values.min { ValueComparison.order($0, $1) == .orderedAscending } ?? .null
-            default: return values.max { ValueComparison.order($0, $1) == .orderedAscending } ?? .null
-            }
+            path.aggregate(aggregate, of: targetColumn, for: reader.objectKey, transaction)
         }
     }
 }
@@ -86,6 +71,27 @@ extension CollectionPath {
         }
         return CollectionPath(
             column: column, owner: table, target: property.isLink ? try tables(property.objectType ?? "") : nil, inverseRefs: nil)
+    }
+
+    /// `@sum`, `@avg`, `@min` or `@max` of one property over the objects an
+    /// owner's collection reaches (nulls skipped; sum of none is 0, the others nil).
+    func aggregate(_ kind: String, of targetColumn: Int, for ownerKey: UInt64, _ transaction: Transaction) -> StoredValue {
+        guard let target else { return .null }
+        var values: [StoredValue] = []
+        forEachObject(of: ownerKey, transaction) { key in
+            if let value = BoundPredicate.withRecord(key, of: target, transaction, { $0.value(at: targetColumn) }), !value.isNull
+            {
+                values.append(value)
+            }
+        }
+        switch kind {
+        case "@sum": return .double(values.compactMap(\.numeric).reduce(0, +))
+        case "@avg":
+            let numbers = values.compactMap(\.numeric)
+            return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+        case "@min": return values.min { ValueComparison.order($0, $1) == .orderedAscending } ?? .null
+        default: return values.max { ValueComparison.order($0, $1) == .orderedAscending } ?? .null
+        }
     }
 
     /// Visits the objects a collection of objects (or inverse link) reaches.
