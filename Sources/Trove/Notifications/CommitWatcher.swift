@@ -42,7 +42,10 @@ final class CommitWatcher: @unchecked Sendable {
             return (state.nextID, start)
         }
         if start {
-            let thread = Thread { [self] in run() }
+            // The baseline is read now, not when the thread first runs: a commit
+            // in between would otherwise be taken for the starting point and missed.
+            let baseline = environment?.lastCommittedTransaction ?? 0
+            let thread = Thread { [self] in run(from: baseline) }
             thread.name = "trove.commit-watcher"
             thread.start()
         }
@@ -53,8 +56,8 @@ final class CommitWatcher: @unchecked Sendable {
         state.withLock { _ = $0.listeners.removeValue(forKey: id) }
     }
 
-    private func run() {
-        var last = environment?.lastCommittedTransaction ?? 0
+    private func run(from baseline: Int) {
+        var last = baseline
         while true {
             Thread.sleep(forTimeInterval: CommitWatcher.interval)
             let listeners = state.withLock { state -> [@Sendable (Int) -> Void]? in
@@ -109,10 +112,14 @@ extension Database {
             let reference = DatabaseReference(self)
             let isolation = self.isolation!
             let watcher = environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }
-            watcherListener = watcher.add { _ in
+            let listener: @Sendable (Int) -> Void = { _ in
                 guard reference.claim() else { return }
                 Task { await Database.autorefresh(reference, on: isolation) }
             }
+            watcherListener = watcher.add(listener)
+            // A commit between this handle's snapshot and the watcher's baseline
+            // would go unnoticed until the next one: refresh once to be sure.
+            listener(0)
         } else if !wanted, let id = watcherListener {
             environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }.remove(id)
             watcherListener = nil
