@@ -40,13 +40,7 @@ extension Database {
                 try transaction.put(table.objects, key: objectKey, value: $0, mode: .insertOnly)
             }
             if inserted {
-                for (column, index) in table.indexes {
-                    try putIndexEntry(
-                        IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
-                        transaction)
-                }
-                if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
-                generation &+= 1
+                try finishInsert(values, objectKey: objectKey, table: table, state)
                 return (objectKey, values)
             }
             if policy == .error {
@@ -117,14 +111,19 @@ extension Database {
         try state.recordWriter.bytes.withUnsafeBytes {
             _ = try transaction.put(table.objects, key: objectKey, value: $0, mode: .append)
         }
+        try finishInsert(values, objectKey: objectKey, table: table, state)
+        return (objectKey, values)
+    }
+
+    /// What follows putting a new record: its index entries and its links' inverse entries.
+    private func finishInsert(_ values: [StoredValue], objectKey: UInt64, table: TableInfo, _ state: WriteState) throws {
         for (column, index) in table.indexes {
             try putIndexEntry(
                 IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
-                transaction)
+                state.transaction)
         }
         if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
         generation &+= 1
-        return (objectKey, values)
     }
 
     /// Records the to-one links of a freshly stored record in their inverse-link tables.
