@@ -112,6 +112,37 @@ import Testing
         #expect(owners.objects(Owner.self).sorted(byKeyPath: "chores.@count").map(\.name) == ["Cy", "Bo", "Ana"])
     }
 
+    @Test func subqueryCountsTheElementsThatMatchEveryCondition() throws {
+        let db = try makePlaylists()
+        let lists = db.objects(Playlist.self)
+        // The same element must match both conditions: "a" has a long song and a "b-" song, but not one song that is both.
+        #expect(try lists.filter("SUBQUERY(songs, $s, $s.seconds > 150 AND $s.title BEGINSWITH 'b').@count > 0").isEmpty)
+        #expect(try lists.filter("ANY songs.seconds > 150 AND ANY songs.title BEGINSWITH 'b'").map(\.name) == ["a"])
+        #expect(try lists.filter("SUBQUERY(songs, $s, $s.seconds > 150).@count == 2").map(\.name) == ["a"])
+        #expect(try lists.filter("SUBQUERY(songs, $s, $s.seconds < %@).@count >= 1", 150).map(\.name) == ["a", "b"])
+        #expect(
+            try lists.filter("subquery(tags, $t, $t BEGINSWITH[c] 'r' OR $t == 'jazz').@count = 1").map(\.name) == ["a", "b"])
+        // Through inverse links and a to-one link.
+        let owners = try makeOwners()
+        #expect(
+            try owners.objects(Owner.self).filter("SUBQUERY(chores, $c, $c.done == false).@count == 2").map(\.name) == ["Ana"])
+        #expect(
+            try owners.objects(Pet.self).filter("SUBQUERY(owner.chores, $c, $c.done == true).@count > 0").map(\.name) == ["Tom"])
+    }
+
+    @Test func aMalformedSubqueryPointsAtTheMistake() throws {
+        let lists = try makePlaylists().objects(Playlist.self)
+        let notACollection = expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(name, $n, $n == 'a').@count > 0") }
+        #expect(notACollection?.message.contains("not a collection") == true)
+        let noVariable = expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(songs, $s, seconds > 1).@count > 0") }
+        #expect(noVariable?.message.contains("start with $s") == true)
+        #expect(
+            expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(songs, s, $s.seconds > 1).@count > 0") }?.position == 16)
+        #expect(expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(songs, $s, $s.seconds > 1) > 0") }?.position == 36)
+        expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(songs, $s, $s.seconds > 1).@count > 'x'") }
+        expectTroveError(.invalidQuery) { try lists.filter("SUBQUERY(songs, $s, $s.seconds > 1") }
+    }
+
     @Test func aBadKeyPathSaysWhatIsWrong() throws {
         let db = try makePlaylists()
         let lists = db.objects(Playlist.self)

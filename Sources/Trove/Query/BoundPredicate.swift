@@ -20,8 +20,9 @@ indirect enum BoundPredicate {
     /// `ANY tags == 'x'`, `ALL songs.seconds > 60`: test each element of a
     /// collection (or each object of an inverse link) and combine.
     case collection(CollectionPath, QueryExpression.Quantifier, inner: BoundPredicate)
-    /// `messages.@count > 3`.
-    case collectionCount(CollectionPath, ComparisonOperator, StoredValue)
+    /// `messages.@count > 3`; with a filter, `SUBQUERY(messages, $m, $m.read == false).@count > 3`
+    /// (the filter is bound to the elements, as in ``collection(_:_:inner:)``).
+    case collectionCount(CollectionPath, where: BoundPredicate?, ComparisonOperator, StoredValue)
     /// `songs.@sum.seconds > 300` (also `@avg`, `@min`, `@max`).
     case collectionAggregate(CollectionPath, String, column: Int, ComparisonOperator, StoredValue)
 
@@ -36,6 +37,87 @@ indirect enum BoundPredicate {
             return .or(flatten(try terms.map { try bind($0, to: table, tables: tables) }, and: false))
         case .not(let inner): return .not(try bind(inner, to: table, tables: tables))
         case .comparison(let comparison): return try bind(comparison, to: table, tables: tables)
+        case .subquery(let subquery): return try bind(subquery, to: table, tables: tables)
+        }
+    }
+
+    /// `SUBQUERY(collection, $x, predicate).@count op n`: the collection may
+    /// be reached through to-one links; the predicate is bound to its elements.
+    private static func bind(_ subquery: QueryExpression.Subquery, to table: TableInfo, tables: TableResolver) throws
+        -> BoundPredicate
+    {
+        let position = subquery.position
+        func fail(_ message: String) -> TroveError {
+            TroveError(.invalidQuery, "SUBQUERY: \(message) (at position \(position))", position: position)
+        }
+        let path = subquery.collection.split(separator: ".", maxSplits: 1).map(String.init)
+        let column = try column(path[0], position: position, in: table)
+        let property = table.schema.properties[column]
+        if path.count > 1 {
+            guard property.type == .link, property.collection == nil, let targetName = property.objectType else {
+                throw fail("\(table.name).\(property.name) is not a link, so '.\(path[1])' cannot follow it")
+            }
+            var rest = subquery
+            rest.collection = path[1]
+            let target = try tables(targetName)
+            return .linked(column: column, target: target, inner: try bind(rest, to: target, tables: tables))
+        }
+        guard property.collection != nil else {
+            throw fail("\(table.name).\(property.name) is \(property.typeDescription), not a collection")
+        }
+        guard case .value(let value) = subquery.count, let number = value.numeric, let count = Int64(exactly: number) else {
+            throw fail("@count compares with a whole number")
+        }
+        guard [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(subquery.op) else {
+            throw fail("@count compares with ==, !=, <, <=, > or >=, not \(subquery.op.rawValue)")
+        }
+        let collection = try CollectionPath.resolve(column, of: table, tables: tables)
+        // Objects: `$t.name` is the element's `name`. Values: `$t` is the element,
+        // seen as the one property of the collection's element table.
+        let elementTable = collection.target ?? table.elementTables[column]!
+        let inner = try renamed(subquery.predicate, variable: subquery.variable) { rest, position in
+            if let rest, collection.target != nil { return rest }
+            if rest == nil, collection.target == nil { return property.name }
+            throw TroveError(
+                .invalidQuery,
+                collection.target != nil
+                    ? "SUBQUERY: compare a property of \(subquery.variable), such as '\(subquery.variable).name' (at position \(position))"
+                    : "SUBQUERY: the elements of \(table.name).\(property.name) are \(property.type.swiftName) values; compare \(subquery.variable) itself (at position \(position))",
+                position: position)
+        }
+        return .collectionCount(
+            collection, where: try bind(inner, to: elementTable, tables: tables), subquery.op, .int(count))
+    }
+
+    /// The subquery's predicate with key paths relative to its variable.
+    private static func renamed(
+        _ expression: QueryExpression, variable: String, _ rename: (String?, Int) throws -> String
+    ) throws -> QueryExpression {
+        func operand(_ operand: QueryExpression.Operand) throws -> QueryExpression.Operand {
+            guard case .property(let name, let position) = operand else { return operand }
+            if name == variable { return .property(try rename(nil, position), position: position) }
+            guard name.hasPrefix(variable + ".") else {
+                throw TroveError(
+                    .invalidQuery,
+                    "SUBQUERY: key paths inside start with \(variable), such as '\(variable).\(name)' (at position \(position))",
+                    position: position)
+            }
+            return .property(try rename(String(name.dropFirst(variable.count + 1)), position), position: position)
+        }
+        switch expression {
+        case .constant: return expression
+        case .and(let terms): return .and(try terms.map { try renamed($0, variable: variable, rename) })
+        case .or(let terms): return .or(try terms.map { try renamed($0, variable: variable, rename) })
+        case .not(let inner): return .not(try renamed(inner, variable: variable, rename))
+        case .comparison(var comparison):
+            comparison.lhs = try operand(comparison.lhs)
+            comparison.rhs = try operand(comparison.rhs)
+            return .comparison(comparison)
+        case .subquery(var nested):
+            guard case .property(let collection, _) = try operand(.property(nested.collection, position: nested.position))
+            else { preconditionFailure() }
+            nested.collection = collection
+            return .subquery(nested)
         }
     }
 
@@ -169,7 +251,7 @@ indirect enum BoundPredicate {
             guard case .value(let value) = rest.rhs, let number = value.numeric, let count = Int64(exactly: number) else {
                 throw fail("@count compares with a whole number")
             }
-            return .collectionCount(path, rest.op, .int(count))
+            return .collectionCount(path, where: nil, rest.op, .int(count))
         }
         let aggregateParts = restName.split(separator: ".", maxSplits: 1).map(String.init)
         if let kind = aggregateParts.first, ["@sum", "@avg", "@min", "@max"].contains(kind) {
@@ -314,7 +396,7 @@ indirect enum BoundPredicate {
         switch self {
         case .constant, .objectKeys: return []
         case .linked(let column, _, _): return [column]
-        case .collection(let path, _, _), .collectionCount(let path, _, _), .collectionAggregate(let path, _, _, _, _):
+        case .collection(let path, _, _), .collectionCount(let path, _, _, _), .collectionAggregate(let path, _, _, _, _):
             return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns

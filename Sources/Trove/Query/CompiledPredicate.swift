@@ -46,21 +46,7 @@ extension BoundPredicate {
                 var sawMatch = false
                 var sawMiss = false
                 path.forEachElement(of: reader.objectKey, transaction) { element in
-                    var matched = false
-                    switch element {
-                    case .record(let bytes):
-                        let elementReader = RecordReader(bytes, layout: elementLayout!)
-                        if let target = path.target {
-                            if case .int(let key) = elementReader.value(at: 0) {
-                                matched =
-                                    BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, compiled) ?? false
-                            }
-                        } else {
-                            matched = compiled(elementReader)
-                        }
-                    case .object(let key):
-                        matched = BoundPredicate.withRecord(key, of: path.target!, transaction, compiled) ?? false
-                    }
+                    let matched = path.matches(element, compiled, elementLayout: elementLayout, transaction)
                     if matched { sawMatch = true } else { sawMiss = true }
                     return quantifier == .all ? !sawMiss : !sawMatch  // go on while the answer is open
                 }
@@ -70,11 +56,17 @@ extension BoundPredicate {
                 case .none: return !sawMatch
                 }
             }
-        case .collectionCount(let path, let op, let value):
+        case .collectionCount(let path, let filter, let op, let value):
+            let elementLayout = path.owner.elementLayouts[path.column]
+            let matches = filter?.compile(path.target?.layout ?? elementLayout!, transaction)
             return { reader in
                 var count = 0
-                path.forEachElement(of: reader.objectKey, transaction) { _ in
-                    count += 1
+                path.forEachElement(of: reader.objectKey, transaction) { element in
+                    guard let matches else {
+                        count += 1
+                        return true
+                    }
+                    if path.matches(element, matches, elementLayout: elementLayout, transaction) { count += 1 }
                     return true
                 }
                 return ValueComparison.test(.int(Int64(count)), op, value, [])
@@ -121,6 +113,24 @@ extension BoundPredicate {
         case .greater: return { $0 > constant }
         case .greaterOrEqual: return { $0 >= constant }
         default: return nil
+        }
+    }
+}
+
+extension CollectionPath {
+    /// Whether one element passes a compiled test: the element record of a
+    /// collection of values, or the record of the object it stands for.
+    func matches(
+        _ element: Element, _ test: (RecordReader) -> Bool, elementLayout: RecordLayout?, _ transaction: Transaction
+    ) -> Bool {
+        switch element {
+        case .record(let bytes):
+            let elementReader = RecordReader(bytes, layout: elementLayout!)
+            guard let target else { return test(elementReader) }
+            guard case .int(let key) = elementReader.value(at: 0) else { return false }
+            return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, test) ?? false
+        case .object(let key):
+            return BoundPredicate.withRecord(key, of: target!, transaction, test) ?? false
         }
     }
 }

@@ -107,6 +107,9 @@ struct PredicateParser {
             index += 1
             return .constant(false)
         }
+        if token.isKeyword("SUBQUERY"), index + 1 < tokens.count, tokens[index + 1].kind == .symbol("(") {
+            return try parseSubquery()
+        }
         return try parseComparison()
     }
 
@@ -140,6 +143,53 @@ struct PredicateParser {
         }
         let rhs = try parseOperand()
         return .comparison(.init(lhs: lhs, op: op, rhs: rhs, options: options, position: start, quantifier: quantifier))
+    }
+
+    /// `SUBQUERY(tasks, $t, $t.done == false AND $t.priority > 2).@count > 0`
+    private mutating func parseSubquery() throws -> QueryExpression {
+        let start = tokens[index]
+        index += 2
+        try enter(start)
+        defer { depth -= 1 }
+        guard let collection = peek, case .identifier(let collectionName) = collection.kind else {
+            throw peek.map { error("expected the collection SUBQUERY filters, found \($0.describe)", at: $0) }
+                ?? endError("the collection SUBQUERY filters")
+        }
+        index += 1
+        try expect(",", after: "the collection in SUBQUERY")
+        guard let variable = peek, case .identifier(let variableName) = variable.kind, variableName.hasPrefix("$"),
+            !variableName.contains(".")
+        else {
+            throw peek.map { error("expected a variable such as $t in SUBQUERY, found \($0.describe)", at: $0) }
+                ?? endError("a variable such as $t")
+        }
+        index += 1
+        try expect(",", after: "the variable in SUBQUERY")
+        let predicate = try parseOr()
+        try expect(")", after: "the predicate in SUBQUERY")
+        guard let count = peek, count.isKeyword(".@COUNT") else {
+            throw peek.map { error("expected .@count after SUBQUERY(...), found \($0.describe)", at: $0) }
+                ?? endError(".@count after SUBQUERY(...)")
+        }
+        index += 1
+        guard let opToken = peek, let op = opToken.comparisonOperator else {
+            throw peek.map { error("expected a comparison such as > after SUBQUERY(...).@count, found \($0.describe)", at: $0) }
+                ?? endError("a comparison such as > after SUBQUERY(...).@count")
+        }
+        index += 1
+        let rhs = try parseOperand()
+        return .subquery(
+            .init(
+                collection: collectionName, variable: variableName, predicate: predicate, op: op, count: rhs,
+                position: start.position))
+    }
+
+    private mutating func expect(_ symbol: String, after what: String) throws {
+        guard let token = peek else { throw endError("'\(symbol)' after \(what)") }
+        guard token.kind == .symbol(symbol) else {
+            throw error("expected '\(symbol)' after \(what), found \(token.describe)", at: token)
+        }
+        index += 1
     }
 
     private mutating func parseOperand() throws -> QueryExpression.Operand {
@@ -285,7 +335,10 @@ enum Tokenizer {
                 i += 1
                 continue
             }
-            if c.isLetter || c == "_" || c == "@" {
+            let next: Character? = i + 1 < characters.count ? characters[i + 1] : nil
+            // `$t` names a SUBQUERY variable; `.@count` follows `SUBQUERY(...)`.
+            if c.isLetter || c == "_" || c == "@" || (c == "$" && next?.isLetter == true) || (c == "." && next == "@") {
+                i += 1
                 while i < characters.count, characters[i].isLetter || characters[i].isNumber || "_.@$".contains(characters[i]) {
                     i += 1
                 }
@@ -400,6 +453,10 @@ extension PredicateParser.Template {
             comparison.lhs = try operand(comparison.lhs, arguments)
             comparison.rhs = try operand(comparison.rhs, arguments)
             return .comparison(comparison)
+        case .subquery(var subquery):
+            subquery.predicate = try substitute(subquery.predicate, arguments)
+            subquery.count = try operand(subquery.count, arguments)
+            return .subquery(subquery)
         }
     }
 

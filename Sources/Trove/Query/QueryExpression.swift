@@ -6,6 +6,20 @@ indirect enum QueryExpression: Sendable {
     case or([QueryExpression])
     case not(QueryExpression)
     case comparison(Comparison)
+    /// `SUBQUERY(tasks, $t, $t.done == false).@count > 0`.
+    case subquery(Subquery)
+
+    /// How many elements of a collection match an inner predicate, compared
+    /// with a number. Inside, key paths start with the variable (`$t.done`),
+    /// or are the variable alone for a collection of values (`$t BEGINSWITH 'a'`).
+    struct Subquery: Sendable {
+        var collection: String
+        var variable: String
+        var predicate: QueryExpression
+        var op: ComparisonOperator
+        var count: Operand
+        var position: Int
+    }
 
     struct Comparison: Sendable {
         var lhs: Operand
