@@ -198,6 +198,66 @@ struct QueryTests {
         #expect(oslo.count == 25)
     }
 
+    @Test("SORT, DISTINCT and LIMIT after a predicate apply in the order written")
+    func suffixes() throws {
+        let db = try populated()
+        let all = db.objects(Person.self)
+        // Ages 49, 48, 47 are held by ids 49/99, 48/98, 47/97; the larger id comes first among equals.
+        let top = try all.filter("age > 40 SORT(age DESC, id DESC) LIMIT(3)")
+        #expect(ids(top) == [99, 49, 98])
+        #expect(top.count == 3)
+        #expect(ids(try all.filter("age > 40 SORT(age DESC) DISTINCT(age) LIMIT(3)")) == [49, 48, 47])
+        // LIMIT first, then the sort orders what it kept.
+        #expect(ids(try all.filter("TRUEPREDICATE LIMIT(3) SORT(id DESC)")) == [3, 2, 1])
+        #expect(ids(try all.filter("city == 'Oslo' distinct(city)")) == [4])
+        #expect(try all.filter("age == 1 LIMIT(0)").isEmpty)
+        // Later filters narrow what the LIMIT kept; aggregates see only it.
+        let firstTen = try all.filter("TRUEPREDICATE SORT(id ASC) LIMIT(10)")
+        #expect(ids(try firstTen.filter("age > 5")) == [6, 7, 8, 9])
+        #expect(firstTen.sum(of: \.score) == Double((1...10).reduce(0, +)) / 4)
+        // A bad suffix points at itself.
+        #expect(expectTroveError(.invalidQuery) { try all.filter("age > 1 SORT(agee DESC)") }?.position == 8)
+        #expect(expectTroveError(.invalidQuery) { try all.filter("age > 1 LIMIT(-1)") }?.position == 14)
+        #expect(expectTroveError(.invalidQuery) { try all.filter("age > 1 SORT(age DESC") }?.message.contains("end") == true)
+        #expect(expectTroveError(.invalidQuery) { try all.filter("age > 1 LIMIT(2) extra") }?.position == 17)
+    }
+
+    @Test("distinct(by:) keeps the first of each value and stays live")
+    func distinct() throws {
+        let db = try populated()
+        let byCity = db.objects(Person.self).sorted(by: \.id).distinct(by: \.city)
+        #expect(ids(byCity) == [1, 2, 3, 4])
+        #expect(
+            try ids(db.objects(Person.self).sorted(by: \.id, ascending: false).distinct(by: ["city", "age"]).filter("id > 95"))
+                == [
+                    100, 99, 98, 97, 96,
+                ])
+        try db.write {
+            let person = Person()
+            person.id = 0
+            person.city = "Rome"
+            try db.add(person)
+        }
+        #expect(ids(byCity) == [0, 1, 2, 3, 4])
+    }
+
+    @Test("explain() names the index or the scan, the sort and the later steps")
+    func explain() throws {
+        let db = try populated()
+        let all = db.objects(Person.self)
+        let indexed = try all.filter("city == 'Oslo' AND age > 30").explain()
+        #expect(indexed.contains("index on city == \"Oslo\": 25 candidates, each checked"))
+        #expect(try all.filter("id == 7").explain().contains("primary key on id == 7: 1 candidate, no record read"))
+        #expect(try all.filter("score > 3").explain().contains("scan of 100 objects, reading score"))
+        let prefixed = try all.filter("name BEGINSWITH 'P1'")
+        #expect(prefixed.explain().contains("index on name BEGINSWITH \"P1\": 12 candidates, no record read"))
+        #expect(Set(ids(prefixed)) == Set((1...100).filter { "P\($0)".hasPrefix("P1") }))
+        #expect(try all.filter("name BEGINSWITH[c] 'p1'").count == 12)
+        let shaped = try all.filter("name BEGINSWITH 'P1' SORT(age DESC) DISTINCT(age) LIMIT(2)").explain()
+        #expect(shaped.split(separator: "\n").count == 4)
+        #expect(shaped.contains("sort by age DESC\ndistinct by age\nat most 2"))
+    }
+
     @Test("malformed predicates throw invalidQuery with the position and the token")
     func malformed() throws {
         let db = try populated()

@@ -110,12 +110,12 @@ public final class Database {
     public var path: String { environment.path }
 
     /// The parsed form of a query text with `arguments` filled in.
-    func parsedPredicate(_ text: String, arguments: [Any?]) throws -> QueryExpression {
-        if let template = predicateTemplates[text] { return try template.substituting(arguments) }
+    func parsedPredicate(_ text: String, arguments: [Any?]) throws -> (QueryExpression, [QuerySuffix]) {
+        if let template = predicateTemplates[text] { return (try template.substituting(arguments), template.suffixes) }
         let template = try PredicateParser.parseTemplate(text)
         if predicateTemplates.count >= 256 { predicateTemplates.removeAll(keepingCapacity: true) }
         predicateTemplates[text] = template
-        return try template.substituting(arguments)
+        return (try template.substituting(arguments), template.suffixes)
     }
 
     // MARK: Snapshots

@@ -21,6 +21,7 @@ struct PredicateParser {
         let text: String
         let expression: QueryExpression
         let argumentCount: Int
+        var suffixes: [QuerySuffix] = []
     }
 
     static func parse(_ text: String, arguments: [Any?]) throws -> QueryExpression {
@@ -30,11 +31,14 @@ struct PredicateParser {
     static func parseTemplate(_ text: String) throws -> Template {
         var parser = try PredicateParser(text: text)
         let expression = try parser.parseOr()
+        var suffixes: [QuerySuffix] = []
+        while let suffix = try parser.parseSuffix() { suffixes.append(suffix) }
         if let extra = parser.peek {
             throw parser.error("unexpected \(extra.describe) after a complete predicate", at: extra)
         }
         return Template(
-            text: text, expression: expression, argumentCount: Swift.max(parser.nextArgument, parser.highestPositional + 1))
+            text: text, expression: expression, argumentCount: Swift.max(parser.nextArgument, parser.highestPositional + 1),
+            suffixes: suffixes)
     }
 
     private init(text: String) throws {
@@ -182,6 +186,47 @@ struct PredicateParser {
             .init(
                 collection: collectionName, variable: variableName, predicate: predicate, op: op, count: rhs,
                 position: start.position))
+    }
+
+    /// `SORT(...)`, `DISTINCT(...)` or `LIMIT(n)` after the predicate; nil when none follows.
+    private mutating func parseSuffix() throws -> QuerySuffix? {
+        guard let word = peek, index + 1 < tokens.count, tokens[index + 1].kind == .symbol("("),
+            ["SORT", "DISTINCT", "LIMIT"].contains(where: word.isKeyword)
+        else { return nil }
+        index += 2
+        if word.isKeyword("LIMIT") {
+            guard let number = peek, case .number(let literal) = number.kind, let limit = Int(literal), limit >= 0 else {
+                throw peek.map { error("LIMIT needs a whole number of at least 0, found \($0.describe)", at: $0) }
+                    ?? endError("a number in LIMIT(...)")
+            }
+            index += 1
+            try expect(")", after: "the number in LIMIT")
+            return .limit(limit)
+        }
+        var descriptors: [SortDescriptor] = []
+        while true {
+            guard let path = peek, case .identifier(let name) = path.kind else {
+                throw peek.map { error("expected a property name in \(word.describe), found \($0.describe)", at: $0) }
+                    ?? endError("a property name in \(word.describe)")
+            }
+            index += 1
+            var ascending = true
+            if word.isKeyword("SORT"), let direction = peek,
+                ["ASC", "ASCENDING", "DESC", "DESCENDING"].contains(where: direction.isKeyword)
+            {
+                ascending = direction.isKeyword("ASC") || direction.isKeyword("ASCENDING")
+                index += 1
+            }
+            descriptors.append(SortDescriptor(keyPath: name, ascending: ascending))
+            guard let separator = peek else { throw endError("',' or ')' in \(word.describe)") }
+            index += 1
+            if separator.kind == .symbol(")") { break }
+            guard separator.kind == .symbol(",") else {
+                throw error("expected ',' or ')' in \(word.describe), found \(separator.describe)", at: separator)
+            }
+        }
+        return word.isKeyword("SORT")
+            ? .sort(descriptors, position: word.position) : .distinct(descriptors.map(\.keyPath), position: word.position)
     }
 
     private mutating func expect(_ symbol: String, after what: String) throws {

@@ -53,6 +53,14 @@ indirect enum QueryExpression: Sendable {
     }
 }
 
+/// `SORT(age DESC, name ASC)`, `DISTINCT(city)` or `LIMIT(10)` after a
+/// predicate; applied in the order written, each to what the previous left.
+enum QuerySuffix: Sendable {
+    case sort([SortDescriptor], position: Int)
+    case distinct([String], position: Int)
+    case limit(Int)
+}
+
 enum ComparisonOperator: String, Sendable {
     case equal = "=="
     case notEqual = "!="

@@ -8,6 +8,15 @@ struct SortKey {
     /// For a key path beyond the record (`owner.name`, `tasks.@count`): how
     /// to compute the value from the record and the snapshot.
     var derived: ((RecordReader, Transaction) -> StoredValue)? = nil
+    /// The key path as written, for ``Results/explain()`` (nil: the column's name).
+    var label: String? = nil
+
+    func name(in table: TableInfo) -> String { label ?? table.schema.properties[column].name }
+
+    /// The value this key sorts (or deduplicates) a record by.
+    func value(_ reader: RecordReader, _ transaction: Transaction) -> StoredValue {
+        derived?(reader, transaction) ?? reader.value(at: column)
+    }
 }
 
 /// Finds the objects a query selects.
@@ -25,6 +34,8 @@ enum QueryPlanner {
         var keys: [UInt64]
         /// True when the keys are exactly the answer (no record needs checking).
         var isExact: Bool
+        /// What answered, for ``Results/explain()``.
+        var access: String = ""
     }
 
     /// Calls `visit` for every matching object, in object-key order, with a
@@ -76,7 +87,7 @@ enum QueryPlanner {
         }
         var selected: [(key: UInt64, sortValues: [StoredValue])] = []
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            selected.append((key, sort.map { $0.derived?(reader, transaction) ?? reader.value(at: $0.column) }))
+            selected.append((key, sort.map { $0.value(reader, transaction) }))
         }
         selected.sort { left, right in
             for (index, key) in sort.enumerated() {
@@ -142,7 +153,9 @@ enum QueryPlanner {
         for part in parts {
             if case .objectKeys(let listKeys) = part {
                 // In the order given, repeats included: the results of a list are the list.
-                return IndexPlan(keys: try listKeys(transaction), isExact: parts.count == 1)
+                return IndexPlan(
+                    keys: try listKeys(transaction), isExact: parts.count == 1,
+                    access: "the objects of a collection or an earlier step")
             }
         }
         for part in parts {
@@ -150,7 +163,8 @@ enum QueryPlanner {
             case .compare(let column, .equal, let value, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
-                return IndexPlan(keys: keys, isExact: exact && parts.count == 1)
+                return IndexPlan(
+                    keys: keys, isExact: exact && parts.count == 1, access: access(column, table, "== \(value)"))
             case .compareList(let column, .in, let values, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()
@@ -160,7 +174,9 @@ enum QueryPlanner {
                     keys.formUnion(found.keys)
                     exact = exact && found.exact
                 }
-                return IndexPlan(keys: keys.sorted(), isExact: exact && parts.count == 1)
+                return IndexPlan(
+                    keys: keys.sorted(), isExact: exact && parts.count == 1,
+                    access: access(column, table, "IN (\(values.count) values)"))
             case .compare(let column, let op, let value, let options)
             where options.isEmpty && [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
                 guard let index = index(column), matchesEncoding(value, table.layout.types[column]) else { continue }
@@ -168,18 +184,35 @@ enum QueryPlanner {
                 let lower = op == .greater || op == .greaterOrEqual ? bound : nil
                 let upper = op == .less || op == .lessOrEqual ? bound : nil
                 let found = try range(column: column, lower: lower, upper: upper, table: table, index: index, transaction)
-                return IndexPlan(keys: found.keys, isExact: found.exact && parts.count == 1)
+                return IndexPlan(
+                    keys: found.keys, isExact: found.exact && parts.count == 1,
+                    access: access(column, table, "\(op.rawValue) \(value)"))
+            case .compare(let column, .beginsWith, .string(let prefix), let options)
+            where options.isEmpty && table.layout.types[column] == .string:
+                guard let index = index(column) else { continue }
+                let found = try prefixed(prefix, index: index, transaction)
+                return IndexPlan(
+                    keys: found.keys, isExact: found.exact && parts.count == 1,
+                    access: access(column, table, "BEGINSWITH \(StoredValue.string(prefix))"))
             case .compareList(let column, .between, let values, let options) where options.isEmpty && values.count == 2:
                 guard let index = index(column), values.allSatisfy({ matchesEncoding($0, table.layout.types[column]) }) else {
                     continue
                 }
                 let found = try range(
                     column: column, lower: (values[0], true), upper: (values[1], true), table: table, index: index, transaction)
-                return IndexPlan(keys: found.keys, isExact: found.exact && parts.count == 1)
+                return IndexPlan(
+                    keys: found.keys, isExact: found.exact && parts.count == 1,
+                    access: access(column, table, "BETWEEN \(values[0]) AND \(values[1])"))
             default: continue
             }
         }
         return nil
+    }
+
+    private static func access(_ column: Int, _ table: TableInfo, _ condition: String) -> String {
+        let name = table.schema.properties[column].name
+        let kind = column == table.primaryKeyColumn ? "primary key" : "index"
+        return "\(kind) on \(name) \(condition)"
     }
 
     /// Whether a bound encodes like the column's index keys (so byte order is value order).
@@ -240,6 +273,27 @@ enum QueryPlanner {
                     }
                     guard current.value.count == 8 else { continue }
                     keys.append(OrderedKey.objectKey(from: current.value))
+                }
+            }
+        }
+        keys.sort()
+        return (keys, exact)
+    }
+
+    /// Object keys whose indexed string starts with `prefix`, ascending. A
+    /// cut index entry still starts with the prefix when it matches; a cut
+    /// prefix (longer than an index key holds) leaves the records to decide.
+    private static func prefixed(_ prefix: String, index: Table, _ transaction: Transaction) throws
+        -> (keys: [UInt64], exact: Bool)
+    {
+        let (bytes, exact) = IndexKey.make(.string(prefix), type: .string)
+        var keys: [UInt64] = []
+        try bytes.withUnsafeBytes { start in
+            try transaction.withCursor(on: index) { cursor in
+                var entry = try cursor.seek(atLeast: start)
+                while let current = entry, current.key.starts(with: bytes) {
+                    if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
+                    entry = try cursor.next()
                 }
             }
         }

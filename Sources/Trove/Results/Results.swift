@@ -17,6 +17,9 @@ public struct Results<Element>: RandomAccessCollection {
     let source: ResultsSource<Element>
     let predicate: BoundPredicate?
     let sort: [SortKey]
+    /// For ``explain()``: the steps that produced the keys a `DISTINCT` or
+    /// `LIMIT` left (then in ``predicate`` as ``BoundPredicate/objectKeys(_:)``).
+    var earlierSteps: () -> [String] = { [] }
     private let cache = ResultsCache()
 
     init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
@@ -24,6 +27,13 @@ public struct Results<Element>: RandomAccessCollection {
         self.source = source
         self.predicate = predicate
         self.sort = sort
+    }
+
+    /// These results with another predicate or sort, keeping what came before.
+    func with(predicate: BoundPredicate?, sort: [SortKey]) -> Results {
+        var results = Results(database: database, source: source, predicate: predicate, sort: sort)
+        results.earlierSteps = earlierSteps
+        return results
     }
 
     var table: TableInfo { source.table }
@@ -133,10 +143,10 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// ``filter(_:_:)`` with the arguments as an array.
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
-        let expression = try database.parsedPredicate(predicateFormat, arguments: arguments)
+        let (expression, suffixes) = try database.parsedPredicate(predicateFormat, arguments: arguments)
         var bound = try BoundPredicate.bind(expression, to: table, tables: { [database] in try database.tableInfo(named: $0) })
         if let predicate { bound = .conjunction(predicate, bound) }
-        return Results(database: database, source: source, predicate: bound, sort: sort)
+        return try with(predicate: bound, sort: sort).applying(suffixes)
     }
 
     /// The elements sorted by a property, named as a string.
@@ -154,7 +164,7 @@ public struct Results<Element>: RandomAccessCollection {
             let key = try SortKey.resolve(keyPath, in: table, ascending: ascending) { [database] in
                 try database.tableInfo(named: $0)
             }
-            return Results(database: database, source: source, predicate: predicate, sort: [key])
+            return with(predicate: predicate, sort: [key])
         } catch {
             preconditionFailure(
                 "Trove: cannot sort \(table.name) by '\(keyPath)': \((error as? TroveError)?.message ?? "\(error)")")
@@ -172,23 +182,16 @@ public struct Results<Element>: RandomAccessCollection {
             table.layout.inRecord[column],
             "Trove: cannot sort by the collection \(table.schema.properties[column].name); sort by its count with sorted(byKeyPath: \"\(table.schema.properties[column].name).@count\")"
         )
-        return Results(
-            database: database, source: source, predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
+        return with(predicate: predicate, sort: [SortKey(column: column, ascending: ascending)])
     }
 
     /// The elements sorted by several properties, most significant first.
     public func sorted(by descriptors: [SortDescriptor]) -> Results {
-        let keys = descriptors.map { descriptor -> SortKey in
-            do {
-                return try SortKey.resolve(descriptor.keyPath, in: table, ascending: descriptor.ascending) { [database] in
-                    try database.tableInfo(named: $0)
-                }
-            } catch {
-                preconditionFailure(
-                    "Trove: cannot sort by '\(descriptor.keyPath)': \((error as? TroveError)?.message ?? "\(error)")")
-            }
+        do {
+            return with(predicate: predicate, sort: try sortKeys(descriptors))
+        } catch {
+            preconditionFailure("Trove: cannot sort \(table.name): \((error as? TroveError)?.message ?? "\(error)")")
         }
-        return Results(database: database, source: source, predicate: predicate, sort: keys)
     }
 
     // MARK: Aggregates

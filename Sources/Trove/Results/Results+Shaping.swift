@@ -1,0 +1,153 @@
+import TroveStorage
+
+extension Results {
+    /// The elements with repeats removed: the first of each distinct
+    /// combination of the named properties is kept, in the current order.
+    ///
+    /// ```swift
+    /// let oneTaskPerOwner = db.objects(Task.self)
+    ///     .sorted(by: \.priority, ascending: false)
+    ///     .distinct(by: ["owner.name"])
+    /// ```
+    ///
+    /// Later filters and sorts apply to what is kept. Key paths may go through
+    /// to-one links and end in a collection aggregate, as in ``sorted(byKeyPath:ascending:)``.
+    public func distinct(by keyPaths: [String]) -> Results {
+        do {
+            return try distinctResults(keyPaths)
+        } catch {
+            preconditionFailure(
+                "Trove: cannot make \(table.name) distinct: \((error as? TroveError)?.message ?? "\(error)")")
+        }
+    }
+
+    /// The elements with repeats of one property removed, keeping the first of each.
+    ///
+    /// ```swift
+    /// let oneCity = db.objects(Person.self).distinct(by: \.city)
+    /// ```
+    public func distinct<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>) -> Results {
+        let column = source.column(for: keyPath)
+        precondition(
+            table.layout.inRecord[column],
+            "Trove: cannot make \(table.name) distinct by the collection \(table.schema.properties[column].name)")
+        return distinct(keys: [SortKey(column: column, ascending: true)])
+    }
+
+    /// How Trove answers these results, one step a line: the index it uses
+    /// (and how many candidates it found) or the scan, then the sort and any
+    /// `DISTINCT` or `LIMIT`. Runs the index lookup, not the rest.
+    ///
+    /// ```swift
+    /// print(try db.objects(Person.self).filter("city == 'Oslo' AND age > 30").explain())
+    /// // Person: index on city == "Oslo": 25 candidates, each checked against the rest of the predicate
+    /// ```
+    public func explain() -> String {
+        var steps = earlierSteps()
+        let transaction = database.readTransaction()
+        do {
+            if !steps.isEmpty, case .objectKeys = predicate {
+                // What the earlier steps kept, as they kept it.
+            } else if !steps.isEmpty, case .and(let parts) = predicate, case .objectKeys = parts.first {
+                let columns = BoundPredicate.and(Array(parts.dropFirst())).columns.sorted()
+                steps.append("filter, reading \(columns.map { table.schema.properties[$0].name }.joined(separator: ", "))")
+            } else if table.isRetired {
+                steps.append("\(table.name): the type's data was deleted; nothing to read")
+            } else if let predicate, let plan = try QueryPlanner.indexPlan(predicate, table: table, transaction) {
+                let count = plan.keys.count
+                steps.append(
+                    "\(table.name): \(plan.access): \(count) candidate\(count == 1 ? "" : "s")"
+                        + (plan.isExact ? ", no record read" : ", each checked against the rest of the predicate"))
+            } else if case .constant(false) = predicate {
+                steps.append("\(table.name): nothing (the predicate is always false)")
+            } else {
+                let total = transaction.canSee(table.objects) ? try transaction.count(of: table.objects) : 0
+                let columns = (predicate?.columns ?? []).sorted().map { table.schema.properties[$0].name }
+                steps.append(
+                    "\(table.name): scan of \(total) object\(total == 1 ? "" : "s")"
+                        + (columns.isEmpty ? "" : ", reading \(columns.joined(separator: ", "))"))
+            }
+        } catch {
+            steps.append("\(table.name): cannot read the plan: \(error)")
+        }
+        if !sort.isEmpty {
+            let keys = sort.map { "\($0.name(in: table)) \($0.ascending ? "ASC" : "DESC")" }
+            steps.append("sort by \(keys.joined(separator: ", "))")
+        }
+        return steps.joined(separator: "\n")
+    }
+
+    // MARK: Suffixes
+
+    func sortKeys(_ descriptors: [SortDescriptor]) throws -> [SortKey] {
+        try descriptors.map { descriptor in
+            var key = try SortKey.resolve(descriptor.keyPath, in: table, ascending: descriptor.ascending) { [database] in
+                try database.tableInfo(named: $0)
+            }
+            key.label = descriptor.keyPath
+            return key
+        }
+    }
+
+    /// Applies a query's `SORT`, `DISTINCT` and `LIMIT` in the order written.
+    func applying(_ suffixes: [QuerySuffix]) throws -> Results {
+        var results = self
+        for suffix in suffixes {
+            switch suffix {
+            case .sort(let descriptors, let position):
+                let keys = try located(position) { try results.sortKeys(descriptors) }
+                results = results.with(predicate: results.predicate, sort: keys)
+            case .distinct(let keyPaths, let position):
+                results = try located(position) { try results.distinctResults(keyPaths) }
+            case .limit(let count):
+                results = results.reshaped("at most \(count)") { keys, _ in Array(keys.prefix(count)) }
+            }
+        }
+        return results
+    }
+
+    private func located<T>(_ position: Int, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch var error as TroveError {
+            error.kind = .invalidQuery
+            error.position = position
+            error.message += " (at position \(position))"
+            throw error
+        }
+    }
+
+    private func distinctResults(_ keyPaths: [String]) throws -> Results {
+        var keys = try sortKeys(keyPaths.map { SortDescriptor(keyPath: $0) })
+        for index in keys.indices { keys[index].label = keyPaths[index] }
+        return distinct(keys: keys)
+    }
+
+    private func distinct(keys distinctKeys: [SortKey]) -> Results {
+        let table = self.table
+        let names = distinctKeys.map { $0.name(in: table) }.joined(separator: ", ")
+        return reshaped("distinct by \(names)") { keys, transaction in
+            var seen = Set<[StoredValue]>()
+            return keys.filter { key in
+                let values = BoundPredicate.withRecord(key, of: table, transaction) { reader in
+                    distinctKeys.map { $0.value(reader, transaction) }
+                }
+                return values.map { seen.insert($0).inserted } ?? false
+            }
+        }
+    }
+
+    /// Results over the keys these results select, reshaped by `transform`
+    /// (re-run whenever the results are), for `DISTINCT` and `LIMIT`.
+    private func reshaped(_ step: String, _ transform: @escaping ([UInt64], Transaction) -> [UInt64]) -> Results {
+        let (table, predicate, sort) = (self.table, self.predicate, self.sort)
+        var results = Results(
+            database: database, source: source,
+            predicate: .objectKeys { transaction in
+                transform(try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction), transaction)
+            })
+        let earlier = self
+        results.earlierSteps = { earlier.explain().split(separator: "\n").map(String.init) + [step] }
+        return results
+    }
+}
