@@ -144,9 +144,14 @@ public struct Results<Element>: RandomAccessCollection {
     /// ``filter(_:_:)`` with the arguments as an array.
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
         let (expression, suffixes) = try database.parsedPredicate(predicateFormat, arguments: arguments)
+        return try filtered(by: expression).applying(suffixes)
+    }
+
+    /// These results narrowed by a parsed or translated predicate.
+    func filtered(by expression: QueryExpression) throws -> Results {
         var bound = try BoundPredicate.bind(expression, to: table, tables: { [database] in try database.tableInfo(named: $0) })
         if let predicate { bound = .conjunction(predicate, bound) }
-        return try with(predicate: bound, sort: sort).applying(suffixes)
+        return with(predicate: bound, sort: sort)
     }
 
     /// The elements sorted by a property, named as a string.

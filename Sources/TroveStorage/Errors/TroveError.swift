@@ -39,6 +39,9 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         case invalidPrimaryKey
         /// A query string or its arguments could not be understood.
         case invalidQuery
+        /// A Foundation `#Predicate` uses an expression Trove cannot run
+        /// (the message names it); Trove refuses rather than answer wrongly.
+        case unsupportedPredicate
         /// A property name that the object type does not have.
         case invalidProperty
         /// A value that cannot be stored (an index key too long, a wrong type).
@@ -99,6 +102,7 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
     public static var primaryKeyExists: Kind { .primaryKeyExists }
     public static var invalidPrimaryKey: Kind { .invalidPrimaryKey }
     public static var invalidQuery: Kind { .invalidQuery }
+    public static var unsupportedPredicate: Kind { .unsupportedPredicate }
     public static var invalidProperty: Kind { .invalidProperty }
     public static var invalidValue: Kind { .invalidValue }
     public static var writeInProgress: Kind { .writeInProgress }
