@@ -153,6 +153,36 @@ final class EveryTypeCollections: Object {
         expectValid(db)
     }
 
+    @Test func queriesReachMapKeysValuesAndSubscripts() throws {
+        let db = try makeDatabase(#function + UUID().uuidString)
+        try db.write {
+            for (name, scores) in [("ann", ["math": 9.0, "art.history": 4.0]), ("bo", ["math": 3.0]), ("cy", [:])] {
+                let profile = Profile()
+                profile.name = name
+                for (key, value) in scores { profile.scores[key] = value }
+                try db.add(profile)
+            }
+        }
+        let profiles = db.objects(Profile.self)
+        func names(_ query: String, _ arguments: Any?...) throws -> [String] {
+            try profiles.filter(query, arguments: arguments).map(\.name)
+        }
+        #expect(try names("scores['math'] > 5") == ["ann"])
+        #expect(try names("scores['art.history'] == 4") == ["ann"])  // a key with a dot
+        #expect(try names("scores['math'] == nil") == ["cy"])  // an absent key is nil
+        #expect(try names("ANY scores.@allKeys BEGINSWITH 'art'") == ["ann"])
+        #expect(try names("scores.@allKeys == 'math'") == ["ann", "bo"])
+        #expect(try names("NONE scores.@allKeys IN {'math', 'gym'}") == ["cy"])
+        #expect(try names("ALL scores.@allKeys == 'math'") == ["bo", "cy"])
+        #expect(try names("ANY scores.@allValues < 4") == ["bo"])
+        #expect(try names("scores.@count == 0") == ["cy"])
+        #expect(try names("SUBQUERY(scores, $s, $s > 3).@count == 2") == ["ann"])
+        let notMap = expectTroveError(.invalidQuery) { try profiles.filter("name['x'] == 'y'") }
+        #expect(notMap?.message.contains("not a Map") == true)
+        expectTroveError(.invalidQuery) { try profiles.filter("tags.@allKeys == 'x'") }
+        expectTroveError(.invalidQuery) { try profiles.filter("scores.@allKeys == 3") }
+    }
+
     @Test func aRolledBackSetOrMapChangeIsUndone() throws {
         let db = try makeDatabase()
         let profile = Profile()

@@ -23,6 +23,11 @@ indirect enum BoundPredicate {
     /// `messages.@count > 3`; with a filter, `SUBQUERY(messages, $m, $m.read == false).@count > 3`
     /// (the filter is bound to the elements, as in ``collection(_:_:inner:)``).
     case collectionCount(CollectionPath, where: BoundPredicate?, ComparisonOperator, StoredValue)
+    /// `ANY prices.@allKeys BEGINSWITH 'eu'`: test a map's keys (`values`
+    /// holds one value, or the list of `IN` / `BETWEEN`).
+    case mapKeys(CollectionPath, QueryExpression.Quantifier, ComparisonOperator, [StoredValue], StringOptions)
+    /// `prices['eur'] > 10`: the value under one key of a map (nil when absent).
+    case mapEntry(CollectionPath, key: String, ComparisonOperator, StoredValue, StringOptions)
     /// `songs.@sum.seconds > 300` (also `@avg`, `@min`, `@max`).
     case collectionAggregate(CollectionPath, String, column: Int, ComparisonOperator, StoredValue)
 
@@ -170,12 +175,18 @@ indirect enum BoundPredicate {
                 .invalidQuery, "a comparison needs a property name on one side (at position \(comparison.position))",
                 position: comparison.position)
         }
-        let path = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        // `prices['eur']` arrives as "prices\0eur": the key may hold dots.
+        let (pathName, mapKey) = QueryExpression.splitMapKey(name)
+        let path = pathName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let column = try column(path[0], position: position, in: table)
         let property = table.schema.properties[column]
+        if let mapKey, path.count == 1 {
+            return try bindMapEntry(column, of: table, key: mapKey, op: op, rhs: rhs, comparison: comparison, tables: tables)
+        }
         if path.count > 1 || property.collection != nil {
             var rest = comparison
-            rest.lhs = .property(path.dropFirst().joined(separator: "."), position: position)
+            rest.lhs = .property(
+                QueryExpression.joinMapKey(path.dropFirst().joined(separator: "."), mapKey), position: position)
             rest.rhs = rhs
             rest.op = op
             return try bindThrough(column, of: table, rest: rest, restIsEmpty: path.count == 1, tables: tables)
@@ -236,7 +247,8 @@ indirect enum BoundPredicate {
     ) throws -> BoundPredicate {
         let property = table.schema.properties[column]
         let position = rest.position
-        guard case .property(let restName, _) = rest.lhs else { preconditionFailure() }
+        guard case .property(var restName, _) = rest.lhs else { preconditionFailure() }
+        var restIsEmpty = restIsEmpty
         func fail(_ message: String) -> TroveError {
             TroveError(.invalidQuery, "\(table.name).\(property.name): \(message) (at position \(position))", position: position)
         }
@@ -245,6 +257,23 @@ indirect enum BoundPredicate {
             path = try CollectionPath.resolve(column, of: table, tables: tables)
         } else if property.type != .link {
             throw fail("a \(property.typeDescription) has no properties; '.\(restName)' cannot follow it")
+        }
+        if restName == "@allKeys" || restName == "@allValues" {
+            guard let path, property.collection == .map else { throw fail("\(restName) needs a Map") }
+            if restName == "@allValues" {
+                restName = ""
+                restIsEmpty = true
+            } else {
+                let values: [StoredValue]
+                switch rest.rhs {
+                case .value(.string(let key)): values = [.string(key)]
+                case .list(let list)
+                where (rest.op == .in || rest.op == .between) && list.allSatisfy({ $0.typeName == "String" }):
+                    values = list
+                default: throw fail("map keys are strings; compare @allKeys with a string")
+                }
+                return .mapKeys(path, rest.quantifier, rest.op, values, rest.options)
+            }
         }
         if restName == "@count" {
             guard let path else { throw fail("@count needs a collection (List, MutableSet, Map or LinkingObjects)") }
@@ -298,6 +327,29 @@ indirect enum BoundPredicate {
         var element = rest
         element.lhs = .property(property.name, position: position)
         return .collection(path, rest.quantifier, inner: try bind(element, to: table.elementTables[column]!, tables: tables))
+    }
+
+    /// `prices['eur'] op value`.
+    private static func bindMapEntry(
+        _ column: Int, of table: TableInfo, key: String, op: ComparisonOperator, rhs: QueryExpression.Operand,
+        comparison: QueryExpression.Comparison, tables: TableResolver
+    ) throws -> BoundPredicate {
+        let property = table.schema.properties[column]
+        let position = comparison.position
+        guard property.collection == .map, let elements = table.elementTables[column] else {
+            throw TroveError(
+                .invalidQuery,
+                "\(table.name).\(property.name) is not a Map, so ['\(key)'] cannot follow it (at position \(position))",
+                position: position)
+        }
+        guard case .value(let value) = rhs else {
+            throw TroveError(
+                .invalidQuery, "\(property.name)['\(key)'] compares with one value (at position \(position))",
+                position: position)
+        }
+        let converted = try convert(value, for: elements.schema.properties[0], op: op, position: position, table: elements)
+        return .mapEntry(
+            try CollectionPath.resolve(column, of: table, tables: tables), key: key, op, converted, comparison.options)
     }
 
     private static func lhsIsProperty(_ operand: QueryExpression.Operand) -> Bool {
@@ -386,7 +438,7 @@ indirect enum BoundPredicate {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
-        case .linked, .collection, .collectionCount, .collectionAggregate:
+        case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry:
             preconditionFailure("Trove: a query through links is compiled, never evaluated directly")
         }
     }
@@ -396,7 +448,8 @@ indirect enum BoundPredicate {
         switch self {
         case .constant, .objectKeys: return []
         case .linked(let column, _, _): return [column]
-        case .collection(let path, _, _), .collectionCount(let path, _, _, _), .collectionAggregate(let path, _, _, _, _):
+        case .collection(let path, _, _), .collectionCount(let path, _, _, _), .collectionAggregate(let path, _, _, _, _),
+            .mapKeys(let path, _, _, _, _), .mapEntry(let path, _, _, _, _):
             return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns

@@ -43,18 +43,31 @@ extension BoundPredicate {
             let elementLayout = path.owner.elementLayouts[path.column]
             let compiled = inner.compile(path.target?.layout ?? elementLayout!, transaction)
             return { reader in
-                var sawMatch = false
-                var sawMiss = false
-                path.forEachElement(of: reader.objectKey, transaction) { element in
-                    let matched = path.matches(element, compiled, elementLayout: elementLayout, transaction)
-                    if matched { sawMatch = true } else { sawMiss = true }
-                    return quantifier == .all ? !sawMiss : !sawMatch  // go on while the answer is open
+                quantifier.combine { test in
+                    path.forEachElement(of: reader.objectKey, transaction) { element in
+                        test(path.matches(element, compiled, elementLayout: elementLayout, transaction))
+                    }
                 }
-                switch quantifier {
-                case .any: return sawMatch
-                case .all: return !sawMiss
-                case .none: return !sawMatch
+            }
+        case .mapKeys(let path, let quantifier, let op, let values, let options):
+            return { reader in
+                quantifier.combine { test in
+                    path.forEachMapKey(of: reader.objectKey, transaction) { key in
+                        let actual = StoredValue.string(key)
+                        switch op {
+                        case .in: return test(values.contains { ValueComparison.test(actual, .equal, $0, options) })
+                        case .between:
+                            return test(
+                                ValueComparison.test(actual, .greaterOrEqual, values[0], options)
+                                    && ValueComparison.test(actual, .lessOrEqual, values[1], options))
+                        default: return test(ValueComparison.test(actual, op, values[0], options))
+                        }
+                    }
                 }
+            }
+        case .mapEntry(let path, let key, let op, let value, let options):
+            return { reader in
+                ValueComparison.test(path.mapValue(of: reader.objectKey, key: key, transaction) ?? .null, op, value, options)
             }
         case .collectionCount(let path, let filter, let op, let value):
             let elementLayout = path.owner.elementLayouts[path.column]
@@ -131,6 +144,58 @@ extension CollectionPath {
             return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, test) ?? false
         case .object(let key):
             return BoundPredicate.withRecord(key, of: target!, transaction, test) ?? false
+        }
+    }
+}
+
+extension QueryExpression.Quantifier {
+    /// Combines the tests of a collection's elements: `visit` calls `test`
+    /// with each element's result and stops when it returns false.
+    func combine(_ visit: (_ test: (Bool) -> Bool) -> Void) -> Bool {
+        var sawMatch = false
+        var sawMiss = false
+        visit { matched in
+            if matched { sawMatch = true } else { sawMiss = true }
+            return self == .all ? !sawMiss : !sawMatch  // go on while the answer is open
+        }
+        switch self {
+        case .any: return sawMatch
+        case .all: return !sawMiss
+        case .none: return !sawMatch
+        }
+    }
+}
+
+extension CollectionPath {
+    /// Visits the keys of `owner`'s map until `visit` returns false.
+    func forEachMapKey(of ownerKey: UInt64, _ transaction: Transaction, _ visit: (String) -> Bool) {
+        guard let map = self.owner.collections[column], transaction.canSee(map) else { return }
+        let prefix = Database.ownerPrefix(ownerKey)
+        do {
+            try transaction.withCursor(on: map) { cursor in
+                var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                while let current = entry, current.key.count >= 8, current.key.starts(with: prefix) {
+                    if !visit(String(decoding: current.key.dropFirst(8), as: UTF8.self)) { return }
+                    entry = try cursor.next()
+                }
+            }
+        } catch {
+            fatalError("Trove: cannot read \(owner.name).\(owner.schema.properties[column].name) during a query: \(error)")
+        }
+    }
+
+    /// The value under `key` in `owner`'s map; nil when absent.
+    func mapValue(of ownerKey: UInt64, key: String, _ transaction: Transaction) -> StoredValue? {
+        guard let map = self.owner.collections[column], let layout = self.owner.elementLayouts[column],
+            transaction.canSee(map)
+        else { return nil }
+        let bytes = Database.ownerPrefix(ownerKey) + Array(key.utf8)
+        do {
+            return try bytes.withUnsafeBytes { k in
+                try transaction.withValue(in: map, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+            }
+        } catch {
+            fatalError("Trove: cannot read \(owner.name).\(owner.schema.properties[column].name) during a query: \(error)")
         }
     }
 }

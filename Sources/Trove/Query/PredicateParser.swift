@@ -246,7 +246,16 @@ struct PredicateParser {
             case "NIL", "NULL": return .value(.null)
             case "TRUE", "YES": return .value(.bool(true))
             case "FALSE", "NO": return .value(.bool(false))
-            default: return .property(name, position: token.position)
+            default:
+                // `prices['eur']`: the tokenizer reads the brackets as a modifier.
+                if let next = peek, case .modifier(let inside) = next.kind, inside.count >= 2,
+                    let quote = inside.first, quote == "'" || quote == "\"", inside.last == quote
+                {
+                    index += 1
+                    return .property(
+                        QueryExpression.joinMapKey(name, String(inside.dropFirst().dropLast())), position: token.position)
+                }
+                return .property(name, position: token.position)
             }
         case .string(let value): return .value(.string(value))
         case .number(let literal):

@@ -53,6 +53,19 @@ indirect enum QueryExpression: Sendable {
     }
 }
 
+extension QueryExpression {
+    /// A key path ending in a map subscript (`prices['eur']`) keeps the key
+    /// after a NUL, so dots in the key do not split the path.
+    static func splitMapKey(_ name: String) -> (path: String, key: String?) {
+        guard let separator = name.firstIndex(of: "\u{0}") else { return (name, nil) }
+        return (String(name[..<separator]), String(name[name.index(after: separator)...]))
+    }
+
+    static func joinMapKey(_ path: String, _ key: String?) -> String {
+        key.map { path + "\u{0}" + $0 } ?? path
+    }
+}
+
 /// `SORT(age DESC, name ASC)`, `DISTINCT(city)` or `LIMIT(10)` after a
 /// predicate; applied in the order written, each to what the previous left.
 enum QuerySuffix: Sendable {
