@@ -112,6 +112,13 @@ import Testing
         #expect(owners.objects(Owner.self).sorted(byKeyPath: "chores.@count").map(\.name) == ["Cy", "Bo", "Ana"])
     }
 
+    @Test func aValueInACollectionPropertyMatchesAnyElement() throws {
+        let lists = try makePlaylists().objects(Playlist.self)
+        #expect(try lists.filter("%@ IN tags", "jazz").map(\.name) == ["b"])
+        #expect(try lists.filter("'live' IN tags OR 'jazz' IN tags").map(\.name) == ["a", "b"])
+        #expect(try lists.filter("NOT ('Rock' IN tags)").map(\.name) == ["b", "c"])
+    }
+
     @Test func subqueryCountsTheElementsThatMatchEveryCondition() throws {
         let db = try makePlaylists()
         let lists = db.objects(Playlist.self)

@@ -161,7 +161,11 @@ indirect enum BoundPredicate {
         var lhs = comparison.lhs
         var rhs = comparison.rhs
         var op = comparison.op
-        if case .property = rhs, !(lhsIsProperty(lhs)) {
+        if case .property = rhs, !(lhsIsProperty(lhs)), op == .in, case .value = lhs {
+            // `'rock' IN tags`: some element of the collection equals the value.
+            swap(&lhs, &rhs)
+            op = .equal
+        } else if case .property = rhs, !(lhsIsProperty(lhs)) {
             guard let mirrored = op.mirrored else {
                 throw TroveError(
                     .invalidQuery, "\(op.rawValue) needs the property on its left (at position \(comparison.position))",
