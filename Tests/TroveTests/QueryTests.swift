@@ -247,6 +247,11 @@ struct QueryTests {
         let all = db.objects(Person.self)
         let indexed = try all.filter("city == 'Oslo' AND age > 30").explain()
         #expect(indexed.contains("index on city == \"Oslo\": 25 candidates, each checked"))
+        let both = try all.filter("city == 'Oslo' AND name == 'P8' AND score > 1")
+        #expect(both.explain().contains("index on city == \"Oslo\" and index on name == \"P8\": 1 candidate, each checked"))
+        #expect(ids(both) == [8])
+        #expect(
+            try all.filter("city == 'Oslo' AND name IN {'P8', 'P9', 'P12'}").explain().contains("2 candidates, no record read"))
         #expect(try all.filter("id == 7").explain().contains("primary key on id == 7: 1 candidate, no record read"))
         #expect(try all.filter("score > 3").explain().contains("scan of 100 objects, reading score"))
         let prefixed = try all.filter("name BEGINSWITH 'P1'")

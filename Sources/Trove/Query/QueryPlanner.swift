@@ -158,13 +158,15 @@ enum QueryPlanner {
                     access: "the objects of a collection or an earlier step")
             }
         }
+        // Every indexed equality and IN answers from its index; together they
+        // intersect, so the most selective one bounds the candidates.
+        var equalities: [IndexPlan] = []
         for part in parts {
             switch part {
             case .compare(let column, .equal, let value, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
-                return IndexPlan(
-                    keys: keys, isExact: exact && parts.count == 1, access: access(column, table, "== \(value)"))
+                equalities.append(IndexPlan(keys: keys.sorted(), isExact: exact, access: access(column, table, "== \(value)")))
             case .compareList(let column, .in, let values, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()
@@ -174,9 +176,21 @@ enum QueryPlanner {
                     keys.formUnion(found.keys)
                     exact = exact && found.exact
                 }
-                return IndexPlan(
-                    keys: keys.sorted(), isExact: exact && parts.count == 1,
-                    access: access(column, table, "IN (\(values.count) values)"))
+                equalities.append(
+                    IndexPlan(keys: keys.sorted(), isExact: exact, access: access(column, table, "IN (\(values.count) values)")))
+            default: continue
+            }
+            if equalities.last?.keys.isEmpty == true { break }
+        }
+        if let first = equalities.first {
+            var keys = first.keys
+            for other in equalities.dropFirst() { keys = intersection(keys, other.keys) }
+            return IndexPlan(
+                keys: keys, isExact: equalities.allSatisfy(\.isExact) && equalities.count == parts.count,
+                access: equalities.map(\.access).joined(separator: " and "))
+        }
+        for part in parts {
+            switch part {
             case .compare(let column, let op, let value, let options)
             where options.isEmpty && [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
                 guard let index = index(column), matchesEncoding(value, table.layout.types[column]) else { continue }
@@ -207,6 +221,24 @@ enum QueryPlanner {
             }
         }
         return nil
+    }
+
+    /// The keys in both ascending lists.
+    private static func intersection(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
+        var result: [UInt64] = []
+        var (i, j) = (0, 0)
+        while i < a.count, j < b.count {
+            if a[i] < b[j] {
+                i += 1
+            } else if a[i] > b[j] {
+                j += 1
+            } else {
+                result.append(a[i])
+                i += 1
+                j += 1
+            }
+        }
+        return result
     }
 
     private static func access(_ column: Int, _ table: TableInfo, _ condition: String) -> String {
