@@ -75,6 +75,38 @@ struct RangeQueryTests {
         #expect(try ids("level > %@", 2.5) == expected { $0.level > 2 })
     }
 
+    @Test("a sort on an indexed number or date reads the index in order, with nil and ties placed as a sort places them")
+    func sortFromIndex() throws {
+        let (db, rows) = try readings()
+        let all = db.objects(Reading.self)
+        func expected<V: Comparable>(_ value: (Int) -> V?, ascending: Bool) -> [Int] {
+            let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+            return rows.map(\.id).sorted { a, b in
+                switch (value(a), value(b)) {
+                case (nil, nil): return a < b
+                case (nil, _): return ascending
+                case (_, nil): return !ascending
+                case (let x?, let y?): return x == y ? a < b : (x < y) == ascending
+                }
+            }.filter { byID[$0] != nil }
+        }
+        let byID = Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+        for ascending in [true, false] {
+            let byValue = all.sorted(by: \.value, ascending: ascending)
+            #expect(byValue.explain().contains("index on value read in order"))
+            #expect(byValue.map(\.id) == expected({ byID[$0]!.value }, ascending: ascending))
+            #expect(
+                all.sorted(by: \.level, ascending: ascending).map(\.id) == expected({ byID[$0]!.level }, ascending: ascending))
+            #expect(
+                all.sorted(by: \.taken, ascending: ascending).map(\.id) == expected({ byID[$0]!.taken }, ascending: ascending))
+            #expect(all.sorted(by: \.id, ascending: ascending).map(\.id) == expected({ $0 }, ascending: ascending))
+            // With a filter, the records decide and sort as before.
+            #expect(
+                try all.filter("level > 0").sorted(by: \.value, ascending: ascending).map(\.id)
+                    == expected({ byID[$0]!.value }, ascending: ascending).filter { byID[$0]!.level > 0 })
+        }
+    }
+
     @Test("MATCHES takes a whole-string regular expression; [c] ignores case; a bad pattern is an invalidQuery")
     func matches() throws {
         let db = try makeDatabase()

@@ -82,6 +82,11 @@ enum QueryPlanner {
             try forEachMatch(table: table, predicate: predicate, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
+        if predicate == nil, sort.count == 1, sort[0].derived == nil,
+            let ordered = try indexOrder(table: table, by: sort[0], in: transaction)
+        {
+            return ordered
+        }
         if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
             return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
         }
@@ -100,6 +105,64 @@ enum QueryPlanner {
             return left.key < right.key
         }
         return selected.map(\.key)
+    }
+
+    /// Whether ``indexOrder(table:by:in:)`` can serve a sort.
+    static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
+        let column = sort.column
+        let type = table.layout.types[column]
+        guard sort.derived == nil, type.isInteger || type == .double || type == .float || type == .date || type == .bool
+        else { return false }
+        if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
+        return table.indexes[column] != nil
+    }
+
+    /// All the objects in the order of an index on the sort column, without
+    /// reading a record: nil first when ascending (last when descending), ties
+    /// in object-key order. Nil when no index fits (strings sort by Unicode
+    /// order, which index bytes do not always follow).
+    private static func indexOrder(table: TableInfo, by sort: SortKey, in transaction: Transaction) throws -> [UInt64]? {
+        guard canSortFromIndex(table: table, by: sort) else { return nil }
+        let column = sort.column
+        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
+            // Object keys follow the integer primary key.
+            guard transaction.canSee(table.objects) else { return [] }
+            var keys: [UInt64] = []
+            try transaction.withCursor(on: table.objects) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    keys.append(OrderedKey.objectKey(from: current.key))
+                    entry = try cursor.next()
+                }
+            }
+            return sort.ascending ? keys : keys.reversed()
+        }
+        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
+        guard let index, transaction.canSee(index) else { return nil }
+        var keys: [UInt64] = []
+        var groupStarts: [Int] = []
+        var previous: [UInt8] = []
+        try transaction.withCursor(on: index) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if !current.key.elementsEqual(previous) {
+                    groupStarts.append(keys.count)
+                    previous = Array(current.key)
+                }
+                if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
+                entry = try cursor.next()
+            }
+        }
+        if sort.ascending { return keys }
+        // Descending: the groups of equal values reversed, each still in key order.
+        var reversed: [UInt64] = []
+        reversed.reserveCapacity(keys.count)
+        var end = keys.count
+        for start in groupStarts.reversed() {
+            reversed.append(contentsOf: keys[start..<end])
+            end = start
+        }
+        return reversed
     }
 
     /// The common sort on one integer column, without building values: nil

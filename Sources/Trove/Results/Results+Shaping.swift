@@ -72,7 +72,12 @@ extension Results {
         }
         if !sort.isEmpty {
             let keys = sort.map { "\($0.name(in: table)) \($0.ascending ? "ASC" : "DESC")" }
-            steps.append("sort by \(keys.joined(separator: ", "))")
+            if predicate == nil, sort.count == 1, !table.isRetired, QueryPlanner.canSortFromIndex(table: table, by: sort[0]) {
+                steps[steps.count - 1] = "\(table.name): index on \(sort[0].name(in: table)) read in order, no record read"
+                steps.append("sort by \(keys[0]): from the index, no sort step")
+            } else {
+                steps.append("sort by \(keys.joined(separator: ", "))")
+            }
         }
         return steps.joined(separator: "\n")
     }
