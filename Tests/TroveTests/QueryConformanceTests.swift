@@ -513,24 +513,6 @@ extension SourceRow {
 
 // MARK: - Known Trove bugs
 
-/// Disagreements between Trove and the expected answers that are Trove bugs
-/// (each case that shows one is a `withKnownIssue`, which fails once the bug is fixed).
-enum Bug {
-    static let nanInIndexRange =
-        "Trove bug: a range (>, >=) on an indexed Double returns the NaN values: the index sorts NaN after +infinity"
-    static let likeStarMatchedLiterally =
-        "Trove bug: LIKE matches a '*' of the pattern to a literal '*' of the text and never tries it as a wildcard ('a*b?c' LIKE 'a*' is false)"
-    static let likeAfterFullCaseFolding =
-        "Trove bug: LIKE[c] folds 'ß' to 'ss' before matching, so '?' no longer matches the one character 'ß'"
-    static let matchesIgnoresD = "Trove bug: MATCHES accepts [d] but ignores it"
-    static let nilAggregateVersusNil =
-        "Trove bug: @min/@max of an empty list is nil, but '== nil' is false for it and '!= nil' true"
-    static let aggregatesOfValues =
-        "Trove gap: @sum, @avg, @min and @max of a List of values throw invalidQuery (Realm supports them)"
-    static let keywordTakenAsProperty =
-        "Trove bug: a keyword where a comparison should start (the second AND) is taken as a property name, so the error points at the token after it"
-}
-
 // MARK: - The table
 
 /// One predicate, its arguments and its answer in Swift.
@@ -538,10 +520,6 @@ struct PredicateCase {
     let format: String
     let arguments: [Any?]
     let expected: (SourceRow) -> Bool
-    /// A disagreement with Trove that is a Trove bug: why, when set.
-    let knownIssue: String?
-    /// A disagreement between the indexed property and its unindexed twin that is a Trove bug.
-    let knownIndexIssue: String?
     let sourceLocation: SourceLocation
 }
 
@@ -549,12 +527,12 @@ struct CaseTable {
     var cases: [PredicateCase] = []
 
     mutating func add(
-        _ format: String, _ arguments: Any?..., known: String? = nil, knownIndex: String? = nil,
+        _ format: String, _ arguments: Any?...,
         sourceLocation: SourceLocation = #_sourceLocation, _ expected: @escaping (SourceRow) -> Bool
     ) {
         cases.append(
             PredicateCase(
-                format: format, arguments: arguments, expected: expected, knownIssue: known, knownIndexIssue: knownIndex,
+                format: format, arguments: arguments, expected: expected,
                 sourceLocation: sourceLocation))
     }
 }
@@ -665,14 +643,14 @@ extension CaseTable {
         t.add("double == -0.0") { $0.double == 0 }
         t.add("double < 0") { $0.double < 0 }
         t.add("double <= 0") { $0.double <= 0 }
-        t.add("double > 0", known: Bug.nanInIndexRange, knownIndex: Bug.nanInIndexRange) { $0.double > 0 }
-        t.add("double >= 0.5", known: Bug.nanInIndexRange, knownIndex: Bug.nanInIndexRange) { $0.double >= 0.5 }
+        t.add("double > 0") { $0.double > 0 }
+        t.add("double >= 0.5") { $0.double >= 0.5 }
         t.add("double != 0.5") { $0.double != 0.5 }
         t.add("double BETWEEN {-1.25, 2.5}") { $0.double >= -1.25 && $0.double <= 2.5 }
         t.add("double == %@", Double.infinity) { $0.double == .infinity }
         t.add("double < %@", -Double.infinity) { _ in false }
         t.add("double <= %@", Double.infinity) { $0.double <= .infinity }
-        t.add("double > 1e9", known: Bug.nanInIndexRange, knownIndex: Bug.nanInIndexRange) { $0.double > 1e9 }
+        t.add("double > 1e9") { $0.double > 1e9 }
         t.add("double > -1e-9 AND double < 1e-9") { $0.double > -1e-9 && $0.double < 1e-9 }
         t.add("double IN {0.5, 1.25, -2}") { [0.5, 1.25, -2].contains($0.double) }
         t.add("double == 1") { $0.double == 1 }
@@ -772,8 +750,8 @@ extension CaseTable {
         t.add("name CONTAINS ''") { O.string($0.name, .contains, "") }
         t.add("name LIKE 'caf?'") { O.string($0.name, .like, "caf?") }
         t.add("name LIKE '*und'") { O.string($0.name, .like, "*und") }
-        t.add("name LIKE 'a*'", known: Bug.likeStarMatchedLiterally) { O.string($0.name, .like, "a*") }
-        t.add("name LIKE[c] 'A*'", known: Bug.likeStarMatchedLiterally) { O.string($0.name, .like, "A*", "c") }
+        t.add("name LIKE 'a*'") { O.string($0.name, .like, "a*") }
+        t.add("name LIKE[c] 'A*'") { O.string($0.name, .like, "A*", "c") }
         t.add("name LIKE[d] 'cafe'") { O.string($0.name, .like, "cafe", "d") }
         t.add("name LIKE[cd] 'CAF?'") { O.string($0.name, .like, "CAF?", "cd") }
         t.add("name LIKE '?????'") { O.string($0.name, .like, "?????") }
@@ -782,7 +760,7 @@ extension CaseTable {
         t.add("name LIKE '?'") { O.string($0.name, .like, "?") }
         t.add("name LIKE '서?'") { O.string($0.name, .like, "서?") }
         t.add("name LIKE[d] '서?'") { O.string($0.name, .like, "서?", "d") }
-        t.add("name LIKE[c] 'stra?e'", known: Bug.likeAfterFullCaseFolding) { O.string($0.name, .like, "stra?e", "c") }
+        t.add("name LIKE[c] 'stra?e'") { O.string($0.name, .like, "stra?e", "c") }
         t.add("name LIKE 'a*b?c'") { O.string($0.name, .like, "a*b?c") }
         t.add("name LIKE '*a*a*'") { O.string($0.name, .like, "*a*a*") }
         t.add("name LIKE[c] '*X?'") { O.string($0.name, .like, "*X?", "c") }
@@ -793,8 +771,8 @@ extension CaseTable {
         t.add("name MATCHES '서.*'") { O.string($0.name, .matches, "서.*") }
         t.add("name MATCHES 'x+[ab]'") { O.string($0.name, .matches, "x+[ab]") }
         t.add("name MATCHES %@", #"a\*b\?c"#) { O.string($0.name, .matches, #"a\*b\?c"#) }
-        t.add("name MATCHES[d] 'cafe'", known: Bug.matchesIgnoresD) { O.string($0.name, .matches, "cafe", "d") }
-        t.add("name MATCHES[cd] 'ALESUND'", known: Bug.matchesIgnoresD) { O.string($0.name, .matches, "ALESUND", "cd") }
+        t.add("name MATCHES[d] 'cafe'") { O.string($0.name, .matches, "cafe", "d") }
+        t.add("name MATCHES[cd] 'ALESUND'") { O.string($0.name, .matches, "ALESUND", "cd") }
 
         // Optional String, indexed (twin optNameCopy).
         t.add("optName == nil") { $0.optName == nil }
@@ -944,8 +922,8 @@ extension CaseTable {
         t.add("parts.@min.weight == 0") { $0.parts.map(\.weight).min() == 0 }
         t.add("parts.@min.weight > 3") { O.cmp($0.parts.map(\.weight).min(), .gt, 3) }
         t.add("parts.@max.price >= 9") { O.cmp($0.parts.map(\.price).max(), .ge, 9) }
-        t.add("parts.@max.weight == nil", known: Bug.nilAggregateVersusNil) { $0.parts.isEmpty }
-        t.add("parts.@max.weight != nil", known: Bug.nilAggregateVersusNil) { !$0.parts.isEmpty }
+        t.add("parts.@max.weight == nil") { $0.parts.isEmpty }
+        t.add("parts.@max.weight != nil") { !$0.parts.isEmpty }
         t.add("parts.@max.label == 'washer'") { O.maxLabel($0) == "washer" }
         t.add("parts.@min.label == 'Bolt'") { O.minLabel($0) == "Bolt" }
         t.add("parts.@sum.optWeight > 3") { $0.parts.compactMap(\.optWeight).reduce(0, +) > 3 }
@@ -971,10 +949,10 @@ extension CaseTable {
         t.add("ANY numbers BETWEEN {1, 2}") { $0.numbers.contains { (1...2).contains($0) } }
         t.add("ANY numbers IN %@", [5, -5]) { $0.numbers.contains { $0 == 5 || $0 == -5 } }
         t.add("numbers.@count > 3") { $0.numbers.count > 3 }
-        t.add("numbers.@sum > 5", known: Bug.aggregatesOfValues) { $0.numbers.reduce(0, +) > 5 }
-        t.add("numbers.@max == 5", known: Bug.aggregatesOfValues) { $0.numbers.max() == 5 }
-        t.add("numbers.@min < -3", known: Bug.aggregatesOfValues) { O.cmp($0.numbers.min(), .lt, -3) }
-        t.add("numbers.@avg > 0", known: Bug.aggregatesOfValues) { O.cmp(O.average($0.numbers.map(Double.init)), .gt, 0) }
+        t.add("numbers.@sum > 5") { $0.numbers.reduce(0, +) > 5 }
+        t.add("numbers.@max == 5") { $0.numbers.max() == 5 }
+        t.add("numbers.@min < -3") { O.cmp($0.numbers.min(), .lt, -3) }
+        t.add("numbers.@avg > 0") { O.cmp(O.average($0.numbers.map(Double.init)), .gt, 0) }
         t.add("ANY ratings == nil") { $0.ratings.contains(nil) }
         t.add("ALL ratings != nil") { !$0.ratings.contains(nil) }
         t.add("NONE ratings == nil") { !$0.ratings.contains(nil) }
@@ -1020,7 +998,7 @@ extension CaseTable {
         // optional), against %@ constants of the column's own Swift type taken
         // from its values: the 10%, 25%, 33%, 50%, 67% and 75% quantiles.
         func orderings<T: Comparable>(
-            _ name: String, _ values: [T?], knownAbove: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+            _ name: String, _ values: [T?], sourceLocation: SourceLocation = #_sourceLocation,
             _ get: @escaping (SourceRow) -> T?
         ) {
             let sorted = values.compactMap { $0 }.sorted()
@@ -1029,8 +1007,7 @@ extension CaseTable {
             let high = sorted[sorted.count * 3 / 4]
             let list = [sorted[sorted.count / 10], sorted[sorted.count / 3], sorted[sorted.count * 2 / 3]]
             for (text, op) in [("==", O.Op.eq), ("!=", .ne), ("<", .lt), ("<=", .le), (">", .gt), (">=", .ge)] {
-                let known = op == .gt || op == .ge ? knownAbove : nil
-                t.add("\(name) \(text) %@", k, known: known, knownIndex: known, sourceLocation: sourceLocation) {
+                t.add("\(name) \(text) %@", k, sourceLocation: sourceLocation) {
                     O.cmp(get($0), op, k)
                 }
             }
@@ -1047,7 +1024,7 @@ extension CaseTable {
         orderings("int64", rows.map(\.int64)) { $0.int64 }
         orderings("optInt64", rows.map(\.optInt64)) { $0.optInt64 }
         orderings("priority", rows.map(\.priority.rawValue)) { $0.priority.rawValue }
-        orderings("double", rows.map(\.double).filter(\.isFinite), knownAbove: Bug.nanInIndexRange) { $0.double }
+        orderings("double", rows.map(\.double).filter(\.isFinite)) { $0.double }
         orderings("optDouble", rows.map(\.optDouble)) { $0.optDouble }
         orderings("float", rows.map(\.float)) { $0.float }
         orderings("optFloat", rows.map(\.optFloat)) { $0.optFloat }
@@ -1075,17 +1052,15 @@ struct ErrorCase {
     let format: String
     let arguments: [Any?]
     let position: Int
-    let knownIssue: String?
     let sourceLocation: SourceLocation
 
     init(
-        _ format: String, _ arguments: Any?..., at position: Int, known: String? = nil,
+        _ format: String, _ arguments: Any?..., at position: Int,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         self.format = format
         self.arguments = arguments
         self.position = position
-        self.knownIssue = known
         self.sourceLocation = sourceLocation
     }
 }
@@ -1435,15 +1410,6 @@ struct QueryConformanceTests {
         "expected \(expected.count) ids, got \(actual.count); missing \(expected.subtracting(actual).sorted()), unexpected \(actual.subtracting(expected).sorted())"
     }
 
-    /// Runs `body`, as a known issue when `known` is set.
-    private static func check(_ known: String?, _ body: () throws -> Void) rethrows {
-        if let known {
-            withKnownIssue(Comment(rawValue: known)) { try body() }
-        } else {
-            try body()
-        }
-    }
-
     @Test("the fixture holds every row and the table has enough cases")
     func fixture() throws {
         let db = try Fixture.database()
@@ -1463,17 +1429,15 @@ struct QueryConformanceTests {
         let db = try Fixture.database()
         for entry in CaseTable.all().cases {
             let expected = Self.expectedIDs(entry.expected)
-            Self.check(entry.knownIssue) {
-                do {
-                    let actual = try Self.ids(db, entry.format, entry.arguments)
-                    #expect(
-                        actual == expected,
-                        "\(Self.describe(entry.format, entry.arguments)): \(Self.difference(expected, actual))",
-                        sourceLocation: entry.sourceLocation)
-                } catch {
-                    Issue.record(
-                        "\(Self.describe(entry.format, entry.arguments)) threw \(error)", sourceLocation: entry.sourceLocation)
-                }
+            do {
+                let actual = try Self.ids(db, entry.format, entry.arguments)
+                #expect(
+                    actual == expected,
+                    "\(Self.describe(entry.format, entry.arguments)): \(Self.difference(expected, actual))",
+                    sourceLocation: entry.sourceLocation)
+            } catch {
+                Issue.record(
+                    "\(Self.describe(entry.format, entry.arguments)) threw \(error)", sourceLocation: entry.sourceLocation)
             }
         }
     }
@@ -1502,17 +1466,13 @@ struct QueryConformanceTests {
                 Issue.record("\(Self.describe(twin, arguments)) threw \(error)", sourceLocation: entry.sourceLocation)
                 continue
             }
-            Self.check(entry.knownIndexIssue) {
-                #expect(
-                    indexed == unindexed,
-                    "\(Self.describe(entry.format, entry.arguments)) (indexed) vs \(twin): \(Self.difference(unindexed, indexed ?? []))",
-                    sourceLocation: entry.sourceLocation)
-            }
-            Self.check(entry.knownIndexIssue == nil ? entry.knownIssue : nil) {
-                #expect(
-                    unindexed == expected, "\(Self.describe(twin, arguments)): \(Self.difference(expected, unindexed))",
-                    sourceLocation: entry.sourceLocation)
-            }
+            #expect(
+                indexed == unindexed,
+                "\(Self.describe(entry.format, entry.arguments)) (indexed) vs \(twin): \(Self.difference(unindexed, indexed ?? []))",
+                sourceLocation: entry.sourceLocation)
+            #expect(
+                unindexed == expected, "\(Self.describe(twin, arguments)): \(Self.difference(expected, unindexed))",
+                sourceLocation: entry.sourceLocation)
         }
         #expect(compared >= 100, "only \(compared) cases have an indexed twin")
     }
@@ -1560,7 +1520,7 @@ struct QueryConformanceTests {
             ErrorCase("uuid == 'not-a-uuid'", at: 0),  // not a UUID
             ErrorCase("name == 'Straße' AND cod == 1", at: 21),  // positions count characters
             ErrorCase("name == '서울' AND code >", at: 23),  // the end, in characters
-            ErrorCase("code > 3 AND AND code < 5", at: 13, known: Bug.keywordTakenAsProperty),  // the second AND
+            ErrorCase("code > 3 AND AND code < 5", at: 13),  // the second AND
         ]
     }
 
@@ -1569,36 +1529,20 @@ struct QueryConformanceTests {
         let db = try Fixture.database()
         let items = db.objects(ConformanceItem.self)
         for entry in Self.errorCases {
-            Self.check(entry.knownIssue) {
-                do {
-                    let count = try items.filter(entry.format, arguments: entry.arguments).count
-                    Issue.record(
-                        "\(Self.describe(entry.format, entry.arguments)) did not throw (\(count) results)",
-                        sourceLocation: entry.sourceLocation)
-                } catch let error as TroveError {
-                    #expect(error.kind == .invalidQuery, "\(entry.format): \(error)", sourceLocation: entry.sourceLocation)
-                    #expect(
-                        error.position == entry.position, "\(entry.format): \(error.message)",
-                        sourceLocation: entry.sourceLocation)
-                } catch {
-                    Issue.record("\(entry.format) threw \(error)", sourceLocation: entry.sourceLocation)
-                }
+            do {
+                let count = try items.filter(entry.format, arguments: entry.arguments).count
+                Issue.record(
+                    "\(Self.describe(entry.format, entry.arguments)) did not throw (\(count) results)",
+                    sourceLocation: entry.sourceLocation)
+            } catch let error as TroveError {
+                #expect(error.kind == .invalidQuery, "\(entry.format): \(error)", sourceLocation: entry.sourceLocation)
+                #expect(
+                    error.position == entry.position, "\(entry.format): \(error.message)",
+                    sourceLocation: entry.sourceLocation)
+            } catch {
+                Issue.record("\(entry.format) threw \(error)", sourceLocation: entry.sourceLocation)
             }
         }
-    }
-
-    /// The ids of the rows whose `double` is NaN.
-    private static let nanRows = Set(Fixture.rows.filter { $0.double.isNaN }.map(\.id))
-
-    /// ``Bug/nanInIndexRange`` when it explains a disagreement: only NaN rows
-    /// differ, and the same predicate on the unindexed twins gives the expected answer.
-    private static func nanIndexIssue(
-        _ db: Database, _ format: String, _ arguments: [Any?], _ expected: Set<Int>, _ actual: Set<Int>
-    ) throws -> String? {
-        guard actual != expected, actual.symmetricDifference(expected).isSubset(of: nanRows),
-            let twin = Fixture.unindexed(format), try ids(db, twin, arguments) == expected
-        else { return nil }
-        return Bug.nanInIndexRange
     }
 
     @Test("random predicates select the rows Swift selects")
@@ -1613,11 +1557,9 @@ struct QueryConformanceTests {
             if (1..<Fixture.rows.count).contains(expected.count) { discriminating += 1 }
             do {
                 let actual = try Self.ids(db, format, arguments)
-                Self.check(try Self.nanIndexIssue(db, format, arguments, expected, actual)) {
-                    #expect(
-                        actual == expected,
-                        "random #\(number): \(Self.describe(format, arguments)): \(Self.difference(expected, actual))")
-                }
+                #expect(
+                    actual == expected,
+                    "random #\(number): \(Self.describe(format, arguments)): \(Self.difference(expected, actual))")
             } catch {
                 Issue.record("random #\(number): \(Self.describe(format, arguments)) threw \(error)")
             }

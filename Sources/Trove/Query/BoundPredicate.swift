@@ -288,11 +288,17 @@ indirect enum BoundPredicate {
         }
         let aggregateParts = restName.split(separator: ".", maxSplits: 1).map(String.init)
         if let kind = aggregateParts.first, ["@sum", "@avg", "@min", "@max"].contains(kind) {
-            guard let path, let target = path.target, aggregateParts.count == 2,
-                let targetColumn = target.columnIndex[aggregateParts[1]]
+            // Over objects, a property of theirs (`songs.@sum.seconds`); over values, the values (`scores.@max`).
+            let target = path?.target ?? path.flatMap { table.elementTables[$0.column] }
+            let targetName = path?.target == nil ? property.name : aggregateParts.count == 2 ? aggregateParts[1] : ""
+            guard let path, let target, aggregateParts.count == (path.target == nil ? 1 : 2),
+                let targetColumn = target.columnIndex[targetName]
             else {
                 throw fail(
-                    "\(aggregateParts[0]) needs a property of the objects, like '\(property.name).\(aggregateParts[0]).age'")
+                    path?.target == nil
+                        ? "\(aggregateParts[0]) of values needs nothing after it, like '\(property.name).\(aggregateParts[0])'"
+                        : "\(aggregateParts[0]) needs a property of the objects, like '\(property.name).\(aggregateParts[0]).age'"
+                )
             }
             let targetProperty = target.schema.properties[targetColumn]
             guard case .value(let value) = rest.rhs else { throw fail("\(aggregateParts[0]) compares with a value") }

@@ -24,10 +24,13 @@ extension BoundPredicate {
         case .compare(let column, .matches, .string(let pattern), let options):
             // Compile the expression once for the whole scan.
             guard let regex = ValueComparison.regex(pattern, options) else { return { _ in false } }
-            return { reader in
-                if case .string(let text) = reader.value(at: column) { return regex.matchesWhole(text) }
-                return false
+            guard options.contains(.diacriticInsensitive) else {
+                return { reader in
+                    if case .string(let text) = reader.value(at: column) { return regex.matchesWhole(text) }
+                    return false
+                }
             }
+            return { ValueComparison.test($0.value(at: column), .matches, .string(pattern), options) }
         case .compare(let column, let op, let value, let options):
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
             return { ValueComparison.test($0.value(at: column), op, value, options) }
@@ -86,9 +89,8 @@ extension BoundPredicate {
             }
         case .collectionAggregate(let path, let kind, let column, let op, let value):
             return { reader in
-                let aggregate = path.aggregate(kind, of: column, for: reader.objectKey, transaction)
-                if aggregate.isNull { return op == .notEqual }
-                return ValueComparison.test(aggregate, op, value, [])
+                // The aggregate of nothing (nil) equals only nil, as any nil does.
+                ValueComparison.test(path.aggregate(kind, of: column, for: reader.objectKey, transaction), op, value, [])
             }
         case .compareList, .compareColumns:
             return { self.evaluate($0) }

@@ -243,6 +243,8 @@ struct PredicateParser {
         switch token.kind {
         case .identifier(let name):
             switch name.uppercased() {
+            case "AND", "OR", "NOT":
+                throw error("expected a property name or a value, found the keyword \(token.describe)", at: token)
             case "NIL", "NULL": return .value(.null)
             case "TRUE", "YES": return .value(.bool(true))
             case "FALSE", "NO": return .value(.bool(false))

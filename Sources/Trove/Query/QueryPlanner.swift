@@ -349,6 +349,12 @@ enum QueryPlanner {
             return (keys, true)
         }
         let type = table.layout.types[column]
+        var (lower, upper) = (lower, upper)
+        if type == .double || type == .float {
+            // NaN sorts beyond the infinities in the index but matches no range.
+            lower = lower ?? (.double(-.infinity), true)
+            upper = upper ?? (.double(.infinity), true)
+        }
         let low = lower.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
         let high = upper.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
         let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true)

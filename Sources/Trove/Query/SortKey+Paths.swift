@@ -74,14 +74,25 @@ extension CollectionPath {
     }
 
     /// `@sum`, `@avg`, `@min` or `@max` of one property over the objects an
-    /// owner's collection reaches (nulls skipped; sum of none is 0, the others nil).
+    /// owner's collection reaches, or of the values of a collection of values
+    /// (nulls skipped; sum of none is 0, the others nil).
     func aggregate(_ kind: String, of targetColumn: Int, for ownerKey: UInt64, _ transaction: Transaction) -> StoredValue {
-        guard let target else { return .null }
         var values: [StoredValue] = []
-        forEachObject(of: ownerKey, transaction) { key in
-            if let value = BoundPredicate.withRecord(key, of: target, transaction, { $0.value(at: targetColumn) }), !value.isNull
-            {
-                values.append(value)
+        if let target {
+            forEachObject(of: ownerKey, transaction) { key in
+                if let value = BoundPredicate.withRecord(key, of: target, transaction, { $0.value(at: targetColumn) }),
+                    !value.isNull
+                {
+                    values.append(value)
+                }
+            }
+        } else if let layout = owner.elementLayouts[column] {
+            forEachElement(of: ownerKey, transaction) { element in
+                if case .record(let bytes) = element {
+                    let value = RecordReader(bytes, layout: layout).value(at: 0)
+                    if !value.isNull { values.append(value) }
+                }
+                return true
             }
         }
         switch kind {

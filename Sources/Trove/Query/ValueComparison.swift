@@ -77,8 +77,18 @@ enum ValueComparison {
             case .beginsWith: return v.hasPrefix(p)
             case .endsWith: return v.hasSuffix(p)
             case .contains: return p.isEmpty || v.contains(p)
-            case .like: return like(Array(v.unicodeScalars), Array(p.unicodeScalars))
-            case .matches: return regex(pattern, options)?.matchesWhole(value) ?? false
+            case .like:
+                // Character by character, each folded alone: `?` is one character
+                // of the stored string even where folding lengthens it (ß is "ss").
+                if options.isEmpty { return like(Array(value), Array(pattern), anyRun: "*", anyOne: "?") }
+                return like(
+                    value.map { fold(String($0), options) }, pattern.map { fold(String($0), options) }, anyRun: "*",
+                    anyOne: "?")
+            case .matches:
+                // [d] folds accents in the text and the expression; [c] is the expression's own option.
+                let diacritics: StringOptions = options.intersection(.diacriticInsensitive)
+                let text = diacritics.isEmpty ? value : fold(value, diacritics)
+                return regex(diacritics.isEmpty ? pattern : fold(pattern, diacritics), options)?.matchesWhole(text) ?? false
             default: return false
             }
         case (.data(let value), .data(let pattern)):
@@ -92,17 +102,20 @@ enum ValueComparison {
         }
     }
 
-    /// `*` matches any run, `?` one character.
-    static func like(_ text: [Unicode.Scalar], _ pattern: [Unicode.Scalar]) -> Bool {
-        var t = 0, p = 0
-        var star = -1, mark = 0
+    /// `*` matches any run, `?` one character; a `*` or `?` in the pattern is
+    /// always a wildcard, even where the text holds the same character.
+    static func like<C: Equatable>(_ text: [C], _ pattern: [C], anyRun: C, anyOne: C) -> Bool {
+        var t = 0
+        var p = 0
+        var star = -1
+        var mark = 0
         while t < text.count {
-            if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
-                t += 1
-                p += 1
-            } else if p < pattern.count, pattern[p] == "*" {
+            if p < pattern.count, pattern[p] == anyRun {
                 star = p
                 mark = t
+                p += 1
+            } else if p < pattern.count, pattern[p] == anyOne || pattern[p] == text[t] {
+                t += 1
                 p += 1
             } else if star >= 0 {
                 p = star + 1
@@ -112,7 +125,7 @@ enum ValueComparison {
                 return false
             }
         }
-        while p < pattern.count, pattern[p] == "*" { p += 1 }
+        while p < pattern.count, pattern[p] == anyRun { p += 1 }
         return p == pattern.count
     }
 
