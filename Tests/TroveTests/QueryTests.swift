@@ -222,6 +222,19 @@ struct QueryTests {
         #expect(expectTroveError(.invalidQuery) { try all.filter("age > 1 LIMIT(2) extra") }?.position == 17)
     }
 
+    @Test("first is the first of the matches in order, sorted or not")
+    func first() throws {
+        let db = try populated()
+        let all = db.objects(Person.self)
+        #expect(try all.filter("age > 40").first?.id == 41)
+        #expect(all.sorted(by: \.id, ascending: false).first?.id == 100)
+        #expect(try all.filter("age > 40").sorted(by: \.score, ascending: false).first?.id == 99)
+        #expect(try all.filter("age > 400").first == nil)
+        #expect(try all.filter("city == 'Lima' AND age < 3").first?.id == 2)
+        try db.write { try db.delete(db.objects(Person.self).filter("id < 45")) }
+        #expect(try all.filter("age > 40").first?.id == 45)
+    }
+
     @Test("distinct(by:) keeps the first of each value and stays live")
     func distinct() throws {
         let db = try populated()

@@ -40,10 +40,13 @@ enum QueryPlanner {
 
     /// Calls `visit` for every matching object, in object-key order, with a
     /// reader over its record (valid only during the call).
+    /// Stops after `limit` matches, when given.
     static func forEachMatch(
-        table: TableInfo, predicate: BoundPredicate?, in transaction: Transaction,
+        table: TableInfo, predicate: BoundPredicate?, limit: Int? = nil, in transaction: Transaction,
         _ visit: (UInt64, RecordReader) throws -> Void
     ) throws {
+        var remaining = limit ?? .max
+        guard remaining > 0 else { return }
         let matches = predicate.map { $0.compile(table.layout, transaction) }
         if let predicate, let plan = try indexPlan(predicate, table: table, transaction) {
             guard !plan.keys.isEmpty else { return }
@@ -53,7 +56,10 @@ enum QueryPlanner {
                     guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
                     var reader = RecordReader(entry.value, layout: table.layout)
                     reader.objectKey = key
-                    if plan.isExact || matches!(reader) { try visit(key, reader) }
+                    guard plan.isExact || matches!(reader) else { continue }
+                    try visit(key, reader)
+                    remaining -= 1
+                    if remaining == 0 { return }
                 }
             }
             return
@@ -64,29 +70,41 @@ enum QueryPlanner {
             while let current = entry {
                 var reader = RecordReader(current.value, layout: table.layout)
                 reader.objectKey = OrderedKey.objectKey(from: current.key)
-                if matches?(reader) ?? true { try visit(reader.objectKey, reader) }
+                if matches?(reader) ?? true {
+                    try visit(reader.objectKey, reader)
+                    remaining -= 1
+                    if remaining == 0 { return }
+                }
                 entry = try cursor.next()
             }
         }
     }
 
-    /// The object keys a query selects, in order.
-    static func keys(table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction) throws
-        -> [UInt64]
-    {
+    /// The object keys a query selects, in order; the first `limit` of them
+    /// when given (an unsorted query then stops scanning there).
+    static func keys(
+        table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int? = nil, in transaction: Transaction
+    ) throws -> [UInt64] {
         if sort.isEmpty {
             if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {
-                return plan.keys
+                return limit.map { Array(plan.keys.prefix($0)) } ?? plan.keys
             }
             var keys: [UInt64] = []
-            try forEachMatch(table: table, predicate: predicate, in: transaction) { key, _ in keys.append(key) }
+            try forEachMatch(table: table, predicate: predicate, limit: limit, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
         if predicate == nil, sort.count == 1, sort[0].derived == nil,
             let ordered = try indexOrder(table: table, by: sort[0], in: transaction)
         {
-            return ordered
+            return limit.map { Array(ordered.prefix($0)) } ?? ordered
         }
+        let sorted = try sortedKeys(table: table, predicate: predicate, sort: sort, in: transaction)
+        return limit.map { Array(sorted.prefix($0)) } ?? sorted
+    }
+
+    private static func sortedKeys(table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction)
+        throws -> [UInt64]
+    {
         if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
             return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
         }

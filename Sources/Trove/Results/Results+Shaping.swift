@@ -105,7 +105,7 @@ extension Results {
             case .distinct(let keyPaths, let position):
                 results = try located(position) { try results.distinctResults(keyPaths) }
             case .limit(let count):
-                results = results.reshaped("at most \(count)") { keys, _ in Array(keys.prefix(count)) }
+                results = results.reshaped("at most \(count)", limit: count) { keys, _ in keys }
             }
         }
         return results
@@ -144,12 +144,15 @@ extension Results {
 
     /// Results over the keys these results select, reshaped by `transform`
     /// (re-run whenever the results are), for `DISTINCT` and `LIMIT`.
-    private func reshaped(_ step: String, _ transform: @escaping ([UInt64], Transaction) -> [UInt64]) -> Results {
+    private func reshaped(
+        _ step: String, limit: Int? = nil, _ transform: @escaping ([UInt64], Transaction) -> [UInt64]
+    ) -> Results {
         let (table, predicate, sort) = (self.table, self.predicate, self.sort)
         var results = Results(
             database: database, source: source,
             predicate: .objectKeys { transaction in
-                transform(try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction), transaction)
+                let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, limit: limit, in: transaction)
+                return transform(keys, transaction)
             })
         let earlier = self
         results.earlierSteps = { earlier.explain().split(separator: "\n").map(String.init) + [step] }

@@ -78,6 +78,22 @@ public struct Results<Element>: RandomAccessCollection {
         }
     }
 
+    /// The first element, found without listing every match when the results
+    /// are unsorted (the scan stops at the first match) or sorted by an index.
+    public var first: Element? {
+        if cache.generation == database.generation, let keys = cache.keys { return keys.first.map(element) }
+        if table.isRetired { return nil }
+        do {
+            let transaction = database.readTransaction()
+            return try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, limit: 1, in: transaction).first
+                .map(element)
+        } catch {
+            fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
+        }
+    }
+
+    private func element(_ key: UInt64) -> Element { source.materialize(database, key) }
+
     public subscript(position: Int) -> Element {
         let keys = self.keys
         precondition(
