@@ -324,8 +324,10 @@ struct QueryTests {
         let seeds = [
             "age > 3 AND (name BEGINSWITH[c] 'p' OR city IN {'Oslo', 'Lima'})", "NOT id BETWEEN {1, 5}", "name LIKE '*1?'",
             "score >= -1.5e3 || TRUEPREDICATE", "%K == %@",
+            "SUBQUERY(city, $c, $c.name == %@).@count > %@", "age > 1 SORT(age DESC, name ASC) DISTINCT(city) LIMIT(3)",
+            "city['k.x'] == %@ AND ANY city.@allKeys == %@", "%@ IN city",
         ]
-        let pieces = Array("()[]{}'\"%@K$0123456789.,=<>!&|ANDORNOT age name id city cd\\ ")
+        let pieces = Array("()[]{}'\"%@K$0123456789.,=<>!&|ANDORNOT age name id city cd\\ SUBQUERYSORTLIMITDISTINCT")
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<3_000 {
             var text = Array(seeds.randomElement(using: &generator)!)
