@@ -114,6 +114,47 @@ struct ReadmeTests {
         #expect(nextID == 2)
     }
 
+    @Test("the queries example works as printed")
+    func queries() throws {
+        let db = try makeDatabase()
+        let start = Date(timeIntervalSince1970: 500)
+        try db.write {
+            for (index, memo) in ["cat nap", "cat", "dog", "", "cat toy"].enumerated() {
+                let photo = PhotoData()
+                photo.date = index < 4 ? "2024-05-01" : "2024-05-02"
+                photo.memo = memo
+                photo.mood = index == 2 ? .sad : .happy
+                photo.dateAdded = Date(timeIntervalSince1970: Double(index) * 1_000)
+                try db.add(photo)
+            }
+            let room = ReadmeChatRoom()
+            room.id = "r1"
+            room.drafts["ko-KR"] = "안녕"
+            for index in 0..<3 {
+                let message = ReadmeChatMessage()
+                message.text = "Lunch at \(index)?"
+                message.sentAt = Date(timeIntervalSince1970: 2_000 + Double(index))
+                room.messages.append(message)
+            }
+            try db.add(room)
+        }
+        let photos = db.objects(PhotoData.self)
+        let cats = try photos.filter(#Predicate { $0.memo.contains("cat") && $0.dateAdded > start })
+        #expect(cats.map(\.memo) == ["cat", "cat toy"])
+        let happy = photos.filter(\.mood, .equal, .happy)
+        #expect(happy.count == 4)
+        let busy = try db.objects(ReadmeChatRoom.self)
+            .filter("SUBQUERY(messages, $m, $m.text CONTAINS[c] 'lunch' AND $m.sentAt > %@).@count > 2", start)
+        #expect(busy.map(\.id) == ["r1"])
+        let latest = try photos.filter("memo != '' SORT(dateAdded DESC) DISTINCT(date) LIMIT(10)")
+        #expect(latest.map(\.memo) == ["cat toy", "dog"])
+        let drafted = try db.objects(ReadmeChatRoom.self).filter("drafts['en'] != nil OR ANY drafts.@allKeys BEGINSWITH 'ko'")
+        #expect(drafted.count == 1)
+        let plan = try photos.filter("date == '2024-05-01' AND memo BEGINSWITH 'c'").explain()
+        #expect(plan == "PhotoData: index on date == \"2024-05-01\": 4 candidates, each checked against the rest of the predicate")
+        expectTroveError(.unsupportedPredicate) { try photos.filter(#Predicate { $0.memo.count > 3 }) }
+    }
+
     @Test("the links and collections example works as printed")
     func linksAndCollections() throws {
         let db = try makeDatabase()
