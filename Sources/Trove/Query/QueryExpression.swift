@@ -57,8 +57,8 @@ extension QueryExpression {
     /// A key path ending in a map subscript (`prices['eur']`) keeps the key
     /// after a NUL, so dots in the key do not split the path.
     static func splitMapKey(_ name: String) -> (path: String, key: String?) {
-        guard let separator = name.firstIndex(of: "\u{0}") else { return (name, nil) }
-        return (String(name[..<separator]), String(name[name.index(after: separator)...]))
+        guard let separator = name.utf8.firstIndex(of: 0) else { return (name, nil) }
+        return (String(name[..<separator]), String(name[name.utf8.index(after: separator)...]))
     }
 
     static func joinMapKey(_ path: String, _ key: String?) -> String {

@@ -35,7 +35,35 @@ enum QueryPlanner {
         /// True when the keys are exactly the answer (no record needs checking).
         var isExact: Bool
         /// What answered, for ``Results/explain()``.
-        var access: String = ""
+        /// What answered, for ``Results/explain()``; described only when asked
+        /// (formatting values would cost more than the lookup).
+        var access: Access = .members
+    }
+
+    indirect enum Access {
+        case members
+        case equal(column: Int, StoredValue)
+        case inList(column: Int, count: Int)
+        case range(column: Int, ComparisonOperator, StoredValue)
+        case between(column: Int, StoredValue, StoredValue)
+        case prefix(column: Int, String)
+        case all([Access])
+
+        func describe(_ table: TableInfo) -> String {
+            func on(_ column: Int, _ condition: String) -> String {
+                let kind = column == table.primaryKeyColumn ? "primary key" : "index"
+                return "\(kind) on \(table.schema.properties[column].name) \(condition)"
+            }
+            switch self {
+            case .members: return "the objects of a collection or an earlier step"
+            case .equal(let column, let value): return on(column, "== \(value)")
+            case .inList(let column, let count): return on(column, "IN (\(count) values)")
+            case .range(let column, let op, let value): return on(column, "\(op.rawValue) \(value)")
+            case .between(let column, let low, let high): return on(column, "BETWEEN \(low) AND \(high)")
+            case .prefix(let column, let prefix): return on(column, "BEGINSWITH \(StoredValue.string(prefix))")
+            case .all(let parts): return parts.map { $0.describe(table) }.joined(separator: " and ")
+            }
+        }
     }
 
     /// Calls `visit` for every matching object, in object-key order, with a
@@ -236,18 +264,25 @@ enum QueryPlanner {
                 // In the order given, repeats included: the results of a list are the list.
                 return IndexPlan(
                     keys: try listKeys(transaction), isExact: parts.count == 1,
-                    access: "the objects of a collection or an earlier step")
+                    access: .members)
             }
         }
         // Every indexed equality and IN answers from its index; together they
         // intersect, so the most selective one bounds the candidates.
+        // The most common query, one indexed equality, without the bookkeeping below.
+        if parts.count == 1, case .compare(let column, .equal, let value, let options) = parts[0], options.isEmpty,
+            let index = index(column)
+        {
+            let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
+            return IndexPlan(keys: keys, isExact: exact, access: .equal(column: column, value))
+        }
         var equalities: [IndexPlan] = []
         for part in parts {
             switch part {
             case .compare(let column, .equal, let value, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
-                equalities.append(IndexPlan(keys: keys.sorted(), isExact: exact, access: access(column, table, "== \(value)")))
+                equalities.append(IndexPlan(keys: keys, isExact: exact, access: .equal(column: column, value)))
             case .compareList(let column, .in, let values, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()
@@ -258,17 +293,22 @@ enum QueryPlanner {
                     exact = exact && found.exact
                 }
                 equalities.append(
-                    IndexPlan(keys: keys.sorted(), isExact: exact, access: access(column, table, "IN (\(values.count) values)")))
+                    IndexPlan(keys: keys.sorted(), isExact: exact, access: .inList(column: column, count: values.count)))
             default: continue
             }
             if equalities.last?.keys.isEmpty == true { break }
         }
+        if equalities.count == 1 {
+            var only = equalities[0]
+            only.isExact = only.isExact && parts.count == 1
+            return only
+        }
         if let first = equalities.first {
-            var keys = first.keys
-            for other in equalities.dropFirst() { keys = intersection(keys, other.keys) }
+            var keys = first.keys.sorted()
+            for other in equalities.dropFirst() { keys = intersection(keys, other.keys.sorted()) }
             return IndexPlan(
                 keys: keys, isExact: equalities.allSatisfy(\.isExact) && equalities.count == parts.count,
-                access: equalities.map(\.access).joined(separator: " and "))
+                access: .all(equalities.map(\.access)))
         }
         for part in parts {
             switch part {
@@ -281,14 +321,14 @@ enum QueryPlanner {
                 let found = try range(column: column, lower: lower, upper: upper, table: table, index: index, transaction)
                 return IndexPlan(
                     keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: access(column, table, "\(op.rawValue) \(value)"))
+                    access: .range(column: column, op, value))
             case .compare(let column, .beginsWith, .string(let prefix), let options)
             where options.isEmpty && table.layout.types[column] == .string:
                 guard let index = index(column) else { continue }
                 let found = try prefixed(prefix, index: index, transaction)
                 return IndexPlan(
                     keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: access(column, table, "BEGINSWITH \(StoredValue.string(prefix))"))
+                    access: .prefix(column: column, prefix))
             case .compareList(let column, .between, let values, let options) where options.isEmpty && values.count == 2:
                 guard let index = index(column), values.allSatisfy({ matchesEncoding($0, table.layout.types[column]) }) else {
                     continue
@@ -297,7 +337,7 @@ enum QueryPlanner {
                     column: column, lower: (values[0], true), upper: (values[1], true), table: table, index: index, transaction)
                 return IndexPlan(
                     keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: access(column, table, "BETWEEN \(values[0]) AND \(values[1])"))
+                    access: .between(column: column, values[0], values[1]))
             default: continue
             }
         }
@@ -320,12 +360,6 @@ enum QueryPlanner {
             }
         }
         return result
-    }
-
-    private static func access(_ column: Int, _ table: TableInfo, _ condition: String) -> String {
-        let name = table.schema.properties[column].name
-        let kind = column == table.primaryKeyColumn ? "primary key" : "index"
-        return "\(kind) on \(name) \(condition)"
     }
 
     /// Whether a bound encodes like the column's index keys (so byte order is value order).

@@ -56,7 +56,7 @@ extension Results {
             } else if let predicate, let plan = try QueryPlanner.indexPlan(predicate, table: table, transaction) {
                 let count = plan.keys.count
                 steps.append(
-                    "\(table.name): \(plan.access): \(count) candidate\(count == 1 ? "" : "s")"
+                    "\(table.name): \(plan.access.describe(table)): \(count) candidate\(count == 1 ? "" : "s")"
                         + (plan.isExact ? ", no record read" : ", each checked against the rest of the predicate"))
             } else if case .constant(false) = predicate {
                 steps.append("\(table.name): nothing (the predicate is always false)")

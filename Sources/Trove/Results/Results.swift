@@ -160,7 +160,8 @@ public struct Results<Element>: RandomAccessCollection {
     /// ``filter(_:_:)`` with the arguments as an array.
     public func filter(_ predicateFormat: String, arguments: [Any?]) throws -> Results {
         let (expression, suffixes) = try database.parsedPredicate(predicateFormat, arguments: arguments)
-        return try filtered(by: expression).applying(suffixes)
+        let filtered = try filtered(by: expression)
+        return suffixes.isEmpty ? filtered : try filtered.applying(suffixes)
     }
 
     /// These results narrowed by a parsed or translated predicate.
