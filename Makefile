@@ -6,12 +6,14 @@ DEMO_DIR := .trove-demo
 .PHONY: demo test test-sanitize test-long fuzz bench format deps build clean
 FUZZ_SECONDS ?= 60
 
-# Installs what is missing: LMDB (the engine) and SQLite's headers (the benchmark
-# baseline), from apt on Debian/Ubuntu or Homebrew on macOS.
+# Installs what is missing: LMDB (the engine), OpenSSL's libcrypto on Linux
+# (encryption at rest) and SQLite's headers (the benchmark baseline), from apt on
+# Debian/Ubuntu or Homebrew on macOS.
 deps:
 	@missing=""; \
 	if ! pkg-config --exists lmdb 2>/dev/null && [ ! -f /usr/include/lmdb.h ]; then missing="$$missing liblmdb-dev"; fi; \
 	if ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then missing="$$missing libsqlite3-dev"; fi; \
+	if [ "$$(uname)" = Linux ] && ! pkg-config --exists libcrypto 2>/dev/null && [ ! -f /usr/include/openssl/evp.h ]; then missing="$$missing libssl-dev"; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing..."; \
 		if command -v apt-get >/dev/null 2>&1; then \

@@ -22,7 +22,14 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
-        .target(name: "TroveStorage", dependencies: ["CLMDB"]),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "TroveStorage",
+            dependencies: ["CLMDB", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
         .target(name: "Trove", dependencies: ["TroveStorage"]),
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),

@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 /// Where a database lives and how it is opened. `Sendable`: build it once,
 /// share it, and open a ``Database`` handle from it wherever you need one.
@@ -78,6 +79,23 @@ public struct Configuration: Sendable {
     /// config.shouldCompactOnLaunch = { total, used in total > 100 << 20 && used * 2 < total }
     /// ```
     public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+    /// A 64-byte key that encrypts the file's contents at rest with
+    /// AES-256-GCM (as Realm's `encryptionKey`); nil for none. Opening an
+    /// encrypted file needs the same key; a wrong or missing one throws
+    /// ``TroveError/Kind/wrongEncryptionKey``.
+    ///
+    /// Encrypted: every property value of every object, list, set and map
+    /// element and map value, and the schema catalog. Not encrypted, because
+    /// LMDB must order them: the keys of tables — values of indexed
+    /// properties and primary keys, map keys and set elements — plus type
+    /// and table names and sizes. Keep secrets in properties that are not
+    /// indexed, not primary keys, and not in a `MutableSet` or a map key.
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: url)
+    /// config.encryptionKey = try loadKeyFromKeychain()   // 64 bytes
+    /// ```
+    public var encryptionKey: Data?
 
     /// The file used when none is given: `default.trove` in the app's
     /// Documents directory on Apple platforms, in the current directory elsewhere.
@@ -107,4 +125,20 @@ public struct Configuration: Sendable {
     /// The map size a new environment starts with; tests set it small to
     /// exercise growth.
     var initialMapSize: Int = 256 << 20
+
+    /// The storage options these settings ask for.
+    var environmentOptions: Environment.Options {
+        var options = Environment.Options()
+        options.initialMapSize = initialMapSize
+        options.maximumMapSize = maximumFileSize
+        options.noMetaSync = durability == .relaxed
+        options.noSync = durability == .none
+        options.readOnly = readOnly
+        options.deleteOnClose = inMemoryIdentifier != nil
+        if let encryptionKey {
+            options.encryptionKey = Array(encryptionKey)
+            options.sealedTablePrefixes = Catalog.sealedTablePrefixes
+        }
+        return options
+    }
 }

@@ -77,9 +77,9 @@ extension Database {
 
     /// Opens the file's environment for a moment (it closes when `body` returns).
     private static func withEnvironment<R>(_ configuration: Configuration, _ body: (Environment) throws -> R) throws -> R {
-        var options = Environment.Options()
-        options.initialMapSize = configuration.initialMapSize
-        options.maximumMapSize = configuration.maximumFileSize
+        var options = configuration.environmentOptions
+        options.readOnly = false
+        options.deleteOnClose = false
         let environment = try Environment.open(path: configuration.fileURL.path, options: options)
         return try body(environment)
     }

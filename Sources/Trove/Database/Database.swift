@@ -65,13 +65,7 @@ public final class Database {
         self.configuration = configuration
         self.isolation = isolation
         try Database.prepareOnDisk(configuration)
-        var options = Environment.Options()
-        options.initialMapSize = configuration.initialMapSize
-        options.maximumMapSize = configuration.maximumFileSize
-        options.noMetaSync = configuration.durability == .relaxed
-        options.noSync = configuration.durability == .none
-        options.readOnly = configuration.readOnly
-        options.deleteOnClose = configuration.inMemoryIdentifier != nil
+        let options = configuration.environmentOptions
         let path = configuration.fileURL.path
         if configuration.readOnly, !FileManager.default.fileExists(atPath: path) {
             throw TroveError(.fileAccess, "cannot open \(path) read-only: the file does not exist", path: path)
@@ -79,6 +73,14 @@ public final class Database {
         environment = try Environment.open(path: path, options: options)
         var shared = environment.options
         shared.initialMapSize = options.initialMapSize
+        if shared.encryptionKey != options.encryptionKey {
+            throw TroveError(
+                .wrongEncryptionKey,
+                options.encryptionKey == nil
+                    ? "\(path) is open in this process with an encryption key; open it with the same Configuration.encryptionKey"
+                    : "\(path) is open in this process with another encryption key (or none); every handle must use the file's key",
+                path: path)
+        }
         if shared != options {
             throw TroveError(
                 .invalidValue,
@@ -152,6 +154,7 @@ public final class Database {
     /// reads, creating the catalog in a new file. Check and creation happen in
     /// one write transaction, so two handles opening a new file at once agree.
     private func prepareFile() throws {
+        try checkEncryptionKey()
         if let meta = try readTransaction().existingTable(Catalog.metaTable), readTransaction().canSee(meta) {
             try checkFormat(meta, in: readTransaction())
             return
@@ -177,9 +180,51 @@ public final class Database {
                     "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
                     path: path)
             }
+            if let cipher = environment.cipher {
+                // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
+                let check = try transaction.openTable(Catalog.keyCheckTable)!
+                let sealed = try Catalog.keyCheckPlaintext.withUnsafeBytes { plain in
+                    try Catalog.keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
+                }
+                try Catalog.keyCheckContext.withUnsafeBytes { k in
+                    try sealed.withUnsafeBytes { _ = try transaction.put(check, key: k, value: $0) }
+                }
+            }
             let meta = try transaction.openTable(Catalog.metaTable)!
             try Catalog.put(UInt32(Database.formatVersion).littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
+        }
+    }
+
+    /// An encrypted file holds a value sealed with its key: it must open
+    /// with the configured key. A plain file must not be given one.
+    private func checkEncryptionKey() throws {
+        let transaction = readTransaction()
+        let check = try transaction.existingTable(Catalog.keyCheckTable).flatMap { transaction.canSee($0) ? $0 : nil }
+        guard let check else {
+            if environment.cipher != nil, let meta = try transaction.existingTable(Catalog.metaTable), transaction.canSee(meta) {
+                throw TroveError(
+                    .wrongEncryptionKey,
+                    "\(path) is not encrypted, but an encryption key was given; open it without one (writeCopy(to:encryptionKey:) makes an encrypted copy)",
+                    path: path)
+            }
+            return
+        }
+        guard let cipher = environment.cipher else {
+            throw TroveError(
+                .wrongEncryptionKey, "\(path) is encrypted; open it with its Configuration.encryptionKey", path: path)
+        }
+        let opens = try Catalog.keyCheckContext.withUnsafeBytes { context in
+            try transaction.withValue(in: check, key: context) { sealed -> Bool in
+                guard let sealed else { return false }
+                var plain = [UInt8](repeating: 0, count: max(sealed.count - Cipher.overhead, 0))
+                return plain.withUnsafeMutableBytes { cipher.open(sealed, context: context, into: $0) }
+                    && plain == Catalog.keyCheckPlaintext
+            }
+        }
+        guard opens else {
+            throw TroveError(
+                .wrongEncryptionKey, "the encryption key does not open \(path); it was encrypted with another key", path: path)
         }
     }
 

@@ -7,6 +7,14 @@ import TroveStorage
 /// type (`schema:<Type>`), and the object-key counters (`seq:<Type>`).
 final class Catalog: @unchecked Sendable {
     static let metaTable = "meta"
+    /// In an encrypted file: one value sealed with the file's key, to tell a
+    /// wrong key on open. The table itself is not sealed.
+    static let keyCheckTable = "keycheck"
+    static let keyCheckContext = Array("trove-key-check".utf8)
+    static let keyCheckPlaintext = Array("Trove encrypted database".utf8)
+    /// The tables whose values an encryption key seals: objects, list, set
+    /// and map elements, and the catalog (indexes and inverse links hold keys only).
+    static let sealedTablePrefixes = ["obj:", "list:", "set:", "map:", metaTable]
 
     private let published = Locked<[String: TableInfo]>([:])
     /// The highest object key handed out per type in this process, committed

@@ -27,12 +27,19 @@ package final class Environment: @unchecked Sendable {
         package var maxReaders: UInt32 = 1022
         /// Remove the file and its lock file when the environment closes (in-memory databases).
         package var deleteOnClose = false
+        /// The 64-byte key that encrypts the values of the tables named by
+        /// ``sealedTablePrefixes`` (nil: nothing is encrypted).
+        package var encryptionKey: [UInt8]?
+        /// Tables whose names start with one of these hold encrypted values.
+        package var sealedTablePrefixes: [String] = []
 
         package init() {}
     }
 
     package let path: String
     package let options: Options
+    /// Encrypts and decrypts the values of sealed tables; nil without a key.
+    package let cipher: Cipher?
     let handle: OpaquePointer
     package let gate = MapGate()
     /// Serializes this process's write transactions (LMDB's own writer lock
@@ -159,6 +166,7 @@ package final class Environment: @unchecked Sendable {
                 path: path)
         }
         handle = env
+        cipher = try options.encryptionKey.map { try Cipher(key: $0) }
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
         // Clear reader slots left by processes that died holding them.
@@ -183,6 +191,11 @@ package final class Environment: @unchecked Sendable {
             unlink(path + "-lock")
         }
         Environment.registry.withLock { registry in _ = registry.closing.remove(key) }
+    }
+
+    /// Whether the values of table `name` are encrypted.
+    func seals(_ name: String) -> Bool {
+        cipher != nil && options.sealedTablePrefixes.contains { name.hasPrefix($0) }
     }
 
     /// Tables whose names start with this are multi-value (`MDB_DUPSORT`).
@@ -311,7 +324,7 @@ package final class Environment: @unchecked Sendable {
             throw LMDBCall.error(rc, "opening table \(name)", path: path)
         }
         try LMDBCall.check(mdb_txn_commit(txn), "opening table \(name)", path: path)
-        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
+        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi, isSealed: seals(name))
         cacheTable(table)
         return table
     }

@@ -42,6 +42,9 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         /// A Foundation `#Predicate` uses an expression Trove cannot run
         /// (the message names it); Trove refuses rather than answer wrongly.
         case unsupportedPredicate
+        /// An encrypted file opened without its key or with another one, or
+        /// a plain file opened with a key.
+        case wrongEncryptionKey
         /// A property name that the object type does not have.
         case invalidProperty
         /// A value that cannot be stored (an index key too long, a wrong type).
@@ -103,6 +106,7 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
     public static var invalidPrimaryKey: Kind { .invalidPrimaryKey }
     public static var invalidQuery: Kind { .invalidQuery }
     public static var unsupportedPredicate: Kind { .unsupportedPredicate }
+    public static var wrongEncryptionKey: Kind { .wrongEncryptionKey }
     public static var invalidProperty: Kind { .invalidProperty }
     public static var invalidValue: Kind { .invalidValue }
     public static var writeInProgress: Kind { .writeInProgress }

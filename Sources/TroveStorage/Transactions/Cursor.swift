@@ -5,6 +5,8 @@ import CLMDB
 package struct Cursor {
     let cursor: OpaquePointer?
     let path: String
+    /// Decrypts the values of a sealed table.
+    var sealed: SealedValues? = nil
 
     /// A cursor over a table the snapshot cannot see: it finds nothing.
     static var empty: Cursor { Cursor(cursor: nil, path: "") }
@@ -17,6 +19,7 @@ package struct Cursor {
         let rc = LMDBCall.run { mdb_cursor_get(cursor, &k, &v, op) }
         if rc == MDB_NOTFOUND { return nil }
         try LMDBCall.check(rc, "reading through a cursor", path: path)
+        if let sealed { return Entry(key: k.buffer, value: try sealed.open(v.buffer, key: k.buffer, path: path)) }
         return Entry(key: k.buffer, value: v.buffer)
     }
 
@@ -40,5 +43,39 @@ package struct Cursor {
         var count: Int = 0
         try LMDBCall.check(mdb_cursor_count(cursor, &count), "counting values of a key", path: path)
         return count
+    }
+}
+
+/// The decrypted values a cursor over a sealed table hands out. Callers may
+/// still read the previous entry after moving on (as with mapped pages), so
+/// a few buffers take turns.
+final class SealedValues {
+    private let cipher: Cipher
+    private let table: Table
+    private var buffers: [UnsafeMutableRawBufferPointer] = []
+    private var next = 0
+    private static let turns = 4
+
+    init(cipher: Cipher, table: Table) {
+        self.cipher = cipher
+        self.table = table
+    }
+
+    deinit {
+        for buffer in buffers { buffer.deallocate() }
+    }
+
+    func open(_ sealed: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, path: String) throws -> UnsafeRawBufferPointer {
+        let length = max(sealed.count - Cipher.overhead, 0)
+        if buffers.count < SealedValues.turns {
+            buffers.append(.allocate(byteCount: max(length, 64), alignment: 8))
+        } else if buffers[next].count < length {
+            buffers[next].deallocate()
+            buffers[next] = .allocate(byteCount: max(length, buffers[next].count * 2), alignment: 8)
+        }
+        let buffer = buffers[next]
+        next = (next + 1) % SealedValues.turns
+        guard cipher.open(sealed, context: key, into: buffer) else { throw Transaction.unreadable(table, path: path) }
+        return UnsafeRawBufferPointer(rebasing: buffer[0..<length])
     }
 }

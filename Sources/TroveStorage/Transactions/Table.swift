@@ -9,11 +9,14 @@ package struct Table: Sendable, Hashable {
     package let name: String
     package let isMultiValue: Bool
     let dbi: MDB_dbi
+    /// Values are encrypted at rest (``Cipher``); keys never are.
+    package let isSealed: Bool
 
-    init(name: String, isMultiValue: Bool, dbi: MDB_dbi) {
+    init(name: String, isMultiValue: Bool, dbi: MDB_dbi, isSealed: Bool = false) {
         self.name = name
         self.isMultiValue = isMultiValue
         self.dbi = dbi
+        self.isSealed = isSealed
     }
 
     /// A handle that refers to no table, for checking queries against a

@@ -68,6 +68,15 @@ package class Transaction {
 
     // MARK: Reading
 
+    /// A sealed value that does not open: the key is right (it was checked
+    /// when the file opened), so the bytes were changed.
+    static func unreadable(_ table: Table, path: String) -> TroveError {
+        TroveError(
+            .corruptFile,
+            "an encrypted value in table \(table.name) of \(path) fails authentication: the file was changed outside Trove; restore it from a copy",
+            path: path)
+    }
+
     /// Calls `body` with the value stored under `key`, or nil.
     package func withValue<R>(
         in table: Table, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer?) throws -> R
@@ -80,7 +89,15 @@ package class Transaction {
             let rc = LMDBCall.run { mdb_get(txn, table.dbi, &k, &v) }
             if rc == MDB_NOTFOUND { return try body(nil) }
             try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
-            return try body(v.buffer)
+            guard table.isSealed, let cipher = environment.cipher else { return try body(v.buffer) }
+            let sealed = v.buffer
+            return try withUnsafeTemporaryAllocation(byteCount: max(sealed.count - Cipher.overhead, 1), alignment: 8) {
+                plain in
+                guard cipher.open(sealed, context: key, into: plain) else {
+                    throw Transaction.unreadable(table, path: path)
+                }
+                return try body(UnsafeRawBufferPointer(rebasing: plain[0..<(sealed.count - Cipher.overhead)]))
+            }
         }
     }
 
@@ -119,7 +136,8 @@ package class Transaction {
                 LMDBCall.run { mdb_cursor_open(txn, table.dbi, &cursor) }, "opening a cursor on \(table.name)", path: path)
             guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
             defer { mdb_cursor_close(cursor) }
-            return try body(Cursor(cursor: cursor, path: path))
+            let opener = table.isSealed ? environment.cipher.map { SealedValues(cipher: $0, table: table) } : nil
+            return try body(Cursor(cursor: cursor, path: path, sealed: opener))
         }
     }
 }

@@ -90,7 +90,7 @@ package final class WriteTransaction: Transaction {
         let rc = try perform { withMapAccess { LMDBCall.run { mdb_dbi_open(self.txn ?? txn, name, flags, &dbi) } } }
         if rc == MDB_NOTFOUND, !create { return nil }
         try LMDBCall.check(rc, "opening table \(name)", path: path)
-        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi)
+        let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi, isSealed: environment.seals(name))
         openedTables[name] = table
         visibleTableLimit = max(visibleTableLimit, dbi + 1)
         name.utf8CString.withUnsafeBytes { bytes in
@@ -113,6 +113,16 @@ package final class WriteTransaction: Transaction {
         case .insertOnly: flags = table.isMultiValue ? UInt32(MDB_NODUPDATA) : UInt32(MDB_NOOVERWRITE)
         case .append: flags = UInt32(MDB_APPEND)
         }
+        if table.isSealed, let cipher = environment.cipher {
+            let sealed = try cipher.seal(value, context: key)
+            return try sealed.withUnsafeBytes { try store(table, key: key, value: $0, flags: flags) }
+        }
+        return try store(table, key: key, value: value, flags: flags)
+    }
+
+    private func store(_ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32) throws
+        -> Bool
+    {
         let rc = try perform { rawPut(table.dbi, key, value, flags) }
         if rc == MDB_KEYEXIST { return false }
         try LMDBCall.check(rc, "writing to table \(table.name)", path: path)

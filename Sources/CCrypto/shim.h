@@ -1,0 +1,3 @@
+// OpenSSL's libcrypto, for encryption at rest on Linux (Apple platforms use CryptoKit).
+#include <openssl/evp.h>
+#include <openssl/rand.h>

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class SecretNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var folder = ""
+    @Persisted var confidentialBody = ""
+    @Persisted var lines = List<String>()
+    @Persisted var attributes = Map<String, String>()
+    @Persisted var score = 0.0
+}
+
+@Suite("Encryption at rest")
+struct EncryptionTests {
+    private let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+
+    private func configuration(_ url: URL, key: Data?) -> Configuration {
+        var configuration = Configuration(fileURL: url, objectTypes: [SecretNote.self])
+        configuration.encryptionKey = key
+        return configuration
+    }
+
+    private func fill(_ db: Database, count: Int = 50) throws {
+        try db.write {
+            for id in 1...count {
+                let note = SecretNote()
+                note.id = id
+                note.folder = id % 2 == 0 ? "even-folder" : "odd-folder"
+                note.confidentialBody = "TOP-SECRET-BODY-\(id)"
+                note.lines.append(contentsOf: ["SECRET-LINE-A-\(id)", "SECRET-LINE-B-\(id)"])
+                note.attributes["colour"] = "SECRET-MAP-VALUE-\(id)"
+                note.score = Double(id) / 2
+                try db.add(note)
+            }
+        }
+    }
+
+    @Test("an encrypted file reads back, queries, deletes and verifies with its key")
+    func roundTrip() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        do {
+            let db = try Database(configuration: configuration(url, key: key))
+            try fill(db)
+            try db.write { db.object(ofType: SecretNote.self, forPrimaryKey: 7)?.confidentialBody = "changed" }
+        }
+        let db = try Database(configuration: configuration(url, key: key))
+        let notes = db.objects(SecretNote.self)
+        #expect(notes.count == 50)
+        #expect(db.object(ofType: SecretNote.self, forPrimaryKey: 7)?.confidentialBody == "changed")
+        #expect(try notes.filter("confidentialBody ENDSWITH '-12'").map(\.id) == [12])
+        #expect(try notes.filter("folder == 'even-folder' AND score > 20").map(\.id) == [42, 44, 46, 48, 50])
+        #expect(try notes.filter("ANY lines == 'SECRET-LINE-B-3' AND attributes['colour'] == 'SECRET-MAP-VALUE-3'").count == 1)
+        #expect(db.object(ofType: SecretNote.self, forPrimaryKey: 3)?.lines.array() == ["SECRET-LINE-A-3", "SECRET-LINE-B-3"])
+        try db.write { try db.delete(notes.filter("id > 40")) }
+        #expect(notes.count == 40)
+        expectValid(db)
+    }
+
+    @Test("no stored value appears in the raw file; indexed values and primary keys do, as documented")
+    func rawFileHoldsNoPlaintext() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        do {
+            let db = try Database(configuration: configuration(url, key: key))
+            try fill(db, count: 200)
+        }
+        let raw = try Data(contentsOf: url)
+        func contains(_ text: String) -> Bool { raw.range(of: Data(text.utf8)) != nil }
+        #expect(!contains("TOP-SECRET-BODY"))
+        #expect(!contains("SECRET-LINE-A"))
+        #expect(!contains("SECRET-MAP-VALUE"))
+        #expect(!contains("confidentialBody"))  // the schema catalog is sealed too
+        #expect(contains("even-folder"))  // an indexed value is an index key: visible
+        #expect(contains("colour"))  // so is a map key
+
+        // The same data without a key is in plain sight: the test can tell.
+        let plainURL = makeTemporaryDirectory().appendingPathComponent("plain.trove")
+        do { try fill(try Database(configuration: configuration(plainURL, key: nil)), count: 200) }
+        let plain = try Data(contentsOf: plainURL)
+        #expect(plain.range(of: Data("TOP-SECRET-BODY".utf8)) != nil)
+    }
+
+    @Test("a wrong, missing or unexpected key is a wrongEncryptionKey, and the file stays intact")
+    func wrongKeys() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        do { try fill(try Database(configuration: configuration(url, key: key))) }
+        var other = key
+        other[0] ^= 1
+        let wrong = expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(url, key: other)) }
+        #expect(wrong?.message.contains("does not open") == true)
+        let missing = expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(url, key: nil)) }
+        #expect(missing?.message.contains("is encrypted") == true)
+        expectTroveError(.invalidValue) { try Database(configuration: configuration(url, key: Data(count: 32))) }
+        // Still opens with the right key, unchanged.
+        #expect(try Database(configuration: configuration(url, key: key)).objects(SecretNote.self).count == 50)
+
+        let plainURL = makeTemporaryDirectory().appendingPathComponent("plain.trove")
+        do { try fill(try Database(configuration: configuration(plainURL, key: nil))) }
+        let unexpected = expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(plainURL, key: key)) }
+        #expect(unexpected?.message.contains("not encrypted") == true)
+        #expect(try Database(configuration: configuration(plainURL, key: nil)).objects(SecretNote.self).count == 50)
+    }
+
+    @Test("a second handle in the process must bring the same key")
+    func secondHandle() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        let first = try Database(configuration: configuration(url, key: key))
+        try fill(first)
+        expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(url, key: nil)) }
+        let second = try Database(configuration: configuration(url, key: key))
+        #expect(second.objects(SecretNote.self).count == 50)
+    }
+}
