@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveStorage
 
 @testable import Trove
 
@@ -110,5 +111,27 @@ struct EncryptionTests {
         expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(url, key: nil)) }
         let second = try Database(configuration: configuration(url, key: key))
         #expect(second.objects(SecretNote.self).count == 50)
+    }
+
+    @Test("a changed byte in an encrypted record fails authentication: verify() throws corruptFile")
+    func tampering() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        do { try fill(try Database(configuration: configuration(url, key: key)), count: 1) }
+        // The sealed record, as stored: read through LMDB without the key.
+        let sealed: [UInt8] = try {
+            let environment = try Environment.open(path: url.path)
+            let transaction = try ReadTransaction(environment: environment)
+            defer { transaction.end() }
+            let objects = try #require(try transaction.existingTable("obj:SecretNote"))
+            return try transaction.withCursor(on: objects) { Array(try #require(try $0.first()).value) }
+        }()
+        #expect(sealed.count > Cipher.overhead)
+        var raw = try Data(contentsOf: url)
+        let range = try #require(raw.range(of: Data(sealed)))
+        raw[range.lowerBound + sealed.count / 2] ^= 0x40
+        try raw.write(to: url)
+        let db = try Database(configuration: configuration(url, key: key))
+        let error = expectTroveError(.corruptFile) { try db.verify() }
+        #expect(error?.message.contains("fails authentication") == true)
     }
 }
