@@ -134,4 +134,38 @@ struct EncryptionTests {
         let error = expectTroveError(.corruptFile) { try db.verify() }
         #expect(error?.message.contains("fails authentication") == true)
     }
+
+    @Test("writeCopy(to:encryptionKey:) encrypts a plain file, changes a key and removes it")
+    func copies() throws {
+        let directory = makeTemporaryDirectory()
+        let plainURL = directory.appendingPathComponent("plain.trove")
+        let plain = try Database(configuration: configuration(plainURL, key: nil))
+        try fill(plain, count: 120)  // with a list and a map per object: more entries than fit one page
+
+        let encryptedURL = directory.appendingPathComponent("encrypted.trove")
+        try plain.writeCopy(to: encryptedURL, encryptionKey: key)
+        #expect(try Data(contentsOf: encryptedURL).range(of: Data("TOP-SECRET-BODY".utf8)) == nil)
+        expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(encryptedURL, key: nil)) }
+        let encrypted = try Database(configuration: configuration(encryptedURL, key: key))
+        #expect(encrypted.objects(SecretNote.self).count == 120)
+        #expect(encrypted.object(ofType: SecretNote.self, forPrimaryKey: 99)?.attributes["colour"] == "SECRET-MAP-VALUE-99")
+        expectValid(encrypted)
+
+        var newKey = key
+        newKey[63] ^= 0xFF
+        let rekeyedURL = directory.appendingPathComponent("rekeyed.trove")
+        try encrypted.writeCopy(to: rekeyedURL, encryptionKey: newKey)
+        expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(rekeyedURL, key: key)) }
+        let rekeyed = try Database(configuration: configuration(rekeyedURL, key: newKey))
+        #expect(try rekeyed.objects(SecretNote.self).filter("ANY lines == 'SECRET-LINE-B-7'").map(\.id) == [7])
+
+        let decryptedURL = directory.appendingPathComponent("decrypted.trove")
+        try rekeyed.writeCopy(to: decryptedURL, encryptionKey: nil)
+        let decrypted = try Database(configuration: configuration(decryptedURL, key: nil))
+        #expect(decrypted.objects(SecretNote.self).count == 120)
+        expectValid(decrypted)
+        // The destination must not exist; nothing is left behind when it does.
+        expectTroveError(.fileAccess) { try plain.writeCopy(to: decryptedURL, encryptionKey: key) }
+        #expect(!FileManager.default.fileExists(atPath: decryptedURL.path + ".partial"))
+    }
 }

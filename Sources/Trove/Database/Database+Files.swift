@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 extension Database {
     /// Writes a compacted copy of the database to `url` (which must not exist):
@@ -9,5 +10,85 @@ extension Database {
     /// ```
     public func writeCopy(to url: URL) throws {
         try environment.copy(to: url.path, compact: true)
+    }
+
+    /// Writes a copy of the database to `url` (which must not exist),
+    /// encrypted with `encryptionKey` — or decrypted, with nil. Encrypting a
+    /// plain file, changing a file's key and removing it all go through here:
+    ///
+    /// ```swift
+    /// try db.writeCopy(to: encryptedURL, encryptionKey: newKey)   // 64 bytes
+    /// ```
+    ///
+    /// The copy is built beside `url` and renamed into place when complete,
+    /// so a failure never leaves a half-written file at `url`.
+    public func writeCopy(to url: URL, encryptionKey: Data?) throws {
+        let files = FileManager.default
+        if files.fileExists(atPath: url.path) {
+            throw TroveError(.fileAccess, "cannot copy \(path) to \(url.path): the destination exists", path: url.path)
+        }
+        let partial = url.path + ".partial"
+        try? files.removeItem(atPath: partial)
+        try? files.removeItem(atPath: partial + "-lock")
+        do {
+            var target = Configuration(fileURL: URL(fileURLWithPath: partial))
+            target.encryptionKey = encryptionKey
+            try copyEveryTable(to: Environment.open(path: partial, options: target.environmentOptions))
+            try? files.removeItem(atPath: partial + "-lock")
+            guard rename(partial, url.path) == 0 else {
+                throw TroveError(.fileAccess, "cannot move the copy into place at \(url.path) (errno \(errno))", path: url.path)
+            }
+        } catch {
+            try? files.removeItem(atPath: partial)
+            try? files.removeItem(atPath: partial + "-lock")
+            throw error
+        }
+    }
+
+    /// Copies every table of this handle's snapshot into `target`, entry by
+    /// entry, in transactions of a bounded size (values are opened with this
+    /// file's key and sealed with the target's).
+    private func copyEveryTable(to target: Environment) throws {
+        let source = try ReadTransaction(environment: environment)
+        defer { source.end() }
+        var write = try WriteTransaction(environment: target)
+        var pending = 0
+        do {
+            if let cipher = target.cipher {
+                let check = try write.openTable(Catalog.keyCheckTable)!
+                let sealed = try Catalog.keyCheckPlaintext.withUnsafeBytes { plain in
+                    try Catalog.keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
+                }
+                try Catalog.keyCheckContext.withUnsafeBytes { k in
+                    try sealed.withUnsafeBytes { _ = try write.put(check, key: k, value: $0) }
+                }
+            }
+            for name in try environment.tableNames() where name != Catalog.keyCheckTable {
+                let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
+                guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {
+                    continue
+                }
+                var to = try write.openTable(name, isMultiValue: isMultiValue)!
+                try source.withCursor(on: from) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        try write.put(to, key: current.key, value: current.value, mode: isMultiValue ? .upsert : .append)
+                        pending += 1
+                        if pending == 50_000 {
+                            // Keep each transaction's replay log small.
+                            try write.commit()
+                            write = try WriteTransaction(environment: target)
+                            to = try write.openTable(name, isMultiValue: isMultiValue)!
+                            pending = 0
+                        }
+                        entry = try cursor.next()
+                    }
+                }
+            }
+            try write.commit()
+        } catch {
+            write.abort()
+            throw error
+        }
     }
 }

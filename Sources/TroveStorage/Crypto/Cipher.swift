@@ -19,12 +19,13 @@ package final class Cipher: Sendable {
 
     private let key: [UInt8]
 
-    /// `key` is the 64-byte key Realm users know; its first 32 bytes are the AES-256 key.
+    /// `key` is the 64-byte key Realm users know; the AES-256 key is its
+    /// SHA-256, so every one of its bytes counts.
     package init(key: [UInt8]) throws {
         guard key.count == 64 else {
             throw TroveError(.invalidValue, "an encryption key must be 64 bytes, not \(key.count)")
         }
-        self.key = Array(key.prefix(32))
+        self.key = Cipher.sha256(key)
     }
 
     /// `plaintext` sealed, authenticating `context` (the value's key) with it.
@@ -57,6 +58,12 @@ package final class Cipher: Sendable {
     }
 
     #if canImport(CCrypto)
+        private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+            var digest = [UInt8](repeating: 0, count: 32)
+            _ = SHA256(bytes, bytes.count, &digest)
+            return digest
+        }
+
         private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {
             guard RAND_bytes(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
                 throw TroveError(.storage, "the system random generator failed; nothing was written")
@@ -110,6 +117,10 @@ package final class Cipher: Sendable {
             buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
         }
     #elseif canImport(CryptoKit)
+        private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+            Array(SHA256.hash(data: bytes))
+        }
+
         private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {
             var generator = SystemRandomNumberGenerator()
             for index in buffer.indices { buffer[index] = generator.next() }

@@ -24,18 +24,20 @@ func makeDatabase(
 
 /// Checks that `body` throws a ``TroveError`` of `kind`; returns it for more checks.
 @discardableResult
-func expectTroveError<R>(_ kind: TroveError.Kind, _ body: () throws -> R) -> TroveError? {
+func expectTroveError<R>(_ kind: TroveError.Kind, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> R)
+    -> TroveError?
+{
     do {
         _ = try body()
     } catch let error as TroveError {
         if error.kind == kind { return error }
-        Issue.record("expected TroveError.\(kind), got \(error)")
+        Issue.record("expected TroveError.\(kind), got \(error)", sourceLocation: sourceLocation)
         return nil
     } catch {
-        Issue.record("expected TroveError.\(kind), got \(error)")
+        Issue.record("expected TroveError.\(kind), got \(error)", sourceLocation: sourceLocation)
         return nil
     }
-    Issue.record("expected TroveError.\(kind), nothing was thrown")
+    Issue.record("expected TroveError.\(kind), nothing was thrown", sourceLocation: sourceLocation)
     return nil
 }
 
