@@ -28,6 +28,8 @@ enum Commands {
           compact FILE                   rewrite FILE without its free pages
 
         options: --help (on every command), --version, --json (machine-readable info/schema)
+        encrypted files: set TROVE_ENCRYPTION_KEY to the 64-byte key as 128 hex digits
+                         (an environment variable, so the key never shows in the process list)
         exit codes: 0 ok, 1 failure, 2 usage
 
         example: trove query photos.trove PhotoData "date == '2024-05-01'" --sort dateAdded:desc --limit 5
@@ -56,7 +58,27 @@ enum Commands {
     static func open(_ path: String, readOnly: Bool = true) throws -> Database {
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.readOnly = readOnly
+        configuration.encryptionKey = try encryptionKey()
         return try Database(configuration: configuration)
+    }
+
+    /// The key in `TROVE_ENCRYPTION_KEY` (128 hex digits), or nil when it is not set.
+    static func encryptionKey() throws -> Data? {
+        guard let hex = ProcessInfo.processInfo.environment["TROVE_ENCRYPTION_KEY"], !hex.isEmpty else { return nil }
+        let digits = Array(hex.utf8)
+        guard digits.count == 128 else {
+            throw UsageError("TROVE_ENCRYPTION_KEY must be 128 hex digits (a 64-byte key), not \(digits.count) characters")
+        }
+        var key = Data()
+        for index in stride(from: 0, to: 128, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else {
+                throw UsageError(
+                    "TROVE_ENCRYPTION_KEY holds '\(String(decoding: digits[index..<(index + 2)], as: UTF8.self))', which is not hex"
+                )
+            }
+            key.append(byte)
+        }
+        return key
     }
 
     static func fileSize(_ path: String) -> Int {

@@ -32,15 +32,19 @@ private func built(_ name: String) throws -> URL {
 }
 
 /// Runs the built `trove` binary; returns its exit status, stdout and stderr.
-private func trove(_ arguments: String..., input: String? = nil) throws -> (status: Int32, out: String, err: String) {
-    try run(built("trove"), arguments, input: input)
+private func trove(_ arguments: String..., input: String? = nil, environment: [String: String] = [:]) throws -> (
+    status: Int32, out: String, err: String
+) {
+    try run(built("trove"), arguments, input: input, environment: environment)
 }
 
-private func run(_ binary: URL, _ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+private func run(_ binary: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (
+    status: Int32, out: String, err: String
+) {
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
-    process.environment = ["COLUMNS": "100"]
+    process.environment = ["COLUMNS": "100"].merging(environment) { $1 }
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out
@@ -78,6 +82,35 @@ private func library(_ count: Int = 20, name: String = #function) throws -> Stri
 
 @Suite("trove command-line tool", .serialized)
 struct CLITests {
+    @Test("an encrypted file opens with TROVE_ENCRYPTION_KEY, and says what is missing without it")
+    func encryptedFile() throws {
+        let key = Data((0..<64).map { UInt8($0) })
+        let url = URL(fileURLWithPath: try library(1)).deletingLastPathComponent().appendingPathComponent("sealed.trove")
+        var configuration = Configuration(fileURL: url)
+        configuration.encryptionKey = key
+        do {
+            let db = try Database(configuration: configuration)
+            try db.write {
+                let book = Book()
+                book.id = 7
+                book.title = "Sealed"
+                book.pages = 77
+                try db.add(book)
+            }
+        }
+        let hex = key.map { String(format: "%02x", $0) }.joined()
+        let opened = try trove(
+            "query", url.path, "Book", "pages > 10", "--format", "jsonl", environment: ["TROVE_ENCRYPTION_KEY": hex])
+        #expect(opened.status == 0)
+        #expect(opened.out.contains("\"pages\":77"))
+        let locked = try trove("info", url.path)
+        #expect(locked.status == 1)
+        #expect(locked.err.contains("is encrypted"))
+        let malformed = try trove("info", url.path, environment: ["TROVE_ENCRYPTION_KEY": "abc"])
+        #expect(malformed.status == 2)
+        #expect(malformed.err.contains("128 hex digits"))
+    }
+
     @Test("info shows versions, sizes, counts and indexes; --json is machine-readable")
     func info() throws {
         let file = try library()
