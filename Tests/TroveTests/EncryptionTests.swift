@@ -168,4 +168,24 @@ struct EncryptionTests {
         expectTroveError(.fileAccess) { try plain.writeCopy(to: decryptedURL, encryptionKey: key) }
         #expect(!FileManager.default.fileExists(atPath: decryptedURL.path + ".partial"))
     }
+
+    @Test("launch options read an encrypted file with its key; a wrong key deletes and compacts nothing")
+    func launchOptions() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
+        do { try fill(try Database(configuration: configuration(url, key: key))) }
+        var other = key
+        other[5] ^= 1
+        var wrong = configuration(url, key: other)
+        wrong.deleteDatabaseIfMigrationNeeded = true
+        wrong.schemaVersion = 9
+        wrong.shouldCompactOnLaunch = { _, _ in true }
+        expectTroveError(.wrongEncryptionKey) { try Database(configuration: wrong) }
+        #expect(FileManager.default.fileExists(atPath: url.path))
+        var right = configuration(url, key: key)
+        right.shouldCompactOnLaunch = { _, _ in true }
+        #expect(try Database(configuration: right).objects(SecretNote.self).count == 50)
+        right.deleteDatabaseIfMigrationNeeded = true
+        right.schemaVersion = 9
+        #expect(try Database(configuration: right).objects(SecretNote.self).isEmpty)  // a cache starts over
+    }
 }

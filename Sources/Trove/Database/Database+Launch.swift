@@ -81,6 +81,9 @@ extension Database {
         options.readOnly = false
         options.deleteOnClose = false
         let environment = try Environment.open(path: configuration.fileURL.path, options: options)
+        let transaction = try ReadTransaction(environment: environment)
+        defer { transaction.end() }
+        try Database.checkEncryptionKey(of: environment, in: transaction)
         return try body(environment)
     }
 }

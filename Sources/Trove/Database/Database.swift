@@ -199,7 +199,11 @@ public final class Database {
     /// An encrypted file holds a value sealed with its key: it must open
     /// with the configured key. A plain file must not be given one.
     private func checkEncryptionKey() throws {
-        let transaction = readTransaction()
+        try Database.checkEncryptionKey(of: environment, in: readTransaction())
+    }
+
+    static func checkEncryptionKey(of environment: Environment, in transaction: Transaction) throws {
+        let path = environment.path
         let check = try transaction.existingTable(Catalog.keyCheckTable).flatMap { transaction.canSee($0) ? $0 : nil }
         guard let check else {
             if environment.cipher != nil, let meta = try transaction.existingTable(Catalog.metaTable), transaction.canSee(meta) {
