@@ -13,6 +13,38 @@ extension Runner {
         if options.wants("W8") { try w8() }
         if options.wants("W9") { try w9() }
         if options.wants("MIG") { try migrations() }
+        if options.wants("ENC") { try encryption() }
+    }
+
+    /// W1, W3 and W4's work with an encryption key (issue 7): compare each
+    /// row's ratio with the plain row of the same name.
+    func encryption() throws {
+        let count = options.size(100_000)
+        let rows = RowB.make(count)
+        let expected = rows.reduce(Int64(0)) { $0 &+ $1.checksum }
+        let engines: [any Engine.Type] = [EncryptedTroveEngine.self, SQLiteEngine.self]
+        try run("ENC", "encrypted: bulk insert, shape B", size: count, unit: "objects/s", engines: engines) { engine in
+            let seconds = try measure { try engine.insertB(rows) }
+            let scan = try engine.scanB()
+            guard scan.checksum == expected else { throw BenchmarkFailure(description: "\(engine.name) ENC stored wrong values") }
+            return Sample(
+                seconds: seconds, operations: count, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+        }
+        try run("ENC", "encrypted: full scan, shape B", size: count, unit: "objects/s", engines: engines) { engine in
+            try engine.insertB(rows)
+            var result = (count: 0, checksum: Int64(0))
+            let seconds = try measure { result = try engine.scanB() }
+            return Sample(seconds: seconds, operations: count, answer: "\(result.count)/\(result.checksum)")
+        }
+        var random = SeededGenerator(seed: 4)
+        let ids = Array(1...count).shuffled(using: &random)
+        try run("ENC", "encrypted: primary-key lookups, random", size: count, unit: "lookups/s", engines: engines) { engine in
+            try engine.insertB(rows)
+            let result = try engine.lookupB(ids)
+            return Sample(
+                seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)",
+                latencies: result.latencies)
+        }
     }
 
     /// Following to-many links: each person has a list of 10 friends; sum their ages per person.
