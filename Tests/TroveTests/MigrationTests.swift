@@ -32,7 +32,101 @@ enum MemoV3 {
     }
 }
 
+enum ZooV1 {
+    final class Keeper: Object {
+        @Persisted(primaryKey: true) var name = ""
+        @Persisted(indexed: true) var badge = 0
+        @Persisted var shifts = List<String>()
+    }
+    final class Animal: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var keeper: Keeper?
+    }
+}
+
+enum ZooV2 {
+    /// `Keeper` renamed to `Caretaker`; `Animal.keeper` follows.
+    final class Caretaker: Object {
+        @Persisted(primaryKey: true) var name = ""
+        @Persisted(indexed: true) var badge = 0
+        @Persisted var shifts = List<String>()
+        @Persisted(originProperty: "keeper") var animals: LinkingObjects<Animal>
+    }
+    final class Animal: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var keeper: Caretaker?
+    }
+}
+
 @Suite struct MigrationTests {
+    @Test func renameTypeMovesObjectsIndexesListsCountersAndLinks() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("zoo.trove")
+        do {
+            let db = try Database(
+                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ZooV1.Keeper.self, ZooV1.Animal.self]))
+            try db.write {
+                for (index, name) in ["Ann", "Bo", "Cy"].enumerated() {
+                    let keeper = ZooV1.Keeper()
+                    keeper.name = name
+                    keeper.badge = 100 + index
+                    keeper.shifts.append(contentsOf: ["mon-\(name)", "tue-\(name)"])
+                    try db.add(keeper)
+                }
+                for id in 1...4 {
+                    let animal = ZooV1.Animal()
+                    animal.id = id
+                    animal.keeper = db.object(ofType: ZooV1.Keeper.self, forPrimaryKey: id % 2 == 0 ? "Ann" : "Cy")
+                    try db.add(animal)
+                }
+            }
+        }
+        let types: [Object.Type] = [ZooV2.Caretaker.self, ZooV2.Animal.self]
+        let db = try Database(
+            configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: types) { migration, _ in
+                try migration.renameType(from: "Keeper", to: "Caretaker")
+            })
+        let caretakers = db.objects(ZooV2.Caretaker.self)
+        #expect(caretakers.count == 3)
+        #expect(db.object(ofType: ZooV2.Caretaker.self, forPrimaryKey: "Bo")?.shifts.array() == ["mon-Bo", "tue-Bo"])
+        let byBadge = try caretakers.filter("badge == 102")
+        #expect(byBadge.explain().contains("index on badge"))
+        #expect(byBadge.map(\.name) == ["Cy"])
+        #expect(db.objects(ZooV2.Animal.self).sorted(by: \.id).map { $0.keeper?.name } == ["Cy", "Ann", "Cy", "Ann"])
+        #expect(db.object(ofType: ZooV2.Caretaker.self, forPrimaryKey: "Ann")?.animals.map(\.id).sorted() == [2, 4])
+        #expect(try db.storedSchemas().map(\.name).sorted() == ["Animal", "Caretaker"])
+        try db.write {
+            let dee = ZooV2.Caretaker()
+            dee.name = "Dee"
+            try db.add(dee)
+            db.object(ofType: ZooV2.Animal.self, forPrimaryKey: 1)?.keeper = dee
+        }
+        #expect(caretakers.count == 4)
+        expectValid(db)
+    }
+
+    @Test func renameTypeRefusesAnUnknownOrTakenName() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("zoo.trove")
+        do {
+            let db = try Database(
+                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ZooV1.Keeper.self, ZooV1.Animal.self]))
+            try db.write { try db.add(ZooV1.Keeper()) }
+        }
+        for (from, to) in [("Zebra", "Caretaker"), ("Keeper", "Animal")] {
+            let error = expectTroveError(.invalidModel) {
+                try Database(
+                    configuration: Configuration(
+                        fileURL: url, schemaVersion: 2, objectTypes: [ZooV1.Keeper.self, ZooV1.Animal.self]
+                    ) {
+                        migration, _ in try migration.renameType(from: from, to: to)
+                    })
+            }
+            #expect(error?.message.contains("renameType") == true)
+        }
+        // The failed migrations left the file at version 1.
+        let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ZooV1.Keeper.self]))
+        #expect(db.objects(ZooV1.Keeper.self).count == 1)
+    }
+
     /// A version-1 file with three memos.
     private func versionOneFile(_ name: String = #function, codes: [String] = ["a", "b", "c"]) throws -> URL {
         let url = makeTemporaryDirectory(name).appendingPathComponent("memos.trove")

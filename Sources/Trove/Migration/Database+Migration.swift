@@ -244,4 +244,61 @@ extension Database {
         }
         generation &+= 1
     }
+
+    /// Moves a stored type to a new name during a migration: its objects,
+    /// indexes, collections and counters, and every link to it from other
+    /// types. Object keys stay, so links keep pointing at the same objects.
+    func renameType(from oldName: String, to newName: String, _ state: WriteState) throws {
+        let transaction = state.transaction
+        guard var schema = try Catalog.storedSchema(oldName, in: transaction) else {
+            throw TroveError(.invalidModel, "renameType: \(path) has no type '\(oldName)' to rename", path: path)
+        }
+        if try Catalog.storedSchema(newName, in: transaction) != nil {
+            throw TroveError(
+                .invalidModel,
+                "renameType: \(path) already has a type '\(newName)'; delete its data first (deleteData(forType: \"\(newName)\"))",
+                path: path)
+        }
+        let oldTables = TableInfo.tableNames(for: schema)
+        schema.name = newName
+        for index in schema.properties.indices where schema.properties[index].objectType == oldName {
+            schema.properties[index].objectType = newName
+        }
+        // LMDB cannot rename a table: copy each one under its new name, then empty the old.
+        for (from, to) in zip(oldTables, TableInfo.tableNames(for: schema)) {
+            guard let source = try transaction.existingTable(from.name, isMultiValue: from.isMultiValue) else { continue }
+            let target = try transaction.openTable(to.name, isMultiValue: to.isMultiValue)!
+            try transaction.withCursor(on: source) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    try transaction.put(
+                        target, key: current.key, value: current.value, mode: from.isMultiValue ? .upsert : .append)
+                    entry = try cursor.next()
+                }
+            }
+            try transaction.clear(source)
+        }
+        let meta = try transaction.openTable(Catalog.metaTable)!
+        for counter in ["seq:", "auto:"] {
+            let oldKey = Array("\(counter)\(oldName)".utf8)
+            guard let value = try transaction.value(in: meta, key: oldKey) else { continue }
+            try Array("\(counter)\(newName)".utf8).withUnsafeBytes { k in
+                try value.withUnsafeBytes { _ = try transaction.put(meta, key: k, value: $0) }
+            }
+            try oldKey.withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+        }
+        try Array("schema:\(oldName)".utf8).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+        try Catalog.storeSchema(schema, in: transaction)
+        // Links and inverse links of other types name the type.
+        for name in try Catalog.storedTypeNames(in: transaction) where name != newName {
+            guard var other = try Catalog.storedSchema(name, in: transaction) else { continue }
+            var changed = false
+            for index in other.properties.indices where other.properties[index].objectType == oldName {
+                other.properties[index].objectType = newName
+                changed = true
+            }
+            if changed { try Catalog.storeSchema(other, in: transaction) }
+        }
+        generation &+= 1
+    }
 }

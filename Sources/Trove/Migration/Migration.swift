@@ -42,6 +42,25 @@ public final class Migration {
         renames[typeName, default: []].append((oldName, newName))
     }
 
+    /// Gives a stored type a new name (Realm's `renameType`): its objects,
+    /// indexes, collections and counters move over, and links to it from
+    /// other types follow. Call it before touching either name.
+    ///
+    /// ```swift
+    /// config.migration = { migration, _ in
+    ///     try migration.renameType(from: "Photo", to: "PhotoData")
+    /// }
+    /// ```
+    public func renameType(from oldName: String, to newName: String) throws {
+        if converted.contains(oldName) || converted.contains(newName) {
+            throw TroveError(
+                .invalidModel,
+                "renameType(from: \"\(oldName)\", to: \"\(newName)\") must come before enumerateObjects, create or deleteData on either type"
+            )
+        }
+        try database.renameType(from: oldName, to: newName, state)
+    }
+
     /// Calls `block` for every object of a type with its values before the
     /// migration (`old`, read-only) and after (`new`, already carried over:
     /// same-named properties copied, converted where the type changed, new
