@@ -115,4 +115,32 @@ import Testing
         let fresh = try Database(configuration: configuration)
         #expect(fresh.objects(MemoV1.Memo.self).isEmpty)
     }
+
+    @Test func theDefaultFileAndAppGroupFilesLiveWhereConfigured() throws {
+        let directory = makeTemporaryDirectory()
+        // The environment variables are read at each call: set, read, restore.
+        setenv("TROVE_APP_GROUPS", directory.path, 1)
+        defer { unsetenv("TROVE_APP_GROUPS") }
+        let shared = try Configuration.sharedFileURL(appGroup: "group.com.example.diary", fileName: "photos.trove")
+        #expect(shared.path == directory.appendingPathComponent("group.com.example.diary/photos.trove").path)
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: shared.deletingLastPathComponent().path, isDirectory: &isDirectory))
+        #expect(isDirectory.boolValue)
+        // An app and its extension open the same file through it.
+        let app = try Database(configuration: Configuration(fileURL: shared))
+        try app.write { try app.add(Ticket()) }
+        let widget = try Database(
+            configuration: Configuration(
+                fileURL: try Configuration.sharedFileURL(appGroup: "group.com.example.diary", fileName: "photos.trove")))
+        #expect(widget.objects(Ticket.self).count == 1)
+        expectTroveError(.fileAccess) { try Configuration.sharedFileURL(appGroup: "../escape") }
+
+        let chosen = directory.appendingPathComponent("chosen.trove")
+        setenv("TROVE_DEFAULT_FILE", chosen.path, 1)
+        defer { unsetenv("TROVE_DEFAULT_FILE") }
+        #expect(Configuration.defaultFileURL.path == chosen.path)
+        unsetenv("TROVE_DEFAULT_FILE")
+        #expect(Configuration.defaultFileURL.lastPathComponent == "default.trove")
+        #expect(Configuration.defaultFileURL.deletingLastPathComponent().lastPathComponent == "trove")
+    }
 }

@@ -97,15 +97,63 @@ public struct Configuration: Sendable {
     /// ```
     public var encryptionKey: Data?
 
-    /// The file used when none is given: `default.trove` in the app's
-    /// Documents directory on Apple platforms, in the current directory elsewhere.
+    /// The file used when none is given: the path in the `TROVE_DEFAULT_FILE`
+    /// environment variable when it is set; otherwise `default.trove` in the
+    /// app's Application Support directory on Apple platforms, and in
+    /// `$XDG_DATA_HOME/trove` (`~/.local/share/trove`) elsewhere. The
+    /// directory is created when missing.
     public static var defaultFileURL: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let path = environment["TROVE_DEFAULT_FILE"], !path.isEmpty { return URL(fileURLWithPath: path) }
         #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            let documents = FileManager.default.urls(for: .documentDirectory, in: .userDomainMask).first!
-            return documents.appendingPathComponent("default.trove")
+            let directory = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first!
         #else
-            return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("default.trove")
+            let data =
+                environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+            let directory = data.appendingPathComponent("trove")
         #endif
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("default.trove")
+    }
+
+    /// A file in the directory an app shares with its extensions and
+    /// widgets (the first seed's `DBPath`): the app group's container on
+    /// Apple platforms (`containerURL(forSecurityApplicationGroupIdentifier:)`),
+    /// and on Linux `$TROVE_APP_GROUPS/<group>` — by default
+    /// `$XDG_DATA_HOME/trove/groups/<group>` — created when missing.
+    ///
+    /// ```swift
+    /// let config = Configuration(fileURL: try Configuration.sharedFileURL(appGroup: "group.com.example.diary",
+    ///                                                                      fileName: "photos.trove"))
+    /// ```
+    ///
+    /// Throws ``TroveError/Kind/fileAccess`` when the app has no such group
+    /// (the entitlement is missing) or the directory cannot be made.
+    public static func sharedFileURL(appGroup: String, fileName: String = "default.trove") throws -> URL {
+        guard !appGroup.isEmpty, !appGroup.contains("/"), appGroup != ".", appGroup != ".." else {
+            throw TroveError(.fileAccess, "'\(appGroup)' is not an app group identifier")
+        }
+        #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            guard let directory = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: appGroup) else {
+                throw TroveError(
+                    .fileAccess,
+                    "this app has no app group '\(appGroup)'; add it to the app's and the extension's entitlements")
+            }
+        #else
+            let environment = ProcessInfo.processInfo.environment
+            let groups =
+                environment["TROVE_APP_GROUPS"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                ?? defaultFileURL.deletingLastPathComponent().appendingPathComponent("groups")
+            let directory = groups.appendingPathComponent(appGroup)
+        #endif
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw TroveError(
+                .fileAccess, "cannot create the app group directory \(directory.path): \(error)", path: directory.path)
+        }
+        return directory.appendingPathComponent(fileName)
     }
 
     public init(
