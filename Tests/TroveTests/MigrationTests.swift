@@ -58,7 +58,66 @@ enum ZooV2 {
     }
 }
 
+enum MixV1 {
+    final class Mix: Object {
+        @Persisted(primaryKey: true) var name = ""
+        @Persisted var songs = List<Tune>()
+        @Persisted var tags = MutableSet<String>()
+    }
+    final class Tune: Object {
+        @Persisted var title = ""
+        @Persisted(originProperty: "songs") var mixes: LinkingObjects<Mix>
+    }
+}
+
+enum MixV2 {
+    /// `songs` renamed to `tracks`, `tags` to `labels`.
+    final class Mix: Object {
+        @Persisted(primaryKey: true) var name = ""
+        @Persisted var tracks = List<Tune>()
+        @Persisted var labels = MutableSet<String>()
+    }
+    final class Tune: Object {
+        @Persisted var title = ""
+        @Persisted(originProperty: "tracks") var mixes: LinkingObjects<Mix>
+    }
+}
+
 @Suite struct MigrationTests {
+    @Test func renamingACollectionPropertyKeepsItsElementsAndInverseLinks() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("mixes.trove")
+        do {
+            let db = try Database(
+                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MixV1.Mix.self, MixV1.Tune.self]))
+            try db.write {
+                let tunes = ["a", "b", "c"].map { title -> MixV1.Tune in
+                    let tune = MixV1.Tune()
+                    tune.title = title
+                    return tune
+                }
+                for (name, picks) in [("x", [0, 2, 0]), ("y", [1])] {
+                    let mix = MixV1.Mix()
+                    mix.name = name
+                    mix.songs.append(objectsIn: picks.map { tunes[$0] })
+                    mix.tags.insert("tag-\(name)")
+                    try db.add(mix)
+                }
+            }
+        }
+        let db = try Database(
+            configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: [MixV2.Mix.self, MixV2.Tune.self]) {
+                migration, _ in
+                migration.renameProperty(onType: "Mix", from: "songs", to: "tracks")
+                migration.renameProperty(onType: "Mix", from: "tags", to: "labels")
+            })
+        let x = try #require(db.object(ofType: MixV2.Mix.self, forPrimaryKey: "x"))
+        #expect(x.tracks.map(\.title) == ["a", "c", "a"])
+        #expect(x.labels.array() == ["tag-x"])
+        #expect(try db.objects(MixV2.Mix.self).filter("ANY tracks.title == 'b'").map(\.name) == ["y"])
+        #expect(try db.objects(MixV2.Tune.self).filter("title == 'a'").first?.mixes.map(\.name) == ["x"])
+        expectValid(db)
+    }
+
     @Test func renameTypeMovesObjectsIndexesListsCountersAndLinks() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("zoo.trove")
         do {

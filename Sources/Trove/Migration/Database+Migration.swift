@@ -107,11 +107,17 @@ extension Database {
             migration.conversions[name] = conversion
             return conversion
         }
+        // A renamed collection moves its tables (elements, and the inverse-link counts of its objects).
         for (index, property) in target.properties.enumerated() where !property.isInRecord {
-            if let source = sources[index], oldSchema.properties[source].name != property.name {
-                throw TroveError(
-                    .migrationRequired,
-                    "\(name).\(property.name): renaming a collection property in a migration is not supported yet", path: path)
+            guard let source = sources[index], oldSchema.properties[source].name != property.name else { continue }
+            let old = oldSchema.properties[source]
+            if let from = TableInfo.collectionName(name, old), let to = TableInfo.collectionName(name, property) {
+                try moveTable(from, to: to, isMultiValue: false, transaction)
+            }
+            if old.isLink, property.isLink {
+                try moveTable(
+                    TableInfo.refsName(name, old.name), to: TableInfo.refsName(name, property.name), isMultiValue: false,
+                    transaction)
             }
         }
         let rekeys =
@@ -264,19 +270,8 @@ extension Database {
         for index in schema.properties.indices where schema.properties[index].objectType == oldName {
             schema.properties[index].objectType = newName
         }
-        // LMDB cannot rename a table: copy each one under its new name, then empty the old.
         for (from, to) in zip(oldTables, TableInfo.tableNames(for: schema)) {
-            guard let source = try transaction.existingTable(from.name, isMultiValue: from.isMultiValue) else { continue }
-            let target = try transaction.openTable(to.name, isMultiValue: to.isMultiValue)!
-            try transaction.withCursor(on: source) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    try transaction.put(
-                        target, key: current.key, value: current.value, mode: from.isMultiValue ? .upsert : .append)
-                    entry = try cursor.next()
-                }
-            }
-            try transaction.clear(source)
+            try moveTable(from.name, to: to.name, isMultiValue: from.isMultiValue, transaction)
         }
         let meta = try transaction.openTable(Catalog.metaTable)!
         for counter in ["seq:", "auto:"] {
@@ -300,5 +295,20 @@ extension Database {
             if changed { try Catalog.storeSchema(other, in: transaction) }
         }
         generation &+= 1
+    }
+
+    /// LMDB cannot rename a table: copies every entry under the new name,
+    /// then empties the old table. Nothing happens when the old one does not exist.
+    private func moveTable(_ from: String, to: String, isMultiValue: Bool, _ transaction: WriteTransaction) throws {
+        guard let source = try transaction.existingTable(from, isMultiValue: isMultiValue) else { return }
+        let target = try transaction.openTable(to, isMultiValue: isMultiValue)!
+        try transaction.withCursor(on: source) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                try transaction.put(target, key: current.key, value: current.value, mode: isMultiValue ? .upsert : .append)
+                entry = try cursor.next()
+            }
+        }
+        try transaction.clear(source)
     }
 }

@@ -122,6 +122,11 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
         for element in elements { append(element) }
     }
 
+    /// ``append(contentsOf:)`` under Realm's name, so moved code compiles as it is.
+    public func append<S: Sequence>(objectsIn elements: S) where S.Element == Element {
+        append(contentsOf: elements)
+    }
+
     /// Inserts an element at `position`, moving the later ones back.
     public func insert(_ element: Element, at position: Int) {
         guard let place else { return unmanaged.insert(element, at: position) }
