@@ -44,7 +44,7 @@ test: deps
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
-	@grep -c '^| W' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	@grep -cE '^\| (W|MIG|ENC)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
 	@grep "Test run with" .build/test-output.txt | tail -n 1
 
 # The tests under ThreadSanitizer and AddressSanitizer (separate build folders).
