@@ -196,6 +196,13 @@ extension Database {
         }
     }
 
+    /// The object with an object key, or nil when it does not exist in this handle's state.
+    func object<T: Object>(_ type: T.Type, objectKey: UInt64) -> T? {
+        let binding = objectBindingOrTrap(for: type)
+        guard contains(objectKey: objectKey, in: binding.table) else { return nil }
+        return materialize(type, objectKey: objectKey, binding: binding)
+    }
+
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
         let object = T()
         object.bind(to: self, objectKey: objectKey, binding: binding)
