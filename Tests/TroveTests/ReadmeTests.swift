@@ -205,5 +205,13 @@ struct ReadmeTests {
         }.value
         model.db.refresh()
         #expect(model.db.object(ofType: ReadmePhoto.self, forPrimaryKey: "b")?.memo == "seen in the background")
+        // Frozen snapshots cross into a detached task; a later write does not change them.
+        let photo = try #require(model.db.object(ofType: ReadmePhoto.self, forPrimaryKey: "b"))
+        let frozen = photo.freeze()
+        let page = model.db.objects(ReadmePhoto.self).sorted(by: \.id).freeze()
+        try model.db.write { photo.memo = "changed after freezing" }
+        let seen = await Task.detached { (frozen.memo, page.count, page.first?.id ?? "-") }.value
+        #expect(seen == ("seen in the background", 3, "a"))
+        #expect(frozen.thaw(in: model.db)?.memo == "changed after freezing")
     }
 }
