@@ -5,50 +5,15 @@ import Testing
 
 /// Queries and sorts whose key paths go through links, lists, sets and inverse links.
 @Suite struct LinkQueryTests {
-    /// Ana owns Rex and two chores; Bo owns Tom and one; Cy owns nothing.
     private func makeOwners() throws -> Database {
         let db = try makeDatabase(#function + UUID().uuidString)
-        try db.write {
-            for (name, pet, chores) in [("Ana", "Rex", ["dishes", "laundry"]), ("Bo", "Tom", ["bins"]), ("Cy", nil, [])] {
-                let owner = Owner()
-                owner.name = name
-                if let pet {
-                    owner.pet = Pet()
-                    owner.pet?.name = pet
-                    owner.pet?.age = name == "Ana" ? 3 : 9
-                    owner.pet?.owner = owner
-                }
-                try db.add(owner)
-                for title in chores {
-                    let chore = Chore()
-                    chore.title = title
-                    chore.owner = owner
-                    chore.done = title == "bins"
-                    try db.add(chore)
-                }
-            }
-        }
+        try addOwners(to: db)
         return db
     }
 
-    /// Three playlists: "a" (hit, b-side, hit), "b" (b-side), "c" (empty).
     private func makePlaylists() throws -> Database {
         let db = try makeDatabase(#function + UUID().uuidString)
-        try db.write {
-            let hit = Song()
-            hit.title = "hit"
-            hit.seconds = 200
-            let bSide = Song()
-            bSide.title = "b-side"
-            bSide.seconds = 100
-            for (name, songs, tags) in [("a", [hit, bSide, hit], ["Rock", "live"]), ("b", [bSide], ["jazz"]), ("c", [], [])] {
-                let list = Playlist()
-                list.name = name
-                list.songs.append(contentsOf: songs)
-                list.tags.append(contentsOf: tags)
-                try db.add(list)
-            }
-        }
+        try addPlaylists(to: db)
         return db
     }
 

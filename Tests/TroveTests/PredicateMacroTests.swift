@@ -140,21 +140,7 @@ struct PredicateMacroTests {
     @Test("lists of objects and of values")
     func lists() throws {
         let db = try makeDatabase(#function + UUID().uuidString)
-        try db.write {
-            let hit = Song()
-            hit.title = "hit"
-            hit.seconds = 200
-            let bSide = Song()
-            bSide.title = "b-side"
-            bSide.seconds = 100
-            for (name, songs, tags) in [("a", [hit, bSide, hit], ["Rock", "live"]), ("b", [bSide], ["jazz"]), ("c", [], [])] {
-                let list = Playlist()
-                list.name = name
-                list.songs.append(contentsOf: songs)
-                list.tags.append(contentsOf: tags)
-                try db.add(list)
-            }
-        }
+        try addPlaylists(to: db)
         let cases: [Predicate<Playlist>] = [
             #Predicate { $0.tags.contains("jazz") },
             #Predicate { !$0.tags.contains("jazz") },

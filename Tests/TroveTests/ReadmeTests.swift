@@ -151,7 +151,8 @@ struct ReadmeTests {
         let drafted = try db.objects(ReadmeChatRoom.self).filter("drafts['en'] != nil OR ANY drafts.@allKeys BEGINSWITH 'ko'")
         #expect(drafted.count == 1)
         let plan = try photos.filter("date == '2024-05-01' AND memo BEGINSWITH 'c'").explain()
-        #expect(plan == "PhotoData: index on date == \"2024-05-01\": 4 candidates, each checked against the rest of the predicate")
+        #expect(
+            plan == "PhotoData: index on date == \"2024-05-01\": 4 candidates, each checked against the rest of the predicate")
         expectTroveError(.unsupportedPredicate) { try photos.filter(#Predicate { $0.memo.count > 3 }) }
     }
 

@@ -54,15 +54,7 @@ extension Database {
         var write = try WriteTransaction(environment: target)
         var pending = 0
         do {
-            if let cipher = target.cipher {
-                let check = try write.openTable(Catalog.keyCheckTable)!
-                let sealed = try Catalog.keyCheckPlaintext.withUnsafeBytes { plain in
-                    try Catalog.keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
-                }
-                try Catalog.keyCheckContext.withUnsafeBytes { k in
-                    try sealed.withUnsafeBytes { _ = try write.put(check, key: k, value: $0) }
-                }
-            }
+            try Catalog.writeKeyCheck(in: write)
             for name in try environment.tableNames() where name != Catalog.keyCheckTable {
                 let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
                 guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {

@@ -180,16 +180,8 @@ public final class Database {
                     "\(path) is an LMDB file but not a Trove database (it has tables \(existing.prefix(5).joined(separator: ", ")))",
                     path: path)
             }
-            if let cipher = environment.cipher {
-                // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
-                let check = try transaction.openTable(Catalog.keyCheckTable)!
-                let sealed = try Catalog.keyCheckPlaintext.withUnsafeBytes { plain in
-                    try Catalog.keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
-                }
-                try Catalog.keyCheckContext.withUnsafeBytes { k in
-                    try sealed.withUnsafeBytes { _ = try transaction.put(check, key: k, value: $0) }
-                }
-            }
+            // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
+            try Catalog.writeKeyCheck(in: transaction)
             let meta = try transaction.openTable(Catalog.metaTable)!
             try Catalog.put(UInt32(Database.formatVersion).littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)

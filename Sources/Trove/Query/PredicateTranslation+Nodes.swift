@@ -145,13 +145,7 @@ extension PredicateExpressions.SequenceContains: PredicateNode {
 extension PredicateExpressions.SequenceContainsWhere: PredicateNode {
     /// `$0.songs.contains { $0.seconds > 300 }`: SUBQUERY(...).@count > 0.
     func term(_ translation: inout PredicateTranslation) throws -> PredicateTerm {
-        let collection = try translation.path(sequence)
-        let name = translation.subqueryVariable(variable.key)
-        let condition = QueryExpression.subquery(
-            .init(
-                collection: collection.keyPath, variable: name, predicate: try translation.condition(test), op: .greater,
-                count: .value(.int(0)), position: 0))
-        return collection.optionalLinks.isEmpty ? .condition(condition) : .optionalCondition(condition, isNil: collection.isNil)
+        try translation.subquery(over: sequence, variable: variable.key, test: test, negated: false, op: .greater)
     }
 }
 
@@ -159,13 +153,24 @@ extension PredicateExpressions.SequenceContainsWhere: PredicateNode {
 extension PredicateExpressions.SequenceAllSatisfy: PredicateNode {
     /// `$0.songs.allSatisfy { ... }`: no element fails the test.
     func term(_ translation: inout PredicateTranslation) throws -> PredicateTerm {
-        let collection = try translation.path(sequence)
-        let name = translation.subqueryVariable(variable.key)
-        let condition = QueryExpression.subquery(
+        try translation.subquery(over: sequence, variable: variable.key, test: test, negated: true, op: .equal)
+    }
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateTranslation {
+    /// `SUBQUERY(collection, $vN, [NOT] test).@count op 0`, nil where an optional link on the way is nil.
+    mutating func subquery<S: PredicateExpression, Test: PredicateExpression>(
+        over sequence: S, variable: PredicateExpressions.VariableID, test: Test, negated: Bool, op: ComparisonOperator
+    ) throws -> PredicateTerm {
+        let collection = try path(sequence)
+        let name = subqueryVariable(variable)
+        let inner = try condition(test)
+        let counted = QueryExpression.subquery(
             .init(
-                collection: collection.keyPath, variable: name, predicate: .not(try translation.condition(test)),
-                op: .equal, count: .value(.int(0)), position: 0))
-        return collection.optionalLinks.isEmpty ? .condition(condition) : .optionalCondition(condition, isNil: collection.isNil)
+                collection: collection.keyPath, variable: name, predicate: negated ? .not(inner) : inner, op: op,
+                count: .value(.int(0)), position: 0))
+        return collection.optionalLinks.isEmpty ? .condition(counted) : .optionalCondition(counted, isNil: collection.isNil)
     }
 }
 

@@ -40,6 +40,19 @@ final class Catalog: @unchecked Sendable {
 
     // MARK: Meta entries
 
+    /// In a file with an encryption key: the sealed constant that tells a
+    /// wrong key on open (nothing without a key).
+    static func writeKeyCheck(in transaction: WriteTransaction) throws {
+        guard let cipher = transaction.environment.cipher else { return }
+        let check = try transaction.openTable(keyCheckTable)!
+        let sealed = try keyCheckPlaintext.withUnsafeBytes { plain in
+            try keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
+        }
+        try keyCheckContext.withUnsafeBytes { k in
+            try sealed.withUnsafeBytes { _ = try transaction.put(check, key: k, value: $0) }
+        }
+    }
+
     static func put<T: FixedWidthInteger>(_ value: T, key: String, in meta: Table, _ transaction: WriteTransaction) throws {
         var raw = value
         try Array(key.utf8).withUnsafeBytes { k in
