@@ -106,4 +106,60 @@ struct StressTests {
         let db = try Database(fileURL: url)
         #expect(db.objects(Account.self).sum(of: \.balance) == StressTests.total)
     }
+
+    @Test("three reader processes and a writer process beside a writer here: every snapshot adds up, no transfer is lost")
+    func severalProcesses() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("bank3.trove")
+        try StressTests.openBank(url)
+        setenv("TROVE_BANK3_FILE", url.path, 1)
+        let local = Task.detached {
+            let db = try Database(fileURL: url)
+            for index in 0..<200 {
+                try db.write {
+                    db.object(ofType: Account.self, forPrimaryKey: index % StressTests.accounts)!.balance -= 3
+                    db.object(ofType: Account.self, forPrimaryKey: (index + 5) % StressTests.accounts)!.balance += 3
+                }
+            }
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<3 {
+                group.addTask {
+                    // A reader: exits with 0 only if each of its snapshots adds up.
+                    await #expect(processExitsWith: .success) {
+                        let db = try! Database(fileURL: URL(fileURLWithPath: String(cString: getenv("TROVE_BANK3_FILE"))))
+                        for _ in 0..<300 {
+                            db.refresh()
+                            if db.objects(Account.self).sum(of: \.balance) != StressTests.total { exit(3) }
+                        }
+                        exit(0)
+                    }
+                }
+            }
+            group.addTask {
+                // A writer in another process, contending for LMDB's writer lock with the one here.
+                await #expect(processExitsWith: .success) {
+                    let db = try! Database(fileURL: URL(fileURLWithPath: String(cString: getenv("TROVE_BANK3_FILE"))))
+                    for index in 0..<200 {
+                        try! db.write {
+                            db.object(ofType: Account.self, forPrimaryKey: (index * 7) % StressTests.accounts)!.balance += 11
+                            db.object(ofType: Account.self, forPrimaryKey: (index * 7 + 1) % StressTests.accounts)!.balance -= 11
+                        }
+                    }
+                    exit(0)
+                }
+            }
+        }
+        try await local.value
+        let db = try Database(fileURL: url)
+        // Every transfer of both writers landed: each balance is what all of them add up to.
+        var expected = Array(repeating: StressTests.total / StressTests.accounts, count: StressTests.accounts)
+        for index in 0..<200 {
+            expected[index % StressTests.accounts] -= 3
+            expected[(index + 5) % StressTests.accounts] += 3
+            expected[(index * 7) % StressTests.accounts] += 11
+            expected[(index * 7 + 1) % StressTests.accounts] -= 11
+        }
+        #expect(db.objects(Account.self).sorted(by: \.id).map(\.balance) == expected)
+        expectValid(db)
+    }
 }
