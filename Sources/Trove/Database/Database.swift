@@ -35,6 +35,8 @@ public final class Database {
     /// Registered change observers (``Results/observe(keyPaths:_:)`` and
     /// friends), by token id, and the snapshot they last saw.
     var observers: [Int: any ChangeObserver] = [:]
+    /// Objects of ``ObservationTracked`` classes read here, for Observation.
+    var trackedObjects: TrackedObjects?
     var nextObserverID = 0
     var deliveredTransaction = -1
     /// The isolation the handle was opened in (`#isolation`): where

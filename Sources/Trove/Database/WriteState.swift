@@ -37,6 +37,8 @@ final class ObjectBinding {
     unowned(unsafe) let layout: RecordLayout
     let info: ModelInfo
     let columns: [Int]
+    /// The class adopts ``ObservationTracked``: reads report to Observation.
+    let isTracked: Bool
     /// For `add`: where each field's value sits, its type, and its column.
     let fieldReaders: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// For `add`: the links and collections, written once the object has its key.
@@ -55,6 +57,7 @@ final class ObjectBinding {
         self.layout = table.layout
         self.info = info
         self.columns = columns
+        isTracked = info.type is any ObservationTracked.Type
         let pairs = zip(info.fields, columns)
         fieldReaders = pairs.filter { $0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
         relationFields = pairs.filter { !$0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }

@@ -36,6 +36,8 @@ open class Object: CustomStringConvertible {
     /// `_recordGeneration`: property reads then need no lookup and no lock.
     @exclusivity(unchecked) final var _record: [UInt8] = []
     @exclusivity(unchecked) final var _recordGeneration: UInt64 = .max
+    /// The Observation registrar of a tracked object (``ObservationTracked``), once read.
+    final var _observation: AnyObject?
 
     public required init() {}
 
@@ -90,7 +92,9 @@ open class Object: CustomStringConvertible {
         }
         let record = _record
         unowned(unsafe) let layout = binding.layout
-        return record.withUnsafeBytes { RecordReader($0, layout: layout).value(at: column) }
+        let value = record.withUnsafeBytes { RecordReader($0, layout: layout).value(at: column) }
+        if binding.isTracked { _trackAccess(column, value, binding.table) }
+        return value
     }
 
     @usableFromInline
