@@ -87,4 +87,28 @@ struct ObservationTests {
         #expect(changes.count == 0)
         #expect(db.trackedObjects == nil)
     }
+
+    @Test("reading many tracked objects without a commit keeps only the live ones")
+    func releasedObjectsAreForgotten() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 1...3_000 {
+                let note = TrackedNote()
+                note.id = id
+                try db.add(note)
+            }
+        }
+        for note in db.objects(TrackedNote.self) { _ = note.title }  // each object released after its read
+        let kept = try #require(db.trackedObjects).entries.count
+        #expect(kept < 2_048)
+        let survivor = try #require(db.object(ofType: TrackedNote.self, forPrimaryKey: 7))
+        let changes = Counter()
+        _ = withObservationTracking {
+            survivor.title
+        } onChange: {
+            changes.increment()
+        }
+        try db.write { survivor.title = "still heard" }
+        #expect(changes.count == 1)
+    }
 }

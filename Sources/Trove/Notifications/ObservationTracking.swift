@@ -41,6 +41,9 @@ final class TrackedObjects: ChangeObserver {
     }
 
     var entries: [ObjectIdentifier: Entry] = [:]
+    /// Entries of released objects go at the next delivery, or when the
+    /// table reaches this size without one (a long run of reads, no commit).
+    var pruneAt = 1024
 
     func update(in database: Database, notify: Bool) {
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
@@ -104,6 +107,10 @@ extension Object {
             database.observers[database.nextObserverID] = tracked
         }
         let id = ObjectIdentifier(self)
+        if tracked.entries.count >= tracked.pruneAt {
+            tracked.entries = tracked.entries.filter { $0.value.object != nil }
+            tracked.pruneAt = max(1024, tracked.entries.count * 2)
+        }
         if tracked.entries[id]?.object !== self {  // new, or an earlier object at the same address
             tracked.entries[id] = TrackedObjects.Entry(object: self, key: _objectKey, table: table, values: [:])
         }
