@@ -24,7 +24,8 @@ enum Commands {
           import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]
                                          rows in one transaction; nothing written if any row is bad
           shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
-          copy FILE DEST                 a consistent, compacted copy
+          copy FILE DEST [--decrypt]     a consistent, compacted copy; with TROVE_NEW_ENCRYPTION_KEY set,
+                                         encrypted (or re-keyed) with that key; --decrypt: a plain copy
           compact FILE                   rewrite FILE without its free pages
 
         options: --help (on every command), --version, --json (machine-readable info/schema)
@@ -42,7 +43,8 @@ enum Commands {
             "usage: trove query FILE TYPE [PREDICATE] [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]\nexample: trove query .trove-demo/inventory.trove Person \"age > 20\" --sort age:desc",
         "export":
             "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
-        "copy": "usage: trove copy FILE DEST\nexample: trove copy photos.trove backup.trove",
+        "copy":
+            "usage: trove copy FILE DEST [--decrypt]   (TROVE_NEW_ENCRYPTION_KEY=<128 hex digits> encrypts the copy)\nexample: TROVE_NEW_ENCRYPTION_KEY=$(cat key.hex) trove copy photos.trove sealed.trove",
         "shell":
             "usage: trove shell FILE\nexample: echo \"PhotoData where mood == 'happy'\" | trove shell .trove-demo/photos.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
@@ -62,12 +64,12 @@ enum Commands {
         return try Database(configuration: configuration)
     }
 
-    /// The key in `TROVE_ENCRYPTION_KEY` (128 hex digits), or nil when it is not set.
-    static func encryptionKey() throws -> Data? {
-        guard let hex = ProcessInfo.processInfo.environment["TROVE_ENCRYPTION_KEY"], !hex.isEmpty else { return nil }
+    /// The key in an environment variable (128 hex digits), or nil when it is not set.
+    static func encryptionKey(variable: String = "TROVE_ENCRYPTION_KEY") throws -> Data? {
+        guard let hex = ProcessInfo.processInfo.environment[variable], !hex.isEmpty else { return nil }
         let digits = Array(hex.utf8)
         guard digits.count == 128 else {
-            throw UsageError("TROVE_ENCRYPTION_KEY must be 128 hex digits (a 64-byte key), not \(digits.count) characters")
+            throw UsageError("\(variable) must be 128 hex digits (a 64-byte key), not \(digits.count) characters")
         }
         var key = Data()
         for index in stride(from: 0, to: 128, by: 2) {
@@ -371,11 +373,22 @@ enum Commands {
     // MARK: copy and compact
 
     static func copy(_ arguments: Arguments) throws {
-        try arguments.allow()
+        try arguments.allow(flags: ["--decrypt"])
         guard arguments.positional.count == 2 else { throw UsageError("copy takes FILE DEST") }
         let db = try open(arguments.positional[0])
-        try db.writeCopy(to: URL(fileURLWithPath: arguments.positional[1]))
-        print("copied \(arguments.positional[0]) to \(arguments.positional[1]) (\(fileSize(arguments.positional[1])) bytes)")
+        let destination = URL(fileURLWithPath: arguments.positional[1])
+        let newKey = try encryptionKey(variable: "TROVE_NEW_ENCRYPTION_KEY")
+        if arguments.flags.contains("--decrypt"), newKey != nil {
+            throw UsageError("--decrypt and TROVE_NEW_ENCRYPTION_KEY ask for opposite copies; choose one")
+        }
+        if arguments.flags.contains("--decrypt") || newKey != nil {
+            try db.writeCopy(to: destination, encryptionKey: newKey)
+        } else {
+            try db.writeCopy(to: destination)
+        }
+        let how = arguments.flags.contains("--decrypt") ? ", decrypted" : newKey != nil ? ", encrypted with the new key" : ""
+        print(
+            "copied \(arguments.positional[0]) to \(arguments.positional[1]) (\(fileSize(arguments.positional[1])) bytes\(how))")
     }
 
     static func compact(_ arguments: Arguments) throws {

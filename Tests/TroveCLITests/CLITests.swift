@@ -109,6 +109,20 @@ struct CLITests {
         let malformed = try trove("info", url.path, environment: ["TROVE_ENCRYPTION_KEY": "abc"])
         #expect(malformed.status == 2)
         #expect(malformed.err.contains("128 hex digits"))
+
+        // copy --decrypt makes a plain file; TROVE_NEW_ENCRYPTION_KEY seals a copy with another key.
+        let plain = url.deletingLastPathComponent().appendingPathComponent("plain.trove").path
+        let decrypted = try trove("copy", url.path, plain, "--decrypt", environment: ["TROVE_ENCRYPTION_KEY": hex])
+        #expect(decrypted.status == 0)
+        #expect(decrypted.out.contains("decrypted"))
+        #expect(try trove("query", plain, "Book", "--format", "jsonl").out.contains("\"pages\":77"))
+        let newHex = String(repeating: "ab", count: 64)
+        let resealed = url.deletingLastPathComponent().appendingPathComponent("resealed.trove").path
+        let copied = try trove("copy", plain, resealed, environment: ["TROVE_NEW_ENCRYPTION_KEY": newHex])
+        #expect(copied.status == 0)
+        #expect(try trove("info", resealed).err.contains("is encrypted"))
+        #expect(
+            try trove("query", resealed, "Book", "--format", "jsonl", environment: ["TROVE_ENCRYPTION_KEY": newHex]).status == 0)
     }
 
     @Test("info shows versions, sizes, counts and indexes; --json is machine-readable")
