@@ -171,6 +171,23 @@ struct PredicateMacroTests {
         #expect(oslo.explain().contains("index on city IN (1 values)"))
     }
 
+    @Test("#Predicate works on Codable values too, with their indexes")
+    func persistableValues() throws {
+        let db = try makeDatabase(#function + UUID().uuidString)
+        let people = [("Ann", "Lee", 31), ("Bo", "Kim", nil), ("Cy", "Lee", 17), ("Di", "Park", 45)]
+        try db.write {
+            for (first, last, age) in people { try db.add(Contact(firstName: first, lastName: last, age: age)) }
+        }
+        let contacts = db.values(Contact.self)
+        let lees = try contacts.filter(#Predicate { $0.lastName == "Lee" && ($0.age ?? 0) > 18 })
+        #expect(lees.map(\.firstName) == ["Ann"])
+        #expect(lees.explain().contains("index on lastName"))
+        let evaluated = contacts.array().filter { ($0.age ?? 0) > 18 || $0.firstName.starts(with: "B") }
+        #expect(
+            try contacts.filter(#Predicate { ($0.age ?? 0) > 18 || $0.firstName.starts(with: "B") }).map(\.firstName)
+                == evaluated.map(\.firstName))
+    }
+
     @Test("what Trove cannot run is an unsupportedPredicate naming the expression")
     func unsupported() throws {
         let people = try people().objects(Person.self)
