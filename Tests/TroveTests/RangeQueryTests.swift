@@ -11,6 +11,14 @@ final class Reading: Object {
     @Persisted(indexed: true) var taken = Date(timeIntervalSince1970: 0)
 }
 
+final class Caption: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var text: String?
+    @Persisted var textCopy: String?
+    @Persisted(indexed: true) var tag: UUID?
+    @Persisted var tagCopy: UUID?
+}
+
 @Suite("Range queries and MATCHES")
 struct RangeQueryTests {
     private func readings(_ name: String = #function) throws -> (
@@ -105,6 +113,39 @@ struct RangeQueryTests {
                 try all.filter("level > 0").sorted(by: \.value, ascending: ascending).map(\.id)
                     == expected({ byID[$0]!.value }, ascending: ascending).filter { byID[$0]!.level > 0 })
         }
+    }
+
+    @Test("a sort on an indexed string or UUID reads the index in order, long values that share a cut key included")
+    func stringSortFromIndex() throws {
+        let db = try makeDatabase()
+        let long = String(repeating: "x", count: 600)
+        let texts: [String?] = [
+            "b", "a", nil, "é", "B", long + "b", long + "a", long + "a", "", "ä", "a", long, nil, "한글", "z",
+        ]
+        var random = SystemRandomNumberGenerator()
+        try db.write {
+            for (id, text) in texts.enumerated() {
+                let caption = Caption()
+                caption.id = id
+                caption.text = text
+                caption.textCopy = text
+                caption.tag =
+                    id % 4 == 0
+                    ? nil : UUID(uuid: (UInt8.random(in: 0...255, using: &random), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+                caption.tagCopy = caption.tag
+                try db.add(caption)
+            }
+        }
+        let all = db.objects(Caption.self)
+        for ascending in [true, false] {
+            let fromIndex = all.sorted(by: \.text, ascending: ascending)
+            #expect(fromIndex.explain().contains("index on text read in order"))
+            #expect(fromIndex.map(\.id) == all.sorted(by: \.textCopy, ascending: ascending).map(\.id))
+            #expect(
+                all.sorted(by: \.tag, ascending: ascending).map(\.id) == all.sorted(by: \.tagCopy, ascending: ascending).map(\.id)
+            )
+        }
+        #expect(all.sorted(by: \.text).map(\.text).prefix(3).map { $0 ?? "nil" } == ["nil", "nil", ""])
     }
 
     @Test("MATCHES takes a whole-string regular expression; [c] ignores case; a bad pattern is an invalidQuery")

@@ -157,16 +157,17 @@ enum QueryPlanner {
     static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
         let column = sort.column
         let type = table.layout.types[column]
-        guard sort.derived == nil, type.isInteger || type == .double || type == .float || type == .date || type == .bool
-        else { return false }
+        // Strings, data and UUIDs sort by their bytes, as their index keys do.
+        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid]
+        guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
         if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
         return table.indexes[column] != nil
     }
 
     /// All the objects in the order of an index on the sort column, without
     /// reading a record: nil first when ascending (last when descending), ties
-    /// in object-key order. Nil when no index fits (strings sort by Unicode
-    /// order, which index bytes do not always follow).
+    /// in object-key order. Values too long for an index key share a cut key;
+    /// only those are read and ordered by their whole value. Nil when no index fits.
     private static func indexOrder(table: TableInfo, by sort: SortKey, in transaction: Transaction) throws -> [UInt64]? {
         guard canSortFromIndex(table: table, by: sort) else { return nil }
         let column = sort.column
@@ -187,17 +188,33 @@ enum QueryPlanner {
         guard let index, transaction.canSee(index) else { return nil }
         var keys: [UInt64] = []
         var groupStarts: [Int] = []
+        var cutGroups: [Int] = []  // indices into groupStarts
         var previous: [UInt8] = []
         try transaction.withCursor(on: index) { cursor in
             var entry = try cursor.first()
             while let current = entry {
                 if !current.key.elementsEqual(previous) {
+                    if current.key.count >= OrderedKey.maximumLength { cutGroups.append(groupStarts.count) }
                     groupStarts.append(keys.count)
                     previous = Array(current.key)
                 }
                 if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
                 entry = try cursor.next()
             }
+        }
+        // Values that share a cut key: order them by their whole value, ties by object key.
+        for group in cutGroups {
+            let range = groupStarts[group]..<(group + 1 < groupStarts.count ? groupStarts[group + 1] : keys.count)
+            let values = keys[range].map { key in
+                (key, BoundPredicate.withRecord(key, of: table, transaction) { $0.value(at: column) } ?? .null)
+            }
+            keys.replaceSubrange(
+                range,
+                with: values.sorted { left, right in
+                    let order = ValueComparison.order(left.1, right.1) ?? .orderedSame
+                    if order == .orderedSame { return left.0 < right.0 }
+                    return (order == .orderedAscending) == sort.ascending
+                }.map(\.0))
         }
         if sort.ascending { return keys }
         // Descending: the groups of equal values reversed, each still in key order.
