@@ -106,7 +106,7 @@ func fakeJPEG(seed: UInt8, size: Int = 2048) -> Data {
     return Data(bytes)
 }
 
-func run() throws {
+func run() async throws {
     let path = CommandLine.arguments.dropFirst().first ?? ".trove-demo/photos.trove"
     let url = URL(fileURLWithPath: path)
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -168,10 +168,18 @@ func run() throws {
             + Mood.allCases.map { mood in
                 "\(mood.rawValue) \((try? reopened.db.objects(PhotoData.self).filter("mood == %@", mood).count) ?? 0)"
             }.joined(separator: ", "))
+    // The same kind of question as a Foundation #Predicate, answered from the date index.
+    let since = "2024-05-02"
+    let recent = try reopened.db.objects(PhotoData.self).filter(#Predicate { $0.date >= since && $0.memo.contains("rain") })
+    print("- #Predicate date >= \(since) && memo contains \"rain\": \(recent.count) photo(s); plan: \(recent.explain())")
+    // A frozen snapshot can go to another task; later edits do not change it.
+    let frozen = reopened.db.objects(PhotoData.self).sorted(by: \.date).freeze()
+    let dates = await Task.detached { frozen.map(\.date) }.value
+    print("- frozen snapshot read from a detached task: \(dates.count) photo(s), first \(dates.first ?? "-")")
 }
 
 do {
-    try run()
+    try await run()
 } catch {
     print("PhotoDiary failed: \(error)")
     exit(1)
