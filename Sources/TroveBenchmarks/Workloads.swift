@@ -21,24 +21,47 @@ extension Runner {
     func encryption() throws {
         let count = options.size(100_000)
         let rows = RowB.make(count)
-        let expected = rows.reduce(Int64(0)) { $0 &+ $1.checksum }
         let engines: [any Engine.Type] = [EncryptedTroveEngine.self, SQLiteEngine.self]
-        try run("ENC", "encrypted: bulk insert, shape B", size: count, unit: "objects/s", engines: engines) { engine in
+        try run(
+            "ENC", "encrypted: bulk insert, shape B", size: count, unit: "objects/s", engines: engines,
+            body: bulkInsertB(rows, workload: "ENC"))
+        try run("ENC", "encrypted: full scan, shape B", size: count, unit: "objects/s", engines: engines, body: fullScanB(rows))
+        var random = SeededGenerator(seed: 4)
+        let ids = Array(1...count).shuffled(using: &random)
+        try run(
+            "ENC", "encrypted: primary-key lookups, random", size: count, unit: "lookups/s", engines: engines,
+            body: lookupsB(rows, ids))
+    }
+
+    // The bodies of the shape-B rows, shared by W1, W3, W4 and their encrypted twins (ENC).
+
+    /// Inserts `rows` in one transaction, then checks them with a scan.
+    private func bulkInsertB(_ rows: [RowB], workload: String) -> (any Engine) throws -> Sample {
+        let expected = rows.reduce(Int64(0)) { $0 &+ $1.checksum }
+        return { engine in
             let seconds = try measure { try engine.insertB(rows) }
             let scan = try engine.scanB()
-            guard scan.checksum == expected else { throw BenchmarkFailure(description: "\(engine.name) ENC stored wrong values") }
+            guard scan.checksum == expected else {
+                throw BenchmarkFailure(description: "\(engine.name) \(workload) stored wrong values")
+            }
             return Sample(
-                seconds: seconds, operations: count, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+                seconds: seconds, operations: rows.count, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
         }
-        try run("ENC", "encrypted: full scan, shape B", size: count, unit: "objects/s", engines: engines) { engine in
+    }
+
+    /// Reads every one of `rows` back, once inserted.
+    private func fullScanB(_ rows: [RowB]) -> (any Engine) throws -> Sample {
+        { engine in
             try engine.insertB(rows)
             var result = (count: 0, checksum: Int64(0))
             let seconds = try measure { result = try engine.scanB() }
-            return Sample(seconds: seconds, operations: count, answer: "\(result.count)/\(result.checksum)")
+            return Sample(seconds: seconds, operations: rows.count, answer: "\(result.count)/\(result.checksum)")
         }
-        var random = SeededGenerator(seed: 4)
-        let ids = Array(1...count).shuffled(using: &random)
-        try run("ENC", "encrypted: primary-key lookups, random", size: count, unit: "lookups/s", engines: engines) { engine in
+    }
+
+    /// Looks up `ids` by primary key, one at a time, in `rows` once inserted.
+    private func lookupsB(_ rows: [RowB], _ ids: [Int]) -> (any Engine) throws -> Sample {
+        { engine in
             try engine.insertB(rows)
             let result = try engine.lookupB(ids)
             return Sample(
@@ -93,15 +116,8 @@ extension Runner {
 
     func w1() throws {
         let countB = options.size(100_000, large: 1_000_000)
-        let rowsB = RowB.make(countB)
-        let expectedB = rowsB.reduce(Int64(0)) { $0 &+ $1.checksum }
-        try run("W1", "bulk insert, shape B", size: countB, unit: "objects/s") { engine in
-            let seconds = try measure { try engine.insertB(rowsB) }
-            let scan = try engine.scanB()
-            guard scan.checksum == expectedB else { throw BenchmarkFailure(description: "\(engine.name) W1 stored wrong values") }
-            return Sample(
-                seconds: seconds, operations: countB, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
-        }
+        try run(
+            "W1", "bulk insert, shape B", size: countB, unit: "objects/s", body: bulkInsertB(RowB.make(countB), workload: "W1"))
         let countA = options.size(50_000)
         let rowsA = RowA.make(countA)
         try run("W1", "bulk insert, shape A", size: countA, unit: "objects/s") { engine in
@@ -141,13 +157,7 @@ extension Runner {
             return Sample(seconds: seconds, operations: countA, answer: "\(result.count)/\(result.checksum)")
         }
         let countB = options.size(100_000)
-        let rowsB = RowB.make(countB)
-        try run("W3", "full scan, shape B", size: countB, unit: "objects/s") { engine in
-            try engine.insertB(rowsB)
-            var result = (count: 0, checksum: Int64(0))
-            let seconds = try measure { result = try engine.scanB() }
-            return Sample(seconds: seconds, operations: countB, answer: "\(result.count)/\(result.checksum)")
-        }
+        try run("W3", "full scan, shape B", size: countB, unit: "objects/s", body: fullScanB(RowB.make(countB)))
     }
 
     func w4() throws {
@@ -157,13 +167,7 @@ extension Runner {
         let sequential = Array(1...count)
         let shuffled = sequential.shuffled(using: &random)
         for (label, ids) in [("sequential", sequential), ("random", shuffled)] {
-            try run("W4", "primary-key lookups, \(label)", size: count, unit: "lookups/s") { engine in
-                try engine.insertB(rows)
-                let result = try engine.lookupB(ids)
-                return Sample(
-                    seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)",
-                    latencies: result.latencies)
-            }
+            try run("W4", "primary-key lookups, \(label)", size: count, unit: "lookups/s", body: lookupsB(rows, ids))
         }
     }
 
