@@ -1,9 +1,9 @@
 import CLMDB
 import Foundation
 import Testing
-import TroveStorage
 
 @testable import Trove
+@testable import TroveStorage
 
 /// Files that are not what they should be open with a clear TroveError,
 /// never a crash, and are never overwritten.
@@ -92,6 +92,117 @@ struct BadFileTests {
         #expect(error?.message.contains("read-only") == true)
     }
 
+    /// A file with every kind of page LMDB writes: multi-level trees, index
+    /// keys with many objects each (a tree per key), short lists of objects
+    /// per key (sub-pages), values too big for a page (overflow pages), lists.
+    private func richFile(_ name: String = #function, bigValues: Bool) throws -> URL {
+        let db = try makeDatabase(name)
+        try addPlaylists(to: db)
+        try db.write {
+            for id in 1...1500 {
+                let person = Person()
+                person.id = id
+                person.name = "person \(id % 300)"
+                person.city = ["Seoul", "Busan", "Incheon"][id % 3]
+                person.age = id % 90
+                try db.add(person)
+            }
+            if bigValues {
+                for id in 1...3 {
+                    let item = AllTypes()
+                    item.id = id
+                    item.data = Data(repeating: UInt8(id), count: 6000 * id)
+                    try db.add(item)
+                }
+            }
+        }
+        expectValid(db)
+        return db.configuration.fileURL
+    }
+
+    /// LMDB's own count of the pages in use: every page up to the last one
+    /// written, less the two meta pages and the pages on its free list.
+    private func pagesInUse(_ url: URL) throws -> Int {
+        let environment = try Environment.open(path: url.path)
+        return try environment.liveSize() / environment.pageSize - 2
+    }
+
+    /// Opens a damaged copy and verifies it: either step may refuse it with a
+    /// TroveError; returns whether the damage was found.
+    private func damageFound(_ url: URL) throws -> Bool {
+        do {
+            let db = try Database(fileURL: url)
+            let report = try db.verify()
+            return !report.isValid
+        } catch let error as TroveError {
+            #expect([.corruptFile, .schemaMismatch, .fileFormatTooNew].contains(error.kind), "\(error)")
+            return true
+        }
+    }
+
+    @Test("the page check reads exactly the pages LMDB counts as in use")
+    func pageCheckCoversEveryPage() throws {
+        let url = try richFile(bigValues: true)
+        let report = try Database(fileURL: url).verify()
+        #expect(report.isValid)
+        #expect(report.pagesChecked == (try pagesInUse(url)))
+    }
+
+    @Test("a page whose header is damaged is found, on open or by verify(), for every page in use")
+    func everyDamagedPageHeaderIsFound() throws {
+        let url = try richFile(bigValues: false)
+        let inUse = try pagesInUse(url)
+        let original = try Data(contentsOf: url)
+        let pageSize = 4096
+        let copy = makeTemporaryDirectory().appendingPathComponent("damaged.trove")
+        var found = 0
+        var lowerBoundsFound = 0
+        for page in 2..<original.count / pageSize {
+            // The page number in the header, then the free-space bounds.
+            for offset in [0, 12] {
+                var bytes = original
+                if offset == 0 {
+                    bytes[page * pageSize] ^= 0x40
+                } else {
+                    bytes[page * pageSize + 12] = 3
+                    bytes[page * pageSize + 13] = 0
+                }
+                try bytes.write(to: copy)
+                if try damageFound(copy) {
+                    if offset == 0 { found += 1 } else { lowerBoundsFound += 1 }
+                }
+                try? FileManager.default.removeItem(atPath: copy.path + "-lock")
+            }
+        }
+        // Pages not in use (free, or past the last commit's) hold nothing to damage.
+        #expect(found == inUse)
+        #expect(lowerBoundsFound == inUse)
+    }
+
+    @Test("random damage anywhere in the file is refused or reported with a TroveError, never a crash (300 rounds)")
+    func randomDamage() throws {
+        let url = try richFile(bigValues: true)
+        let original = try Data(contentsOf: url)
+        let pageSize = 4096
+        let copy = makeTemporaryDirectory().appendingPathComponent("damaged.trove")
+        var generator = SplitMix(seed: 2026)
+        var found = 0
+        for round in 0..<300 {
+            var bytes = original
+            let page = Int.random(in: 0..<original.count / pageSize, using: &generator)
+            // Half the rounds hit the header and the entry offsets, half anywhere.
+            let start = page * pageSize + Int.random(in: 0..<(round.isMultiple(of: 2) ? 64 : pageSize - 8), using: &generator)
+            for index in start..<start + Int.random(in: 1...8, using: &generator) {
+                bytes[index] = UInt8.random(in: 0...255, using: &generator)
+            }
+            try bytes.write(to: copy)
+            if try damageFound(copy) { found += 1 }
+            try? FileManager.default.removeItem(atPath: copy.path + "-lock")
+        }
+        // Damage to free space or unused pages cannot be seen; most rounds hit pages in use.
+        #expect(found > 30, "\(found) of 300 damaged copies were found")
+    }
+
     @Test("a missing directory, or a missing file opened read-only, is a fileAccess error")
     func missing() throws {
         let missingDirectory = URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)/db.trove")
@@ -99,5 +210,18 @@ struct BadFileTests {
         var configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("absent.trove"))
         configuration.readOnly = true
         expectTroveError(.fileAccess) { try Database(configuration: configuration) }
+    }
+}
+
+/// A small seeded generator, so a failing round can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -183,6 +183,7 @@ public struct Configuration: Sendable {
         options.noSync = durability == .none
         options.readOnly = readOnly
         options.deleteOnClose = inMemoryIdentifier != nil
+        options.tablesCheckedOnOpen = [Catalog.metaTable, Catalog.keyCheckTable]
         if let encryptionKey {
             options.encryptionKey = Array(encryptionKey)
             options.sealedTablePrefixes = Catalog.sealedTablePrefixes

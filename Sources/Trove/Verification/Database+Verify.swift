@@ -8,6 +8,8 @@ extension Database {
     /// index entry points at a live object with that value; every link and
     /// list element points at a stored object, the inverse-link tables agree
     /// with the links, and every list belongs to a stored object and has no gaps.
+    /// Before any of that it reads every B-tree page the snapshot reaches and
+    /// checks its structure, so a damaged page is reported, not followed.
     ///
     /// ```swift
     /// let report = try db.verify()
@@ -18,6 +20,16 @@ extension Database {
     public func verify() throws -> VerificationReport {
         var report = VerificationReport()
         let transaction = readTransaction()
+        // Pages first: LMDB follows page headers and offsets without checking
+        // them, so the records are read only once every page is known sound.
+        let pages = try PageCheck.run(on: transaction)
+        report.pagesChecked = pages.pagesChecked
+        guard pages.problems.isEmpty else {
+            report.problems = pages.problems.map {
+                .init(kind: .damagedPage, typeName: $0.table, detail: "page \($0.page): \($0.detail)")
+            }
+            return report
+        }
         for name in try Catalog.storedTypeNames(in: transaction) {
             guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
             try verifyType(schema, transaction, &report)

@@ -20,6 +20,10 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
             case inverseLinkMismatch
             /// A list element whose owner does not exist, or a gap in a list's positions.
             case damagedList
+            /// A B-tree page of the file that is damaged (bad header, an entry
+            /// outside the page, a link to a page that cannot be one); the
+            /// problem's `typeName` is the table the page belongs to.
+            case damagedPage
         }
 
         public var kind: Kind
@@ -30,7 +34,8 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
     }
 
     public var problems: [Problem] = []
-    /// How many objects and index entries were checked.
+    /// How many pages of the file, objects and index entries were checked.
+    public var pagesChecked = 0
     public var objectsChecked = 0
     public var indexEntriesChecked = 0
 
@@ -39,7 +44,7 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
 
     public var description: String {
         var lines = [
-            "checked \(objectsChecked) objects and \(indexEntriesChecked) index entries: "
+            "checked \(pagesChecked) pages, \(objectsChecked) objects and \(indexEntriesChecked) index entries: "
                 + (isValid ? "no problems" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")")
         ]
         lines += problems.map { "- \($0)" }

@@ -32,6 +32,9 @@ package final class Environment: @unchecked Sendable {
         package var encryptionKey: [UInt8]?
         /// Tables whose names start with one of these hold encrypted values.
         package var sealedTablePrefixes: [String] = []
+        /// Tables whose pages are checked on open, beside LMDB's own two
+        /// (the free pages and the table of tables).
+        package var tablesCheckedOnOpen: Set<String> = []
 
         package init() {}
     }
@@ -172,6 +175,7 @@ package final class Environment: @unchecked Sendable {
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
+        try checkPagesReadOnOpen()
         try openExistingTables()
     }
 
@@ -267,6 +271,21 @@ package final class Environment: @unchecked Sendable {
                 entry = try cursor.next()
             }
             return names
+        }
+    }
+
+    /// LMDB trusts page headers: a damaged page among those every launch
+    /// reads would crash the open, so their structure is checked first.
+    private func checkPagesReadOnOpen() throws {
+        let txn = try ReadTransaction(environment: self)
+        defer { txn.end() }
+        let check = try PageCheck.run(on: txn, tables: options.tablesCheckedOnOpen)
+        if let problem = check.problems.first {
+            throw TroveError(
+                .corruptFile,
+                "\(path) is damaged: page \(problem.page) (\(problem.table)): \(problem.detail); restore it from a copy",
+                path: path
+            )
         }
     }
 
