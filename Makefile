@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz bench format deps build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench format deps build clean
 FUZZ_SECONDS ?= 60
 
 # Installs what is missing: LMDB (the engine), OpenSSL's libcrypto on Linux
@@ -45,6 +45,7 @@ test: deps
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	@$(MAKE) --no-print-directory fuzz-corpus
 	@grep "Test run with" .build/test-output.txt | tail -n 1
 
 # The tests under ThreadSanitizer and AddressSanitizer (separate build folders).
@@ -69,6 +70,16 @@ fuzz: deps
 	for target in predicate record operations; do \
 		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=1024 \
 			-artifact_prefix=Fuzz/Crashes/$$target- Fuzz/Corpus/$$target 2>&1 | grep -E "^#.*DONE|^Done|ERROR|SUMMARY"; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+# Replays every kept fuzz input (Fuzz/Corpus) through its target under
+# AddressSanitizer: the corpus doubles as a regression suite, and the targets
+# keep building as the code changes.
+fuzz-corpus: deps
+	@./Fuzz/build.sh
+	@for target in predicate record operations; do \
+		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target: /"; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 

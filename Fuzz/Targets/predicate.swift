@@ -16,6 +16,14 @@ private let schema = ObjectSchema(
         PropertySchema(name: "blob", type: .data),
     ])
 private let layout = RecordLayout(schema)
+/// Compiled predicates read collections and links through a snapshot; the
+/// fuzz schema has none, so an empty file's snapshot is enough.
+private let transaction: ReadTransaction = {
+    var options = Environment.Options()
+    options.deleteOnClose = true
+    let path = NSTemporaryDirectory() + "/fuzz-predicate-\(getpid()).mdb"
+    return try! ReadTransaction(environment: Environment.open(path: path, options: options))
+}()
 private let record: [UInt8] = {
     var writer = RecordWriter()
     try! writer.encode(
@@ -33,11 +41,13 @@ public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let expression = try template.substituting(arguments)
         let table = TableInfo(
             schema: schema, objects: Table.unopened("obj:T"), primaryKeyIndex: nil, indexes: [:])
-        let bound = try BoundPredicate.bind(expression, to: table)
+        let bound = try BoundPredicate.bind(expression, to: table) { name in
+            throw TroveError(.invalidProperty, "the fuzz schema has no linked type \(name)")
+        }
         record.withUnsafeBytes { bytes in
             let reader = RecordReader(bytes, layout: layout)
             _ = bound.evaluate(reader)
-            _ = bound.compile(layout)(reader)
+            _ = bound.compile(layout, transaction)(reader)
         }
     } catch let error as TroveError {
         precondition(error.kind == .invalidQuery || error.kind == .invalidProperty, "unexpected error kind \(error.kind)")
