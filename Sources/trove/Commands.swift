@@ -362,7 +362,7 @@ enum Commands {
                 "{\"type\":\(Formatting.jsonString($0.typeName)),\"kind\":\"\($0.kind.rawValue)\",\"detail\":\(Formatting.jsonString($0.detail))}"
             }
             print(
-                "{\"valid\":\(report.isValid),\"objects\":\(report.objectsChecked),\"indexEntries\":\(report.indexEntriesChecked),\"problems\":[\(problems.joined(separator: ","))]}"
+                "{\"valid\":\(report.isValid),\"pages\":\(report.pagesChecked),\"objects\":\(report.objectsChecked),\"indexEntries\":\(report.indexEntriesChecked),\"problems\":[\(problems.joined(separator: ","))]}"
             )
         } else {
             print("\(arguments.positional[0]): \(report)")

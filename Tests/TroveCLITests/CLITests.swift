@@ -223,9 +223,9 @@ struct CLITests {
         let file = try library()
         let result = try trove("verify", file)
         #expect(result.status == 0)
-        #expect(result.out.contains("checked 20 objects and 20 index entries: no problems"))
+        #expect(result.out.contains(" pages, 20 objects and 20 index entries: no problems"))
         let json = try trove("verify", file, "--json")
-        #expect(json.out.contains("\"valid\":true"))
+        #expect(json.out.contains("\"valid\":true,\"pages\":"))
     }
 
     @Test("set changes one property in one transaction; bad values and keys are refused")

@@ -114,11 +114,14 @@ struct RecordTests {
             ])
         var writer = RecordWriter()
         try writer.encode([.int(42)], layout: RecordLayout(old))
-        writer.bytes.withUnsafeBytes { bytes in
-            let reader = RecordReader(bytes, layout: RecordLayout(new))
-            #expect(reader.value(at: 0) == .int(42))
-            #expect(reader.value(at: 1) == .string("fresh"))
-            #expect(reader.value(at: 2) == .null)
+        let newLayout = RecordLayout(new)
+        withExtendedLifetime(newLayout) {
+            writer.bytes.withUnsafeBytes { bytes in
+                let reader = RecordReader(bytes, layout: newLayout)
+                #expect(reader.value(at: 0) == .int(42))
+                #expect(reader.value(at: 1) == .string("fresh"))
+                #expect(reader.value(at: 2) == .null)
+            }
         }
     }
 

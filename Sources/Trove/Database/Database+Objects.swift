@@ -69,10 +69,10 @@ extension Database {
                 guard let target = held as? Object else { continue }
                 let key = try linkKey(for: target, property: property, of: table)
                 guard let record = try fetchRecord(object._objectKey, table: table) else { continue }
-                object._record = try updateColumn(
+                let updated = try updateColumn(
                     field.column, to: .int(Int64(bitPattern: key)), objectKey: object._objectKey, record: record, table: table,
                     state)
-                object._recordGeneration = generation
+                object.keepRecord(updated, layout: table.layout, generation: generation)
             case .list, .set:
                 guard let list = held as? any _TroveListStorage else { continue }
                 for (position, element) in list._unmanagedElements.enumerated() {

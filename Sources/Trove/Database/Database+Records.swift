@@ -339,8 +339,7 @@ extension Database {
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
         }
-        object._record = record
-        object._recordGeneration = generation
+        object.keepRecord(record, layout: table.layout, generation: generation)
     }
 
     /// Fills the record copies of freshly materialized objects of one table
@@ -363,8 +362,7 @@ extension Database {
                     }
                     previous = key
                     if let entry {
-                        object._record = Array(entry.value)
-                        object._recordGeneration = generation
+                        object.keepRecord(Array(entry.value), layout: table.layout, generation: generation)
                     } else {
                         previous = nil
                     }
@@ -391,17 +389,16 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
+            var current = object._record
             if object._recordGeneration != generation {
                 guard let fresh = try fetchRecord(object._objectKey, table: table) else {
                     fatalError(
                         "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
                 }
-                object._record = fresh
+                current = fresh
             }
-            let record = try updateColumn(
-                column, to: value, objectKey: object._objectKey, record: object._record, table: table, state)
-            object._record = record
-            object._recordGeneration = generation
+            let record = try updateColumn(column, to: value, objectKey: object._objectKey, record: current, table: table, state)
+            object.keepRecord(record, layout: table.layout, generation: generation)
         } catch {
             state.deferredError = error
         }

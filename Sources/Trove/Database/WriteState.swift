@@ -45,7 +45,9 @@ final class ObjectBinding {
     let relationFields: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// Key path objects seen so far and their columns. Key path literals of a
     /// non-generic class are one object each, so this stays as small as the class.
-    private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
+    /// Every managed property read searches it: exempt from dynamic exclusivity
+    /// checks (a binding belongs to one handle, used on one thread at a time).
+    @exclusivity(unchecked) private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
     private lazy var probe: Object = {
         let probe = info.type.init()
         probe.bindProbe(table: table, columns: columns, info: info)
@@ -71,7 +73,7 @@ final class ObjectBinding {
         return resolve(storageKeyPath, key)
     }
 
-    private var userKeyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
+    @exclusivity(unchecked) private var userKeyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
 
     /// The column a model key path (`\Person.age`) reads, or nil when it reads none.
     func column(forKeyPath keyPath: AnyKeyPath) -> Int? {

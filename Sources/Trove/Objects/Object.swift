@@ -36,6 +36,11 @@ open class Object: CustomStringConvertible {
     /// `_recordGeneration`: property reads then need no lookup and no lock.
     @exclusivity(unchecked) final var _record: [UInt8] = []
     @exclusivity(unchecked) final var _recordGeneration: UInt64 = .max
+    /// How many columns the record copy holds and where its fixed slots start:
+    /// found, and the record's structure checked, once when the copy is kept,
+    /// so a property read does neither.
+    @exclusivity(unchecked) final var _recordColumns = 0
+    @exclusivity(unchecked) final var _recordHeader = 0
     /// The Observation registrar of a tracked object (``ObservationTracked``), once read.
     final var _observation: AnyObject?
 
@@ -92,7 +97,10 @@ open class Object: CustomStringConvertible {
         }
         let record = _record
         unowned(unsafe) let layout = binding.layout
-        let value = record.withUnsafeBytes { RecordReader($0, layout: layout).value(at: column) }
+        let (columns, header) = (_recordColumns, _recordHeader)
+        let value = record.withUnsafeBytes {
+            RecordReader(checked: $0, layout: layout, columns: columns, header: header).value(at: column)
+        }
         if binding.isTracked { _trackAccess(column, value, binding.table) }
         return value
     }
@@ -109,7 +117,10 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: table)
         }
-        return _record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+        let (columns, header) = (_recordColumns, _recordHeader)
+        return _record.withUnsafeBytes {
+            RecordReader(checked: $0, layout: table.layout, columns: columns, header: header).value(at: column)
+        }
     }
 
     @usableFromInline
@@ -127,6 +138,19 @@ open class Object: CustomStringConvertible {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
         }
         database.writeLink(column, to: target, of: self, table: table)
+    }
+
+    /// Keeps `record` as this object's copy for the handle's `generation`. Its
+    /// structure is checked here, once (a damaged record traps, as a read would).
+    final func keepRecord(_ record: [UInt8], layout: RecordLayout, generation: UInt64) {
+        let (columns, header) = record.withUnsafeBytes { bytes in
+            let reader = RecordReader(bytes, layout: layout)
+            return (reader.columns, reader.header)
+        }
+        _record = record
+        _recordColumns = columns
+        _recordHeader = header
+        _recordGeneration = generation
     }
 
     /// Makes this object read from and write to `database` from now on.
