@@ -188,9 +188,16 @@ extension Database {
     /// ```
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
         let binding = objectBindingOrTrap(for: type)
+        let table = binding.table
         do {
-            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: binding.table) else { return nil }
-            return materialize(type, objectKey: objectKey, binding: binding)
+            // An integer key is the object key: one lookup reads the record the object keeps.
+            if table.keyIsPrimaryKey, let column = table.primaryKeyColumn,
+                case .int(let integer) = key._troveStored.converted(to: table.layout.types[column])
+            {
+                return try loadedObject(type, objectKey: TableInfo.objectKey(forInteger: integer), binding: binding)
+            }
+            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: table) else { return nil }
+            return try loadedObject(type, objectKey: objectKey, binding: binding)
         } catch {
             fatalError("Trove: cannot look up a \(binding.table.name) by primary key in \(path): \(error)")
         }
@@ -199,8 +206,20 @@ extension Database {
     /// The object with an object key, or nil when it does not exist in this handle's state.
     func object<T: Object>(_ type: T.Type, objectKey: UInt64) -> T? {
         let binding = objectBindingOrTrap(for: type)
-        guard contains(objectKey: objectKey, in: binding.table) else { return nil }
-        return materialize(type, objectKey: objectKey, binding: binding)
+        do {
+            return try loadedObject(type, objectKey: objectKey, binding: binding)
+        } catch {
+            fatalError("Trove: cannot read a \(binding.table.name) object from \(path): \(error)")
+        }
+    }
+
+    /// The object with `objectKey`, holding the record that showed it exists
+    /// (so its first property read looks nothing up), or nil.
+    func loadedObject<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) throws -> T? {
+        guard let record = try fetchRecord(objectKey, table: binding.table) else { return nil }
+        let object = materialize(type, objectKey: objectKey, binding: binding)
+        object.keepRecord(record, layout: binding.table.layout, generation: generation)
+        return object
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
