@@ -216,10 +216,9 @@ extension Database {
     /// The object with `objectKey`, holding the record that showed it exists
     /// (so its first property read looks nothing up), or nil.
     func loadedObject<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) throws -> T? {
-        guard let record = try fetchRecord(objectKey, table: binding.table) else { return nil }
+        if binding.table.isRetired { return nil }
         let object = materialize(type, objectKey: objectKey, binding: binding)
-        object.keepRecord(record, layout: binding.table.layout, generation: generation)
-        return object
+        return try keepRecord(of: object, table: binding.table) ? object : nil
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {

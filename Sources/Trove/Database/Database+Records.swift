@@ -334,12 +334,27 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
-        guard let record = fetchRecordOrTrap(object._objectKey, table: table) else {
+        let found: Bool
+        do {
+            found = try !table.isRetired && keepRecord(of: object, table: table)
+        } catch {
+            fatalError("Trove: cannot read a \(table.name) object from \(path): \(error)")
+        }
+        guard found else {
             fatalError(
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
         }
-        object.keepRecord(record, layout: table.layout, generation: generation)
+    }
+
+    /// Copies the object's record from the current snapshot straight into the
+    /// object; false when the object is not stored.
+    func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
+        try readTransaction().withValue(in: table.objects, key: object._objectKey) { bytes in
+            guard let bytes else { return false }
+            object.keepRecord(bytes, layout: table.layout, generation: generation)
+            return true
+        }
     }
 
     /// Fills the record copies of freshly materialized objects of one table
@@ -362,7 +377,7 @@ extension Database {
                     }
                     previous = key
                     if let entry {
-                        object.keepRecord(Array(entry.value), layout: table.layout, generation: generation)
+                        object.keepRecord(entry.value, layout: table.layout, generation: generation)
                     } else {
                         previous = nil
                     }
@@ -389,7 +404,7 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
-            var current = object._record
+            var current = Array(object._record)
             if object._recordGeneration != generation {
                 guard let fresh = try fetchRecord(object._objectKey, table: table) else {
                     fatalError(

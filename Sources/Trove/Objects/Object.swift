@@ -34,7 +34,11 @@ open class Object: CustomStringConvertible {
     final var _recorder: KeyPathRecorder?
     /// A private copy of the record, valid while the handle's generation is
     /// `_recordGeneration`: property reads then need no lookup and no lock.
-    @exclusivity(unchecked) final var _record: [UInt8] = []
+    /// Raw memory the object owns rather than an array, so a read retains
+    /// nothing; replaced only by ``keepRecord(_:layout:generation:)``.
+    @exclusivity(unchecked) final var _record = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// The allocation `_record` views, reused while records fit in it.
+    @exclusivity(unchecked) final var _recordStorage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     @exclusivity(unchecked) final var _recordGeneration: UInt64 = .max
     /// How many columns the record copy holds and where its fixed slots start:
     /// found, and the record's structure checked, once when the copy is kept,
@@ -95,12 +99,10 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: binding.table)
         }
-        let record = _record
         unowned(unsafe) let layout = binding.layout
-        let (columns, header) = (_recordColumns, _recordHeader)
-        let value = record.withUnsafeBytes {
-            RecordReader(checked: $0, layout: layout, columns: columns, header: header).value(at: column)
-        }
+        let value = RecordReader(
+            checked: UnsafeRawBufferPointer(_record), layout: layout, columns: _recordColumns, header: _recordHeader
+        ).value(at: column)
         if binding.isTracked { _trackAccess(column, value, binding.table) }
         return value
     }
@@ -117,10 +119,9 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: table)
         }
-        let (columns, header) = (_recordColumns, _recordHeader)
-        return _record.withUnsafeBytes {
-            RecordReader(checked: $0, layout: table.layout, columns: columns, header: header).value(at: column)
-        }
+        return RecordReader(
+            checked: UnsafeRawBufferPointer(_record), layout: table.layout, columns: _recordColumns, header: _recordHeader
+        ).value(at: column)
     }
 
     @usableFromInline
@@ -142,15 +143,25 @@ open class Object: CustomStringConvertible {
 
     /// Keeps `record` as this object's copy for the handle's `generation`. Its
     /// structure is checked here, once (a damaged record traps, as a read would).
-    final func keepRecord(_ record: [UInt8], layout: RecordLayout, generation: UInt64) {
-        let (columns, header) = record.withUnsafeBytes { bytes in
-            let reader = RecordReader(bytes, layout: layout)
-            return (reader.columns, reader.header)
+    final func keepRecord(_ record: UnsafeRawBufferPointer, layout: RecordLayout, generation: UInt64) {
+        let reader = RecordReader(record, layout: layout)
+        if record.count > _recordStorage.count {
+            _recordStorage.deallocate()
+            _recordStorage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(record.count, 64), alignment: 8)
         }
-        _record = record
-        _recordColumns = columns
-        _recordHeader = header
+        _record = UnsafeMutableRawBufferPointer(rebasing: _recordStorage[0..<record.count])
+        if record.count > 0 { _record.copyMemory(from: record) }
+        _recordColumns = reader.columns
+        _recordHeader = reader.header
         _recordGeneration = generation
+    }
+
+    final func keepRecord(_ record: [UInt8], layout: RecordLayout, generation: UInt64) {
+        record.withUnsafeBytes { keepRecord($0, layout: layout, generation: generation) }
+    }
+
+    deinit {
+        _recordStorage.deallocate()
     }
 
     /// Makes this object read from and write to `database` from now on.
