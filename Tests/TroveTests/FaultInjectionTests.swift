@@ -76,6 +76,7 @@ struct FaultInjectionTests {
         let calls = FaultInjection.disarm().calls
         let after = state(reference)
         #expect(calls > 10)
+        defer { print("fault injection: each of \(calls) LMDB calls of the representative write failed in turn with \(code)") }
 
         for failAt in 1...calls {
             let db = try setUp("fault-\(code)-\(failAt)")
