@@ -100,9 +100,8 @@ open class Object: CustomStringConvertible {
             database.loadRecord(into: self, table: binding.table)
         }
         unowned(unsafe) let layout = binding.layout
-        let value = RecordReader(
-            checked: UnsafeRawBufferPointer(_record), layout: layout, columns: _recordColumns, header: _recordHeader
-        ).value(at: column)
+        let value = RecordReader.value(
+            at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: layout)
         if binding.isTracked { _trackAccess(column, value, binding.table) }
         return value
     }

@@ -49,9 +49,27 @@ struct RecordReader {
 
     /// The value of `column`; columns the record predates read as defaults.
     func value(at column: Int) -> StoredValue {
+        Self.value(at: column, in: bytes, columns: columns, header: header, layout: layout)
+    }
+
+    /// ``value(at:)`` over a checked record without a reader: the layout is
+    /// borrowed, so a managed property read retains nothing.
+    @inline(__always)
+    static func value(
+        at column: Int, in bytes: UnsafeRawBufferPointer, columns: Int, header: Int, layout: RecordLayout
+    ) -> StoredValue {
+        func load<T: FixedWidthInteger>(_: T.Type, _ offset: Int) -> T {
+            T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        func heap(_ slot: Int) -> UnsafeRawBufferPointer {
+            let offset = Int(load(UInt32.self, slot))
+            let count = Int(load(UInt32.self, slot + 4))
+            if offset + count > bytes.count { RecordReader.damaged(layout, "points past its end") }
+            return UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
+        }
         // Collections (not in the record) are never read here: their readers go to their own tables.
         guard column < columns else { return layout.fallbacks[column] }
-        if isNull(column) { return .null }
+        if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 { return .null }
         let slot = header + layout.slotOffsets[column]
         switch layout.types[column] {
         case .bool: return .bool(bytes[slot] != 0)
