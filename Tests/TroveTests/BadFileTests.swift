@@ -185,7 +185,7 @@ struct BadFileTests {
         let original = try Data(contentsOf: url)
         let pageSize = 4096
         let copy = makeTemporaryDirectory().appendingPathComponent("damaged.trove")
-        var generator = SplitMix(seed: 2026)
+        var generator = SplitMix64(seed: 2026)
         var found = 0
         for round in 0..<300 {
             var bytes = original
@@ -210,18 +210,5 @@ struct BadFileTests {
         var configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("absent.trove"))
         configuration.readOnly = true
         expectTroveError(.fileAccess) { try Database(configuration: configuration) }
-    }
-}
-
-/// A small seeded generator, so a failing round can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

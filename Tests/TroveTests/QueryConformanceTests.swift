@@ -79,7 +79,7 @@ struct SourceRow {
 }
 
 /// SplitMix64: a small generator that gives the same sequence on every machine.
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64
 
     init(seed: UInt64) { state = seed }
