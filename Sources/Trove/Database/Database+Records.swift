@@ -404,8 +404,10 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
-            var current = Array(object._record)
-            if object._recordGeneration != generation {
+            let current: [UInt8]
+            if object._recordGeneration == generation {
+                current = Array(object._record)
+            } else {
                 guard let fresh = try fetchRecord(object._objectKey, table: table) else {
                     fatalError(
                         "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")

@@ -118,9 +118,8 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: table)
         }
-        return RecordReader(
-            checked: UnsafeRawBufferPointer(_record), layout: table.layout, columns: _recordColumns, header: _recordHeader
-        ).value(at: column)
+        return RecordReader.value(
+            at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: table.layout)
     }
 
     @usableFromInline

@@ -24,17 +24,6 @@ struct RecordReader {
         }
     }
 
-    /// A reader over a record whose structure an earlier reader checked and
-    /// measured (`columns`, `header`): managed objects keep those with their
-    /// record copy, so a property read skips the check.
-    @inline(__always)
-    init(checked bytes: UnsafeRawBufferPointer, layout: RecordLayout, columns: Int, header: Int) {
-        self.bytes = bytes
-        self.layout = layout
-        self.columns = columns
-        self.header = header
-    }
-
     /// A record that does not fit its own header cannot be read safely.
     static func damaged(_ layout: RecordLayout, _ detail: String) -> Never {
         fatalError(
