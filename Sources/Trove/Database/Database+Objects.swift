@@ -216,14 +216,9 @@ extension Database {
     /// The object with `objectKey`, holding the record that showed it exists
     /// (so its first property read looks nothing up), or nil.
     func loadedObject<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) throws -> T? {
-        let table = binding.table
-        if table.isRetired { return nil }
-        return try readTransaction().withValue(in: table.objects, key: objectKey) { record in
-            guard let record else { return nil }
-            let object = materialize(type, objectKey: objectKey, binding: binding)
-            object.keepRecord(record, layout: table.layout, generation: generation)
-            return object
-        }
+        if binding.table.isRetired { return nil }
+        let object = materialize(type, objectKey: objectKey, binding: binding)
+        return try keepRecord(of: object, table: binding.table) ? object : nil
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
