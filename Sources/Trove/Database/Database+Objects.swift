@@ -188,15 +188,10 @@ extension Database {
     /// ```
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
         let binding = objectBindingOrTrap(for: type)
-        let table = binding.table
         do {
-            // An integer key is the object key: one lookup reads the record the object keeps.
-            if table.keyIsPrimaryKey, let column = table.primaryKeyColumn,
-                case .int(let integer) = key._troveStored.converted(to: table.layout.types[column])
-            {
-                return try loadedObject(type, objectKey: TableInfo.objectKey(forInteger: integer), binding: binding)
-            }
-            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: table) else { return nil }
+            // Reading the record is the existence check: one lookup for an integer key.
+            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: binding.table, checkingExistence: false)
+            else { return nil }
             return try loadedObject(type, objectKey: objectKey, binding: binding)
         } catch {
             fatalError("Trove: cannot look up a \(binding.table.name) by primary key in \(path): \(error)")

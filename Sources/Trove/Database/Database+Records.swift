@@ -283,8 +283,10 @@ extension Database {
         try table.hasRelations || !incomingLinks(to: table.name).isEmpty
     }
 
-    /// The object key stored under a primary key value.
-    func objectKey(forPrimaryKey value: StoredValue, in table: TableInfo) throws -> UInt64? {
+    /// The object key for a primary-key value, or nil when no object has it.
+    /// `checkingExistence: false` skips the lookup an integer key (which is
+    /// its own object key) needs, for callers that read the record next.
+    func objectKey(forPrimaryKey value: StoredValue, in table: TableInfo, checkingExistence: Bool = true) throws -> UInt64? {
         guard let column = table.primaryKeyColumn else {
             throw TroveError(.invalidPrimaryKey, "\(table.name) has no primary key", path: path)
         }
@@ -292,7 +294,7 @@ extension Database {
         if table.keyIsPrimaryKey {
             guard case .int(let integer) = converted else { return nil }
             let objectKey = TableInfo.objectKey(forInteger: integer)
-            return contains(objectKey: objectKey, in: table) ? objectKey : nil
+            return !checkingExistence || contains(objectKey: objectKey, in: table) ? objectKey : nil
         }
         let key = try primaryKeyKey(converted, table: table)
         return try key.withUnsafeBytes { k in

@@ -32,7 +32,10 @@ struct RecordReader {
     }
 
     @inline(__always)
-    func isNull(_ column: Int) -> Bool {
+    func isNull(_ column: Int) -> Bool { Self.isNull(column, in: bytes) }
+
+    @inline(__always)
+    private static func isNull(_ column: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
         bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0
     }
 
@@ -47,9 +50,7 @@ struct RecordReader {
     static func value(
         at column: Int, in bytes: UnsafeRawBufferPointer, columns: Int, header: Int, layout: RecordLayout
     ) -> StoredValue {
-        func load<T: FixedWidthInteger>(_: T.Type, _ offset: Int) -> T {
-            T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
-        }
+        func load<T: FixedWidthInteger>(_ type: T.Type, _ offset: Int) -> T { Self.load(type, offset, in: bytes) }
         func heap(_ slot: Int) -> UnsafeRawBufferPointer {
             let offset = Int(load(UInt32.self, slot))
             let count = Int(load(UInt32.self, slot + 4))
@@ -58,7 +59,7 @@ struct RecordReader {
         }
         // Collections (not in the record) are never read here: their readers go to their own tables.
         guard column < columns else { return layout.fallbacks[column] }
-        if bytes[2 + column / 8] & (1 << UInt8(column % 8)) != 0 { return .null }
+        if isNull(column, in: bytes) { return .null }
         let slot = header + layout.slotOffsets[column]
         switch layout.types[column] {
         case .bool: return .bool(bytes[slot] != 0)
@@ -97,16 +98,11 @@ struct RecordReader {
     }
 
     @inline(__always)
-    private func load<T: FixedWidthInteger>(_: T.Type, _ offset: Int) -> T {
-        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
-    }
+    private func load<T: FixedWidthInteger>(_ type: T.Type, _ offset: Int) -> T { Self.load(type, offset, in: bytes) }
 
     @inline(__always)
-    func heap(_ slot: Int) -> UnsafeRawBufferPointer {
-        let offset = Int(load(UInt32.self, slot))
-        let count = Int(load(UInt32.self, slot + 4))
-        if offset + count > bytes.count { RecordReader.damaged(layout, "points past its end") }
-        return UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
+    private static func load<T: FixedWidthInteger>(_: T.Type, _ offset: Int, in bytes: UnsafeRawBufferPointer) -> T {
+        T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
     }
 
     /// Every column, in order.
