@@ -39,8 +39,12 @@ demo: deps
 	$(SWIFT) build --product Chat
 	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/chat.trove
 
+# Test files of earlier runs (each test writes to a fresh folder in these).
+TEST_SCRATCH := $(addprefix $(or $(TMPDIR),/tmp)/,trove-tests trove-cli-tests trove-crash-tests trove-storage-tests)
+
 test: deps
 	$(SWIFT) build --build-tests
+	rm -rf $(TEST_SCRATCH)
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt

@@ -15,15 +15,15 @@ do {
     let bars = evaluateBars(runner.rows)
     print(markdownTable(runner.rows, bars: bars))
 
-    let formatter = ISO8601DateFormatter()
-    let report = Report(
-        date: formatter.string(from: Date()),
-        machine: .init(
-            cores: ProcessInfo.processInfo.activeProcessorCount, memoryBytes: ProcessInfo.processInfo.physicalMemory,
-            system: shell("uname -srm")),
-        toolchain: shell("swift --version 2>&1 | head -1"), revision: shell("git rev-parse --short HEAD 2>/dev/null"),
-        options: CommandLine.arguments.dropFirst().joined(separator: " "), rows: runner.rows, bars: bars)
+    // A quick run writes no report (and runs no helper processes, which hang under valgrind).
     if !options.quick {
+        let report = Report(
+            date: ISO8601DateFormatter().string(from: Date()),
+            machine: .init(
+                cores: ProcessInfo.processInfo.activeProcessorCount, memoryBytes: ProcessInfo.processInfo.physicalMemory,
+                system: shell("uname -srm")),
+            toolchain: shell("swift --version 2>&1 | head -1"), revision: shell("git rev-parse --short HEAD 2>/dev/null"),
+            options: CommandLine.arguments.dropFirst().joined(separator: " "), rows: runner.rows, bars: bars)
         let directory = URL(fileURLWithPath: options.outputDirectory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let encoder = JSONEncoder()

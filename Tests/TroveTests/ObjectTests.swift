@@ -3,6 +3,32 @@ import Testing
 
 @testable import Trove
 
+/// A model whose `init()` sets its own properties (and so runs setters while
+/// reflection makes the instance it learns the class from).
+final class Preset: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var title = ""
+    @Persisted var rank: Int16 = 0
+    @Persisted var note: String?
+
+    required init() {
+        super.init()
+        title = "untitled"
+        rank = 7
+    }
+}
+
+/// A subclass adds fields after its superclass's.
+class Shape: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+}
+
+final class Circle: Shape {
+    @Persisted var radius = 0.0
+    @Persisted var label: String?
+}
+
 @Suite("Objects and write transactions")
 struct ObjectTests {
     @Test("add, read, update and delete an object")
@@ -267,5 +293,70 @@ struct ObjectTests {
         let error = expectTroveError(.invalidValue) { try Database(configuration: other) }
         #expect(error?.message.contains("other settings") == true)
         #expect(try Database(configuration: db.configuration).objects(Dog.self).count == 0)
+    }
+
+    @Test("unmanaged setters store every field, in an init() that sets properties and in a subclass")
+    func unmanagedSetters() throws {
+        let db = try makeDatabase { $0.objectTypes = [Preset.self, Circle.self] }
+        let preset = Preset()
+        #expect(preset.title == "untitled" && preset.rank == 7 && preset.note == nil)
+        preset.id = 1
+        preset.note = "first"
+        preset.note = "second"
+        preset.rank = -3
+        #expect(preset.id == 1 && preset.title == "untitled" && preset.rank == -3 && preset.note == "second")
+        let circle = Circle()
+        circle.id = 2
+        circle.name = "wheel"
+        circle.radius = 1.5
+        circle.label = "round"
+        circle.label = nil
+        #expect(circle.id == 2 && circle.name == "wheel" && circle.radius == 1.5 && circle.label == nil)
+        try db.write {
+            try db.add(preset)
+            try db.add(circle)
+        }
+        let storedPreset = try #require(db.object(ofType: Preset.self, forPrimaryKey: 1))
+        #expect(storedPreset.title == "untitled" && storedPreset.rank == -3 && storedPreset.note == "second")
+        let storedCircle = try #require(db.object(ofType: Circle.self, forPrimaryKey: 2))
+        #expect(storedCircle.name == "wheel" && storedCircle.radius == 1.5 && storedCircle.label == nil)
+        // Managed now: setters write the database.
+        try db.write { storedCircle.radius = 2.5 }
+        #expect(circle.radius == 2.5)
+        // A fresh instance starts from the defaults, not from another instance's values.
+        let fresh = Circle()
+        #expect(fresh.id == 0 && fresh.name == "" && fresh.radius == 0 && fresh.label == nil)
+        expectValid(db)
+    }
+
+    @Test("objects added in descending, random and ascending key order in one write are all stored; duplicates still throw")
+    func insertOrder() throws {
+        let db = try makeDatabase()
+        var random = SystemRandomNumberGenerator()
+        let keys = Array((1...200).reversed()) + Array(1001...1200).shuffled(using: &random) + Array(2001...2200)
+        try db.write {
+            for key in keys {
+                let person = Person()
+                person.id = key
+                person.name = "p\(key)"
+                try db.add(person)
+            }
+        }
+        try db.write {
+            // After appending at the end, a key inside the range is still a duplicate.
+            let last = Person()
+            last.id = 3000
+            try db.add(last)
+            let duplicate = Person()
+            duplicate.id = 1100
+            expectTroveError(.primaryKeyExists) { try db.add(duplicate) }
+            let again = Person()
+            again.id = 3000
+            expectTroveError(.primaryKeyExists) { try db.add(again) }
+        }
+        let stored = db.objects(Person.self)
+        #expect(stored.map(\.id) == (keys + [3000]).sorted())
+        #expect(stored.allSatisfy { $0.name == ($0.id == 3000 ? "" : "p\($0.id)") })
+        expectValid(db)
     }
 }

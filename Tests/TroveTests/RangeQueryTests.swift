@@ -19,6 +19,13 @@ final class Caption: Object {
     @Persisted var tagCopy: UUID?
 }
 
+final class Gauge: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var wide = 0
+    @Persisted var narrow: Int8 = 0
+    @Persisted var maybe: Int?
+}
+
 @Suite("Range queries and MATCHES")
 struct RangeQueryTests {
     private func readings(_ name: String = #function) throws -> (
@@ -165,5 +172,88 @@ struct RangeQueryTests {
         #expect(try all.filter("name MATCHES 'nn'").isEmpty)
         expectTroveError(.invalidQuery) { try all.filter("name MATCHES '('") }
         expectTroveError(.invalidQuery) { try all.filter("age MATCHES '1'") }
+    }
+
+    private func gauges(_ name: String = #function) throws -> (Database, [(id: Int, wide: Int, narrow: Int8, maybe: Int?)]) {
+        let db = try makeDatabase(name)
+        var random = SystemRandomNumberGenerator()
+        let edges = [Int.min, Int.min + 1, -1, 0, 1, Int.max - 1, Int.max]
+        var rows: [(id: Int, wide: Int, narrow: Int8, maybe: Int?)] = []
+        try db.write {
+            for id in 1...300 {
+                let gauge = Gauge()
+                gauge.id = id
+                gauge.wide = id <= edges.count ? edges[id - 1] : Int.random(in: -1000...1000, using: &random)
+                gauge.narrow = id % 50 == 0 ? .max : id % 51 == 0 ? .min : Int8.random(in: -20...20, using: &random)
+                gauge.maybe = id % 3 == 0 ? nil : Int.random(in: -10...10, using: &random)
+                try db.add(gauge)
+                rows.append((id, gauge.wide, gauge.narrow, gauge.maybe))
+            }
+        }
+        return (db, rows)
+    }
+
+    @Test("unindexed integer comparisons agree with Swift at the edges of Int64 and Int8, with nil and in conjunctions")
+    func unindexedIntegerComparisons() throws {
+        let (db, rows) = try gauges()
+        let all = db.objects(Gauge.self)
+        func ids(_ query: String, _ arguments: Any?...) throws -> [Int] {
+            try all.filter(query, arguments: arguments).map(\.id)
+        }
+        func expected(_ keep: ((id: Int, wide: Int, narrow: Int8, maybe: Int?)) -> Bool) -> [Int] {
+            rows.filter(keep).map(\.id)
+        }
+        for bound in [Int.min, Int.min + 1, -5, 0, 5, Int.max - 1, Int.max] {
+            #expect(try ids("wide < %@", bound) == expected { $0.wide < bound })
+            #expect(try ids("wide <= %@", bound) == expected { $0.wide <= bound })
+            #expect(try ids("wide > %@", bound) == expected { $0.wide > bound })
+            #expect(try ids("wide >= %@", bound) == expected { $0.wide >= bound })
+            #expect(try ids("wide == %@", bound) == expected { $0.wide == bound })
+            #expect(try ids("narrow > %@", bound) == expected { Int($0.narrow) > bound })
+            #expect(try ids("narrow <= %@", bound) == expected { Int($0.narrow) <= bound })
+            // nil is in no range, and != keeps it.
+            #expect(try ids("maybe >= %@", bound) == expected { $0.maybe.map { $0 >= bound } ?? false })
+            #expect(try ids("maybe != %@", bound) == expected { $0.maybe != bound })
+        }
+        #expect(try ids("narrow >= 127") == expected { $0.narrow == .max })
+        #expect(try ids("narrow < -127") == expected { $0.narrow == .min })
+        #expect(
+            try ids("wide >= -100 AND wide < 100 AND narrow > 0") == expected { (-100..<100).contains($0.wide) && $0.narrow > 0 })
+        #expect(try ids("wide > 10 AND wide < 5").isEmpty)
+        #expect(try ids("wide == 0 AND wide == 1").isEmpty)
+        #expect(try ids("narrow BETWEEN {-3, 3}") == expected { (-3...3).contains($0.narrow) })
+        #expect(try ids("maybe BETWEEN {-3, 3} AND wide > 0") == expected { (-3...3).contains($0.maybe ?? 99) && $0.wide > 0 })
+        #expect(try ids("5 > wide AND wide >= -5") == expected { (-5..<5).contains($0.wide) })
+    }
+
+    @Test("sum, min, max and average agree with Swift before and after counting, and follow writes")
+    func aggregatesOverFilteredResults() throws {
+        let (db, rows) = try gauges()
+        let range = try db.objects(Gauge.self).filter("maybe >= -3 AND maybe < 4")
+        func check(_ rows: [(id: Int, wide: Int, narrow: Int8, maybe: Int?)], sourceLocation: SourceLocation = #_sourceLocation) {
+            let kept = rows.compactMap(\.maybe).filter { (-3..<4).contains($0) }
+            #expect(range.sum(of: \.maybe) == kept.reduce(0, +), sourceLocation: sourceLocation)
+            #expect(range.min(of: \.maybe) == kept.min(), sourceLocation: sourceLocation)
+            #expect(range.max(of: \.maybe) == kept.max(), sourceLocation: sourceLocation)
+            let mean = kept.isEmpty ? nil : Double(kept.reduce(0, +)) / Double(kept.count)
+            #expect(range.average(of: \.maybe) == mean, sourceLocation: sourceLocation)
+        }
+        check(rows)  // one pass each
+        #expect(range.count == rows.filter { (-3..<4).contains($0.maybe ?? 99) }.count)
+        check(rows)  // from the keys the count found
+        var changed = rows
+        try db.write {
+            for gauge in try db.objects(Gauge.self).filter("id <= 30") { gauge.maybe = 3 }
+        }
+        for index in 0..<30 { changed[index].maybe = 3 }
+        check(changed)
+        _ = range.count
+        check(changed)
+        // A sum over most of the table: one pass even after a count.
+        let moderate = try db.objects(Gauge.self).filter("wide >= -1000 AND wide <= 1000")
+        let wides = changed.map(\.wide).filter { (-1000...1000).contains($0) }
+        #expect(moderate.sum(of: \.wide) == wides.reduce(0, +))
+        #expect(moderate.count == wides.count)
+        #expect(moderate.sum(of: \.wide) == wides.reduce(0, +))
     }
 }

@@ -58,27 +58,43 @@ extension Database {
 
     /// Every element of one list, set or map, in key order.
     func listValues(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [StoredValue] {
-        try collectionEntries(owner: owner, column: column, table: table, transaction).map(\.value)
+        var values: [StoredValue] = []
+        try forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
+            values.append(element.value(at: 0))
+        }
+        return values
     }
 
     /// Every entry of one collection: the key after the owner prefix, and the element.
     func collectionEntries(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws
         -> [(key: [UInt8], value: StoredValue)]
     {
+        var entries: [(key: [UInt8], value: StoredValue)] = []
+        try forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { key, element in
+            entries.append((Array(key), element.value(at: 0)))
+        }
+        return entries
+    }
+
+    /// Calls `visit` with each entry of one collection in key order: the key
+    /// after the owner prefix and a reader over the element (both valid only
+    /// during the call).
+    func forEachCollectionEntry(
+        owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction,
+        _ visit: (UnsafeRawBufferPointer, RecordReader) -> Void
+    ) throws {
         guard let collection = table.collections[column], let layout = table.elementLayouts[column],
             transaction.canSee(collection)
         else {
-            return []
+            return
         }
         let start = Database.ownerPrefix(owner)
-        return try transaction.withCursor(on: collection) { cursor in
-            var entries: [(key: [UInt8], value: StoredValue)] = []
+        try transaction.withCursor(on: collection) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, Database.owner(of: current.key) == owner {
-                entries.append((Array(current.key.dropFirst(8)), RecordReader(current.value, layout: layout).value(at: 0)))
+                visit(UnsafeRawBufferPointer(rebasing: current.key.dropFirst(8)), RecordReader(current.value, layout: layout))
                 entry = try cursor.next()
             }
-            return entries
         }
     }
 

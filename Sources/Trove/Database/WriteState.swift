@@ -28,8 +28,9 @@ final class WriteState {
 
 /// An ``Object`` subclass bound to its stored table in one handle: for each
 /// `@Persisted` field, the record column it reads. Every managed object of
-/// the class points at it; it maps the key paths `@Persisted` hands its
-/// accessor to columns, so managed objects never touch their field storage.
+/// the class points at it; binding an object writes each field's column into
+/// the field, where `@Persisted`'s accessor finds it (the value part of a
+/// managed object's fields is never used).
 @usableFromInline
 final class ObjectBinding {
     let table: TableInfo
@@ -43,11 +44,8 @@ final class ObjectBinding {
     let fieldReaders: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// For `add`: the links and collections, written once the object has its key.
     let relationFields: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
-    /// Key path objects seen so far and their columns. Key path literals of a
-    /// non-generic class are one object each, so this stays as small as the class.
-    /// Every managed property read searches it: exempt from dynamic exclusivity
-    /// checks (a binding belongs to one handle, used on one thread at a time).
-    @exclusivity(unchecked) private var keyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
+    /// Where each field's column sits in an instance, and the column to write there.
+    let columnStamps: [(offset: Int, column: Int)]
     private lazy var probe: Object = {
         let probe = info.type.init()
         probe.bindProbe(table: table, columns: columns, info: info)
@@ -63,14 +61,7 @@ final class ObjectBinding {
         let pairs = zip(info.fields, columns)
         fieldReaders = pairs.filter { $0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
         relationFields = pairs.filter { !$0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
-    }
-
-    /// The column a `@Persisted` storage key path stands for.
-    @usableFromInline
-    func column(for storageKeyPath: AnyKeyPath) -> Int {
-        let key = ObjectIdentifier(storageKeyPath)
-        for entry in keyPathColumns where entry.key == key { return entry.column }
-        return resolve(storageKeyPath, key)
+        columnStamps = pairs.map { (field, column) in (field.columnOffset, column) }
     }
 
     @exclusivity(unchecked) private var userKeyPathColumns: [(key: ObjectIdentifier, column: Int)] = []
@@ -92,15 +83,6 @@ final class ObjectBinding {
         return column
     }
 
-    private func resolve(_ storageKeyPath: AnyKeyPath, _ key: ObjectIdentifier) -> Int {
-        guard let field = probe[keyPath: storageKeyPath] as? any PersistedField,
-            let column = field.boundColumn
-        else {
-            preconditionFailure("Trove: \(storageKeyPath) is not a @Persisted property of \(info.typeName)")
-        }
-        if keyPathColumns.count < 256 { keyPathColumns.append((key, column)) }
-        return column
-    }
 }
 
 /// A ``Persistable`` struct bound to its stored table.

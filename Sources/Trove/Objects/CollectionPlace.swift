@@ -72,10 +72,11 @@ struct CollectionPlace {
         return Results(
             database: database, source: .object(binding),
             predicate: .objectKeys { transaction in
-                try database.listValues(owner: owner, column: column, table: table, transaction).compactMap {
-                    if case .int(let key) = $0 { return UInt64(bitPattern: key) }
-                    return nil
+                var keys: [UInt64] = []
+                try database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
+                    if case .int(let key) = element.value(at: 0) { keys.append(UInt64(bitPattern: key)) }
                 }
+                return keys
             })
     }
 }

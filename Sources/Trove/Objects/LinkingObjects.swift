@@ -79,13 +79,14 @@ extension LinkingObjects: _TroveStorable {
     public static var _troveLinkTarget: Object.Type? { Element.self }
     public static var _troveCollection: CollectionKind? { .linkingObjects }
 
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> LinkingObjects {
+    public static func _troveManagedGet(_ object: Object, column: Int) -> LinkingObjects {
         let database = object._database.unsafelyUnwrapped
         let binding = object._binding.unsafelyUnwrapped
-        let property = binding.table.schema.properties[binding.column(for: storage)]
+        let property = binding.table.schema.properties[column]
         let origin = database.objectBindingOrTrap(for: Element.self)
-        guard let originName = property.originProperty, let column = origin.table.columnIndex[originName],
-            let refs = origin.table.refs[column], origin.table.schema.properties[column].objectType == binding.table.name
+        guard let originName = property.originProperty, let originColumn = origin.table.columnIndex[originName],
+            let refs = origin.table.refs[originColumn],
+            origin.table.schema.properties[originColumn].objectType == binding.table.name
         else {
             fatalError(
                 "Trove: \(binding.table.name).\(property.name) names origin property '\(property.originProperty ?? "")', which is not a link from \(origin.table.name) to \(binding.table.name)"
@@ -98,7 +99,7 @@ extension LinkingObjects: _TroveStorable {
                 predicate: .objectKeys { try database.sources(of: target, in: refs, $0) }))
     }
 
-    public static func _troveManagedSet(_ value: LinkingObjects, _ object: Object, _ storage: AnyKeyPath) {
+    public static func _troveManagedSet(_ value: LinkingObjects, _ object: Object, column: Int) {
         fatalError("Trove: linking objects are computed from the links that point here; set the link on the other side")
     }
 }

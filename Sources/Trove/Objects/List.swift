@@ -207,12 +207,12 @@ extension List: _TroveStorable {
     public static var _troveLinkTarget: Object.Type? { Element._troveLinkTarget }
     public static var _troveCollection: CollectionKind? { .list }
 
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> List {
-        List(owner: object, column: object._binding.unsafelyUnwrapped.column(for: storage))
+    public static func _troveManagedGet(_ object: Object, column: Int) -> List {
+        List(owner: object, column: column)
     }
 
-    public static func _troveManagedSet(_ value: List, _ object: Object, _ storage: AnyKeyPath) {
-        let target = _troveManagedGet(object, storage)
+    public static func _troveManagedSet(_ value: List, _ object: Object, column: Int) {
+        let target = _troveManagedGet(object, column: column)
         if value.owner === object && value.column == target.column { return }
         target.replaceAll(with: value.array())
     }
@@ -245,6 +245,11 @@ extension List where Element: Object {
     /// let total = person.friends.sum(of: \.age)
     /// ```
     public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V {
+        results().sum(of: keyPath)
+    }
+
+    /// The sum of an optional numeric property over the list's objects, nil skipped.
+    public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V?>) -> V {
         results().sum(of: keyPath)
     }
 

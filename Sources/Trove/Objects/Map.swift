@@ -129,12 +129,12 @@ extension Map: _TroveStorable {
     public static var _troveLinkTarget: Object.Type? { Value._troveLinkTarget }
     public static var _troveCollection: CollectionKind? { .map }
 
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Map {
-        Map(owner: object, column: object._binding.unsafelyUnwrapped.column(for: storage))
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Map {
+        Map(owner: object, column: column)
     }
 
-    public static func _troveManagedSet(_ value: Map, _ object: Object, _ storage: AnyKeyPath) {
-        let target = _troveManagedGet(object, storage)
+    public static func _troveManagedSet(_ value: Map, _ object: Object, column: Int) {
+        let target = _troveManagedGet(object, column: column)
         if value.owner === object && value.column == target.column { return }
         let entries = value.entries()
         target.removeAll()

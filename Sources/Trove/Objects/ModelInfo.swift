@@ -10,6 +10,8 @@ final class ModelInfo: @unchecked Sendable {
         let offset: Int
         /// Where its value sits in an instance.
         let valueOffset: Int
+        /// Where its column (or, unmanaged, its own offset) sits in an instance.
+        let columnOffset: Int
         let accessor: any PersistedField.Type
         let storable: any _TroveStorable.Type
         let linkTarget: Object.Type?
@@ -27,12 +29,24 @@ final class ModelInfo: @unchecked Sendable {
     let type: Object.Type
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
+    /// Classes whose info is being worked out (their probe instance is being made).
+    private static let building = Locked<Set<ObjectIdentifier>>([])
 
     static func of(_ type: Object.Type) -> ModelInfo {
         if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        building.withLock { _ = $0.insert(ObjectIdentifier(type)) }
+        defer { building.withLock { _ = $0.remove(ObjectIdentifier(type)) } }
         let info = ModelInfo(type)
         cache.withLock { $0[ObjectIdentifier(type)] = info }
         return info
+    }
+
+    /// The info of `type`, unless it is being worked out right now: a setter
+    /// called from the `init()` that makes the probe must not ask for it again.
+    static func unlessBuilding(_ type: Object.Type) -> ModelInfo? {
+        if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        if building.withLock({ $0.contains(ObjectIdentifier(type)) }) { return nil }
+        return of(type)
     }
 
     private init(_ type: Object.Type) {
@@ -71,7 +85,8 @@ final class ModelInfo: @unchecked Sendable {
                     .originProperty,
                 ownsTargets: target is EmbeddedObject.Type && collection != .linkingObjects ? true : nil)
             return Field(
-                schema: schema, offset: entry.offset, valueOffset: valueOffset, accessor: entry.accessor, storable: storable,
+                schema: schema, offset: entry.offset, valueOffset: valueOffset,
+                columnOffset: entry.offset + entry.accessor.columnOffset, accessor: entry.accessor, storable: storable,
                 linkTarget: target)
         }
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))

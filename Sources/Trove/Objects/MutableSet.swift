@@ -141,12 +141,12 @@ extension MutableSet: _TroveStorable {
     public static var _troveLinkTarget: Object.Type? { Element._troveLinkTarget }
     public static var _troveCollection: CollectionKind? { .set }
 
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> MutableSet {
-        MutableSet(owner: object, column: object._binding.unsafelyUnwrapped.column(for: storage))
+    public static func _troveManagedGet(_ object: Object, column: Int) -> MutableSet {
+        MutableSet(owner: object, column: column)
     }
 
-    public static func _troveManagedSet(_ value: MutableSet, _ object: Object, _ storage: AnyKeyPath) {
-        let target = _troveManagedGet(object, storage)
+    public static func _troveManagedSet(_ value: MutableSet, _ object: Object, column: Int) {
+        let target = _troveManagedGet(object, column: column)
         if value.owner === object && value.column == target.column { return }
         let elements = value.array()
         target.removeAll()

@@ -15,11 +15,11 @@ extension Object: _TroveStorable {
         return database.linkedObject(Self.self, objectKey: UInt64(bitPattern: key))
     }
 
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self {
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
         fatalError("Trove: a link to \(Self.self) must be optional: declare it as `\(Self.self)?`")
     }
 
-    public static func _troveManagedSet(_ value: Object, _ object: Object, _ storage: AnyKeyPath) {
-        object._writeLink(object._binding.unsafelyUnwrapped.column(for: storage), value)
+    public static func _troveManagedSet(_ value: Object, _ object: Object, column: Int) {
+        object._writeLink(column, value)
     }
 }

@@ -18,7 +18,10 @@ public struct Persisted<Value: _TroveStorable> {
     /// The value of an unmanaged object. A managed object reads the database
     /// instead (its `_binding` says which column), and leaves this alone.
     @usableFromInline var _value: Value
-    /// -1, except in the probe objects that turn key paths into columns.
+    /// The column in a managed object (see ``Object/bind(to:objectKey:binding:)``)
+    /// and in the probe objects that turn key paths into columns; in an
+    /// unmanaged object -1, or `-2 - offset` once its setters know where the
+    /// field sits (see `Object._markFieldOffsets()`).
     @usableFromInline var _column: Int
     @usableFromInline var options: PersistedOptions
 
@@ -73,15 +76,29 @@ public struct Persisted<Value: _TroveStorable> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
-            if object._binding != nil { return Value._troveManagedGet(object, storageKeyPath) }
+        // Always inlined, so the key paths are literals where the accessor
+        // lands and their reads fold into plain loads of the field.
+        @inline(__always) get {
+            // A managed object's fields hold their columns (stamped when it was
+            // bound); reading one through the literal key path is a plain load.
             let storage = object[keyPath: storageKeyPath]
+            if object._binding != nil { return Value._troveManagedGet(object, column: storage._column) }
             if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
             return storage._value
         }
-        set {
+        @inline(__always) set {
             if object._binding != nil {
-                Value._troveManagedSet(newValue, object, storageKeyPath)
+                Value._troveManagedSet(newValue, object, column: object[keyPath: storageKeyPath]._column)
+                return
+            }
+            // Unmanaged: write the field where its mark says it sits (see
+            // `Object._markFieldOffsets()`); probes and unmarked fields go
+            // through the key path.
+            var mark = object[keyPath: storageKeyPath]._column
+            if mark == -1, object._markFieldOffsets() { mark = object[keyPath: storageKeyPath]._column }
+            if mark <= -2 {
+                Unmanaged.passUnretained(object).toOpaque().advanced(by: -2 - mark)
+                    .assumingMemoryBound(to: Persisted<Value>.self).pointee._value = newValue
             } else {
                 object[keyPath: storageKeyPath]._value = newValue
             }
@@ -108,8 +125,6 @@ struct PersistedOptions: Sendable {
 /// known only at run time: its type, its options, where its value sits, and
 /// a way to make it a key path probe.
 protocol PersistedField {
-    /// The column of a probe storage (see ``Object/bindProbe(table:columns:info:)``).
-    var boundColumn: Int? { get }
     static var valueType: PropertyType { get }
     static var linkTarget: Object.Type? { get }
     static var collection: CollectionKind? { get }
@@ -117,19 +132,20 @@ protocol PersistedField {
     static var storableType: any _TroveStorable.Type { get }
     /// Where the value sits inside the wrapper.
     static var valueOffset: Int { get }
+    /// Where the column sits inside the wrapper.
+    static var columnOffset: Int { get }
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
     static func bindProbe(at field: UnsafeMutableRawPointer, column: Int)
 }
 
 extension Persisted: PersistedField {
-    var boundColumn: Int? { _column >= 0 ? _column : nil }
-
     static var valueType: PropertyType { Value._troveType }
     static var isOptional: Bool { Value._troveIsOptional }
     static var linkTarget: Object.Type? { Value._troveLinkTarget }
     static var collection: CollectionKind? { Value._troveCollection }
     static var storableType: any _TroveStorable.Type { Value.self }
     static var valueOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>._value)! }
+    static var columnOffset: Int { MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>._column)! }
 
     static func options(at field: UnsafeRawPointer) -> PersistedOptions {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee.options

@@ -24,9 +24,9 @@ public protocol _TroveStorable {
     /// Converts from the stored form read from `database` (a link becomes its object).
     static func _troveResolve(_ value: StoredValue, in database: Database) -> Self
     /// A managed object's property read.
-    static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self
+    static func _troveManagedGet(_ object: Object, column: Int) -> Self
     /// A managed object's property write.
-    static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath)
+    static func _troveManagedSet(_ value: Self, _ object: Object, column: Int)
 }
 
 extension _TroveStorable {
@@ -38,13 +38,13 @@ extension _TroveStorable {
     public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self { Self(_troveStored: value) }
 
     @inlinable
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self {
-        Self(_troveStored: object._readManaged(object._binding.unsafelyUnwrapped, storage))
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
+        Self(_troveStored: object._readManaged(object._binding.unsafelyUnwrapped, column: column))
     }
 
     @inlinable
-    public static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath) {
-        object._writeColumn(object._binding.unsafelyUnwrapped.column(for: storage), value._troveStored)
+    public static func _troveManagedSet(_ value: Self, _ object: Object, column: Int) {
+        object._writeColumn(column, value._troveStored)
     }
 
     /// The value of an unmanaged object's field, boxed (links and collections).
@@ -170,15 +170,15 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
     }
 
     @inlinable
-    public static func _troveManagedGet(_ object: Object, _ storage: AnyKeyPath) -> Self {
-        let stored = object._readManaged(object._binding.unsafelyUnwrapped, storage)
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
+        let stored = object._readManaged(object._binding.unsafelyUnwrapped, column: column)
         if case .null = stored { return nil }
         return Wrapped._troveResolve(stored, in: object._database.unsafelyUnwrapped)
     }
 
     @inlinable
-    public static func _troveManagedSet(_ value: Self, _ object: Object, _ storage: AnyKeyPath) {
-        let column = object._binding.unsafelyUnwrapped.column(for: storage)
+    public static func _troveManagedSet(_ value: Self, _ object: Object, column: Int) {
+        let column = column
         if Wrapped._troveLinkTarget != nil {
             object._writeLink(column, value.map { $0 as! Object })
         } else {

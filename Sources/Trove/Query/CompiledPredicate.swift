@@ -9,6 +9,7 @@ extension BoundPredicate {
         case .constant(let value):
             return { _ in value }
         case .and(let parts):
+            if let bounds = IntegerBounds(parts, layout) { return bounds.test() }
             let compiled = parts.map { $0.compile(layout, transaction) }
             if compiled.count == 2 {
                 let (first, second) = (compiled[0], compiled[1])
@@ -32,6 +33,7 @@ extension BoundPredicate {
             }
             return { ValueComparison.test($0.value(at: column), .matches, .string(pattern), options) }
         case .compare(let column, let op, let value, let options):
+            if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
             return { ValueComparison.test($0.value(at: column), op, value, options) }
         case .objectKeys:
@@ -93,6 +95,7 @@ extension BoundPredicate {
                 ValueComparison.test(path.aggregate(kind, of: column, for: reader.objectKey, transaction), op, value, [])
             }
         case .compareList, .compareColumns:
+            if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             return { self.evaluate($0) }
         }
     }

@@ -77,18 +77,11 @@ enum QueryPlanner {
         guard remaining > 0 else { return }
         let matches = predicate.map { $0.compile(table.layout, transaction) }
         if let predicate, let plan = try indexPlan(predicate, table: table, transaction) {
-            guard !plan.keys.isEmpty else { return }
-            try transaction.withCursor(on: table.objects) { cursor in
-                for key in plan.keys {
-                    var bigEndian = key.bigEndian
-                    guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
-                    var reader = RecordReader(entry.value, layout: table.layout)
-                    reader.objectKey = key
-                    guard plan.isExact || matches!(reader) else { continue }
-                    try visit(key, reader)
-                    remaining -= 1
-                    if remaining == 0 { return }
-                }
+            try forEachRecord(of: plan.keys, table: table, in: transaction) { key, reader in
+                guard plan.isExact || matches!(reader) else { return true }
+                try visit(key, reader)
+                remaining -= 1
+                return remaining > 0
             }
             return
         }
@@ -104,6 +97,23 @@ enum QueryPlanner {
                     if remaining == 0 { return }
                 }
                 entry = try cursor.next()
+            }
+        }
+    }
+
+    /// Calls `visit` with the record of each of `keys` that exists, in the
+    /// order given, until it returns false.
+    static func forEachRecord(
+        of keys: [UInt64], table: TableInfo, in transaction: Transaction, _ visit: (UInt64, RecordReader) throws -> Bool
+    ) throws {
+        guard !keys.isEmpty else { return }
+        try transaction.withCursor(on: table.objects) { cursor in
+            for key in keys {
+                var bigEndian = key.bigEndian
+                guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
+                var reader = RecordReader(entry.value, layout: table.layout)
+                reader.objectKey = key
+                if try !visit(key, reader) { return }
             }
         }
     }

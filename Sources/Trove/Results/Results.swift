@@ -218,21 +218,28 @@ public struct Results<Element>: RandomAccessCollection {
 
     // MARK: Aggregates
 
-    /// The values of one column over the matches.
-    func columnValues(_ column: Int) -> [StoredValue] {
+    /// Calls `visit` with the record of every match, for an aggregate of
+    /// `column`. Order does not matter to an aggregate: when a count or an
+    /// iteration already found the matches and they are a small part of the
+    /// table, their records are read by key; otherwise in one pass.
+    func forEachMatchingRecord(aggregating column: Int, _ visit: (RecordReader) -> Void) {
         precondition(
             table.layout.inRecord[column],
             "Trove: \(table.name).\(table.schema.properties[column].name) is a collection; aggregate its elements through the collection"
         )
-        if table.isRetired { return [] }
+        if table.isRetired { return }
         let transaction = database.readTransaction()
         do {
-            // Order does not matter to an aggregate: one pass over the matches.
-            var values: [StoredValue] = []
-            try QueryPlanner.forEachMatch(table: table, predicate: predicate, in: transaction) { _, reader in
-                values.append(reader.value(at: column))
+            if predicate != nil, cache.generation == database.generation, let keys = cache.keys,
+                try keys.count * 4 <= transaction.count(of: table.objects)
+            {
+                try QueryPlanner.forEachRecord(of: keys, table: table, in: transaction) { _, reader in
+                    visit(reader)
+                    return true
+                }
+                return
             }
-            return values
+            try QueryPlanner.forEachMatch(table: table, predicate: predicate, in: transaction) { _, reader in visit(reader) }
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
@@ -265,25 +272,63 @@ public struct Results<Element>: RandomAccessCollection {
     }
 
     /// The sum of a numeric property over the matches (0 when there are none).
+    ///
+    /// ```swift
+    /// let spent = try db.objects(Expense.self).filter("month == %@", 5).sum(of: \.amount)
+    /// ```
     public func sum<Value: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, Value>) -> Value {
-        let column = source.column(for: keyPath)
-        return columnValues(column).reduce(Value.zero) { total, value in
-            value.isNull ? total : total + Value(_troveStored: value)
+        sum(column: source.column(for: keyPath))
+    }
+
+    /// The sum of an optional numeric property over the matches, nil skipped.
+    public func sum<Value: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, Value?>) -> Value {
+        sum(column: source.column(for: keyPath))
+    }
+
+    private func sum<Value: _TroveStorable & AdditiveArithmetic>(column: Int) -> Value {
+        switch table.layout.types[column] {
+        case .int:
+            // Added as stored, without a value per record; overflow traps as Int's + does.
+            var total: Int64 = 0
+            forEachMatchingRecord(aggregating: column) { reader in total += reader.int(at: column) ?? 0 }
+            return Value(_troveStored: .int(total))
+        case .double:
+            var total = 0.0
+            forEachMatchingRecord(aggregating: column) { reader in
+                if case .double(let value) = reader.value(at: column) { total += value }
+            }
+            return Value(_troveStored: .double(total))
+        default:
+            var total = Value.zero
+            forEachMatchingRecord(aggregating: column) { reader in
+                let value = reader.value(at: column)
+                if !value.isNull { total += Value(_troveStored: value) }
+            }
+            return total
         }
     }
 
     /// The mean of a numeric property over the matches; nil when there are none.
     public func average<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Double? {
-        let numbers = columnValues(source.column(for: keyPath)).compactMap(\.numeric)
-        return numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+        let column = source.column(for: keyPath)
+        var total = 0.0
+        var count = 0
+        forEachMatchingRecord(aggregating: column) { reader in
+            guard let number = reader.value(at: column).numeric else { return }
+            total += number
+            count += 1
+        }
+        return count == 0 ? nil : total / Double(count)
     }
 
     private func extreme(_ column: Int, wantLargest: Bool) -> StoredValue? {
         var best: StoredValue?
-        for value in columnValues(column) where !value.isNull {
+        forEachMatchingRecord(aggregating: column) { reader in
+            let value = reader.value(at: column)
+            if value.isNull { return }
             guard let current = best else {
                 best = value
-                continue
+                return
             }
             let order = ValueComparison.order(value, current)
             if order == (wantLargest ? .orderedDescending : .orderedAscending) { best = value }

@@ -115,7 +115,25 @@ package final class WriteTransaction: Transaction {
         }
         if table.isSealed, let cipher = environment.cipher {
             let sealed = try cipher.seal(value, context: key)
-            return try sealed.withUnsafeBytes { try store(table, key: key, value: $0, flags: flags) }
+            return try sealed.withUnsafeBytes { try insert(table, key: key, value: $0, flags: flags, mode: mode) }
+        }
+        return try insert(table, key: key, value: value, flags: flags, mode: mode)
+    }
+
+    /// Tables where a key was inserted out of order in this transaction.
+    private var unorderedInserts = Set<MDB_dbi>()
+
+    /// An insert of a new key usually comes after every key (object keys and
+    /// integer primary keys mostly grow): LMDB appends without searching the
+    /// tree then, and refuses (`MDB_KEYEXIST`) when the key does not sort last,
+    /// after which the insert searches as usual, and the table is not tried again.
+    @inline(__always)
+    private func insert(
+        _ table: Table, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, flags: UInt32, mode: PutMode
+    ) throws -> Bool {
+        if mode == .insertOnly, !table.isMultiValue, !unorderedInserts.contains(table.dbi) {
+            if try store(table, key: key, value: value, flags: UInt32(MDB_APPEND)) { return true }
+            unorderedInserts.insert(table.dbi)
         }
         return try store(table, key: key, value: value, flags: flags)
     }
