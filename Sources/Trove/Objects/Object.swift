@@ -23,14 +23,13 @@ open class Object: CustomStringConvertible {
     // exclusivity checks (a `swift_beginAccess` per read; a live object stays
     // in one isolation domain, so they buy nothing). Measured per field:
     // exempting `_database` and the record copy made W3/W4 8–10% faster;
-    // exempting `_binding` as well made W1's unmanaged setters (which test
-    // `_binding`) 35–50% slower, so it keeps its checks.
+    // `@Persisted` tells managed from unmanaged objects by `_database`.
     @exclusivity(unchecked) @usableFromInline final var _database: Database?
     final var _objectKey: UInt64 = 0
     final var _table: TableInfo?
     /// Set while the object is managed; `@Persisted` reads and writes the
     /// database through it.
-    @usableFromInline final var _binding: ObjectBinding?
+    @exclusivity(unchecked) @usableFromInline final var _binding: ObjectBinding?
     final var _recorder: KeyPathRecorder?
     /// A private copy of the record, valid while the handle's generation is
     /// `_recordGeneration`: property reads then need no lookup and no lock.
@@ -93,8 +92,9 @@ open class Object: CustomStringConvertible {
     /// A managed property read: the column from the object's record copy
     /// (refreshed when the handle has moved on).
     @usableFromInline
-    final func _readManaged(_ binding: ObjectBinding, column: Int) -> StoredValue {
-        unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps it alive
+    final func _readManaged(column: Int) -> StoredValue {
+        unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
+        unowned(unsafe) let binding = _binding.unsafelyUnwrapped
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: binding.table)
         }

@@ -16,7 +16,7 @@
 @propertyWrapper
 public struct Persisted<Value: _TroveStorable> {
     /// The value of an unmanaged object. A managed object reads the database
-    /// instead (its `_binding` says which column), and leaves this alone.
+    /// instead (the column this field stamps says where), and leaves this alone.
     @usableFromInline var _value: Value
     /// The column in a managed object (see ``Object/bind(to:objectKey:binding:)``)
     /// and in the probe objects that turn key paths into columns; in an
@@ -82,12 +82,12 @@ public struct Persisted<Value: _TroveStorable> {
             // A managed object's fields hold their columns (stamped when it was
             // bound); reading one through the literal key path is a plain load.
             let storage = object[keyPath: storageKeyPath]
-            if object._binding != nil { return Value._troveManagedGet(object, column: storage._column) }
+            if object._database != nil { return Value._troveManagedGet(object, column: storage._column) }
             if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
             return storage._value
         }
         @inline(__always) set {
-            if object._binding != nil {
+            if object._database != nil {
                 Value._troveManagedSet(newValue, object, column: object[keyPath: storageKeyPath]._column)
                 return
             }

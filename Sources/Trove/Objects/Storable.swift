@@ -39,7 +39,7 @@ extension _TroveStorable {
 
     @inlinable
     public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
-        Self(_troveStored: object._readManaged(object._binding.unsafelyUnwrapped, column: column))
+        Self(_troveStored: object._readManaged(column: column))
     }
 
     @inlinable
@@ -171,7 +171,7 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
 
     @inlinable
     public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
-        let stored = object._readManaged(object._binding.unsafelyUnwrapped, column: column)
+        let stored = object._readManaged(column: column)
         if case .null = stored { return nil }
         return Wrapped._troveResolve(stored, in: object._database.unsafelyUnwrapped)
     }
