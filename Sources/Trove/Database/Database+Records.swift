@@ -24,16 +24,17 @@ extension Database {
         var existing: UInt64?
         let objectKey: UInt64
         if table.keyIsPrimaryKey, let column = table.primaryKeyColumn {
-            let property = table.schema.properties[column]
-            if property.isAutoIncrement, case .int(0) = values[column] {
+            // The schema's properties are read in place: copying one costs more than the insert's encoding.
+            if table.schema.properties[column].isAutoIncrement, case .int(0) = values[column] {
                 values[column] = .int(try nextAutoIncrement(table, state))
             }
-            guard case .int(let value) = values[column].converted(to: property.type) ?? values[column] else {
+            guard case .int(let value) = values[column].converted(to: table.layout.types[column]) ?? values[column] else {
                 throw TroveError(
-                    .invalidPrimaryKey, "the primary key \(table.name).\(property.name) needs an integer, not \(values[column])",
+                    .invalidPrimaryKey,
+                    "the primary key \(table.name).\(table.schema.properties[column].name) needs an integer, not \(values[column])",
                     path: path)
             }
-            values[column] = .int(value)
+            if values[column] != .int(value) { values[column] = .int(value) }  // a copy of the values only when converted
             objectKey = TableInfo.objectKey(forInteger: value)
             try state.recordWriter.encode(values, layout: table.layout)
             let inserted = try state.recordWriter.bytes.withUnsafeBytes {
@@ -46,7 +47,7 @@ extension Database {
             if policy == .error {
                 throw TroveError(
                     .primaryKeyExists,
-                    "a \(table.name) with primary key \(property.name) = \(value) already exists; use add(_:update: .modified) to update it",
+                    "a \(table.name) with primary key \(table.schema.properties[column].name) = \(value) already exists; use add(_:update: .modified) to update it",
                     path: path)
             }
             existing = objectKey

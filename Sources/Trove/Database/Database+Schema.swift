@@ -2,7 +2,11 @@ import TroveStorage
 
 extension Database {
     func objectBinding(for type: Object.Type) throws -> ObjectBinding {
-        if let known = objectBindings[ObjectIdentifier(type)], !known.table.isRetired { return known }
+        if let last = lastBinding, last.info.type == type, !last.table.isRetired { return last }
+        if let known = objectBindings[ObjectIdentifier(type)], !known.table.isRetired {
+            lastBinding = known
+            return known
+        }
         let info = ModelInfo.of(type)
         let problems = info.validate()
         if !problems.isEmpty {

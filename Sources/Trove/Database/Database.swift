@@ -26,7 +26,12 @@ public final class Database {
     /// Bumped whenever what this handle sees may have changed; results
     /// re-evaluate when it moves.
     var generation: UInt64 = 0
-    var objectBindings: [ObjectIdentifier: ObjectBinding] = [:]
+    var objectBindings: [ObjectIdentifier: ObjectBinding] = [:] {
+        didSet { lastBinding = nil }
+    }
+    /// The binding asked for last: a loop of adds or lookups asks for one
+    /// class again and again.
+    var lastBinding: ObjectBinding?
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
     /// Parsed query texts, so a query run again with new arguments is not parsed again.
     var predicateTemplates: [String: PredicateParser.Template] = [:]

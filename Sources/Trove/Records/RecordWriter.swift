@@ -7,6 +7,75 @@ struct RecordWriter {
 
     /// Encodes `values` (one per column of `layout`, in column order).
     mutating func encode(_ values: [StoredValue], layout: RecordLayout) throws {
+        if try !encodeExact(values, layout: layout) { try encodeConverting(values, layout: layout) }
+    }
+
+    /// The common case in one pass: every value already has its column's
+    /// type (decimals and values to convert go to ``encodeConverting``).
+    /// The record is sized first and written straight into its buffer.
+    private mutating func encodeExact(_ values: [StoredValue], layout: RecordLayout) throws -> Bool {
+        let columns = layout.columnCount
+        let header = 2 + RecordLayout.bitmapSize(columns)
+        let fixedEnd = header + layout.fixedSize
+        var size = fixedEnd
+        for column in 0..<columns where layout.inRecord[column] {
+            switch (layout.types[column], values[column]) {
+            case (.string, .string(let v)): size += v.utf8.count
+            case (.data, .data(let v)): size += v.count
+            case (.decimal, _): return false
+            default: continue
+            }
+        }
+        var exact = true
+        bytes = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            let record = UnsafeMutableRawBufferPointer(buffer)
+            record.initializeMemory(as: UInt8.self, repeating: 0)
+            record.storeBytes(of: UInt16(columns).littleEndian, as: UInt16.self)
+            var heap = fixedEnd
+            func append(_ source: UnsafeRawBufferPointer, slot: Int) {
+                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: slot, as: UInt32.self)
+                record.storeBytes(of: UInt32(source.count).littleEndian, toByteOffset: slot + 4, as: UInt32.self)
+                if let base = source.baseAddress, source.count > 0 {
+                    (record.baseAddress! + heap).copyMemory(from: base, byteCount: source.count)
+                }
+                heap += source.count
+            }
+            for column in 0..<columns where layout.inRecord[column] {
+                let slot = header + layout.slotOffsets[column]
+                switch (layout.types[column], values[column]) {
+                case (_, .null):
+                    guard layout.properties[column].isOptional else { throw RecordWriter.notOptional(layout, column) }
+                    record[2 + column / 8] |= 1 << UInt8(column % 8)
+                case (.bool, .bool(let v)): record[slot] = v ? 1 : 0
+                case (.int8, .int(let v)): record[slot] = UInt8(bitPattern: Int8(truncatingIfNeeded: v))
+                case (.int16, .int(let v)):
+                    record.storeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt16.self)
+                case (.int32, .int(let v)):
+                    record.storeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt32.self)
+                case (.int, .int(let v)), (.link, .int(let v)):
+                    record.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
+                case (.float, .float(let v)):
+                    record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
+                case (.double, .double(let v)):
+                    record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+                case (.date, .date(let v)):
+                    record.storeBytes(
+                        of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+                case (.uuid, .uuid(let v)): record.storeBytes(of: v.uuid, toByteOffset: slot, as: uuid_t.self)
+                case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
+                case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
+                default:
+                    exact = false
+                    return
+                }
+            }
+            count = size
+        }
+        return exact
+    }
+
+    /// Encodes any values, converting those stored as another type.
+    private mutating func encodeConverting(_ values: [StoredValue], layout: RecordLayout) throws {
         let columns = layout.columnCount
         let bitmap = RecordLayout.bitmapSize(columns)
         let header = 2 + bitmap
@@ -19,15 +88,16 @@ struct RecordWriter {
             let slot = header + layout.slotOffsets[column]
             let type = layout.types[column]
             if case .null = value {
-                guard layout.properties[column].isOptional else {
-                    throw TroveError(
-                        .invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
-                }
+                guard layout.properties[column].isOptional else { throw RecordWriter.notOptional(layout, column) }
                 bytes[2 + column / 8] |= 1 << UInt8(column % 8)
                 continue
             }
             try write(value, as: type, at: slot, property: layout.properties[column].name)
         }
+    }
+
+    private static func notOptional(_ layout: RecordLayout, _ column: Int) -> TroveError {
+        TroveError(.invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
     }
 
     private mutating func write(_ value: StoredValue, as type: PropertyType, at slot: Int, property: String) throws {
