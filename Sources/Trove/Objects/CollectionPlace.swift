@@ -74,7 +74,7 @@ struct CollectionPlace {
             predicate: .objectKeys { transaction in
                 var keys: [UInt64] = []
                 try database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
-                    if case .int(let key) = element.value(at: 0) { keys.append(UInt64(bitPattern: key)) }
+                    if let key = element.int(at: 0) { keys.append(UInt64(bitPattern: key)) }
                 }
                 return keys
             })

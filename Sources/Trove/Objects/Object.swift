@@ -105,6 +105,26 @@ open class Object: CustomStringConvertible {
         return value
     }
 
+    /// Where a fixed-size property's bytes sit in the record copy, for reads
+    /// that load them as their Swift type without a ``StoredValue``; nil when
+    /// the read must go through ``_readManaged(column:)`` (nil stored, a
+    /// column the record predates, another stored type, Observation tracking).
+    @usableFromInline
+    final func _managedSlot(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
+        unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
+        unowned(unsafe) let binding = _binding.unsafelyUnwrapped
+        if binding.isTracked { return nil }
+        if _recordGeneration != database.generation {
+            database.loadRecord(into: self, table: binding.table)
+        }
+        // `_recordColumns` never exceeds the layout's columns (see `keepRecord`).
+        guard column < _recordColumns, let base = _record.baseAddress else { return nil }
+        let slot = binding.layout.columnSlots[column]
+        guard slot.type == type, base.load(fromByteOffset: 2 + column / 8, as: UInt8.self) & (1 << UInt8(column % 8)) == 0
+        else { return nil }
+        return UnsafeRawPointer(base + _recordHeader + slot.offset)
+    }
+
     @usableFromInline
     func _readColumn(_ column: Int) -> StoredValue {
         if let recorder = _recorder {

@@ -65,6 +65,14 @@ extension Bool: _TroveStorable {
         if case .bool(let v) = value { self = v } else { self = false }
     }
     @inlinable public var _troveStored: StoredValue { .bool(self) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Bool {
+        guard let slot = object._managedSlot(column: column, of: .bool) else {
+            return Bool(_troveStored: object._readManaged(column: column))
+        }
+        return slot.load(as: UInt8.self) != 0
+    }
 }
 
 /// Integers share one conversion; only the stored width differs.
@@ -80,6 +88,15 @@ extension _TroveInteger {
         }
     }
     @inlinable public var _troveStored: StoredValue { .int(Int64(truncatingIfNeeded: self)) }
+
+    /// Loaded straight from the record: each width is stored as itself, little-endian.
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
+        guard let slot = object._managedSlot(column: column, of: Self._troveType) else {
+            return Self(_troveStored: object._readManaged(column: column))
+        }
+        return Self(littleEndian: slot.loadUnaligned(as: Self.self))
+    }
 }
 
 extension Int: _TroveInteger { public static var _troveType: PropertyType { .int } }
@@ -93,6 +110,14 @@ extension Float: _TroveStorable {
     public static var _troveDefault: Float { 0 }
     @inlinable public init(_troveStored value: StoredValue) { self = Float(value.numeric ?? 0) }
     @inlinable public var _troveStored: StoredValue { .float(self) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Float {
+        guard let slot = object._managedSlot(column: column, of: .float) else {
+            return Float(_troveStored: object._readManaged(column: column))
+        }
+        return Float(bitPattern: UInt32(littleEndian: slot.loadUnaligned(as: UInt32.self)))
+    }
 }
 
 extension Double: _TroveStorable {
@@ -100,6 +125,14 @@ extension Double: _TroveStorable {
     public static var _troveDefault: Double { 0 }
     @inlinable public init(_troveStored value: StoredValue) { self = value.numeric ?? 0 }
     @inlinable public var _troveStored: StoredValue { .double(self) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Double {
+        guard let slot = object._managedSlot(column: column, of: .double) else {
+            return Double(_troveStored: object._readManaged(column: column))
+        }
+        return Double(bitPattern: UInt64(littleEndian: slot.loadUnaligned(as: UInt64.self)))
+    }
 }
 
 extension String: _TroveStorable {

@@ -6,7 +6,7 @@
 /// property is a few arithmetic steps and one load, straight from the map.
 /// Columns are only ever appended, so a record written with fewer columns
 /// reads the missing ones as their defaults.
-final class RecordLayout: Sendable {
+final class RecordLayout: @unchecked Sendable {  // immutable after init, `columnSlots` included
     let properties: [PropertySchema]
     let types: [PropertyType]
     /// Offset of each slot from the end of the bitmap.
@@ -15,6 +15,9 @@ final class RecordLayout: Sendable {
     let fallbacks: [StoredValue]
     /// False for collections, whose values live in tables of their own.
     let inRecord: [Bool]
+    /// Each column's slot offset and type again, in memory a property read
+    /// indexes without retaining an array or checking bounds.
+    let columnSlots: UnsafeMutablePointer<(offset: Int, type: PropertyType)>
 
     init(_ schema: ObjectSchema) {
         properties = schema.properties
@@ -29,6 +32,15 @@ final class RecordLayout: Sendable {
         slotOffsets = offsets
         fixedSize = cursor
         fallbacks = schema.properties.map(\.fallback)
+        columnSlots = .allocate(capacity: max(offsets.count, 1))
+        for (column, offset) in offsets.enumerated() {
+            (columnSlots + column).initialize(to: (offset, types[column]))
+        }
+    }
+
+    deinit {
+        columnSlots.deinitialize(count: types.count)
+        columnSlots.deallocate()
     }
 
     var columnCount: Int { types.count }

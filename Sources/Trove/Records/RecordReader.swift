@@ -79,7 +79,7 @@ struct RecordReader {
         }
     }
 
-    /// An Int column without building a ``StoredValue`` (hot paths: keys, sums).
+    /// An Int (or link) column without building a ``StoredValue`` (hot paths: keys, sums).
     @inline(__always)
     func int(at column: Int) -> Int64? {
         guard column < columns else {
@@ -89,7 +89,7 @@ struct RecordReader {
         if isNull(column) { return nil }
         let slot = header + layout.slotOffsets[column]
         switch layout.types[column] {
-        case .int: return Int64(bitPattern: load(UInt64.self, slot))
+        case .int, .link: return Int64(bitPattern: load(UInt64.self, slot))
         case .int32: return Int64(Int32(bitPattern: load(UInt32.self, slot)))
         case .int16: return Int64(Int16(bitPattern: load(UInt16.self, slot)))
         case .int8: return Int64(Int8(bitPattern: bytes[slot]))

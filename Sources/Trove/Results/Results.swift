@@ -230,6 +230,14 @@ public struct Results<Element>: RandomAccessCollection {
         if table.isRetired { return }
         let transaction = database.readTransaction()
         do {
+            if case .objectKeys(let members) = predicate {
+                // A list's objects (or an earlier step's): read by key, as listed.
+                try QueryPlanner.forEachRecord(of: members(transaction), table: table, in: transaction) { _, reader in
+                    visit(reader)
+                    return true
+                }
+                return
+            }
             if predicate != nil, cache.generation == database.generation, let keys = cache.keys,
                 try keys.count * 4 <= transaction.count(of: table.objects)
             {
