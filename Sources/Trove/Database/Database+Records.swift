@@ -362,7 +362,8 @@ extension Database {
 
     /// Fills the record copies of freshly materialized objects of one table
     /// in one pass: a cursor walks keys that follow each other without a new search.
-    func loadRecords(into objects: [Object], table: TableInfo) {
+    /// Generic so that an array of a subclass is not copied into an `[Object]`.
+    func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
             try readTransaction().withCursor(on: table.objects) { cursor in

@@ -105,7 +105,9 @@ extension ResultsSource where Element: Object {
             table: binding.table,
             materialize: make,
             materializeBatch: { database, keys in
-                let objects = keys.map { make(database, $0) }
+                var objects: [Element] = []
+                objects.reserveCapacity(keys.count)
+                for key in keys { objects.append(make(database, key)) }
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },

@@ -381,7 +381,11 @@ struct ResultsSource<Element> {
             table: binding.table,
             materialize: { database, key in database.materialize(Element.self, objectKey: key, binding: binding) },
             materializeBatch: { database, keys in
-                let objects = keys.map { database.materialize(Element.self, objectKey: $0, binding: binding) }
+                // A loop rather than `map`: this closure is not specialized, and
+                // `map` walked the slice through its generic witnesses.
+                var objects: [Element] = []
+                objects.reserveCapacity(keys.count)
+                for key in keys { objects.append(database.materialize(Element.self, objectKey: key, binding: binding)) }
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
