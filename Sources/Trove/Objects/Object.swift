@@ -125,6 +125,18 @@ open class Object: CustomStringConvertible {
         return UnsafeRawPointer(base + _recordHeader + slot.offset)
     }
 
+    /// The bytes of a string or data property in the record copy, for reads
+    /// that build the Swift value straight from them; nil as for ``_managedSlot(column:of:)``.
+    @usableFromInline
+    final func _managedBytes(column: Int, of type: PropertyType) -> UnsafeRawBufferPointer? {
+        guard let slot = _managedSlot(column: column, of: type), let base = _record.baseAddress else { return nil }
+        let offset = Int(UInt32(littleEndian: slot.loadUnaligned(as: UInt32.self)))
+        let count = Int(UInt32(littleEndian: slot.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+        // Out of bounds: the general read reports the damaged record.
+        guard offset + count <= _record.count else { return nil }
+        return UnsafeRawBufferPointer(start: base + offset, count: count)
+    }
+
     @usableFromInline
     func _readColumn(_ column: Int) -> StoredValue {
         if let recorder = _recorder {

@@ -142,6 +142,14 @@ extension String: _TroveStorable {
         if case .string(let v) = value { self = v } else { self = "" }
     }
     @inlinable public var _troveStored: StoredValue { .string(self) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> String {
+        guard let bytes = object._managedBytes(column: column, of: .string) else {
+            return String(_troveStored: object._readManaged(column: column))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
 
 extension Data: _TroveStorable {
@@ -151,6 +159,14 @@ extension Data: _TroveStorable {
         if case .data(let v) = value { self = v } else { self = Data() }
     }
     @inlinable public var _troveStored: StoredValue { .data(self) }
+
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Data {
+        guard let bytes = object._managedBytes(column: column, of: .data) else {
+            return Data(_troveStored: object._readManaged(column: column))
+        }
+        return Data(bytes)
+    }
 }
 
 extension Date: _TroveStorable {
