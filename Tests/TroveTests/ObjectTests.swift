@@ -359,4 +359,53 @@ struct ObjectTests {
         #expect(stored.allSatisfy { $0.name == ($0.id == 3000 ? "" : "p\($0.id)") })
         expectValid(db)
     }
+
+    @Test("objects read current values while a loop changes each one, whatever else changes in between")
+    func readsDuringALoopOfChanges() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 1...150 {
+                let person = Person()
+                person.id = id
+                person.score = Double(id)
+                try db.add(person)
+            }
+        }
+        let people = db.objects(Person.self).array()  // record copies kept before the loop
+        let twin = try #require(db.object(ofType: Person.self, forPrimaryKey: 150))
+        try db.write {
+            for (index, person) in people.enumerated() {
+                #expect(person.score == (index == 99 ? -1 : Double(index + 1)))  // id 100 was upserted
+                person.score += 1000
+                if index == 10 {
+                    // A change that is not a column write: every copy is read again.
+                    let upserted = Person()
+                    upserted.id = 100
+                    upserted.score = -1
+                    upserted.name = "upserted"
+                    try db.add(upserted, update: .modified)
+                }
+                if index == 99 { #expect(person.score == 999 && person.name == "upserted") }
+            }
+            // Another instance of a changed object sees the change, also right after reading it.
+            #expect(twin.score == 1150)
+            people[149].score += 1
+            #expect(twin.score == 1151)
+        }
+        var expected: [Double] = (1...150).map { id in Double(id) + 1000 }
+        expected[99] = 999  // upserted with -1, then +1000
+        expected[149] = 1151
+        #expect(people.map(\.score) == expected)
+        // A rolled-back loop leaves every object reading the committed values.
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try db.write {
+                for person in people { person.score = 0 }
+                throw Abort()
+            }
+        }
+        #expect(people.map(\.score) == expected)
+        #expect(twin.score == 1151)
+        expectValid(db)
+    }
 }

@@ -337,6 +337,10 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
+        if recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey) {
+            object._recordGeneration = generation
+            return
+        }
         let found: Bool
         do {
             found = try !table.isRetired && keepRecord(of: object, table: table)
@@ -348,6 +352,24 @@ extension Database {
                 "Trove: this \(table.name) object was deleted (or its add was rolled back); check `isInvalidated` before reading it"
             )
         }
+    }
+
+    /// Whether a record copy kept at generation `kept` is still the stored
+    /// record: every generation since was a column write to another object
+    /// (a loop that changes each object of a `Results` in turn then reads
+    /// each record once, not again after every write).
+    func recordStillCurrent(kept: UInt64, table: TableInfo, objectKey: UInt64) -> Bool {
+        let missed = generation &- kept
+        guard missed > 0, missed <= UInt64(columnWrites.count) else { return false }
+        let first = columnWrites.count - Int(missed)
+        // Generations only grow, so these bounds mean no other change came between.
+        guard columnWrites[first].generation == kept &+ 1, columnWrites[columnWrites.count - 1].generation == generation
+        else { return false }
+        let id = ObjectIdentifier(table)
+        for index in first..<columnWrites.count where columnWrites[index].objectKey == objectKey {
+            if columnWrites[index].table == id { return false }
+        }
+        return true
     }
 
     /// Copies the object's record from the current snapshot straight into the
@@ -395,31 +417,36 @@ extension Database {
     /// Sets one property of a managed object: patches its record in place when
     /// it can, re-encodes it otherwise, and keeps the column's index in step.
     func writeColumn(_ column: Int, _ value: StoredValue, of object: Object, table: TableInfo) {
-        let property = table.schema.properties[column]
+        // The property's name is read only for a message: copying its schema costs more than the patch.
+        let name = { table.schema.properties[column].name }
         guard let state = writeState else {
             fatalError(
-                "Trove: cannot set \(table.name).\(property.name) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
+                "Trove: cannot set \(table.name).\(name()) on a managed object outside a write transaction; wrap the change in `try db.write { ... }`"
             )
         }
         if column == table.primaryKeyColumn {
             fatalError(
-                "Trove: the primary key \(table.name).\(property.name) of a stored object cannot change; delete the object and add a new one"
+                "Trove: the primary key \(table.name).\(name()) of a stored object cannot change; delete the object and add a new one"
             )
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
             let current: [UInt8]
-            if object._recordGeneration == generation {
+            if object._recordGeneration == generation
+                || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
+            {
                 current = Array(object._record)
             } else {
                 guard let fresh = try fetchRecord(object._objectKey, table: table) else {
                     fatalError(
-                        "Trove: cannot set \(table.name).\(property.name): the object was deleted; check `isInvalidated` first")
+                        "Trove: cannot set \(table.name).\(name()): the object was deleted; check `isInvalidated` first")
                 }
                 current = fresh
             }
             let record = try updateColumn(column, to: value, objectKey: object._objectKey, record: current, table: table, state)
             object.keepRecord(record, layout: table.layout, generation: generation)
+            if columnWrites.count == 256 { columnWrites.removeFirst(128) }
+            columnWrites.append((generation, ObjectIdentifier(table), object._objectKey))
         } catch {
             state.deferredError = error
         }
@@ -434,8 +461,8 @@ extension Database {
         throws -> [UInt8]
     {
         let transaction = state.transaction
-        let property = table.schema.properties[column]
-        guard property.isInRecord else {
+        guard table.layout.inRecord[column] else {
+            let property = table.schema.properties[column]
             throw TroveError(
                 .invalidProperty,
                 "\(table.name).\(property.name) is a \(property.typeDescription); change it through its collection, not as one value",
@@ -444,7 +471,7 @@ extension Database {
         var record = current
         let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
         if table.refs[column] != nil, old != value {
-            try checkLinkTarget(value, property: property, of: table)
+            try checkLinkTarget(value, property: table.schema.properties[column], of: table)
             if case .int(let target) = old {
                 try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: -1, transaction)
             }
@@ -460,8 +487,8 @@ extension Database {
         }
         try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
         if let index = table.indexes[column] {
-            let oldKey = IndexKey.make(old, type: property.type).bytes
-            let newKey = IndexKey.make(value, type: property.type).bytes
+            let oldKey = IndexKey.make(old, type: table.layout.types[column]).bytes
+            let newKey = IndexKey.make(value, type: table.layout.types[column]).bytes
             if oldKey != newKey {
                 try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
                 try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)

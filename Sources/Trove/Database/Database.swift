@@ -22,7 +22,12 @@ public final class Database {
     let catalog: Catalog
 
     var snapshot: ReadTransaction?
-    var writeState: WriteState?
+    var writeState: WriteState? {
+        didSet { columnWrites.removeAll(keepingCapacity: true) }
+    }
+    /// The column writes of this write transaction, each with the generation
+    /// it moved to (see ``recordStillCurrent(kept:table:objectKey:)``).
+    var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []
     /// Bumped whenever what this handle sees may have changed; results
     /// re-evaluate when it moves.
     var generation: UInt64 = 0

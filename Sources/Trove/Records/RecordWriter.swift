@@ -27,8 +27,13 @@ struct RecordWriter {
             }
         }
         var exact = true
-        bytes = try [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            let record = UnsafeMutableRawBufferPointer(buffer)
+        // Resized in place: the buffer keeps its capacity from record to record.
+        if bytes.count > size {
+            bytes.removeLast(bytes.count - size)
+        } else if bytes.count < size {
+            bytes.append(contentsOf: repeatElement(0, count: size - bytes.count))
+        }
+        try bytes.withUnsafeMutableBytes { record in
             record.initializeMemory(as: UInt8.self, repeating: 0)
             record.storeBytes(of: UInt16(columns).littleEndian, as: UInt16.self)
             var heap = fixedEnd
@@ -69,7 +74,6 @@ struct RecordWriter {
                     return
                 }
             }
-            count = size
         }
         return exact
     }
