@@ -16,7 +16,7 @@
 @propertyWrapper
 public struct Persisted<Value: _TroveStorable> {
     /// The value of an unmanaged object. A managed object reads the database
-    /// instead (the column this field stamps says where), and leaves this alone.
+    /// instead (the column stamped into this field says where) and leaves this alone.
     @usableFromInline var _value: Value
     /// The column in a managed object (see ``Object/bind(to:objectKey:binding:)``)
     /// and in the probe objects that turn key paths into columns; in an
