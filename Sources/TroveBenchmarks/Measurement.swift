@@ -8,6 +8,11 @@ struct Figure: Codable {
     var peakRSS: Int?
     var fileSize: Int?
     var compactedSize: Int?
+    /// Iterating every object: how far anonymous memory (heap and stacks)
+    /// and all resident memory (with the file pages a memory map touches)
+    /// rose above what the process held before, in bytes.
+    var iterationHeapGrowth: Int?
+    var iterationResidentGrowth: Int?
 }
 
 /// One row of the table: a workload variant measured on each engine.
@@ -57,6 +62,60 @@ func peakRSS() -> Int {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
     return Int(usage.ru_maxrss) * 1024
+}
+
+/// A field of `/proc/self/status` in bytes (`VmRSS`, `RssAnon`...); nil off Linux.
+func processStatus(_ field: String) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+    else { return nil }
+    return line.split(separator: " ").compactMap { Int($0) }.first.map { $0 * 1024 }
+}
+
+/// Runs `body` while a thread samples the process's anonymous memory every
+/// half millisecond; returns how far it and the resident peak rose above
+/// their level before `body` (nil off Linux).
+func memoryGrowth(during body: () throws -> Void) rethrows -> (heap: Int, resident: Int)? {
+    guard let heapBefore = processStatus("RssAnon"), let residentBefore = processStatus("VmRSS") else {
+        try body()
+        return nil
+    }
+    resetPeakRSS()
+    let sampler = MemorySampler()
+    let thread = Thread { sampler.sample() }
+    thread.start()
+    defer { sampler.stop() }
+    try body()
+    sampler.stop()
+    let heapPeak = max(sampler.peak, processStatus("RssAnon") ?? 0)
+    return (max(0, heapPeak - heapBefore), max(0, peakRSS() - residentBefore))
+}
+
+/// The highest `RssAnon` seen until stopped.
+private final class MemorySampler: @unchecked Sendable {  // its state is behind `lock`
+    private let lock = NSLock()
+    private var highest = 0
+    private var running = true
+    private let finished = DispatchSemaphore(value: 0)
+
+    var peak: Int { lock.withLock { highest } }
+
+    func sample() {
+        while lock.withLock({ running }) {
+            let now = processStatus("RssAnon") ?? 0
+            lock.withLock { highest = max(highest, now) }
+            usleep(500)
+        }
+        finished.signal()
+    }
+
+    func stop() {
+        let wasRunning = lock.withLock {
+            defer { running = false }
+            return running
+        }
+        if wasRunning { finished.wait() }
+    }
 }
 
 /// Resets the kernel's peak-RSS mark (Linux: writing 5 to clear_refs).

@@ -262,6 +262,7 @@ extension Runner {
         let data = RowB.make(count)
         var figures: [String: Figure] = [:]
         var answers: [String: String] = [:]
+        var scanAnswers: [String: String] = [:]
         for engineType in Runner.allEngines {
             let directory = makeScratchDirectory("W8-\(engineType.name)")
             defer { try? FileManager.default.removeItem(at: directory) }
@@ -281,9 +282,22 @@ extension Runner {
             }
             let time = median(times)
             figures[engineType.name] = Figure(value: 1 / time, p50: time)
+            // BENCHMARKS.md: "peak memory while iterating 1M results under 64 MB above the baseline".
+            var scanned = ""
+            let growth = try memoryGrowth {
+                let engine = try engineType.init(directory: directory, durability: .full)
+                let result = try engine.scanB()
+                scanned = "\(result.count) \(result.checksum)"
+            }
+            scanAnswers[engineType.name] = scanned
+            figures[engineType.name]?.iterationHeapGrowth = growth?.heap
+            figures[engineType.name]?.iterationResidentGrowth = growth?.resident
         }
         if Set(answers.values).count > 1 {
             throw BenchmarkFailure(description: "W8 cold open: the engines disagree: \(answers)")
+        }
+        if Set(scanAnswers.values).count > 1 {
+            throw BenchmarkFailure(description: "W8 iterating every object: the engines disagree: \(scanAnswers)")
         }
         let row = Row(
             workload: "W8", title: "cold open and first primary-key lookup", size: count, unit: "opens/s", durability: "full",
