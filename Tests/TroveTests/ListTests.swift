@@ -14,6 +14,7 @@ final class Playlist: Object {
 final class Song: Object {
     @Persisted var title = ""
     @Persisted var seconds = 0
+    @Persisted var plays: Int?
     @Persisted(originProperty: "songs") var playlists: LinkingObjects<Playlist>
 }
 
@@ -109,6 +110,7 @@ final class Album: Object {
         list.name = "p"
         try db.write { try db.add(list) }
         let hit = song("hit", 200)
+        hit.plays = 7
         try db.write {
             list.songs.append(hit)
             list.songs.append(song("b-side", 100))
@@ -121,6 +123,7 @@ final class Album: Object {
         #expect(try list.songs.filter("seconds > 150").map(\.title) == ["hit", "hit"])
         #expect(list.songs.sorted(by: \.seconds).map(\.title) == ["b-side", "hit", "hit"])
         #expect(list.songs.sum(of: \.seconds) == 500)
+        #expect(list.songs.sum(of: \.plays) == 14)  // the b-side's nil is skipped, the repeat counts again
         #expect(list.songs.max(of: \.seconds) == 200)
         #expect(list.songs.average(of: \.seconds) == 500.0 / 3)
         #expect(list.songs.results().count == 3)

@@ -249,6 +249,10 @@ extension List where Element: Object {
     }
 
     /// The sum of an optional numeric property over the list's objects, nil skipped.
+    ///
+    /// ```swift
+    /// let owed = invoice.lines.sum(of: \.discount)   // discount: Int?
+    /// ```
     public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V?>) -> V {
         results().sum(of: keyPath)
     }

@@ -289,6 +289,10 @@ public struct Results<Element>: RandomAccessCollection {
     }
 
     /// The sum of an optional numeric property over the matches, nil skipped.
+    ///
+    /// ```swift
+    /// let rated = db.objects(Movie.self).sum(of: \.rating)   // rating: Int?
+    /// ```
     public func sum<Value: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, Value?>) -> Value {
         sum(column: source.column(for: keyPath))
     }
