@@ -193,7 +193,6 @@ open class Object: CustomStringConvertible {
         _recordStorage.deallocate()
     }
 
-    /// Makes this object read from and write to `database` from now on.
     /// Marks each `@Persisted` field of an unmanaged object with its own offset
     /// (as `-2 - offset` in the field's column), so a setter writes straight
     /// to the field instead of through its key path (the runtime's key path
@@ -209,7 +208,8 @@ open class Object: CustomStringConvertible {
         return true
     }
 
-    /// Each `@Persisted` field gets its column, so a property read finds it
+    /// Makes this object read from and write to `database` from now on. Each
+    /// `@Persisted` field gets its column, so a property read finds it
     /// without looking its key path up.
     @inline(__always)
     func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding) {
