@@ -126,7 +126,7 @@ struct RecordTests {
     }
 
     @Test(
-        "random values of every type survive encode and decode, with and without a decimal (which takes the converting encoder)",
+        "random values of every type survive encode and decode, with and without a decimal column",
         arguments: [true, false])
     func randomRoundTrips(withDecimal: Bool) throws {
         let types = PropertyType.allCases.filter { withDecimal || $0 != .decimal }

@@ -6,34 +6,47 @@ struct RecordWriter {
     private(set) var bytes: [UInt8] = []
 
     /// Encodes `values` (one per column of `layout`, in column order).
-    mutating func encode(_ values: [StoredValue], layout: RecordLayout) throws {
-        if try !encodeExact(values, layout: layout) { try encodeConverting(values, layout: layout) }
-    }
-
-    /// The common case in one pass: every value already has its column's
-    /// type (decimals and values to convert go to ``encodeConverting``).
-    /// The record is sized first and written straight into its buffer.
-    private mutating func encodeExact(_ values: [StoredValue], layout: RecordLayout) throws -> Bool {
+    ///
+    /// One pass checks each value (nil only where optional; another type
+    /// converted exactly, or refused) and sizes the record; a second writes
+    /// it straight into the buffer, which keeps its capacity between records.
+    mutating func encode(_ input: [StoredValue], layout: RecordLayout) throws {
+        var values = input  // copied only when a value is converted
         let columns = layout.columnCount
         let header = 2 + RecordLayout.bitmapSize(columns)
         let fixedEnd = header + layout.fixedSize
         var size = fixedEnd
         for column in 0..<columns where layout.inRecord[column] {
-            switch (layout.types[column], values[column]) {
-            case (.string, .string(let v)): size += v.utf8.count
-            case (.data, .data(let v)): size += v.count
-            case (.decimal, _): return false
-            default: continue
+            let type = layout.types[column]
+            if case .null = values[column] {
+                guard layout.properties[column].isOptional else {
+                    throw TroveError(
+                        .invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
+                }
+                continue
+            }
+            if !Self.fits(values[column], type) {
+                let value = values[column]
+                guard let converted = value.converted(to: type), Self.fits(converted, type) else {
+                    throw TroveError(
+                        .invalidValue,
+                        "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))")
+                }
+                values[column] = converted
+            }
+            switch values[column] {
+            case .string(let v): size += v.utf8.count
+            case .data(let v): size += v.count
+            case .decimal(let v): size += v.description.utf8.count
+            default: break
             }
         }
-        var exact = true
-        // Resized in place: the buffer keeps its capacity from record to record.
         if bytes.count > size {
             bytes.removeLast(bytes.count - size)
         } else if bytes.count < size {
             bytes.append(contentsOf: repeatElement(0, count: size - bytes.count))
         }
-        try bytes.withUnsafeMutableBytes { record in
+        bytes.withUnsafeMutableBytes { record in
             record.initializeMemory(as: UInt8.self, repeating: 0)
             record.storeBytes(of: UInt16(columns).littleEndian, as: UInt16.self)
             var heap = fixedEnd
@@ -48,9 +61,7 @@ struct RecordWriter {
             for column in 0..<columns where layout.inRecord[column] {
                 let slot = header + layout.slotOffsets[column]
                 switch (layout.types[column], values[column]) {
-                case (_, .null):
-                    guard layout.properties[column].isOptional else { throw RecordWriter.notOptional(layout, column) }
-                    record[2 + column / 8] |= 1 << UInt8(column % 8)
+                case (_, .null): record[2 + column / 8] |= 1 << UInt8(column % 8)
                 case (.bool, .bool(let v)): record[slot] = v ? 1 : 0
                 case (.int8, .int(let v)): record[slot] = UInt8(bitPattern: Int8(truncatingIfNeeded: v))
                 case (.int16, .int(let v)):
@@ -69,83 +80,24 @@ struct RecordWriter {
                 case (.uuid, .uuid(let v)): record.storeBytes(of: v.uuid, toByteOffset: slot, as: uuid_t.self)
                 case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
                 case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
-                default:
-                    exact = false
-                    return
+                case (.decimal, .decimal(let v)):
+                    var text = v.description
+                    text.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
+                default: preconditionFailure("Trove: a value the check above let through does not fit its column")
                 }
             }
         }
-        return exact
     }
 
-    /// Encodes any values, converting those stored as another type.
-    private mutating func encodeConverting(_ values: [StoredValue], layout: RecordLayout) throws {
-        let columns = layout.columnCount
-        let bitmap = RecordLayout.bitmapSize(columns)
-        let header = 2 + bitmap
-        bytes.removeAll(keepingCapacity: true)
-        bytes.append(contentsOf: repeatElement(0, count: header + layout.fixedSize))
-        bytes[0] = UInt8(columns & 0xFF)
-        bytes[1] = UInt8(columns >> 8)
-        for column in 0..<columns where layout.inRecord[column] {
-            let value = values[column]
-            let slot = header + layout.slotOffsets[column]
-            let type = layout.types[column]
-            if case .null = value {
-                guard layout.properties[column].isOptional else { throw RecordWriter.notOptional(layout, column) }
-                bytes[2 + column / 8] |= 1 << UInt8(column % 8)
-                continue
-            }
-            try write(value, as: type, at: slot, property: layout.properties[column].name)
-        }
-    }
-
-    private static func notOptional(_ layout: RecordLayout, _ column: Int) -> TroveError {
-        TroveError(.invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
-    }
-
-    private mutating func write(_ value: StoredValue, as type: PropertyType, at slot: Int, property: String) throws {
+    /// Whether `value` is stored as it is in a column of `type` (integers of
+    /// every width are `.int`, narrowed as stored).
+    private static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (type, value) {
-        case (.bool, .bool(let v)): bytes[slot] = v ? 1 : 0
-        case (.int8, .int(let v)): store(UInt8(bitPattern: Int8(truncatingIfNeeded: v)), at: slot)
-        case (.int16, .int(let v)): store(UInt16(bitPattern: Int16(truncatingIfNeeded: v)).littleEndian, at: slot)
-        case (.int32, .int(let v)): store(UInt32(bitPattern: Int32(truncatingIfNeeded: v)).littleEndian, at: slot)
-        case (.int, .int(let v)), (.link, .int(let v)): store(UInt64(bitPattern: v).littleEndian, at: slot)
-        case (.float, .float(let v)): store(v.bitPattern.littleEndian, at: slot)
-        case (.double, .double(let v)): store(v.bitPattern.littleEndian, at: slot)
-        case (.date, .date(let v)): store(v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, at: slot)
-        case (.uuid, .uuid(let v)): withUnsafeBytes(of: v.uuid) { replace(slot, with: $0) }
-        case (.string, .string(var v)): v.withUTF8 { appendHeap(UnsafeRawBufferPointer($0), slot: slot) }
-        case (.data, .data(let v)): v.withUnsafeBytes { appendHeap($0, slot: slot) }
-        case (.decimal, .decimal(let v)):
-            var text = v.description
-            text.withUTF8 { appendHeap(UnsafeRawBufferPointer($0), slot: slot) }
-        default:
-            if let converted = value.converted(to: type) {
-                try write(converted, as: type, at: slot, property: property)
-            } else {
-                throw TroveError(
-                    .invalidValue, "property \(property) stores \(type.swiftName), not \(value.typeName) (\(value))")
-            }
+        case (.bool, .bool), (.int8, .int), (.int16, .int), (.int32, .int), (.int, .int), (.link, .int), (.float, .float),
+            (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string), (.data, .data), (.decimal, .decimal):
+            return true
+        default: return false
         }
-    }
-
-    @inline(__always)
-    private mutating func store<T: FixedWidthInteger>(_ value: T, at slot: Int) {
-        withUnsafeBytes(of: value) { replace(slot, with: $0) }
-    }
-
-    @inline(__always)
-    private mutating func replace(_ slot: Int, with source: UnsafeRawBufferPointer) {
-        bytes.withUnsafeMutableBytes { target in
-            target.baseAddress!.advanced(by: slot).copyMemory(from: source.baseAddress!, byteCount: source.count)
-        }
-    }
-
-    private mutating func appendHeap(_ source: UnsafeRawBufferPointer, slot: Int) {
-        store(UInt32(bytes.count).littleEndian, at: slot)
-        store(UInt32(source.count).littleEndian, at: slot + 4)
-        bytes.append(contentsOf: source)
     }
 }
 
