@@ -395,17 +395,9 @@ enum Commands {
         try arguments.allow()
         guard arguments.positional.count == 1 else { throw UsageError("compact takes one FILE") }
         let path = arguments.positional[0]
-        let before = fileSize(path)
-        let temporary = path + ".compacting"
-        try? FileManager.default.removeItem(atPath: temporary)
-        do {
-            let db = try open(path)
-            try db.writeCopy(to: URL(fileURLWithPath: temporary))
-        }
-        guard rename(temporary, path) == 0 else {
-            throw TroveError(
-                .fileAccess, "cannot replace \(path) with its compacted copy: \(String(cString: strerror(errno)))", path: path)
-        }
-        print("compacted \(path): \(before) -> \(fileSize(path)) bytes")
+        var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
+        configuration.encryptionKey = try encryptionKey()
+        let (before, after) = try Database.compact(configuration: configuration)
+        print("compacted \(path): \(before) -> \(after) bytes")
     }
 }

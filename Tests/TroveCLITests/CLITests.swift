@@ -218,6 +218,46 @@ struct CLITests {
         #expect(try Database(fileURL: URL(fileURLWithPath: file)).objects(Book.self).count == 100)
     }
 
+    @Test("compact refuses a file another process is committing to, and no commit is lost")
+    func compactRefusesAFileInUse() throws {
+        let file = try library(200)
+        let url = URL(fileURLWithPath: file)
+        do {
+            let writer = try Database(fileURL: url)  // this test process is the other process
+            for commit in 1...50 {
+                try writer.write {
+                    let book = Book()
+                    book.id = 10_000 + commit
+                    book.title = "added while compacting \(commit)"
+                    try writer.add(book)
+                }
+                if commit % 10 == 0 {
+                    let compact = try trove("compact", file)
+                    #expect(compact.status == 1)
+                    #expect(compact.err.contains("process \(getpid()) has it open"), "\(compact.err)")
+                }
+            }
+        }
+        // The writer closed: a new handle opens whatever file is at the path now.
+        #expect(try Database(fileURL: url).objects(Book.self).filter("id > 10000").count == 50)
+    }
+
+    @Test("compact keeps the file's permissions and sees the last commit of a closed writer")
+    func compactAfterTheWriterClosed() throws {
+        let file = try library(200)
+        let url = URL(fileURLWithPath: file)
+        chmod(file, 0o600)
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { try db.delete(db.objects(Book.self).filter("id > 10")) }
+        }
+        let compact = try trove("compact", file)
+        #expect(compact.status == 0, "\(compact.err)")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        #expect(mode == 0o600)
+        #expect(try Database(fileURL: url).objects(Book.self).count == 10)
+    }
+
     @Test("verify reports a clean file with exit code 0")
     func verify() throws {
         let file = try library()

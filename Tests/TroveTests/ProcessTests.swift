@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveStorage
 
 @testable import Trove
 
@@ -68,6 +69,136 @@ struct ProcessTests {
         #expect(db.objects(Dog.self).count == 50)
         try db.write { try db.add(Dog()) }  // the dead writer's lock was released
         #expect(db.objects(Dog.self).count == 51)
+    }
+}
+
+/// Waits (polling) until `path` exists; false after `seconds`.
+private func waitForFile(_ path: String, seconds: Double = 30) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !FileManager.default.fileExists(atPath: path) {
+        if Date() > deadline { return false }
+        usleep(2_000)
+    }
+    return true
+}
+
+@Suite("Compaction beside other processes", .serialized)
+struct CompactionAcrossProcessesTests {
+    @Test("compaction refuses, and launch compaction skips, while another process commits; no commit is lost")
+    func compactionWhileAnotherProcessCommits() async throws {
+        let url = sharedPath("compact-busy-\(getpid()).trove")
+        removeDatabase(url)
+        try? FileManager.default.removeItem(atPath: url.path + ".started")
+        do {
+            // Free pages to compact away, so a wrongful compaction would be visible.
+            let db = try Database(fileURL: url)
+            try db.write { for _ in 1...2_000 { try db.add(Dog()) } }
+            try db.write { try db.delete(db.objects(Dog.self)) }
+        }
+        setenv("TROVE_TEST_FILE", url.path, 1)
+        async let child = #expect(processExitsWith: .success) {
+            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let db = try! Database(fileURL: URL(fileURLWithPath: path))
+            for commit in 1...50 {
+                try! db.write {
+                    let dog = Dog()
+                    dog.age = commit
+                    try db.add(dog)
+                }
+                if commit == 1 { _ = FileManager.default.createFile(atPath: path + ".started", contents: nil) }
+                usleep(10_000)
+            }
+            exit(0)
+        }
+        #expect(waitForFile(url.path + ".started"))
+        var refusals = 0
+        var launches = 0
+        for attempt in 0..<12 {
+            if attempt % 2 == 0 {
+                do {
+                    try Database.compact(configuration: Configuration(fileURL: url))
+                    Issue.record("compaction replaced a file another process had open")
+                } catch let error as TroveError {
+                    #expect(error.kind == .fileInUse)
+                    #expect(error.message.contains("has it open"), "\(error.message)")
+                    refusals += 1
+                }
+            } else {
+                var configuration = Configuration(fileURL: url)
+                configuration.shouldCompactOnLaunch = { _, _ in true }
+                _ = try Database(configuration: configuration)  // opens as it is
+                launches += 1
+            }
+            usleep(20_000)
+        }
+        _ = await child
+        #expect(refusals == 6 && launches == 6)
+        #expect(try Database(fileURL: url).objects(Dog.self).count == 50)
+        let (before, after) = try Database.compact(configuration: Configuration(fileURL: url))  // alone now
+        #expect(after < before)
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Dog.self).count == 50)
+        #expect(db.objects(Dog.self).sum(of: \.age) == (1...50).reduce(0, +))
+        expectValid(db)
+    }
+
+    @Test("a process that opens the file during compaction waits for it, then commits to the compacted file")
+    func openingDuringCompactionWaits() async throws {
+        for readOnlyFirst in [false, true] {
+            let url = sharedPath("compact-wait-\(getpid())-\(readOnlyFirst).trove")
+            removeDatabase(url)
+            let go = url.path + ".go"
+            try? FileManager.default.removeItem(atPath: go)
+            do {
+                let db = try Database(fileURL: url)
+                try db.write {
+                    for age in 1...2_000 {
+                        try db.add(
+                            {
+                                let dog = Dog(); dog.age = age; return dog
+                            }())
+                    }
+                }
+                try db.write { try db.delete(db.objects(Dog.self).filter("age > 10")) }
+            }
+            setenv("TROVE_TEST_FILE", url.path, 1)
+            setenv("TROVE_TEST_READ_FIRST", readOnlyFirst ? "1" : "0", 1)
+            async let child = #expect(processExitsWith: .success) {
+                let path = String(cString: getenv("TROVE_TEST_FILE"))
+                while !FileManager.default.fileExists(atPath: path + ".go") { usleep(1_000) }
+                if String(cString: getenv("TROVE_TEST_READ_FIRST")) == "1" {
+                    var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
+                    configuration.readOnly = true
+                    let reader = try! Database(configuration: configuration)
+                    guard reader.objects(Dog.self).count == 10 else { exit(3) }
+                }
+                let db = try! Database(fileURL: URL(fileURLWithPath: path))
+                guard db.objects(Dog.self).count == 10 else { exit(4) }
+                try! db.write {
+                    try db.add(
+                        {
+                            let dog = Dog(); dog.name = "after"; return dog
+                        }())
+                }
+                exit(0)
+            }
+            let outcome = try Environment.compact(path: url.path, options: Configuration(fileURL: url).environmentOptions) {
+                _ in
+                _ = FileManager.default.createFile(atPath: go, contents: nil)
+                usleep(300_000)  // the child reaches its open and waits on the lock file
+                return true
+            }
+            guard case .compacted(let before, let after) = outcome else {
+                Issue.record("not compacted: \(outcome)")
+                return
+            }
+            #expect(after < before)
+            _ = await child
+            let db = try Database(fileURL: url)
+            #expect(db.objects(Dog.self).count == 11)
+            #expect(try db.objects(Dog.self).filter("name == 'after'").count == 1)
+            expectValid(db)
+        }
     }
 }
 

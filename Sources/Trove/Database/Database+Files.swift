@@ -12,6 +12,39 @@ extension Database {
         try environment.copy(to: url.path, compact: true)
     }
 
+    /// Rewrites the file of `configuration` without its free pages, in
+    /// place, and returns its size before and after. The file keeps its
+    /// permissions and owner; a crash leaves either the old file or the new one.
+    ///
+    /// Only a file that no handle has open can be compacted — in this
+    /// process or any other (an app extension sharing an app group file):
+    /// another process would go on writing to the replaced file and its
+    /// commits would be lost. Compaction then throws
+    /// ``TroveError/Kind/fileInUse`` and leaves the file alone, and processes
+    /// that open the file while it is being compacted wait until it is done.
+    ///
+    /// ```swift
+    /// let (before, after) = try Database.compact(configuration: config)
+    /// print("saved \(before - after) bytes")
+    /// ```
+    ///
+    /// (Realm compacts only through `shouldCompactOnLaunch`, which Trove has
+    /// too: ``Configuration/shouldCompactOnLaunch``.)
+    @discardableResult
+    public static func compact(configuration: Configuration) throws -> (bytesBefore: Int, bytesAfter: Int) {
+        let path = configuration.fileURL.path
+        guard configuration.inMemoryIdentifier == nil else {
+            throw TroveError(.fileAccess, "an in-memory database has no file to compact", path: path)
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw TroveError(.fileAccess, "cannot compact \(path): the file does not exist", path: path)
+        }
+        switch try compactFile(configuration, when: { _ in true }) {
+        case .compacted(let before, let after): return (before, after)
+        case .declined: return (0, 0)
+        }
+    }
+
     /// Writes a copy of the database to `url` (which must not exist),
     /// encrypted with `encryptionKey` — or decrypted, with nil. Encrypting a
     /// plain file, changing a file's key and removing it all go through here:

@@ -38,19 +38,25 @@ extension Database {
         }
         if let shouldCompact = configuration.shouldCompactOnLaunch {
             let total = ((try? files.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
-            let compacted = path + ".compacting"
-            try? files.removeItem(atPath: compacted)
-            let wanted = try withEnvironment(configuration) { environment in
-                guard shouldCompact(total, try environment.liveSize()) else { return false }
-                try environment.copy(to: compacted, compact: true)
-                return true
+            do {
+                _ = try compactFile(configuration) { environment in shouldCompact(total, try environment.liveSize()) }
+            } catch TroveError.fileInUse {
+                // Another process (an app extension, say) has the file open:
+                // replacing it would lose that process's commits. Next launch.
             }
-            if wanted {
-                // rename(2) replaces the file in one step: a crash leaves the old file or the new one.
-                guard rename(compacted, path) == 0 else {
-                    throw TroveError(.fileAccess, "cannot replace \(path) with its compacted copy (errno \(errno))", path: path)
-                }
-            }
+        }
+    }
+
+    /// Replaces the file with its compacted copy when `decide` agrees and no
+    /// handle anywhere has the file open (``TroveError/Kind/fileInUse`` otherwise).
+    static func compactFile(
+        _ configuration: Configuration, when decide: (Environment) throws -> Bool
+    ) throws -> Environment.CompactionOutcome {
+        try Environment.compact(path: configuration.fileURL.path, options: configuration.environmentOptions) { environment in
+            let transaction = try ReadTransaction(environment: environment)
+            defer { transaction.end() }
+            try Database.checkEncryptionKey(of: environment, in: transaction)
+            return try decide(environment)
         }
     }
 

@@ -35,6 +35,10 @@ package final class Environment: @unchecked Sendable {
         /// Tables whose pages are checked on open, beside LMDB's own two
         /// (the free pages and the table of tables).
         package var tablesCheckedOnOpen: Set<String> = []
+        /// The permission bits of the file and its lock file when they are
+        /// created (the process's umask applies); an existing file opened for
+        /// writing is narrowed to them when it allows more.
+        package var fileMode: mode_t = 0o644
 
         package init() {}
     }
@@ -63,15 +67,16 @@ package final class Environment: @unchecked Sendable {
         var slotLimit: MDB_dbi = 2  // LMDB reserves slots 0 (free list) and 1 (main table)
     }
 
-    private struct Registry {
+    struct Registry {
         var live: [String: WeakEnvironment] = [:]
-        /// Files whose environment is being closed; opening them waits.
+        /// Files whose environment is being closed, or that are being
+        /// compacted; opening them waits.
         var closing: Set<String> = []
     }
 
-    private static let registry = Locked(Registry())
+    static let registry = Locked(Registry())
 
-    private struct WeakEnvironment {
+    struct WeakEnvironment {
         weak var environment: Environment?
     }
 
@@ -85,7 +90,7 @@ package final class Environment: @unchecked Sendable {
                     return entry.environment
                 }
                 if registry.closing.contains(key) { return nil }
-                let environment = try Environment(path: key, options: options)
+                let environment = try Environment.openUnregistered(path: key, options: options)
                 environment.isRegistered = true
                 registry.live[key] = WeakEnvironment(environment: environment)
                 return environment
@@ -131,7 +136,7 @@ package final class Environment: @unchecked Sendable {
         registry.withLock { registry in registry.live.values.filter { $0.environment != nil }.count }
     }
 
-    private init(path: String, options: Options) throws {
+    init(path: String, options: Options) throws {
         self.path = path
         self.options = options
         var env: OpaquePointer?
@@ -150,7 +155,9 @@ package final class Environment: @unchecked Sendable {
             try LMDBCall.check(mdb_env_set_maxdbs(env, options.maxTables), "mdb_env_set_maxdbs", path: path)
             try LMDBCall.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders", path: path)
             try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
-            try LMDBCall.check(mdb_env_open(env, path, flags, 0o644), "opening the database", path: path)
+            try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
+            try Environment.checkSameFile(env, path: path)
+            if !options.readOnly { try Environment.narrowPermissions(of: path, to: options.fileMode) }
         } catch {
             mdb_env_close(env)
             throw error
@@ -159,8 +166,17 @@ package final class Environment: @unchecked Sendable {
         mdb_env_info(env, &envInfo)
         var stat = MDB_stat()
         mdb_env_stat(env, &stat)
-        // Pages past the end of a truncated file would fault when read: refuse it now.
-        let needed = (envInfo.me_last_pgno + 1) * Int(stat.ms_psize)
+        // Pages past the end of a truncated file would fault when read: refuse it
+        // now. The page number comes from the file: a crafted one must not overflow.
+        let (pages, pagesOverflow) = envInfo.me_last_pgno.addingReportingOverflow(1)
+        let (needed, neededOverflow) = pages.multipliedReportingOverflow(by: Int(stat.ms_psize))
+        if pagesOverflow || neededOverflow || needed < 0 {
+            mdb_env_close(env)
+            throw TroveError(
+                .corruptFile,
+                "\(path) is damaged: its meta page names page \(envInfo.me_last_pgno) as the last, past any possible file; restore it from a copy",
+                path: path)
+        }
         if fileSize > 0, fileSize < needed {
             mdb_env_close(env)
             throw TroveError(

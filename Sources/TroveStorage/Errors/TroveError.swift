@@ -19,6 +19,9 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         /// The database file cannot be created, opened or written (missing
         /// directory, permissions, read-only file system).
         case fileAccess
+        /// Another handle or process has the file open, so an operation that
+        /// replaces the file (compaction) was refused; the file is unchanged.
+        case fileInUse
         /// The file is not a Trove database, or its contents are damaged.
         case corruptFile
         /// The file was written by a newer version of Trove.
@@ -96,6 +99,7 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
     }
 
     public static var fileAccess: Kind { .fileAccess }
+    public static var fileInUse: Kind { .fileInUse }
     public static var corruptFile: Kind { .corruptFile }
     public static var fileFormatTooNew: Kind { .fileFormatTooNew }
     public static var fileSizeLimitReached: Kind { .fileSizeLimitReached }

@@ -1,0 +1,225 @@
+import CLMDB
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Replacing the file under its own name (compaction), and the checks that
+/// make it safe when other processes share the file.
+///
+/// Every process that has the file open holds LMDB's shared `fcntl` lock on
+/// byte 0 of the lock file; a process that opens it waits for that byte while
+/// someone holds it exclusively. Compaction takes the byte exclusively, which
+/// succeeds only when no other process has the file open and keeps new
+/// openers out until the compacted file is in place and the lock file has been
+/// set up for it. A process that kept writing to a file renamed away would
+/// write into an unlinked inode: that is how commits were lost before.
+extension Environment {
+    /// What ``compact(path:options:decide:)`` did.
+    package enum CompactionOutcome: Sendable, Equatable {
+        /// The file was replaced by its compacted copy.
+        case compacted(before: Int, after: Int)
+        /// `decide` answered false; the file is as it was.
+        case declined
+    }
+
+    /// Rewrites the file at `path` without its free pages and renames the
+    /// copy over it, keeping the file's mode and owner. `decide` sees the
+    /// open environment and says whether to go on.
+    ///
+    /// Throws ``TroveError/Kind/fileInUse`` when a handle of this process or
+    /// another process has the file open; the file is then left alone.
+    package static func compact(
+        path: String, options: Options, decide: (Environment) throws -> Bool
+    ) throws -> CompactionOutcome {
+        let key = try canonicalPath(path)
+        try registry.withLock { registry in
+            if registry.live[key]?.environment != nil || registry.closing.contains(key) {
+                throw TroveError(
+                    .fileInUse, "cannot compact \(path): this process has it open; close every handle on it first", path: path)
+            }
+            registry.closing.insert(key)  // opens in this process wait until compaction ends
+        }
+        defer { registry.withLock { _ = $0.closing.remove(key) } }
+
+        var options = options
+        options.readOnly = false
+        options.deleteOnClose = false
+        var environment: Environment? = try openUnregistered(path: key, options: options)
+        let lockFile = openDescriptor(key + "-lock", O_RDWR | O_CLOEXEC)
+        guard lockFile >= 0 else {
+            let code = errno
+            environment = nil
+            throw TroveError(
+                .fileAccess, "cannot open the lock file \(key)-lock: \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        // fcntl locks belong to the process: closing any descriptor of the lock
+        // file drops LMDB's lock too, so the environments close first.
+        defer {
+            environment = nil
+            close(lockFile)
+        }
+        if let holder = otherProcessHoldingLock(lockFile) {
+            let who = holder > 0 ? "process \(holder)" : "another process"
+            throw TroveError(
+                .fileInUse,
+                "cannot compact \(path): \(who) has it open, and its later commits would go to the replaced file; close it there first",
+                path: path)
+        }
+        guard try decide(environment!) else { return .declined }
+
+        let before = fileSize(key)
+        let temporary = key + ".compacting"
+        unlink(temporary)
+        do {
+            try environment!.copy(to: temporary, compact: true)
+            try FileReplacement.adoptModeAndOwner(of: key, for: temporary)
+            try FileReplacement.sync(temporary)
+            guard rename(temporary, key) == 0 else {
+                let code = errno
+                throw TroveError(
+                    .fileAccess, "cannot replace \(path) with its compacted copy: \(String(cString: strerror(code)))",
+                    path: path, code: code)
+            }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        FileReplacement.syncDirectory(of: key)
+        // The lock file still describes the old file (its last transaction id
+        // picks the meta page readers use). An environment opened now finds the
+        // byte held by this process, takes it as exclusive and sets the lock
+        // file up for the new file before anyone waiting gets in.
+        _ = try openUnregistered(path: key, options: options)
+        return .compacted(before: before, after: fileSize(key))
+    }
+
+    /// Opens an environment outside the registry, again when the file was
+    /// replaced between opening it and locking it (a read-only open reads the
+    /// file before it takes the lock).
+    static func openUnregistered(path: String, options: Options) throws -> Environment {
+        var attempts = 0
+        while true {
+            do {
+                return try Environment(path: path, options: options)
+            } catch is FileReplacedWhileOpening {
+                attempts += 1
+                if attempts == 100 {
+                    throw TroveError(.fileAccess, "cannot open \(path): it kept being replaced while it was opened", path: path)
+                }
+                usleep(1000)
+            }
+        }
+    }
+
+    /// Throws when the file LMDB opened is no longer the one at `path`.
+    static func checkSameFile(_ env: OpaquePointer, path: String) throws {
+        var descriptor: Int32 = -1
+        guard mdb_env_get_fd(env, &descriptor) == 0, descriptor >= 0 else { return }
+        var opened = stat()
+        var current = stat()
+        guard fstat(descriptor, &opened) == 0 else { return }
+        if stat(path, &current) != 0 || opened.st_dev != current.st_dev || opened.st_ino != current.st_ino {
+            throw FileReplacedWhileOpening()
+        }
+    }
+
+    /// Narrows the file and its lock file to `mode` when they allow more.
+    static func narrowPermissions(of path: String, to mode: mode_t) throws {
+        for file in [path, path + "-lock"] {
+            var info = stat()
+            guard stat(file, &info) == 0, info.st_uid == geteuid() else { continue }
+            let current = info.st_mode & 0o7777
+            if current & ~mode != 0, chmod(file, current & mode) != 0 {
+                let code = errno
+                throw TroveError(
+                    .fileAccess, "cannot restrict the permissions of \(file): \(String(cString: strerror(code)))", path: file,
+                    code: code)
+            }
+        }
+    }
+
+    /// The id of a process other than this one that holds a lock on byte 0
+    /// of the lock file (0 when the system does not say which), or nil when
+    /// this process could take it exclusively — and then it holds it.
+    private static func otherProcessHoldingLock(_ lockFile: Int32) -> pid_t? {
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 0
+        lock.l_len = 1
+        while fcntl(lockFile, F_SETLK, &lock) != 0 {
+            if errno == EINTR { continue }
+            var probe = flock()
+            probe.l_type = Int16(F_WRLCK)
+            probe.l_whence = Int16(SEEK_SET)
+            probe.l_start = 0
+            probe.l_len = 1
+            if fcntl(lockFile, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK) { return probe.l_pid }
+            return 0
+        }
+        return nil
+    }
+
+    private static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+}
+
+/// `open(2)` (the name `open` is taken inside types that have an `open` method).
+private func openDescriptor(_ path: String, _ flags: Int32) -> Int32 {
+    #if canImport(Glibc)
+        Glibc.open(path, flags)
+    #else
+        Darwin.open(path, flags)
+    #endif
+}
+
+/// The file at a path was swapped for another (compacted) one while LMDB opened it.
+struct FileReplacedWhileOpening: Error {}
+
+/// Writing a file that replaces or copies another: same mode and owner, on disk before the rename.
+package enum FileReplacement {
+    /// Gives `path` the permission bits and owner of `original` (the owner
+    /// only where the system lets this process change it).
+    package static func adoptModeAndOwner(of original: String, for path: String) throws {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        if chmod(path, info.st_mode & 0o7777) != 0 {
+            let code = errno
+            throw TroveError(
+                .fileAccess, "cannot set the permissions of \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        var copy = stat()
+        if stat(path, &copy) == 0, copy.st_uid != info.st_uid || copy.st_gid != info.st_gid {
+            _ = chown(path, info.st_uid, info.st_gid)  // permitted to root only; the mode above still holds
+        }
+    }
+
+    /// Flushes the file's contents to disk.
+    package static func sync(_ path: String) throws {
+        let descriptor = openDescriptor(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw TroveError(.fileAccess, "cannot open \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0 {
+            let code = errno
+            throw TroveError(.ioError, "cannot flush \(path) to disk: \(String(cString: strerror(code)))", path: path, code: code)
+        }
+    }
+
+    /// Flushes the directory holding `path`, so a rename in it survives a power cut.
+    package static func syncDirectory(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let descriptor = openDescriptor(directory.isEmpty ? "." : directory, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+}
