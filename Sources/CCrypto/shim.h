@@ -2,3 +2,5 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
+#include <openssl/crypto.h>

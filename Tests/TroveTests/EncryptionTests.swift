@@ -13,6 +13,15 @@ final class SecretNote: Object {
     @Persisted var score = 0.0
 }
 
+/// Two types whose records look alike, for moving sealed values between their tables.
+final class DiaryOfAlice: Object {
+    @Persisted var text = ""
+}
+
+final class DiaryOfBob: Object {
+    @Persisted var text = ""
+}
+
 @Suite("Encryption at rest")
 struct EncryptionTests {
     private let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
@@ -187,5 +196,105 @@ struct EncryptionTests {
         right.deleteDatabaseIfMigrationNeeded = true
         right.schemaVersion = 9
         #expect(try Database(configuration: right).objects(SecretNote.self).isEmpty)  // a cache starts over
+    }
+
+    /// The raw (sealed) value under `key` of `table`, read and written without the key.
+    private func rawValue(_ url: URL, table: String, key: UInt64) throws -> [UInt8] {
+        let environment = try Environment.open(path: url.path)
+        let transaction = try ReadTransaction(environment: environment)
+        defer { transaction.end() }
+        let objects = try #require(try transaction.existingTable(table))
+        return try #require(try transaction.withValue(in: objects, key: key) { $0.map(Array.init) })
+    }
+
+    private func putRaw(_ url: URL, table: String, key: UInt64, _ value: [UInt8]) throws {
+        let environment = try Environment.open(path: url.path)
+        let transaction = try WriteTransaction(environment: environment)
+        let objects = try #require(try transaction.existingTable(table))
+        var bigEndian = key.bigEndian
+        try withUnsafeBytes(of: &bigEndian) { k in
+            try value.withUnsafeBytes { _ = try transaction.put(objects, key: k, value: $0) }
+        }
+        try transaction.commit()
+    }
+
+    @Test("values swapped between tables, or copied in from another file with the same key, fail authentication")
+    func valuesAreBoundToTheirTableAndFile() throws {
+        let directory = makeTemporaryDirectory()
+        var alice = Configuration(
+            fileURL: directory.appendingPathComponent("diaries.trove"), objectTypes: [DiaryOfAlice.self, DiaryOfBob.self])
+        alice.encryptionKey = key
+        do {
+            let db = try Database(configuration: alice)
+            try db.write {
+                try db.add(
+                    {
+                        let entry = DiaryOfAlice(); entry.text = "alice: secret 1"; return entry
+                    }())
+                try db.add(
+                    {
+                        let entry = DiaryOfBob(); entry.text = "bob: secret 01"; return entry
+                    }())
+            }
+        }
+        let url = alice.fileURL
+        let fromAlice = try rawValue(url, table: "obj:DiaryOfAlice", key: 1)
+        let fromBob = try rawValue(url, table: "obj:DiaryOfBob", key: 1)
+        try putRaw(url, table: "obj:DiaryOfAlice", key: 1, fromBob)
+        try putRaw(url, table: "obj:DiaryOfBob", key: 1, fromAlice)
+        do {
+            let db = try Database(configuration: alice)
+            let error = expectTroveError(.corruptFile) { try db.verify() }
+            #expect(error?.message.contains("obj:DiaryOfAlice") == true, "\(String(describing: error))")
+        }
+        try putRaw(url, table: "obj:DiaryOfAlice", key: 1, fromAlice)
+        try putRaw(url, table: "obj:DiaryOfBob", key: 1, fromBob)
+        do {
+            let db = try Database(configuration: alice)
+            #expect(db.objects(DiaryOfAlice.self).first?.text == "alice: secret 1")
+            expectValid(db)
+        }
+
+        // The same key, another file: another salt, so another AES key.
+        var other = alice
+        other.fileURL = directory.appendingPathComponent("other.trove")
+        do {
+            let db = try Database(configuration: other)
+            try db.write {
+                try db.add(
+                    {
+                        let entry = DiaryOfAlice(); entry.text = "other file: 12"; return entry
+                    }())
+            }
+        }
+        try putRaw(other.fileURL, table: "obj:DiaryOfAlice", key: 1, fromAlice)
+        let db = try Database(configuration: other)
+        expectTroveError(.corruptFile) { try db.verify() }
+    }
+
+    @Test("a file encrypted before per-file keys opens, reads, writes and verifies; a copy of it gets its own salt")
+    func fileEncryptedBeforeSalts() throws {
+        let directory = makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("legacy.trove")
+        try FileManager.default.copyItem(
+            at: OldFileTests.fixtures.appendingPathComponent("secret-legacy-encryption.trove"), to: url)
+        let db = try Database(configuration: configuration(url, key: key))
+        #expect(db.objects(SecretNote.self).sorted(by: \.id).map(\.confidentialBody) == (1...5).map { "legacy body \($0)" })
+        #expect(db.object(ofType: SecretNote.self, forPrimaryKey: 2)?.attributes["k"] == "v2")
+        try db.write {
+            let note = SecretNote()
+            note.id = 6
+            note.confidentialBody = "written today"
+            try db.add(note)
+        }
+        expectValid(db)
+        expectTroveError(.wrongEncryptionKey) { try Database(configuration: configuration(url, key: nil)) }
+        let copyURL = directory.appendingPathComponent("upgraded.trove")
+        try db.writeCopy(to: copyURL, encryptionKey: key)
+        let copy = try Database(configuration: configuration(copyURL, key: key))
+        #expect(copy.object(ofType: SecretNote.self, forPrimaryKey: 6)?.confidentialBody == "written today")
+        #expect(copy.environment.cipher?.bindsTables == true)
+        #expect(db.environment.cipher?.bindsTables == false)
+        expectValid(copy)
     }
 }

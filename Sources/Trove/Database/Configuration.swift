@@ -90,6 +90,16 @@ public struct Configuration: Sendable {
     /// properties and primary keys, map keys and set elements — plus type
     /// and table names and sizes. Keep secrets in properties that are not
     /// indexed, not primary keys, and not in a `MutableSet` or a map key.
+    /// Deleted objects' keys and sealed values stay on free pages until the
+    /// file is compacted (``Database/compact(configuration:)``).
+    ///
+    /// Each file derives its own AES key from this one (HKDF-SHA256 with a
+    /// random salt kept in the file), and every value is authenticated
+    /// together with its table and key: a value moved to another object,
+    /// table or file fails to open (``TroveError/Kind/corruptFile``). What
+    /// per-value encryption cannot detect is the file as a whole put back to
+    /// an older copy of itself. For files only the app should read, also set
+    /// ``filePermissions`` to `0o600`.
     ///
     /// ```swift
     /// var config = Configuration(fileURL: url)

@@ -171,7 +171,8 @@ public final class Database {
             try checkFormat(meta, in: readTransaction())
             return
         }
-        let existing = try environment.tableNames()
+        // An encrypted file starts with its salt, in the key-check table.
+        let existing = try environment.tableNames().filter { $0 != Catalog.keyCheckTable }
         if configuration.readOnly {
             throw TroveError(
                 .corruptFile,
@@ -224,9 +225,12 @@ public final class Database {
         }
         let opens = try Catalog.keyCheckContext.withUnsafeBytes { context in
             try transaction.withValue(in: check, key: context) { sealed -> Bool in
-                guard let sealed else { return false }
+                guard let sealed else {
+                    // A new file holds only its salt until the catalog is written with the key check.
+                    return try transaction.existingTable(Catalog.metaTable).map { !transaction.canSee($0) } ?? true
+                }
                 var plain = [UInt8](repeating: 0, count: max(sealed.count - Cipher.overhead, 0))
-                return plain.withUnsafeMutableBytes { cipher.open(sealed, context: context, into: $0) }
+                return plain.withUnsafeMutableBytes { cipher.open(sealed, table: Catalog.keyCheckTable, key: context, into: $0) }
                     && plain == Catalog.keyCheckPlaintext
             }
         }

@@ -9,7 +9,7 @@ final class Catalog: @unchecked Sendable {
     static let metaTable = "meta"
     /// In an encrypted file: one value sealed with the file's key, to tell a
     /// wrong key on open. The table itself is not sealed.
-    static let keyCheckTable = "keycheck"
+    static let keyCheckTable = Environment.encryptionTable
     static let keyCheckContext = Array("trove-key-check".utf8)
     static let keyCheckPlaintext = Array("Trove encrypted database".utf8)
     /// The tables whose values an encryption key seals: objects, list, set
@@ -46,7 +46,7 @@ final class Catalog: @unchecked Sendable {
         guard let cipher = transaction.environment.cipher else { return }
         let check = try transaction.openTable(keyCheckTable)!
         let sealed = try keyCheckPlaintext.withUnsafeBytes { plain in
-            try keyCheckContext.withUnsafeBytes { try cipher.seal(plain, context: $0) }
+            try keyCheckContext.withUnsafeBytes { try cipher.seal(plain, table: keyCheckTable, key: $0) }
         }
         try keyCheckContext.withUnsafeBytes { k in
             try sealed.withUnsafeBytes { _ = try transaction.put(check, key: k, value: $0) }

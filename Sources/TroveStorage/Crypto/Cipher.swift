@@ -7,9 +7,19 @@
 #endif
 
 /// AES-256-GCM for values at rest: each sealed value is a fresh 12-byte
-/// nonce, the ciphertext and a 16-byte tag. The value's key in its table is
-/// authenticated with it, so a sealed value moved under another key, or
-/// changed at all, fails to open instead of reading as something else.
+/// nonce, the ciphertext and a 16-byte tag.
+///
+/// The AES key is derived per file: HKDF-SHA256 of the 64-byte user key with
+/// a random 32-byte salt stored (unsealed) in the file, so the same user key
+/// gives every file its own AES key and a value copied from one file into
+/// another does not open. The associated data authenticated with each value
+/// is its table's name and its key in that table, so a value moved under
+/// another key or into another table, or changed at all, fails to open
+/// instead of reading as something else.
+///
+/// Files encrypted before salts (format 1) have no salt: their AES key is the
+/// SHA-256 of the user key and only the entry's key is authenticated. They
+/// keep that binding until rewritten (`writeCopy(to:encryptionKey:)`).
 ///
 /// OpenSSL's libcrypto on Linux, CryptoKit on Apple platforms.
 package final class Cipher: Sendable {
@@ -17,48 +27,110 @@ package final class Cipher: Sendable {
     package static let overhead = nonceSize + tagSize
     static let nonceSize = 12
     static let tagSize = 16
+    /// Bytes of a file's key-derivation salt.
+    package static let saltSize = 32
+    /// HKDF's context string: a new scheme gets a new one.
+    static let derivationInfo = Array("trove aes-256-gcm value key v2".utf8)
 
-    private let key: [UInt8]
+    private let key: SecretBytes
+    /// Whether the table name is authenticated with each value (files with a salt).
+    package let bindsTables: Bool
     #if canImport(CCrypto)
         private let contexts = (sealers: Contexts(encrypting: true), openers: Contexts(encrypting: false))
     #endif
 
-    /// `key` is the 64-byte key Realm users know; the AES-256 key is its
-    /// SHA-256, so every one of its bytes counts.
-    package init(key: [UInt8]) throws {
+    /// `key` is the 64-byte key Realm users know; `salt` is the file's
+    /// (nil for a file encrypted before salts).
+    package init(key: [UInt8], salt: [UInt8]?) throws {
         guard key.count == 64 else {
             throw TroveError(.invalidValue, "an encryption key must be 64 bytes, not \(key.count)")
         }
-        self.key = Cipher.sha256(key)
+        var derived =
+            salt.map { Cipher.hkdfSHA256(key: key, salt: $0, info: Cipher.derivationInfo, length: 32) } ?? Cipher.sha256(key)
+        self.key = SecretBytes(taking: &derived)
+        bindsTables = salt != nil
     }
 
-    /// `plaintext` sealed, authenticating `context` (the value's key) with it.
-    package func seal(_ plaintext: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer) throws -> [UInt8] {
+    /// A fresh random salt for a new file.
+    package static func newSalt() throws -> [UInt8] {
+        var salt = [UInt8](repeating: 0, count: saltSize)
+        try salt.withUnsafeMutableBytes { try randomBytes($0) }
+        return salt
+    }
+
+    /// `plaintext` sealed, authenticating the table name and the value's key with it.
+    package func seal(_ plaintext: UnsafeRawBufferPointer, table: String, key: UnsafeRawBufferPointer) throws -> [UInt8] {
         var sealed = [UInt8](repeating: 0, count: plaintext.count + Cipher.overhead)
         try sealed.withUnsafeMutableBytes { out in
             let nonce = UnsafeMutableRawBufferPointer(rebasing: out[0..<Cipher.nonceSize])
             try Cipher.randomBytes(nonce)
-            try encrypt(
-                plaintext, context: context, nonce: UnsafeRawBufferPointer(nonce),
-                into: UnsafeMutableRawBufferPointer(rebasing: out[Cipher.nonceSize..<(Cipher.nonceSize + plaintext.count)]),
-                tag: UnsafeMutableRawBufferPointer(rebasing: out[(Cipher.nonceSize + plaintext.count)...]))
+            try withAssociatedData(table: table, key: key) { context in
+                try encrypt(
+                    plaintext, context: context, nonce: UnsafeRawBufferPointer(nonce),
+                    into: UnsafeMutableRawBufferPointer(rebasing: out[Cipher.nonceSize..<(Cipher.nonceSize + plaintext.count)]),
+                    tag: UnsafeMutableRawBufferPointer(rebasing: out[(Cipher.nonceSize + plaintext.count)...]))
+            }
         }
         return sealed
     }
 
     /// The plaintext of a sealed value, written to `output` (at least
-    /// `sealed.count - overhead` bytes); false when the key or the context
-    /// does not match or the bytes were changed.
+    /// `sealed.count - overhead` bytes); false when the key, the table or
+    /// the value's key does not match or the bytes were changed.
     package func open(
-        _ sealed: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+        _ sealed: UnsafeRawBufferPointer, table: String, key: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) -> Bool {
-        guard sealed.count >= Cipher.overhead else { return false }
+        guard sealed.count >= Cipher.overhead, output.count >= sealed.count - Cipher.overhead else { return false }
         let length = sealed.count - Cipher.overhead
-        return decrypt(
-            UnsafeRawBufferPointer(rebasing: sealed[Cipher.nonceSize..<(Cipher.nonceSize + length)]), context: context,
-            nonce: UnsafeRawBufferPointer(rebasing: sealed[0..<Cipher.nonceSize]),
-            tag: UnsafeRawBufferPointer(rebasing: sealed[(Cipher.nonceSize + length)...]),
-            into: UnsafeMutableRawBufferPointer(rebasing: output[0..<length]))
+        return withAssociatedData(table: table, key: key) { context in
+            decrypt(
+                UnsafeRawBufferPointer(rebasing: sealed[Cipher.nonceSize..<(Cipher.nonceSize + length)]), context: context,
+                nonce: UnsafeRawBufferPointer(rebasing: sealed[0..<Cipher.nonceSize]),
+                tag: UnsafeRawBufferPointer(rebasing: sealed[(Cipher.nonceSize + length)...]),
+                into: UnsafeMutableRawBufferPointer(rebasing: output[0..<length]))
+        }
+    }
+
+    /// The associated data: the table name's length (4 bytes, little-endian),
+    /// the name and the entry's key — or only the key in a file without a salt.
+    private func withAssociatedData<R>(
+        table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
+        guard bindsTables else { return try body(key) }
+        let name = table.utf8
+        let size = 4 + name.count + key.count
+        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+            buffer.storeBytes(of: UInt32(name.count).littleEndian, as: UInt32.self)
+            var offset = 4
+            for byte in name {
+                buffer[offset] = byte
+                offset += 1
+            }
+            if !key.isEmpty {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: key)
+            }
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    /// HKDF (RFC 5869) with SHA-256: extract with `salt`, expand with `info`.
+    package static func hkdfSHA256(key: [UInt8], salt: [UInt8], info: [UInt8], length: Int) -> [UInt8] {
+        var pseudorandomKey = hmacSHA256(key: salt, data: key)
+        defer { SecretBytes.wipe(&pseudorandomKey) }
+        var output: [UInt8] = []
+        var block: [UInt8] = []
+        var counter: UInt8 = 1
+        while output.count < length {
+            var input = block + info + [counter]
+            SecretBytes.wipe(&block)
+            block = hmacSHA256(key: pseudorandomKey, data: input)
+            SecretBytes.wipe(&input)
+            output += block
+            counter += 1
+        }
+        SecretBytes.wipe(&block)
+        if output.count > length { output.removeLast(output.count - length) }
+        return output
     }
 
     #if canImport(CCrypto)
@@ -68,15 +140,28 @@ package final class Cipher: Sendable {
             return digest
         }
 
+        static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+            var digest = [UInt8](repeating: 0, count: 32)
+            var length: UInt32 = 0
+            _ = HMAC(EVP_sha256(), key, Int32(key.count), data, data.count, &digest, &length)
+            return digest
+        }
+
         /// Random bytes drawn from OpenSSL's generator 4 KiB at a time: a
-        /// nonce per value would otherwise cost a generator call per write.
-        /// A forked child refills: it must not hand out its parent's bytes again.
-        private static let randomPool = Locked((bytes: [UInt8](repeating: 0, count: 4096), used: 4096, process: getpid()))
+        /// nonce per value would otherwise cost a generator call per write
+        /// (about 0.5 µs). Each byte is handed out once; a forked child must
+        /// not hand out its parent's bytes again, so a fork (seen by a
+        /// `pthread_atfork` handler, not by comparing process ids, which are
+        /// reused) empties the pool.
+        private static let randomPool: Locked<(bytes: [UInt8], used: Int, forks: UInt64)> = {
+            pthread_atfork(nil, nil, { forkCount &+= 1 })
+            return Locked((bytes: [UInt8](repeating: 0, count: 4096), used: 4096, forks: forkCount))
+        }()
 
         private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {
             try randomPool.withLock { pool in
-                if pool.used + buffer.count > pool.bytes.count || pool.process != getpid() {
-                    pool.process = getpid()
+                if pool.used + buffer.count > pool.bytes.count || pool.forks != forkCount {
+                    pool.forks = forkCount
                     let filled = pool.bytes.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32($0.count)) }
                     guard filled == 1 else {
                         throw TroveError(.storage, "the system random generator failed; nothing was written")
@@ -86,7 +171,6 @@ package final class Cipher: Sendable {
                 pool.bytes.withUnsafeBytes {
                     buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[pool.used..<(pool.used + buffer.count)]))
                 }
-                // Each byte is handed out once.
                 pool.used += buffer.count
             }
         }
@@ -105,15 +189,15 @@ package final class Cipher: Sendable {
                 }
             }
 
-            func with<R>(key: [UInt8], _ body: (OpaquePointer) -> R) -> R? {
+            func with<R>(key: UnsafeRawBufferPointer, _ body: (OpaquePointer) -> R) -> R? {
                 var context = idle.withLock { $0.popLast() }
                 if context == nil {
                     guard let fresh = EVP_CIPHER_CTX_new() else { return nil }
-                    let ready = key.withUnsafeBufferPointer { key in
+                    let keyBytes = key.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                    let ready =
                         encrypting
-                            ? EVP_EncryptInit_ex(fresh, EVP_aes_256_gcm(), nil, key.baseAddress, nil) == 1
-                            : EVP_DecryptInit_ex(fresh, EVP_aes_256_gcm(), nil, key.baseAddress, nil) == 1
-                    }
+                        ? EVP_EncryptInit_ex(fresh, EVP_aes_256_gcm(), nil, keyBytes, nil) == 1
+                        : EVP_DecryptInit_ex(fresh, EVP_aes_256_gcm(), nil, keyBytes, nil) == 1
                     guard ready else {
                         EVP_CIPHER_CTX_free(fresh)
                         return nil
@@ -133,7 +217,7 @@ package final class Cipher: Sendable {
             _ plaintext: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
             into output: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
         ) throws {
-            let ok = sealers.with(key: key) { ctx -> Bool in
+            let ok = sealers.with(key: key.bytes) { ctx -> Bool in
                 var length: Int32 = 0
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { final in
                     // A nil cipher and key keep the context's key schedule; only the nonce changes.
@@ -153,7 +237,7 @@ package final class Cipher: Sendable {
             _ ciphertext: UnsafeRawBufferPointer, context: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
             tag: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
         ) -> Bool {
-            openers.with(key: key) { ctx -> Bool in
+            openers.with(key: key.bytes) { ctx -> Bool in
                 var length: Int32 = 0
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { scratch in
                     // The expected tag goes in a copy: OpenSSL takes it through a mutable pointer.
@@ -182,6 +266,10 @@ package final class Cipher: Sendable {
             Array(SHA256.hash(data: bytes))
         }
 
+        static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
+            Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
+        }
+
         private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {
             var generator = SystemRandomNumberGenerator()
             for index in buffer.indices { buffer[index] = generator.next() }
@@ -192,7 +280,7 @@ package final class Cipher: Sendable {
             into output: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
         ) throws {
             let box = try AES.GCM.seal(
-                Data(plaintext), using: SymmetricKey(data: key), nonce: AES.GCM.Nonce(data: Data(nonce)),
+                Data(plaintext), using: SymmetricKey(data: key.bytes), nonce: AES.GCM.Nonce(data: Data(nonce)),
                 authenticating: Data(context))
             box.ciphertext.copyBytes(to: output)
             box.tag.copyBytes(to: tag)
@@ -205,10 +293,49 @@ package final class Cipher: Sendable {
             guard
                 let box = try? AES.GCM.SealedBox(
                     nonce: AES.GCM.Nonce(data: Data(nonce)), ciphertext: Data(ciphertext), tag: Data(tag)),
-                let plaintext = try? AES.GCM.open(box, using: SymmetricKey(data: key), authenticating: Data(context))
+                let plaintext = try? AES.GCM.open(box, using: SymmetricKey(data: key.bytes), authenticating: Data(context))
             else { return false }
             plaintext.copyBytes(to: output)
             return true
         }
     #endif
+}
+
+/// Bumped in a forked child (by the `pthread_atfork` handler above), before
+/// any other thread exists there.
+#if canImport(CCrypto)
+    nonisolated(unsafe) private var forkCount: UInt64 = 0
+#endif
+
+/// Key bytes in memory of their own, wiped when no longer used.
+final class SecretBytes: Sendable {
+    nonisolated(unsafe) private let storage: UnsafeMutableRawBufferPointer
+
+    /// Takes the bytes over: `bytes` is wiped.
+    init(taking bytes: inout [UInt8]) {
+        storage = .allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        bytes.withUnsafeBytes { storage.copyMemory(from: $0) }
+        SecretBytes.wipe(&bytes)
+    }
+
+    deinit {
+        SecretBytes.wipe(storage)
+        storage.deallocate()
+    }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage) }
+
+    /// Zeroes `buffer` in a way the optimizer keeps.
+    static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        #if canImport(CCrypto)
+            OPENSSL_cleanse(base, buffer.count)
+        #else
+            _ = memset_s(base, buffer.count, 0, buffer.count)
+        #endif
+    }
+
+    static func wipe(_ array: inout [UInt8]) {
+        array.withUnsafeMutableBytes { wipe($0) }
+    }
 }

@@ -46,7 +46,8 @@ package final class Environment: @unchecked Sendable {
     package let path: String
     package let options: Options
     /// Encrypts and decrypts the values of sealed tables; nil without a key.
-    package let cipher: Cipher?
+    /// Set once, while the environment opens (the key is derived with the file's salt).
+    package private(set) var cipher: Cipher?
     let handle: OpaquePointer
     package let gate = MapGate()
     /// Serializes this process's write transactions (LMDB's own writer lock
@@ -185,13 +186,14 @@ package final class Environment: @unchecked Sendable {
                 path: path)
         }
         handle = env
-        cipher = try options.encryptionKey.map { try Cipher(key: $0) }
+        cipher = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
         try checkPagesReadOnOpen()
+        if let key = options.encryptionKey { cipher = try Cipher(key: key, salt: try encryptionSalt()) }
         try openExistingTables()
     }
 
@@ -288,6 +290,51 @@ package final class Environment: @unchecked Sendable {
             }
             return names
         }
+    }
+
+    /// The unsealed table beside the sealed ones in an encrypted file: the
+    /// file's key-derivation salt (`salt`) and a value sealed with the key,
+    /// to tell a wrong key on open.
+    package static let encryptionTable = "keycheck"
+    static let saltKey = Array("salt".utf8)
+
+    /// The salt an encrypted file's key is derived with: read from the file,
+    /// or made in the same transaction that starts a new file. Nil for a file
+    /// encrypted before salts, or a plain file (refused above this layer).
+    private func encryptionSalt() throws -> [UInt8]? {
+        if try tableNames().contains(Environment.encryptionTable) { return try storedSalt() }
+        guard !options.readOnly else { return nil }
+        let write = try WriteTransaction(environment: self)
+        do {
+            // Checked again under the writer lock: another process may have started the file.
+            guard try tableNames().isEmpty else {
+                write.abort()
+                return try tableNames().contains(Environment.encryptionTable) ? storedSalt() : nil
+            }
+            let table = try write.openTable(Environment.encryptionTable)!
+            let salt = try Cipher.newSalt()
+            try Environment.saltKey.withUnsafeBytes { key in
+                try salt.withUnsafeBytes { _ = try write.put(table, key: key, value: $0) }
+            }
+            try write.commit()
+            return salt
+        } catch {
+            write.abort()
+            throw error
+        }
+    }
+
+    private func storedSalt() throws -> [UInt8]? {
+        guard let table = try openInReadTransaction(Environment.encryptionTable, isMultiValue: false) else { return nil }
+        let read = try ReadTransaction(environment: self)
+        defer { read.end() }
+        guard let salt = try read.value(in: table, key: Environment.saltKey) else { return nil }
+        guard salt.count == Cipher.saltSize else {
+            throw TroveError(
+                .corruptFile, "\(path) is damaged: its key-derivation salt is \(salt.count) bytes, not \(Cipher.saltSize)",
+                path: path)
+        }
+        return salt
     }
 
     /// LMDB trusts page headers: a damaged page among those every launch

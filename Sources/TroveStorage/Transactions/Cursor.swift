@@ -62,7 +62,10 @@ final class SealedValues {
     }
 
     deinit {
-        for buffer in buffers { buffer.deallocate() }
+        for buffer in buffers {
+            SecretBytes.wipe(buffer)  // decrypted values
+            buffer.deallocate()
+        }
     }
 
     func open(_ sealed: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, path: String) throws -> UnsafeRawBufferPointer {
@@ -70,12 +73,15 @@ final class SealedValues {
         if buffers.count < SealedValues.turns {
             buffers.append(.allocate(byteCount: max(length, 64), alignment: 8))
         } else if buffers[next].count < length {
+            SecretBytes.wipe(buffers[next])
             buffers[next].deallocate()
             buffers[next] = .allocate(byteCount: max(length, buffers[next].count * 2), alignment: 8)
         }
         let buffer = buffers[next]
         next = (next + 1) % SealedValues.turns
-        guard cipher.open(sealed, context: key, into: buffer) else { throw Transaction.unreadable(table, path: path) }
+        guard cipher.open(sealed, table: table.name, key: key, into: buffer) else {
+            throw Transaction.unreadable(table, path: path)
+        }
         return UnsafeRawBufferPointer(rebasing: buffer[0..<length])
     }
 }

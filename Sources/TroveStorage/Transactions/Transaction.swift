@@ -93,7 +93,8 @@ package class Transaction {
             let sealed = v.buffer
             return try withUnsafeTemporaryAllocation(byteCount: max(sealed.count - Cipher.overhead, 1), alignment: 8) {
                 plain in
-                guard cipher.open(sealed, context: key, into: plain) else {
+                defer { SecretBytes.wipe(plain) }
+                guard cipher.open(sealed, table: table.name, key: key, into: plain) else {
                     throw Transaction.unreadable(table, path: path)
                 }
                 return try body(UnsafeRawBufferPointer(rebasing: plain[0..<(sealed.count - Cipher.overhead)]))

@@ -114,7 +114,7 @@ package final class WriteTransaction: Transaction {
         case .append: flags = UInt32(MDB_APPEND)
         }
         if table.isSealed, let cipher = environment.cipher {
-            let sealed = try cipher.seal(value, context: key)
+            let sealed = try cipher.seal(value, table: table.name, key: key)
             return try sealed.withUnsafeBytes { try insert(table, key: key, value: $0, flags: flags, mode: mode) }
         }
         return try insert(table, key: key, value: value, flags: flags, mode: mode)
