@@ -107,6 +107,21 @@ public struct Configuration: Sendable {
     /// ```
     public var encryptionKey: Data?
 
+    /// The permission bits of the database file and its lock file, for
+    /// files only this user should read: `0o600`. Applied when Trove creates
+    /// them (the process's umask still applies), and an existing file that
+    /// allows more is narrowed when opened for writing. Nil (the default)
+    /// creates files `0o644` less the umask, like SQLite, and leaves existing
+    /// ones alone. In-memory databases are always `0o600`. Compaction and
+    /// copies keep the mode of the file they come from.
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: url)
+    /// config.encryptionKey = key
+    /// config.filePermissions = 0o600
+    /// ```
+    public var filePermissions: Int?
+
     /// The file used when none is given: the path in the `TROVE_DEFAULT_FILE`
     /// environment variable when it is set; otherwise `default.trove` in the
     /// app's Application Support directory on Apple platforms, and in
@@ -194,6 +209,13 @@ public struct Configuration: Sendable {
         options.readOnly = readOnly
         options.deleteOnClose = inMemoryIdentifier != nil
         options.tablesCheckedOnOpen = [Catalog.metaTable, Catalog.keyCheckTable]
+        if inMemoryIdentifier != nil {
+            options.fileMode = 0o600
+            options.enforcesFileMode = true
+        } else if let filePermissions {
+            options.fileMode = mode_t(filePermissions & 0o777)
+            options.enforcesFileMode = true
+        }
         if let encryptionKey {
             options.encryptionKey = Array(encryptionKey)
             options.sealedTablePrefixes = Catalog.sealedTablePrefixes

@@ -10,6 +10,7 @@ extension Database {
     /// ```
     public func writeCopy(to url: URL) throws {
         try environment.copy(to: url.path, compact: true)
+        try FileReplacement.adoptMode(of: path, for: url.path)
     }
 
     /// Rewrites the file of `configuration` without its free pages, in
@@ -57,17 +58,23 @@ extension Database {
     /// so a failure never leaves a half-written file at `url`.
     public func writeCopy(to url: URL, encryptionKey: Data?) throws {
         let files = FileManager.default
-        if files.fileExists(atPath: url.path) {
+        var existing = stat()
+        if lstat(url.path, &existing) == 0 {  // a link, even a dangling one, is not followed
             throw TroveError(.fileAccess, "cannot copy \(path) to \(url.path): the destination exists", path: url.path)
         }
         let partial = url.path + ".partial"
         try? files.removeItem(atPath: partial)
         try? files.removeItem(atPath: partial + "-lock")
         do {
+            // Made here, exclusively and without following links; LMDB then opens them.
+            try FileReplacement.createExclusively(partial)
+            try FileReplacement.createExclusively(partial + "-lock")
             var target = Configuration(fileURL: URL(fileURLWithPath: partial))
             target.encryptionKey = encryptionKey
             try copyEveryTable(to: Environment.open(path: partial, options: target.environmentOptions))
             try? files.removeItem(atPath: partial + "-lock")
+            try FileReplacement.adoptMode(of: path, for: partial)
+            try FileReplacement.sync(partial)
             guard rename(partial, url.path) == 0 else {
                 throw TroveError(.fileAccess, "cannot move the copy into place at \(url.path) (errno \(errno))", path: url.path)
             }

@@ -171,11 +171,11 @@ extension Environment {
 }
 
 /// `open(2)` (the name `open` is taken inside types that have an `open` method).
-private func openDescriptor(_ path: String, _ flags: Int32) -> Int32 {
+private func openDescriptor(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
     #if canImport(Glibc)
-        Glibc.open(path, flags)
+        Glibc.open(path, flags, mode)
     #else
-        Darwin.open(path, flags)
+        Darwin.open(path, flags, mode)
     #endif
 }
 
@@ -189,7 +189,7 @@ package enum FileReplacement {
     package static func adoptModeAndOwner(of original: String, for path: String) throws {
         var info = stat()
         guard stat(original, &info) == 0 else { return }
-        if chmod(path, info.st_mode & 0o7777) != 0 {
+        if chmod(path, info.st_mode & 0o777) != 0 {
             let code = errno
             throw TroveError(
                 .fileAccess, "cannot set the permissions of \(path): \(String(cString: strerror(code)))", path: path, code: code)
@@ -198,6 +198,29 @@ package enum FileReplacement {
         if stat(path, &copy) == 0, copy.st_uid != info.st_uid || copy.st_gid != info.st_gid {
             _ = chown(path, info.st_uid, info.st_gid)  // permitted to root only; the mode above still holds
         }
+    }
+
+    /// Gives the copy `path` the permission bits of `original` (a copy of
+    /// a `0o600` file is `0o600` too); the owner stays this process's user.
+    package static func adoptMode(of original: String, for path: String) throws {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        if chmod(path, info.st_mode & 0o777) != 0 {
+            let code = errno
+            throw TroveError(
+                .fileAccess, "cannot set the permissions of \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+    }
+
+    /// Creates an empty file at `path` with `0o600`, failing when anything —
+    /// a file, a link, a dangling link — is there already.
+    package static func createExclusively(_ path: String) throws {
+        let descriptor = openDescriptor(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw TroveError(.fileAccess, "cannot create \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        close(descriptor)
     }
 
     /// Flushes the file's contents to disk.

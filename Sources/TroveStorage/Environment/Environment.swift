@@ -36,9 +36,10 @@ package final class Environment: @unchecked Sendable {
         /// (the free pages and the table of tables).
         package var tablesCheckedOnOpen: Set<String> = []
         /// The permission bits of the file and its lock file when they are
-        /// created (the process's umask applies); an existing file opened for
-        /// writing is narrowed to them when it allows more.
+        /// created (the process's umask applies).
         package var fileMode: mode_t = 0o644
+        /// Whether an existing file opened for writing is narrowed to ``fileMode``.
+        package var enforcesFileMode = false
 
         package init() {}
     }
@@ -158,7 +159,9 @@ package final class Environment: @unchecked Sendable {
             try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
             try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
             try Environment.checkSameFile(env, path: path)
-            if !options.readOnly { try Environment.narrowPermissions(of: path, to: options.fileMode) }
+            if !options.readOnly, options.enforcesFileMode {
+                try Environment.narrowPermissions(of: path, to: options.fileMode)
+            }
         } catch {
             mdb_env_close(env)
             throw error
@@ -495,7 +498,8 @@ extension Environment {
     /// Writes a consistent copy of the file to `path`; with `compact`, free
     /// pages are left out and the copy is as small as the data allows.
     package func copy(to path: String, compact: Bool) throws {
-        if FileManager.default.fileExists(atPath: path) {
+        var existing = stat()
+        if lstat(path, &existing) == 0 {  // a link, even a dangling one, is not followed
             throw TroveError(.fileAccess, "cannot copy \(self.path) to \(path): the destination exists", path: path)
         }
         // The copy reads through its own read transaction; a concurrent grow
