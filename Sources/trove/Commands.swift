@@ -61,24 +61,45 @@ enum Commands {
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.readOnly = readOnly
         configuration.encryptionKey = try encryptionKey()
-        return try Database(configuration: configuration)
+        do {
+            return try Database(configuration: configuration)
+        } catch let error as TroveError where error.kind == .wrongEncryptionKey {
+            throw TroveError(
+                .wrongEncryptionKey,
+                error.message
+                    + (configuration.encryptionKey == nil
+                        ? "; set TROVE_ENCRYPTION_KEY to its key (128 hex digits)"
+                        : " (the key came from TROVE_ENCRYPTION_KEY)"),
+                path: path)
+        }
     }
 
     /// The key in an environment variable (128 hex digits), or nil when it is not set.
+    /// A bad key is reported by its variable and the position of the first
+    /// character that is not a hex digit, never by its contents.
     static func encryptionKey(variable: String = "TROVE_ENCRYPTION_KEY") throws -> Data? {
         guard let hex = ProcessInfo.processInfo.environment[variable], !hex.isEmpty else { return nil }
         let digits = Array(hex.utf8)
         guard digits.count == 128 else {
             throw UsageError("\(variable) must be 128 hex digits (a 64-byte key), not \(digits.count) characters")
         }
-        var key = Data()
-        for index in stride(from: 0, to: 128, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<(index + 2)], as: UTF8.self), radix: 16) else {
-                throw UsageError(
-                    "TROVE_ENCRYPTION_KEY holds '\(String(decoding: digits[index..<(index + 2)], as: UTF8.self))', which is not hex"
-                )
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
             }
-            key.append(byte)
+        }
+        var key = Data(capacity: 64)
+        for index in stride(from: 0, to: 128, by: 2) {
+            guard let high = value(digits[index]) else {
+                throw UsageError("\(variable) has a character that is not a hex digit at position \(index + 1)")
+            }
+            guard let low = value(digits[index + 1]) else {
+                throw UsageError("\(variable) has a character that is not a hex digit at position \(index + 2)")
+            }
+            key.append(high << 4 | low)
         }
         return key
     }

@@ -109,6 +109,23 @@ struct CLITests {
         let malformed = try trove("info", url.path, environment: ["TROVE_ENCRYPTION_KEY": "abc"])
         #expect(malformed.status == 2)
         #expect(malformed.err.contains("128 hex digits"))
+        #expect(locked.err.contains("TROVE_ENCRYPTION_KEY"))
+        // A bad digit is reported by position and variable; the key's characters never reach the output.
+        var bad = Array(hex)
+        bad[40] = "q"
+        bad[41] = "1"
+        let badDigit = try trove("info", url.path, environment: ["TROVE_ENCRYPTION_KEY": String(bad)])
+        #expect(badDigit.status == 2)
+        #expect(badDigit.err.contains("TROVE_ENCRYPTION_KEY has a character that is not a hex digit at position 41"))
+        #expect(!badDigit.err.contains("q1"))
+        var signed = Array(hex)
+        signed[0] = "+"
+        let plusSign = try trove("info", url.path, environment: ["TROVE_ENCRYPTION_KEY": String(signed)])
+        #expect(plusSign.status == 2, "'+b' is not a hex byte")
+        let newKeyBad = try trove(
+            "copy", url.path, url.path + ".copy",
+            environment: ["TROVE_ENCRYPTION_KEY": hex, "TROVE_NEW_ENCRYPTION_KEY": String(bad)])
+        #expect(newKeyBad.err.contains("TROVE_NEW_ENCRYPTION_KEY has a character"), "\(newKeyBad.err)")
 
         // copy --decrypt makes a plain file; TROVE_NEW_ENCRYPTION_KEY seals a copy with another key.
         let plain = url.deletingLastPathComponent().appendingPathComponent("plain.trove").path
