@@ -124,7 +124,7 @@ enum Commands {
             }
             print(
                 "{\"file\":\(Formatting.jsonString(path)),\"formatVersion\":\(db.fileFormatVersion),\"schemaVersion\":\(db.storedSchemaVersion),"
-                    + "\"fileSize\":\(fileSize(path)),\"usedSize\":\(db.usedFileSize),\"openReaders\":\(db.openReaders),\"types\":[\(types.joined(separator: ","))]}"
+                    + "\"fileSize\":\(fileSize(path)),\"usedSize\":\(db.usedFileSize),\"openReaders\":\(db.openReaders),\"readers\":[\(db.readers.map { "{\"pid\":\($0.processID),\"commitsBehind\":\($0.commitsBehind.map(String.init) ?? "null")}" }.joined(separator: ","))],\"types\":[\(types.joined(separator: ","))]}"
             )
             return
         }
@@ -132,7 +132,16 @@ enum Commands {
         print("format version:  \(db.fileFormatVersion)")
         print("schema version:  \(db.storedSchemaVersion)")
         print("file size:       \(fileSize(path)) bytes (\(db.usedFileSize) in use)")
-        print("open readers:    \(db.openReaders)")
+        let others = db.readers.filter { $0.processID != getpid() }
+        print("open readers:    \(others.count) in other processes")
+        for reader in others {
+            guard let behind = reader.commitsBehind else {
+                print("  process \(reader.processID): idle")
+                continue
+            }
+            let note = behind >= 1_000 ? " — stuck or long-running: the file cannot reuse pages freed since" : ""
+            print("  process \(reader.processID): reading a snapshot \(behind) commit\(behind == 1 ? "" : "s") old\(note)")
+        }
         print("types:")
         for (schema, count) in zip(schemas, counts) {
             let indexes = schema.properties.filter(\.isIndexed).map { $0.isPrimaryKey ? "\($0.name) (primary key)" : $0.name }

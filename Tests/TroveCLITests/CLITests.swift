@@ -275,6 +275,29 @@ struct CLITests {
         #expect(try Database(fileURL: url).objects(Book.self).count == 10)
     }
 
+    @Test("info lists other processes' readers and how far behind their snapshots are")
+    func infoShowsReaders() throws {
+        let file = try library(5)
+        let url = URL(fileURLWithPath: file)
+        let reader = try Database(fileURL: url)
+        #expect(reader.objects(Book.self).count == 5)  // holds a snapshot from here on
+        let writer = try Database(fileURL: url)
+        for id in 100..<103 {
+            try writer.write {
+                try writer.add(
+                    {
+                        let book = Book(); book.id = id; return book
+                    }())
+            }
+        }
+        #expect(reader.objects(Book.self).count == 5)  // still the old snapshot
+        let info = try trove("info", file)
+        #expect(info.out.contains("process \(getpid()): reading a snapshot 3 commits old"), "\(info.out)")
+        let json = try trove("info", file, "--json")
+        #expect(json.out.contains("{\"pid\":\(getpid()),\"commitsBehind\":3}"), "\(json.out)")
+        _ = reader
+    }
+
     @Test("verify reports a clean file with exit code 0")
     func verify() throws {
         let file = try library()

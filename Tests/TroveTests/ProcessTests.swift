@@ -82,6 +82,34 @@ private func waitForFile(_ path: String, seconds: Double = 30) -> Bool {
     return true
 }
 
+@Suite("Readers of dead processes", .serialized)
+struct DeadReaderTests {
+    @Test("a reader killed while holding a snapshot does not make a long-open writer's file grow without end")
+    func deadReaderIsClearedByTheWriter() async throws {
+        let url = sharedPath("dead-reader-\(getpid()).trove")
+        removeDatabase(url)
+        var configuration = Configuration(fileURL: url)
+        configuration.durability = .none  // 3,000 commits; durability is not what is tested
+        let writer = try Database(configuration: configuration)
+        let dog = Dog()
+        try writer.write { try writer.add(dog) }
+        setenv("TROVE_TEST_FILE", url.path, 1)
+        await #expect(processExitsWith: .signal(SIGKILL)) {
+            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let reader = try! Database(fileURL: URL(fileURLWithPath: path))
+            _ = reader.objects(Dog.self).count  // holds a snapshot (a reader slot)
+            kill(getpid(), SIGKILL)
+        }
+        // The writer opened before the reader died: nothing cleared its slot on open.
+        for round in 0..<3_000 {
+            try writer.write { dog.name = String(repeating: Character(UnicodeScalar(65 + round % 26)!), count: 2_048) }
+        }
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        #expect(size < 4 << 20, "the file grew to \(size) bytes")
+        #expect(writer.readers.allSatisfy { $0.processID == getpid() })
+    }
+}
+
 @Suite("Compaction beside other processes", .serialized)
 struct CompactionAcrossProcessesTests {
     @Test("compaction refuses, and launch compaction skips, while another process commits; no commit is lost")

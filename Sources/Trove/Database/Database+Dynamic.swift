@@ -63,6 +63,33 @@ extension Database {
     /// Reader slots in use by every process with the file open.
     public var openReaders: Int { environment.readersInUse }
 
+    /// One snapshot being read, by any process with the file open.
+    public struct Reader: Sendable, Equatable {
+        /// The process holding it.
+        public var processID: Int32
+        /// How many commits the file has had since the snapshot was taken;
+        /// nil for an idle slot. Pages freed by those commits cannot be reused
+        /// while the snapshot is held, so a large number means a stuck or
+        /// long-running reader and a growing file.
+        public var commitsBehind: Int?
+    }
+
+    /// The snapshots held on the file right now, by every process (readers
+    /// of processes that died are cleared first). `trove info` shows them.
+    ///
+    /// ```swift
+    /// for reader in db.readers where (reader.commitsBehind ?? 0) > 1_000 {
+    ///     print("process \(reader.processID) holds an old snapshot")
+    /// }
+    /// ```
+    public var readers: [Reader] {
+        environment.clearStaleReaders()
+        let last = environment.lastCommittedTransaction
+        return environment.readerSlots().map { slot in
+            Reader(processID: slot.processID, commitsBehind: slot.transaction.map { Swift.max(0, last - $0) })
+        }
+    }
+
     /// Every stored object of a type named as a string, as ``DynamicObject``s;
     /// filter and sort them like any ``Results``.
     ///

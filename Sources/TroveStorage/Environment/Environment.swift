@@ -59,6 +59,8 @@ package final class Environment: @unchecked Sendable {
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
     let pageSize: Int
     private let state: Locked<State>
+    /// Write transactions since stale readers were last cleared (guarded by the writer lock).
+    private var writesSinceReaderCheck = 0
     /// Set once the registry holds this environment; one whose opening failed
     /// half-way must not touch the registry (its lock is held by `open`).
     private var isRegistered = false
@@ -461,13 +463,60 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// Grows ahead of a write when more than half the map is used, so that
-    /// most transactions never meet `MDB_MAP_FULL`.
+    /// most transactions never meet `MDB_MAP_FULL`. Called with the writer lock held.
     func prepareForWrite() throws {
         let used = usedSize
         let current = mapSize
+        writesSinceReaderCheck += 1
+        if writesSinceReaderCheck >= Environment.writesBetweenReaderChecks || used * 2 > current {
+            // A reader slot left by a dead process pins every page freed after
+            // its snapshot: the file would grow without end. LMDB clears them
+            // only when asked.
+            writesSinceReaderCheck = 0
+            clearStaleReaders()
+        }
         if used * 2 > current {
             if let cap = options.maximumMapSize, current >= cap { return }
             try grow(toFit: used * 2)
+        }
+    }
+
+    /// Write transactions between two checks for readers of dead processes.
+    static let writesBetweenReaderChecks = 64
+
+    /// Frees the reader slots of processes that died holding them; returns how many.
+    @discardableResult
+    package func clearStaleReaders() -> Int {
+        var dead: Int32 = 0
+        mdb_reader_check(handle, &dead)
+        return Int(dead)
+    }
+
+    /// One slot of LMDB's reader table: the process, and the transaction
+    /// whose snapshot it holds (nil while the slot is idle).
+    package struct ReaderSlot: Sendable, Equatable {
+        package var processID: Int32
+        package var transaction: Int?
+    }
+
+    /// The reader table's slots in use, by every process.
+    package func readerSlots() -> [ReaderSlot] {
+        final class Lines { var text = "" }
+        let lines = Lines()
+        withExtendedLifetime(lines) {
+            _ = mdb_reader_list(
+                handle,
+                { message, context in
+                    guard let message, let context else { return 0 }
+                    Unmanaged<Lines>.fromOpaque(context).takeUnretainedValue().text += String(cString: message)
+                    return 0
+                }, Unmanaged.passUnretained(lines).toOpaque())
+        }
+        // "       pid     thread     txnid" then one line a slot; "-" for an idle slot.
+        return lines.text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 3, let pid = Int32(fields[0]) else { return nil }
+            return ReaderSlot(processID: pid, transaction: Int(fields[2]))
         }
     }
 
