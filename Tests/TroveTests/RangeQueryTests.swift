@@ -172,6 +172,47 @@ struct RangeQueryTests {
         #expect(try all.filter("name MATCHES 'nn'").isEmpty)
         expectTroveError(.invalidQuery) { try all.filter("name MATCHES '('") }
         expectTroveError(.invalidQuery) { try all.filter("age MATCHES '1'") }
+        #expect(try all.filter("name MATCHES 'Ann|Annabel'").map(\.name) == ["Ann", "Annabel"])  // any branch, whole string
+        let backreference = expectTroveError(.invalidQuery) { try all.filter("name MATCHES %@", #"(a)\1"#) }
+        #expect(backreference?.message.contains("backreferences need backtracking") == true)
+        expectTroveError(.invalidQuery) { try all.filter("name MATCHES %@", String(repeating: "a", count: 1_001)) }
+    }
+
+    @Test("MATCHES with an expression that backtracks exponentially answers every row, and correctly")
+    func matchesNeverGivesUp() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 0..<20 {
+                let person = Person()
+                person.id = id
+                person.name = String(repeating: "x", count: 39) + (id % 4 == 0 ? "#" : "y")
+                try db.add(person)
+            }
+        }
+        let found = try db.objects(Person.self).filter("name MATCHES '(.*.*)*#'").map(\.id)
+        #expect(found == [0, 4, 8, 12, 16])
+    }
+
+    @Test("IN with long lists of integers, strings and UUIDs gives the answers of one comparison each")
+    func longInLists() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 0..<300 {
+                let person = Person()
+                person.id = id
+                person.name = "name \(id)"
+                person.age = id % 7 == 0 ? nil : id
+                try db.add(person)
+            }
+        }
+        let all = db.objects(Person.self)
+        let ages = Array(stride(from: 0, to: 600, by: 3))
+        #expect(try all.filter("age IN %@", ages).map(\.id) == (0..<300).filter { $0 % 3 == 0 && $0 % 7 != 0 })
+        let names = (0..<300).filter { $0 % 5 == 1 }.map { "name \($0)" } + ["nobody"]
+        #expect(try all.filter("name IN %@", names).count == 60)
+        #expect(try all.filter("NOT name IN %@", names).count == 240)
+        let withNil: [Int?] = [nil, 1, 2, 3, 4, 5, 6, 7]
+        #expect(try all.filter("age IN %@", withNil).count == 43 + 6)  // nil matches the missing ages
     }
 
     private func gauges(_ name: String = #function) throws -> (Database, [(id: Int, wide: Int, narrow: Int8, maybe: Int?)]) {

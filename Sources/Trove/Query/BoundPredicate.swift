@@ -214,11 +214,17 @@ indirect enum BoundPredicate {
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
             if op == .matches {
-                guard property.type == .string, case .string(let pattern) = converted,
-                    ValueComparison.regex(pattern, comparison.options) != nil
-                else {
+                guard property.type == .string, case .string(let pattern) = converted else {
                     throw TroveError(
                         .invalidQuery, "MATCHES needs a valid regular expression (at position \(comparison.position))",
+                        position: comparison.position)
+                }
+                do {
+                    _ = try WholeMatchExpression(pattern, ignoringCase: comparison.options.contains(.caseInsensitive))
+                } catch {
+                    throw TroveError(
+                        .invalidQuery,
+                        "MATCHES needs a valid regular expression (at position \(comparison.position)): \(error.message), at character \(error.offset + 1) of the expression",
                         position: comparison.position)
                 }
             }

@@ -1,3 +1,4 @@
+import Foundation
 import TroveStorage
 
 /// Turns a bound predicate into one closure per node, with fast paths for
@@ -24,14 +25,14 @@ extension BoundPredicate {
             return { !compiled($0) }
         case .compare(let column, .matches, .string(let pattern), let options):
             // Compile the expression once for the whole scan.
-            guard let regex = ValueComparison.regex(pattern, options) else { return { _ in false } }
-            guard options.contains(.diacriticInsensitive) else {
-                return { reader in
-                    if case .string(let text) = reader.value(at: column) { return regex.matchesWhole(text) }
-                    return false
-                }
+            // Checked when the query was made (BoundPredicate): the expression compiles.
+            let diacritics = options.intersection(.diacriticInsensitive)
+            let folded = diacritics.isEmpty ? pattern : ValueComparison.fold(pattern, diacritics)
+            guard let regex = ValueComparison.regex(folded, options) else { return { _ in false } }
+            return { reader in
+                guard case .string(let text) = reader.value(at: column) else { return false }
+                return regex.matches(diacritics.isEmpty ? text : ValueComparison.fold(text, diacritics))
             }
-            return { ValueComparison.test($0.value(at: column), .matches, .string(pattern), options) }
         case .compare(let column, let op, let value, let options):
             if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
@@ -94,9 +95,44 @@ extension BoundPredicate {
                 // The aggregate of nothing (nil) equals only nil, as any nil does.
                 ValueComparison.test(path.aggregate(kind, of: column, for: reader.objectKey, transaction), op, value, [])
             }
+        case .compareList(let column, .in, let values, let options) where options.isEmpty && values.count > 4:
+            if let lookup = BoundPredicate.setLookup(column, values, layout) { return lookup }
+            return { self.evaluate($0) }
         case .compareList, .compareColumns:
             if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             return { self.evaluate($0) }
+        }
+    }
+
+    /// IN over a long list of integers, strings or UUIDs: one hash lookup a
+    /// row instead of a comparison with each value (equal as `==` compares them).
+    private static func setLookup(_ column: Int, _ values: [StoredValue], _ layout: RecordLayout)
+        -> ((RecordReader) -> Bool)?
+    {
+        if layout.types[column].isInteger {
+            var integers = Set<Int64>()
+            for value in values {
+                guard case .int(let integer) = value else { return nil }
+                integers.insert(integer)
+            }
+            return { reader in reader.int(at: column).map { integers.contains($0) } ?? false }
+        }
+        var strings = Set<String>()
+        var uuids = Set<UUID>()
+        for value in values {
+            switch value {
+            case .string(let string): strings.insert(string)
+            case .uuid(let uuid): uuids.insert(uuid)
+            default: return nil
+            }
+        }
+        guard strings.isEmpty || uuids.isEmpty else { return nil }
+        return { reader in
+            switch reader.value(at: column) {
+            case .string(let string): strings.contains(string)
+            case .uuid(let uuid): uuids.contains(uuid)
+            default: false
+            }
         }
     }
 

@@ -88,7 +88,7 @@ enum ValueComparison {
                 // [d] folds accents in the text and the expression; [c] is the expression's own option.
                 let diacritics: StringOptions = options.intersection(.diacriticInsensitive)
                 let text = diacritics.isEmpty ? value : fold(value, diacritics)
-                return regex(diacritics.isEmpty ? pattern : fold(pattern, diacritics), options)?.matchesWhole(text) ?? false
+                return regex(diacritics.isEmpty ? pattern : fold(pattern, diacritics), options)?.matches(text) ?? false
             default: return false
             }
         case (.data(let value), .data(let pattern)):
@@ -129,17 +129,8 @@ enum ValueComparison {
         return p == pattern.count
     }
 
-    /// A regular expression for MATCHES; `[c]` makes it case-insensitive.
-    static func regex(_ pattern: String, _ options: StringOptions) -> NSRegularExpression? {
-        try? NSRegularExpression(pattern: pattern, options: options.contains(.caseInsensitive) ? [.caseInsensitive] : [])
-    }
-}
-
-extension NSRegularExpression {
-    /// Whether the expression matches all of `text` (MATCHES is anchored at both ends).
-    func matchesWhole(_ text: String) -> Bool {
-        let range = NSRange(text.startIndex..., in: text)
-        guard let match = firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
+    /// The expression of a MATCHES comparison; `[c]` makes it case-insensitive.
+    static func regex(_ pattern: String, _ options: StringOptions) -> WholeMatchExpression? {
+        try? WholeMatchExpression(pattern, ignoringCase: options.contains(.caseInsensitive))
     }
 }
