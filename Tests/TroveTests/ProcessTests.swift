@@ -93,9 +93,9 @@ struct DeadReaderTests {
         let writer = try Database(configuration: configuration)
         let dog = Dog()
         try writer.write { try writer.add(dog) }
-        setenv("TROVE_TEST_FILE", url.path, 1)
+        setenv("TROVE_TEST_DEAD_READER_FILE", url.path, 1)
         await #expect(processExitsWith: .signal(SIGKILL)) {
-            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let path = String(cString: getenv("TROVE_TEST_DEAD_READER_FILE"))
             let reader = try! Database(fileURL: URL(fileURLWithPath: path))
             _ = reader.objects(Dog.self).count  // holds a snapshot (a reader slot)
             kill(getpid(), SIGKILL)
@@ -123,9 +123,9 @@ struct CompactionAcrossProcessesTests {
             try db.write { for _ in 1...2_000 { try db.add(Dog()) } }
             try db.write { try db.delete(db.objects(Dog.self)) }
         }
-        setenv("TROVE_TEST_FILE", url.path, 1)
+        setenv("TROVE_TEST_COMPACT_BUSY_FILE", url.path, 1)
         async let child = #expect(processExitsWith: .success) {
-            let path = String(cString: getenv("TROVE_TEST_FILE"))
+            let path = String(cString: getenv("TROVE_TEST_COMPACT_BUSY_FILE"))
             let db = try! Database(fileURL: URL(fileURLWithPath: path))
             for commit in 1...50 {
                 try! db.write {
@@ -189,10 +189,10 @@ struct CompactionAcrossProcessesTests {
                 }
                 try db.write { try db.delete(db.objects(Dog.self).filter("age > 10")) }
             }
-            setenv("TROVE_TEST_FILE", url.path, 1)
+            setenv("TROVE_TEST_COMPACT_WAIT_FILE", url.path, 1)
             setenv("TROVE_TEST_READ_FIRST", readOnlyFirst ? "1" : "0", 1)
             async let child = #expect(processExitsWith: .success) {
-                let path = String(cString: getenv("TROVE_TEST_FILE"))
+                let path = String(cString: getenv("TROVE_TEST_COMPACT_WAIT_FILE"))
                 while !FileManager.default.fileExists(atPath: path + ".go") { usleep(1_000) }
                 if String(cString: getenv("TROVE_TEST_READ_FIRST")) == "1" {
                     var configuration = Configuration(fileURL: URL(fileURLWithPath: path))

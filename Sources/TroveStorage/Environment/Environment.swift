@@ -59,6 +59,44 @@ package final class Environment: @unchecked Sendable {
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
     let pageSize: Int
     private let state: Locked<State>
+    /// Where the memory map starts. Changed only under the map gate held
+    /// exclusively (the map moves when it grows); read under it held shared.
+    private(set) var mapStart: UInt = 0
+
+    private func noteMapAddress() {
+        mapStart = Environment.mapAddress(of: handle)
+    }
+
+    /// The address LMDB mapped the file at: LMDB does not say (its
+    /// `me_mapaddr` is the fixed-map hint), so on Linux it is looked up in
+    /// `/proc/self/maps` by the file's device and inode; 0 where unknown.
+    private static func mapAddress(of env: OpaquePointer) -> UInt {
+        #if os(Linux)
+            var descriptor: Int32 = -1
+            var info = stat()
+            guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &info) == 0,
+                let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+            else { return 0 }
+            let inode = String(info.st_ino)
+            for line in maps.split(separator: "\n") {
+                // start-end perms offset major:minor inode path
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard fields.count >= 6, fields[4] == inode, fields[2].allSatisfy({ $0 == "0" }) else { continue }
+                let device = fields[3].split(separator: ":").compactMap { UInt32($0, radix: 16) }
+                // glibc's encoding of a device number (its major() and minor() are macros).
+                let dev = UInt64(info.st_dev)
+                let major = UInt32(truncatingIfNeeded: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff)))
+                let minor = UInt32(truncatingIfNeeded: (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff)))
+                guard device.count == 2, device[0] == major, device[1] == minor else { continue }
+                guard let start = fields[0].split(separator: "-").first.flatMap({ UInt($0, radix: 16) }) else { continue }
+                return start
+            }
+            return 0
+        #else
+            return 0
+        #endif
+    }
+
     /// Write transactions since stale readers were last cleared (guarded by the writer lock).
     private var writesSinceReaderCheck = 0
     /// Set once the registry holds this environment; one whose opening failed
@@ -194,6 +232,7 @@ package final class Environment: @unchecked Sendable {
         cipher = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
+        mapStart = Environment.mapAddress(of: env)
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
@@ -444,6 +483,7 @@ package final class Environment: @unchecked Sendable {
                 target = min(target, cap)
             }
             try LMDBCall.check(mdb_env_set_mapsize(handle, target), "growing the map to \(target) bytes", path: path)
+            noteMapAddress()
             state.withLock { $0.mapSize = target }
         }
     }
@@ -456,6 +496,7 @@ package final class Environment: @unchecked Sendable {
         defer { if !ownsWriter { writerLock.unlock() } }
         try gate.withExclusive { () throws in
             try LMDBCall.check(mdb_env_set_mapsize(handle, 0), "adopting the new map size", path: path)
+            noteMapAddress()
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             state.withLock { $0.mapSize = info.me_mapsize }

@@ -7,6 +7,9 @@ package struct Cursor {
     let path: String
     /// Decrypts the values of a sealed table.
     var sealed: SealedValues? = nil
+    /// The transaction it reads in (to check that entries lie inside the file) and the table's name.
+    var transaction: Transaction? = nil
+    var table = ""
 
     /// A cursor over a table the snapshot cannot see: it finds nothing.
     static var empty: Cursor { Cursor(cursor: nil, path: "") }
@@ -19,8 +22,10 @@ package struct Cursor {
         let rc = LMDBCall.run { mdb_cursor_get(cursor, &k, &v, op) }
         if rc == MDB_NOTFOUND { return nil }
         try LMDBCall.check(rc, "reading through a cursor", path: path)
-        if let sealed { return Entry(key: k.buffer, value: try sealed.open(v.buffer, key: k.buffer, path: path)) }
-        return Entry(key: k.buffer, value: v.buffer)
+        let key = try transaction?.checked(k, table) ?? k.buffer
+        let value = try transaction?.checked(v, table) ?? v.buffer
+        if let sealed { return Entry(key: key, value: try sealed.open(value, key: key, path: path)) }
+        return Entry(key: key, value: value)
     }
 
     package func first() throws -> Entry? { try move(MDB_FIRST) }

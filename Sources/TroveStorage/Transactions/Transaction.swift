@@ -16,6 +16,11 @@ package class Transaction {
     var visibleTableLimit: MDB_dbi
     /// Why a write transaction can no longer be used, once it cannot.
     var failure: TroveError?
+    /// For a snapshot: the bytes of the file its pages lie within. Keys and
+    /// values LMDB hands back must lie there too; a damaged or crafted page
+    /// could point elsewhere, and reading it would fault. (A write
+    /// transaction's own changes live outside the map: not checked.)
+    var readableEnd = Int.max
 
     init(environment: Environment, txn: OpaquePointer, visibleTableLimit: MDB_dbi) {
         self.environment = environment
@@ -54,6 +59,23 @@ package class Transaction {
 
     var isInsideMapAccess: Bool { mapAccessDepth > 0 }
 
+    /// `value` as a buffer, once it is known to lie inside the file's pages.
+    @inline(__always)
+    func checked(_ value: MDB_val, _ table: String) throws -> UnsafeRawBufferPointer {
+        guard readableEnd != .max, value.mv_size > 0 else { return value.buffer }
+        let start = UInt(bitPattern: value.mv_data)
+        var mapStart = environment.mapStart
+        if mapStart == 0 { mapStart = start }  // where the map is not known, the size alone is checked
+        let end = mapStart &+ UInt(readableEnd)
+        guard start >= mapStart, start <= end, UInt(value.mv_size) <= end - start else {
+            throw TroveError(
+                .corruptFile,
+                "\(path) is damaged: an entry of table \(table) claims \(value.mv_size) bytes at a place outside the file's \(readableEnd) bytes; nothing was read from it (trove verify shows the damaged page); restore the file from a copy",
+                path: path)
+        }
+        return value.buffer
+    }
+
     /// The LMDB transaction id: the number of the last commit this snapshot sees
     /// (for a write transaction, one more).
     package var id: Int { txn.map { Int(mdb_txn_id($0)) } ?? 0 }
@@ -89,8 +111,9 @@ package class Transaction {
             let rc = LMDBCall.run { mdb_get(txn, table.dbi, &k, &v) }
             if rc == MDB_NOTFOUND { return try body(nil) }
             try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
-            guard table.isSealed, let cipher = environment.cipher else { return try body(v.buffer) }
-            let sealed = v.buffer
+            let stored = try checked(v, table.name)
+            guard table.isSealed, let cipher = environment.cipher else { return try body(stored) }
+            let sealed = stored
             return try withUnsafeTemporaryAllocation(byteCount: max(sealed.count - Cipher.overhead, 1), alignment: 8) {
                 plain in
                 defer { SecretBytes.wipe(plain) }
@@ -138,7 +161,7 @@ package class Transaction {
             guard let cursor else { preconditionFailure("mdb_cursor_open returned no cursor") }
             defer { mdb_cursor_close(cursor) }
             let opener = table.isSealed ? environment.cipher.map { SealedValues(cipher: $0, table: table) } : nil
-            return try body(Cursor(cursor: cursor, path: path, sealed: opener))
+            return try body(Cursor(cursor: cursor, path: path, sealed: opener, transaction: self, table: table.name))
         }
     }
 }
@@ -169,6 +192,7 @@ package final class ReadTransaction: Transaction {
             break
         }
         super.init(environment: environment, txn: txn!, visibleTableLimit: limit)
+        readableEnd = environment.usedSize
     }
 
     /// Releases the snapshot but keeps the reader slot.
@@ -189,6 +213,7 @@ package final class ReadTransaction: Transaction {
             rc = withMapAccess { mdb_txn_renew(txn) }
         }
         try LMDBCall.check(rc, "renewing a read transaction", path: path)
+        readableEnd = environment.usedSize
         isReset = false
         visibleTableLimit = limit
     }
