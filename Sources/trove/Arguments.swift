@@ -34,7 +34,7 @@ struct Arguments {
 
     /// Fails on any option or flag the command does not know.
     func allow(options known: Set<String> = [], flags knownFlags: Set<String> = []) throws {
-        let commonFlags: Set<String> = ["--help", "-h", "--json"]
+        let commonFlags: Set<String> = ["--help", "-h", "--json", "--trust"]
         if let unknown = options.keys.first(where: { !known.contains($0) }) { throw UsageError("unknown option \(unknown)") }
         if let unknown = flags.first(where: { !knownFlags.contains($0) && !commonFlags.contains($0) }) {
             throw UsageError("unknown option \(unknown)")

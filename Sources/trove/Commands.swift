@@ -28,7 +28,8 @@ enum Commands {
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
           compact FILE                   rewrite FILE without its free pages
 
-        options: --help (on every command), --version, --json (machine-readable info/schema)
+        options: --help (on every command), --version, --json (machine-readable info/schema),
+                 --trust (skip checking every page of FILE before use: for big files you know are sound)
         encrypted files: set TROVE_ENCRYPTION_KEY to the 64-byte key as 128 hex digits
                          (an environment variable, so the key never shows in the process list)
         exit codes: 0 ok, 1 failure, 2 usage
@@ -57,9 +58,14 @@ enum Commands {
         "compact": "usage: trove compact FILE\nexample: trove compact photos.trove",
     ]
 
+    /// Whether files are page-checked before use (`--trust` turns it off):
+    /// the tool opens files from anywhere, and LMDB trusts what it reads.
+    nonisolated(unsafe) static var checksEveryPage = true
+
     static func open(_ path: String, readOnly: Bool = true) throws -> Database {
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.readOnly = readOnly
+        configuration.checksEveryPageOnOpen = checksEveryPage
         configuration.encryptionKey = try encryptionKey()
         do {
             return try Database(configuration: configuration)
@@ -427,6 +433,7 @@ enum Commands {
         let path = arguments.positional[0]
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.encryptionKey = try encryptionKey()
+        configuration.checksEveryPageOnOpen = checksEveryPage
         let (before, after) = try Database.compact(configuration: configuration)
         print("compacted \(path): \(before) -> \(after) bytes")
     }

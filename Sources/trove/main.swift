@@ -16,6 +16,7 @@ if command == "--version" {
 
 do {
     let arguments = try Arguments(all.dropFirst())
+    Commands.checksEveryPage = !arguments.flags.contains("--trust")
     if arguments.flags.contains("--help") || arguments.flags.contains("-h") {
         print(Commands.help[command] ?? Commands.usage)
         exit(0)

@@ -298,6 +298,22 @@ struct CLITests {
         _ = reader
     }
 
+    @Test("every page of a file is checked before the tool reads it; --trust skips the check")
+    func damagedPagesAreCheckedFirst() throws {
+        let file = try library(20)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        let record = try #require(bytes.range(of: Data("Book, \"7\"".utf8)))
+        let page = record.lowerBound / 4096
+        bytes[page * 4096] ^= 0x40  // the page's header names another page
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let checked = try trove("query", file, "Book", "--format", "jsonl")
+        #expect(checked.status == 1)
+        #expect(checked.err.contains("is damaged: page \(page)"), "\(checked.err)")
+        #expect(checked.out.isEmpty)
+        let trusted = try trove("info", file, "--trust")  // LMDB does not look at that header
+        #expect(trusted.status == 0, "\(trusted.err)")
+    }
+
     @Test("verify reports a clean file with exit code 0")
     func verify() throws {
         let file = try library()

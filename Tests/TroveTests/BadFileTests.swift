@@ -211,4 +211,132 @@ struct BadFileTests {
         configuration.readOnly = true
         expectTroveError(.fileAccess) { try Database(configuration: configuration) }
     }
+
+    // MARK: Crafted files
+
+    /// Writes `value` little-endian at `offset` of the file at `url`.
+    private func poke<T: FixedWidthInteger>(_ url: URL, at offset: Int, _ value: T) throws {
+        var bytes = try Data(contentsOf: url)
+        withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<offset + MemoryLayout<T>.size, with: $0) }
+        try bytes.write(to: url)
+    }
+
+    /// The offset of the leaf node whose value starts with `marker` (an
+    /// object record: an 8-byte key, so the node header sits 16 bytes before the value).
+    private func nodeOffset(of marker: String, in url: URL) throws -> Int {
+        let bytes = try Data(contentsOf: url)
+        let found = try #require(bytes.range(of: Data(marker.utf8)))
+        // The record's own header and fixed slots come before the string: walk back to the node.
+        for start in stride(from: found.lowerBound - 16, through: max(0, found.lowerBound - 200), by: -1) {
+            let keySize = Int(bytes[start + 6]) | Int(bytes[start + 7]) << 8
+            let dataSize = Int(bytes[start]) | Int(bytes[start + 1]) << 8
+            if keySize == 8, bytes[start + 4] == 0, bytes[start + 5] == 0, dataSize > found.lowerBound - start - 16,
+                dataSize < 4096
+            {
+                return start
+            }
+        }
+        Issue.record("no node found for \(marker)")
+        throw CancellationError()
+    }
+
+    @Test("crafted meta pages (page size 0, a last page near 2^60, a root past the end) are refused before LMDB reads them")
+    func craftedMetaPages() throws {
+        for (offset, value) in [(40, UInt64(0)), (136, UInt64(1) << 60), (128, UInt64(1) << 40)] as [(Int, UInt64)] {
+            let url = try goodFile("craftedMeta\(offset)")
+            for meta in [0, 4096] {
+                if offset == 40 {
+                    try poke(url, at: meta + offset, UInt32(value))
+                } else {
+                    try poke(url, at: meta + offset, value)
+                }
+            }
+            try? FileManager.default.removeItem(atPath: url.path + "-lock")
+            try expectRefused(url, .corruptFile)
+            try expectRefused(url, .corruptFile, readOnly: true)
+        }
+    }
+
+    @Test("a crafted value size is a corruptFile error on read, never a read past the file, plain or encrypted")
+    func craftedValueSize() throws {
+        for key in [nil, Data(repeating: 3, count: 64)] {
+            let url = makeTemporaryDirectory("craftedValueSize\(key == nil)").appendingPathComponent("crafted.trove")
+            var configuration = Configuration(fileURL: url)
+            configuration.encryptionKey = key
+            do {
+                let db = try Database(configuration: configuration)
+                try db.write {
+                    for id in 1...20 {
+                        let person = Person()
+                        person.id = id
+                        person.name = "MARKER-\(id)-" + String(repeating: "n", count: 40)
+                        try db.add(person)
+                    }
+                }
+            }
+            // The stored (for an encrypted file, sealed) bytes of one record, found in the raw file.
+            let stored: [UInt8] = try {
+                let environment = try Environment.open(path: url.path)
+                let transaction = try ReadTransaction(environment: environment)
+                defer { transaction.end() }
+                let objects = try #require(try transaction.existingTable("obj:Person"))
+                return try transaction.withCursor(on: objects) { Array(try #require(try $0.first()).value) }
+            }()
+            let node = try #require(try Data(contentsOf: url).range(of: Data(stored))).lowerBound - 16
+            try poke(url, at: node, UInt16(0xFFFF))
+            try poke(url, at: node + 2, UInt16(0x7FFF))
+            try? FileManager.default.removeItem(atPath: url.path + "-lock")
+            do {
+                let environment = try Environment.open(path: url.path, options: configuration.environmentOptions)
+                let transaction = try ReadTransaction(environment: environment)
+                defer { transaction.end() }
+                let objects = try #require(try transaction.existingTable("obj:Person"))
+                let error = expectTroveError(.corruptFile) {
+                    try transaction.withCursor(on: objects) { cursor in
+                        var entry = try cursor.first()
+                        while entry != nil { entry = try cursor.next() }
+                    }
+                }
+                #expect(error?.message.contains("claims 2147483647 bytes") == true, "\(String(describing: error))")
+            }
+            var checked = configuration
+            checked.checksEveryPageOnOpen = true
+            let refused = expectTroveError(.corruptFile) { try Database(configuration: checked) }
+            #expect(refused?.message.contains("runs past the page") == true, "\(String(describing: refused))")
+        }
+    }
+
+    @Test("crafted key sizes and node offsets are refused by the full page check the trove tool runs")
+    func craftedNodes() throws {
+        for craft in ["key size", "node offset"] {
+            let url = try goodFile("craftedNodes\(craft.filter(\.isLetter))")
+            do {
+                let db = try Database(fileURL: url)
+                try db.write { db.object(ofType: Person.self, forPrimaryKey: 7)?.name = "MARKER-7-x" }
+            }
+            let node = try nodeOffset(of: "MARKER-7-", in: url)
+            if craft == "key size" {
+                try poke(url, at: node + 6, UInt16(0xFFFF))
+            } else {
+                let page = node / 4096 * 4096
+                let bytes = try Data(contentsOf: url)
+                let lower = Int(bytes[page + 12]) | Int(bytes[page + 13]) << 8
+                let slot = try #require(
+                    stride(from: page + 16, to: page + lower, by: 2).first {
+                        Int(bytes[$0]) | Int(bytes[$0 + 1]) << 8 == node - page
+                    })
+                try poke(url, at: slot, UInt16(0xFFF0))
+            }
+            try? FileManager.default.removeItem(atPath: url.path + "-lock")
+            var configuration = Configuration(fileURL: url)
+            configuration.readOnly = true
+            configuration.checksEveryPageOnOpen = true
+            let error = expectTroveError(.corruptFile) { try Database(configuration: configuration) }
+            #expect(error?.message.contains("page") == true, "\(String(describing: error))")
+            configuration.checksEveryPageOnOpen = false
+            let db = try Database(configuration: configuration)  // the pages every launch reads are sound
+            let report = try db.verify()
+            #expect(!report.isValid)
+        }
+    }
 }

@@ -107,6 +107,22 @@ public struct Configuration: Sendable {
     /// ```
     public var encryptionKey: Data?
 
+    /// Check the structure of every page of the file when it opens, for
+    /// files from elsewhere (an import, a download, a user's document). LMDB
+    /// follows the page headers and offsets it finds, so a damaged or crafted
+    /// page could make a read fault; with this on, such a file is refused with
+    /// ``TroveError/Kind/corruptFile`` naming the page. Off by default: the
+    /// check reads the whole file, and Trove's own files are checked where
+    /// every launch reads (the catalog) while every key and value read is
+    /// bounded by the file. The `trove` tool turns it on (`--trust` skips it).
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: downloadedURL)
+    /// config.readOnly = true
+    /// config.checksEveryPageOnOpen = true
+    /// ```
+    public var checksEveryPageOnOpen = false
+
     /// The permission bits of the database file and its lock file, for
     /// files only this user should read: `0o600`. Applied when Trove creates
     /// them (the process's umask still applies), and an existing file that
@@ -208,7 +224,7 @@ public struct Configuration: Sendable {
         options.noSync = durability == .none
         options.readOnly = readOnly
         options.deleteOnClose = inMemoryIdentifier != nil
-        options.tablesCheckedOnOpen = [Catalog.metaTable, Catalog.keyCheckTable]
+        options.tablesCheckedOnOpen = checksEveryPageOnOpen ? nil : [Catalog.metaTable, Catalog.keyCheckTable]
         if inMemoryIdentifier != nil {
             options.fileMode = 0o600
             options.enforcesFileMode = true

@@ -84,7 +84,11 @@ public final class Database {
         }
         environment = try Environment.open(path: path, options: options)
         var shared = environment.options
+        // Settings of the first open only: they need not agree.
         shared.initialMapSize = options.initialMapSize
+        shared.tablesCheckedOnOpen = options.tablesCheckedOnOpen
+        shared.fileMode = options.fileMode
+        shared.enforcesFileMode = options.enforcesFileMode
         if shared.encryptionKey != options.encryptionKey {
             throw TroveError(
                 .wrongEncryptionKey,

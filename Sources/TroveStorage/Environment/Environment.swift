@@ -33,8 +33,8 @@ package final class Environment: @unchecked Sendable {
         /// Tables whose names start with one of these hold encrypted values.
         package var sealedTablePrefixes: [String] = []
         /// Tables whose pages are checked on open, beside LMDB's own two
-        /// (the free pages and the table of tables).
-        package var tablesCheckedOnOpen: Set<String> = []
+        /// (the free pages and the table of tables); nil checks every table.
+        package var tablesCheckedOnOpen: Set<String>? = []
         /// The permission bits of the file and its lock file when they are
         /// created (the process's umask applies).
         package var fileMode: mode_t = 0o644
@@ -197,6 +197,7 @@ package final class Environment: @unchecked Sendable {
             try LMDBCall.check(mdb_env_set_maxdbs(env, options.maxTables), "mdb_env_set_maxdbs", path: path)
             try LMDBCall.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders", path: path)
             try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
+            try FileHeader.check(path: path, fileSize: fileSize)
             try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
             try Environment.checkSameFile(env, path: path)
             if !options.readOnly, options.enforcesFileMode {

@@ -78,10 +78,18 @@ package struct PageCheck {
             throw TroveError(.corruptFile, "\(path) has no LMDB version 1 meta page", path: path)
         }
         let pageSize = Int(meta.loadLE(UInt32.self, at: 40))
+        guard pageSize == transaction.environment.pageSize else {
+            throw TroveError(
+                .corruptFile, "\(path) is damaged: its meta page gives a page size of \(pageSize) bytes", path: path)
+        }
+        // Pages past the end of the file cannot be read: they bound the walk too.
+        var info = stat()
+        let filePages = fstat(file, &info) == 0 ? Int(info.st_size) / pageSize : Int.max
+        let lastPage = Int(truncatingIfNeeded: min(meta.loadLE(UInt64.self, at: 136), UInt64(Int.max)))
         var check = PageCheck(
             file: file,
             pageSize: pageSize,
-            lastPage: Int(meta.loadLE(UInt64.self, at: 136)),
+            lastPage: min(lastPage, filePages - 1),
             tables: tables
         )
         check.table = "free pages"
@@ -175,7 +183,9 @@ package struct PageCheck {
                     report(number, "node \(position) of page \(number) runs past the page")
                     return
                 }
-                checkOverflow(Int(page.loadLE(UInt64.self, at: keyEnd)), dataSize: dataSize, from: number)
+                checkOverflow(
+                    Int(truncatingIfNeeded: min(page.loadLE(UInt64.self, at: keyEnd), UInt64(Int.max))), dataSize: dataSize,
+                    from: number)
                 continue
             }
             guard keyEnd + dataSize <= pageSize else {

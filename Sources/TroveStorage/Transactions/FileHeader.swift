@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The two meta pages at the start of an LMDB file, checked before LMDB
+/// opens it. LMDB trusts them: a page size of 0 divides by zero inside
+/// `mdb_env_open`, and a last page number near 2^64 overflows the map size.
+/// Everything read here is checked with overflow-checked arithmetic.
+enum FileHeader {
+    // LMDB 0.9 (mdb.c): a 16-byte page header, then MDB_meta.
+    private static let metaFlag: UInt16 = 0x08
+    private static let magic: UInt32 = 0xBEEF_C0DE
+    private static let headerBytes = 152
+
+    /// Throws `corruptFile` when a meta page LMDB would read has values no
+    /// LMDB file can have. Files LMDB itself refuses (another magic or
+    /// version, too short to hold a meta page) are left to LMDB's own error.
+    static func check(path: String, fileSize: Int) throws {
+        guard fileSize >= headerBytes else { return }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }  // LMDB reports why it cannot open it
+        defer { close(descriptor) }
+        func damaged(_ detail: String) -> TroveError {
+            TroveError(.corruptFile, "\(path) is damaged: \(detail); restore it from a copy", path: path)
+        }
+        var newest: (transaction: UInt64, lastPage: UInt64)?
+        var offset = 0
+        var pageSize = 0
+        for page in 0..<2 {
+            var bytes = [UInt8](repeating: 0, count: headerBytes)
+            let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, headerBytes, off_t(offset)) }
+            guard read == headerBytes else {
+                if page == 1 { throw damaged("its second meta page, at byte \(offset), is past the end of the file") }
+                return
+            }
+            func load<T: FixedWidthInteger>(_: T.Type, _ at: Int) -> T {
+                bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: T.self)) }
+            }
+            guard load(UInt16.self, 10) & metaFlag != 0, load(UInt32.self, 16) == magic, load(UInt32.self, 20) == 1 else {
+                return  // not an LMDB 0.9 file: LMDB says so
+            }
+            let size = Int(load(UInt32.self, 40))
+            guard size >= 512, size <= 65_536, size & (size - 1) == 0 else {
+                throw damaged("meta page \(page) gives a page size of \(size) bytes")
+            }
+            if page == 0 {
+                pageSize = size
+            } else if size != pageSize {
+                throw damaged("its meta pages give page sizes of \(pageSize) and \(size) bytes")
+            }
+            let lastPage = load(UInt64.self, 136)
+            let (pages, overflow) = lastPage.addingReportingOverflow(1)
+            let (bytesNeeded, sizeOverflow) = pages.multipliedReportingOverflow(by: UInt64(size))
+            guard !overflow, !sizeOverflow, bytesNeeded <= UInt64(Int.max) else {
+                throw damaged("meta page \(page) names page \(lastPage) as the last, past any possible file")
+            }
+            for (name, at) in [("free-page", 80), ("main", 128)] {
+                let root = load(UInt64.self, at)
+                if root != UInt64.max, root > lastPage {
+                    throw damaged(
+                        "meta page \(page) puts the \(name) tree's root at page \(root), past its last page \(lastPage)")
+                }
+            }
+            let transaction = load(UInt64.self, 144)
+            if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage) }
+            offset = size
+        }
+        if let newest, (newest.lastPage + 1) * UInt64(pageSize) > UInt64(fileSize) {
+            throw TroveError(
+                .corruptFile,
+                "\(path) is truncated: it is \(fileSize) bytes but its data reaches \((newest.lastPage + 1) * UInt64(pageSize)); restore it from a copy",
+                path: path)
+        }
+    }
+}
