@@ -339,4 +339,58 @@ struct BadFileTests {
             #expect(!report.isValid)
         }
     }
+
+    /// Writes the seed files of the whole-file fuzz target (`Fuzz/Corpus/file`):
+    /// `TROVE_WRITE_FUZZ_SEEDS=1 swift test --filter writeFileFuzzSeeds`.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TROVE_WRITE_FUZZ_SEEDS"] != nil))
+    func writeFileFuzzSeeds() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/file")
+        try FileManager.default.createDirectory(at: corpus, withIntermediateDirectories: true)
+        func seed(_ name: String, _ fill: (Database) throws -> Void) throws {
+            let url = makeTemporaryDirectory("seed\(name)").appendingPathComponent("seed.trove")
+            do {
+                let db = try Database(fileURL: url)
+                try fill(db)
+            }
+            let target = corpus.appendingPathComponent("seed-\(name)")
+            try? FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(at: url, to: target)
+        }
+        try seed("empty") { _ in }
+        try seed("people") { db in
+            try db.write {
+                for id in 1...12 {
+                    let person = Person()
+                    person.id = id
+                    person.name = "person \(id)"
+                    person.age = id % 3 == 0 ? nil : id
+                    try db.add(person)
+                }
+            }
+        }
+        try seed("items") { db in
+            try db.write {
+                for id in 1...3 {
+                    let item = ConformanceItem()
+                    item.id = id
+                    item.name = "item \(id)"
+                    item.owner = {
+                        let owner = ConformanceOwner()
+                        owner.id = id
+                        return owner
+                    }()
+                    item.tags.append(contentsOf: ["a", "b"])
+                    item.numbers.append(id)
+                    item.parts.append(
+                        {
+                            let part = ConformancePart()
+                            part.id = id
+                            return part
+                        }())
+                    try db.add(item)
+                }
+            }
+        }
+    }
 }

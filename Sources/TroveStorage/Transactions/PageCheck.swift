@@ -172,12 +172,23 @@ package struct PageCheck {
                 children.append(low | Int(nodeFlags) << 32)
                 continue
             }
-            if keysOnly { continue }
-            let dataSize = low
-            if nodeFlags & ~(Self.bigData | Self.subDatabase | Self.duplicates) != 0 {
-                report(number, "node \(position) of page \(number) has unknown flags 0x\(String(nodeFlags, radix: 16))")
+            // The flag combinations LMDB writes: anything else sends its cursor
+            // down a path the table was not opened for (a null sub-cursor).
+            let allowed: [UInt16] =
+                keysOnly
+                ? [0]
+                : isMain
+                    ? [0, Self.subDatabase]
+                    : isMultiValue ? [0, Self.duplicates, Self.duplicates | Self.subDatabase] : [0, Self.bigData]
+            guard allowed.contains(nodeFlags) else {
+                report(
+                    number,
+                    "node \(position) of page \(number) has flags 0x\(String(nodeFlags, radix: 16)), which \(isMultiValue ? "a multi-value" : isMain ? "the table of tables" : "a single-value") table cannot hold"
+                )
                 return
             }
+            if keysOnly { continue }
+            let dataSize = low
             if nodeFlags & Self.bigData != 0 {
                 guard keyEnd + 8 <= pageSize else {
                     report(number, "node \(position) of page \(number) runs past the page")
@@ -193,10 +204,6 @@ package struct PageCheck {
                 return
             }
             if nodeFlags & Self.subDatabase != 0 {
-                guard isMain || isMultiValue else {
-                    report(number, "node \(position) of page \(number) holds a tree in a single-value table")
-                    return
-                }
                 guard dataSize == Self.databaseRecordSize else {
                     report(number, "node \(position) of page \(number) holds a \(dataSize)-byte tree record, not 48")
                     return
@@ -206,10 +213,6 @@ package struct PageCheck {
                     isMain ? String(decoding: page[offset + Self.nodeSize..<keyEnd], as: UTF8.self) : table
                 )
             } else if nodeFlags & Self.duplicates != 0 {
-                guard isMultiValue else {
-                    report(number, "node \(position) of page \(number) holds several values in a single-value table")
-                    return
-                }
                 checkSubPage(page, start: keyEnd, size: dataSize, page: number)
             }
         }
@@ -252,12 +255,17 @@ package struct PageCheck {
 
     /// A key's values stored inline in its leaf node (a sub-page).
     private mutating func checkSubPage(_ page: [UInt8], start: Int, size: Int, page number: Int) {
-        guard size >= Self.headerSize, page.loadLE(UInt16.self, at: start + 10) & Self.subPage != 0 else {
+        guard size >= Self.headerSize, page.loadLE(UInt16.self, at: start + 10) & 0x6F == Self.subPage | Self.leaf else {
             report(number, "a key's values on page \(number) are not a sub-page")
             return
         }
         guard let nodes = nodeOffsets(page, start: start, size: size, page: number) else { return }
         for offset in nodes {
+            // A value of a key is a bare node: no flags, no data of its own.
+            guard page.loadLE(UInt16.self, at: offset + 4) == 0, page.loadLE(UInt32.self, at: offset) == 0 else {
+                report(number, "a value in a sub-page of page \(number) has flags or data of its own")
+                return
+            }
             let keySize = Int(page.loadLE(UInt16.self, at: offset + 6))
             guard offset + Self.nodeSize + keySize <= start + size else {
                 report(number, "a value in a sub-page of page \(number) runs past it")
