@@ -7,6 +7,8 @@
 /// Columns are only ever appended, so a record written with fewer columns
 /// reads the missing ones as their defaults.
 final class RecordLayout: @unchecked Sendable {  // immutable after init, `columnSlots` included
+    /// The type whose records these are (for messages).
+    let typeName: String
     let properties: [PropertySchema]
     let types: [PropertyType]
     /// Offset of each slot from the end of the bitmap.
@@ -20,6 +22,7 @@ final class RecordLayout: @unchecked Sendable {  // immutable after init, `colum
     let columnSlots: UnsafeMutablePointer<(offset: Int, type: PropertyType)>
 
     init(_ schema: ObjectSchema) {
+        typeName = schema.name
         properties = schema.properties
         types = schema.properties.map(\.type)
         var offsets: [Int] = []

@@ -27,7 +27,7 @@ struct RecordReader {
     /// A record that does not fit its own header cannot be read safely.
     static func damaged(_ layout: RecordLayout, _ detail: String) -> Never {
         fatalError(
-            "Trove: a stored record of a type with properties \(layout.properties.map(\.name)) \(detail): the file is damaged (TroveError.corruptFile); restore it from a copy"
+            "Trove: a stored \(layout.typeName) record (table obj:\(layout.typeName), properties \(layout.properties.map(\.name))) \(detail): the file is damaged (TroveError.corruptFile); `trove verify FILE` or Database.verify() lists every damaged record without stopping; restore the file from a copy"
         )
     }
 

@@ -60,12 +60,14 @@ package struct PageCheck {
         let id = transaction.id
         // The snapshot's roots are in the meta page of its transaction id; the
         // other meta page belongs to an older or newer commit.
+        // LMDB reads the meta page `id & 1` for a snapshot (two meta pages
+        // claiming one id must not send this check to the other one).
         var meta: [UInt8]?
-        for page in 0..<2 {
-            let size = transaction.environment.pageSize
-            var bytes = [UInt8](repeating: 0, count: size)
-            guard pread(file, &bytes, size, off_t(page * size)) == size else { continue }
-            if bytes.loadLE(UInt64.self, at: 144) == UInt64(id) { meta = bytes }
+        let page = id & 1
+        let size = transaction.environment.pageSize
+        var bytes = [UInt8](repeating: 0, count: size)
+        if pread(file, &bytes, size, off_t(page * size)) == size, bytes.loadLE(UInt64.self, at: 144) == UInt64(id) {
+            meta = bytes
         }
         guard let meta else {
             throw TroveError(
