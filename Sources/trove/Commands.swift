@@ -63,9 +63,11 @@ enum Commands {
     nonisolated(unsafe) static var checksEveryPage = true
 
     static func open(_ path: String, readOnly: Bool = true) throws -> Database {
+        try requireDatabaseFile(path)
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.readOnly = readOnly
         configuration.checksEveryPageOnOpen = checksEveryPage
+        configuration.acceptsAnySchemaVersion = true  // the tool has no model: it reads the file as it is
         configuration.encryptionKey = try encryptionKey()
         do {
             return try Database(configuration: configuration)
@@ -76,6 +78,21 @@ enum Commands {
                     + (configuration.encryptionKey == nil
                         ? "; set TROVE_ENCRYPTION_KEY to its key (128 hex digits)"
                         : " (the key came from TROVE_ENCRYPTION_KEY)"),
+                path: path)
+        }
+    }
+
+    /// The tool works on databases that exist: an empty file is a failed
+    /// copy or a full disk, never a new database to start.
+    static func requireDatabaseFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw TroveError(.fileAccess, "\(path) does not exist", path: path)
+        }
+        if info.st_size == 0 {
+            throw TroveError(
+                .corruptFile,
+                "\(path) is empty (0 bytes), not a Trove database: a failed copy or a full disk leaves such files; restore it from a copy",
                 path: path)
         }
     }
@@ -431,9 +448,11 @@ enum Commands {
         try arguments.allow()
         guard arguments.positional.count == 1 else { throw UsageError("compact takes one FILE") }
         let path = arguments.positional[0]
+        try requireDatabaseFile(path)
         var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
         configuration.encryptionKey = try encryptionKey()
         configuration.checksEveryPageOnOpen = checksEveryPage
+        configuration.acceptsAnySchemaVersion = true
         let (before, after) = try Database.compact(configuration: configuration)
         print("compacted \(path): \(before) -> \(after) bytes")
     }

@@ -442,6 +442,63 @@ struct CLITests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
     }
 
+    @Test("files an app migrated (schema version 3, the checked-in fixtures) open in every command, unchanged by reading")
+    func migratedFiles() throws {
+        let directory = URL(fileURLWithPath: try library(1)).deletingLastPathComponent()
+        let url = directory.appendingPathComponent("migrated.trove")
+        for version: UInt64 in [1, 3] {
+            let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: version, objectTypes: [Book.self]))
+            try db.write {
+                try db.add(
+                    {
+                        let book = Book(); book.id = Int(version); book.title = "v\(version)"; return book
+                    }())
+            }
+        }
+        let file = url.path
+        let before = try Data(contentsOf: url)
+        let info = try trove("info", file)
+        #expect(info.status == 0, "\(info.err)")
+        #expect(info.out.contains("schema version:  3"))
+        #expect(try trove("info", file, "--json").out.contains("\"schemaVersion\":3"))
+        for arguments in [
+            ["schema", file], ["schema", file, "--swift"], ["query", file, "Book", "id > 0"],
+            ["export", file, "--format", "jsonl"],
+            ["verify", file],
+        ] {
+            let result = try run(built("trove"), arguments)
+            #expect(result.status == 0, "\(arguments): \(result.err)")
+        }
+        #expect(try trove("shell", file, input: "Book where id == 3\n").out.contains("v3"))
+        #expect(try Data(contentsOf: url) == before, "a reading command changed the file")
+        let set = try trove("set", file, "Book", "3", "title", "changed")
+        #expect(set.status == 0, "\(set.err)")
+        #expect(try trove("info", file).out.contains("schema version:  3"))  // writing did not migrate either
+        // The fixtures an older model wrote.
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TroveTests/Fixtures")
+        for name in ["photos-v0.trove", "memos-v1.trove"] {
+            let copy = directory.appendingPathComponent(name)
+            try FileManager.default.copyItem(at: fixtures.appendingPathComponent(name), to: copy)
+            let result = try trove("info", copy.path)
+            #expect(result.status == 0, "\(name): \(result.err)")
+            #expect(result.out.contains("schema version:  \(name.contains("v1") ? 1 : 0)"), "\(result.out)")
+        }
+    }
+
+    @Test("an empty file is refused by every command, and stays empty")
+    func emptyFile() throws {
+        let directory = URL(fileURLWithPath: try library(1)).deletingLastPathComponent()
+        let empty = directory.appendingPathComponent("empty.trove").path
+        _ = FileManager.default.createFile(atPath: empty, contents: nil)
+        for arguments in [["info", empty], ["set", empty, "Book", "1", "title", "x"], ["compact", empty]] {
+            let result = try run(built("trove"), arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.err.contains("is empty (0 bytes)"), "\(arguments): \(result.err)")
+        }
+        #expect((try FileManager.default.attributesOfItem(atPath: empty)[.size] as? Int) == 0)
+    }
+
     @Test("mistakes: exit code 2 for usage, 1 for failures, with the reason on stderr")
     func mistakes() throws {
         let file = try library()

@@ -223,6 +223,29 @@ enum MixV2 {
         #expect(error?.message.contains("newer than the model's 0") == true)
     }
 
+    @Test func codeWithoutTheModelOpensAFileAtAnySchemaVersionWithoutMigrating() throws {
+        let url = try versionOneFile()
+        let before = try Data(contentsOf: url)
+        var configuration = Configuration(fileURL: url)  // schema version 0, no types: a tool
+        configuration.acceptsAnySchemaVersion = true
+        configuration.readOnly = true
+        do {
+            let db = try Database(configuration: configuration)
+            #expect(db.storedSchemaVersion == 1)
+            #expect(try db.dynamicObjects("Memo").count == 3)
+        }
+        #expect(try Data(contentsOf: url) == before)
+        configuration.readOnly = false
+        configuration.schemaVersion = 7  // ignored: nothing migrates
+        let db = try Database(configuration: configuration)
+        #expect(db.storedSchemaVersion == 1)
+        try db.write { try db.add(["id": .int(4), "text": .string("added by a tool")], ofType: "Memo") }
+        #expect(db.storedSchemaVersion == 1)
+        #expect(
+            try Database(configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV1.Memo.self]))
+                .objects(MemoV1.Memo.self).count == 4)
+    }
+
     @Test func renamesTypeChangesRemovalsAndNewPropertiesMigrateInOneStep() throws {
         let url = try versionOneFile()
         let configuration = Configuration(fileURL: url, schemaVersion: 2, objectTypes: [MemoV2.Memo.self]) { migration, old in

@@ -107,6 +107,21 @@ public struct Configuration: Sendable {
     /// ```
     public var encryptionKey: Data?
 
+    /// Open the file at whatever schema version it is at, without
+    /// migrating: for code without the app's model — tools, dynamic objects
+    /// (``Database/dynamicObjects(_:)``), backups — which the `trove` tool
+    /// uses. ``schemaVersion`` and ``migration`` are then ignored; model types
+    /// used through such a handle must still match the stored schema (or
+    /// differ only additively), as always.
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: url)
+    /// config.acceptsAnySchemaVersion = true
+    /// let db = try Database(configuration: config)
+    /// print(db.storedSchemaVersion)   // the app's version, say 3
+    /// ```
+    public var acceptsAnySchemaVersion = false
+
     /// Check the structure of every page of the file when it opens, for
     /// files from elsewhere (an import, a download, a user's document). LMDB
     /// follows the page headers and offsets it finds, so a damaged or crafted

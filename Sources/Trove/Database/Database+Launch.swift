@@ -68,7 +68,7 @@ extension Database {
             defer { transaction.end() }
             guard let meta = try transaction.existingTable(Catalog.metaTable) else { return false }
             let version = try Catalog.integer(UInt64.self, key: "schemaVersion", in: meta, transaction) ?? 0
-            if version != configuration.schemaVersion { return true }
+            if version != configuration.schemaVersion, !configuration.acceptsAnySchemaVersion { return true }
             for type in configuration.objectTypes {
                 let code = ModelInfo.of(type).schema
                 if let stored = try Catalog.storedSchema(code.name, in: transaction),

@@ -15,6 +15,7 @@ extension Database {
     /// Runs the migration when the model's schema version is above the
     /// file's, in one write transaction; refuses a model older than the file.
     func migrateIfNeeded() throws {
+        if configuration.acceptsAnySchemaVersion { return }
         let stored = storedSchemaVersion
         let wanted = configuration.schemaVersion
         if wanted < stored {
