@@ -134,6 +134,11 @@ import Testing
                 fileURL: try Configuration.sharedFileURL(appGroup: "group.com.example.diary", fileName: "photos.trove")))
         #expect(widget.objects(Ticket.self).count == 1)
         expectTroveError(.fileAccess) { try Configuration.sharedFileURL(appGroup: "../escape") }
+        #if os(Linux)
+            unsetenv("TROVE_APP_GROUPS")
+            let unset = expectTroveError(.fileAccess) { try Configuration.sharedFileURL(appGroup: "group.com.example.diary") }
+            #expect(unset?.message.contains("set TROVE_APP_GROUPS") == true)
+        #endif
 
         let chosen = directory.appendingPathComponent("chosen.trove")
         setenv("TROVE_DEFAULT_FILE", chosen.path, 1)

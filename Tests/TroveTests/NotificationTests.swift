@@ -145,6 +145,27 @@ private final class Recorder<Element> {
         _ = token
     }
 
+    @Test func anObjectObserverInfersItsTypeFromTheObjectAndTakesPropertyNames() throws {
+        let db = try makeDatabase()
+        let observed = task(1, "a")
+        try db.write { try db.add(observed) }
+        var titles: [String] = []
+        // No type annotations: `\.title` and `change` are TodoItem's.
+        let token = observed.observe(keyPaths: [\.title]) { change in
+            if case .change(let item, _) = change { titles.append(item.title) }
+        }
+        var named: [[String]] = []
+        let byName = observed.observe(keyPaths: ["done", "priority"]) { change in
+            if case .change(_, let properties) = change { named.append(properties.map(\.name)) }
+        }
+        try db.write { observed.title = "b" }
+        try db.write { observed.done = true }
+        try db.write { observed.priority = 2 }
+        #expect(titles == ["b"])
+        #expect(named == [["done"], ["priority"]])
+        _ = (token, byName)
+    }
+
     /// Hundreds of random transactions: applying each change set to the
     /// previous keys gives exactly the new results, and every modification
     /// points at an object whose observed value changed.

@@ -215,4 +215,41 @@ struct ReadmeTests {
         #expect(seen == ("seen in the background", 3, "a"))
         #expect(frozen.thaw(in: model.db)?.memo == "changed after freezing")
     }
+
+    @Test("the object observers and the async sequence with its initial element, as printed")
+    @MainActor func observersAndChanges() async throws {
+        let db = try Database(configuration: Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("p.trove")))
+        let photo = PhotoData()
+        try db.write { try db.add(photo) }
+        var memoLabel = ""
+        let memoToken = photo.observe(keyPaths: [\.memo]) { change in
+            if case .change(let photo, _) = change { memoLabel = photo.memo }
+        }
+        var moods: [String] = []
+        let moodToken = photo.observe(keyPaths: ["mood"]) { change in moods.append("\(change)") }
+        try db.write { photo.memo = "walk" }
+        try db.write { photo.mood = .sad }
+        #expect(memoLabel == "walk")
+        #expect(moods.count == 1)
+        _ = (memoToken, moodToken)
+
+        let photos = db.objects(PhotoData.self)
+        var reloads = 0
+        var applied: [[Int]] = []
+        let stream = photos.changes  // observing from here on, whenever the task below runs
+        let consumer = Task { @MainActor in
+            for await change in stream {
+                if change.isInitial {
+                    reloads += 1
+                    continue
+                }
+                applied.append(change.insertions)
+                if applied.count == 1 { break }
+            }
+        }
+        try db.write { try db.add(PhotoData()) }
+        await consumer.value
+        #expect(reloads == 1)
+        #expect(applied == [[1]])
+    }
 }

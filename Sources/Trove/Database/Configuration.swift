@@ -176,8 +176,8 @@ public struct Configuration: Sendable {
     /// A file in the directory an app shares with its extensions and
     /// widgets (the first seed's `DBPath`): the app group's container on
     /// Apple platforms (`containerURL(forSecurityApplicationGroupIdentifier:)`),
-    /// and on Linux `$TROVE_APP_GROUPS/<group>` — by default
-    /// `$XDG_DATA_HOME/trove/groups/<group>` — created when missing.
+    /// and elsewhere `$TROVE_APP_GROUPS/<group>`, created when missing (the
+    /// environment variable must be set: processes sharing a file agree on it).
     ///
     /// ```swift
     /// let config = Configuration(fileURL: try Configuration.sharedFileURL(appGroup: "group.com.example.diary",
@@ -185,7 +185,8 @@ public struct Configuration: Sendable {
     /// ```
     ///
     /// Throws ``TroveError/Kind/fileAccess`` when the app has no such group
-    /// (the entitlement is missing) or the directory cannot be made.
+    /// (the entitlement is missing; on Linux, `TROVE_APP_GROUPS` is not set)
+    /// or the directory cannot be made.
     public static func sharedFileURL(appGroup: String, fileName: String = "default.trove") throws -> URL {
         guard !appGroup.isEmpty, !appGroup.contains("/"), appGroup != ".", appGroup != ".." else {
             throw TroveError(.fileAccess, "'\(appGroup)' is not an app group identifier")
@@ -197,11 +198,15 @@ public struct Configuration: Sendable {
                     "this app has no app group '\(appGroup)'; add it to the app's and the extension's entitlements")
             }
         #else
-            let environment = ProcessInfo.processInfo.environment
-            let groups =
-                environment["TROVE_APP_GROUPS"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-                ?? defaultFileURL.deletingLastPathComponent().appendingPathComponent("groups")
-            let directory = groups.appendingPathComponent(appGroup)
+            // No app groups outside Apple platforms: the processes that share
+            // files agree on a directory through the environment.
+            guard let groups = ProcessInfo.processInfo.environment["TROVE_APP_GROUPS"], !groups.isEmpty else {
+                throw TroveError(
+                    .fileAccess,
+                    "app group '\(appGroup)' has no directory: outside Apple platforms, set TROVE_APP_GROUPS to a directory the app and its extensions share (the group's files go in $TROVE_APP_GROUPS/\(appGroup))"
+                )
+            }
+            let directory = URL(fileURLWithPath: groups).appendingPathComponent(appGroup)
         #endif
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

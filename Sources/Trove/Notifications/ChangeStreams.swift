@@ -54,25 +54,6 @@ public enum ObjectChangeEvent: Sendable {
     case error(TroveError)
 }
 
-extension Object {
-    /// ``observe(keyPaths:_:)`` as an async sequence; it finishes after `.deleted`.
-    public func changes<T: Object>(keyPaths: [PartialKeyPath<T>]? = nil) -> AsyncStream<ObjectChangeEvent> {
-        ChangeStream.make { continuation in
-            observe(keyPaths: keyPaths) { (change: ObjectChange<T>) in
-                switch change {
-                case .change(_, let properties): continuation.yield(.change(properties))
-                case .deleted:
-                    continuation.yield(.deleted)
-                    continuation.finish()
-                case .error(let error):
-                    continuation.yield(.error(TroveError.wrapping(error)))
-                    continuation.finish()
-                }
-            }
-        }
-    }
-}
-
 extension TroveError {
     static func wrapping(_ error: any Error) -> TroveError {
         error as? TroveError ?? TroveError(.storage, "\(error)")

@@ -289,22 +289,31 @@ extension Results {
     }
 }
 
-extension Object {
+/// The types ``Object``'s observation methods are declared for, so that
+/// `photo.observe(keyPaths: [\.memo]) { change in … }` reads `\.memo` and
+/// `change` in the object's own type (as Realm's do). Every ``Object``
+/// conforms; there is nothing to implement.
+public protocol _ObservableObject: AnyObject {}
+
+extension Object: _ObservableObject {}
+
+extension _ObservableObject where Self: Object {
     /// Observes this managed object: `.change` with the properties that
     /// changed (old and new values) after each commit this handle sees,
-    /// `.deleted` once it is deleted.
+    /// `.deleted` once it is deleted. With `keyPaths`, only changes of those
+    /// properties are delivered.
     ///
     /// ```swift
-    /// let token = me.observe(keyPaths: [\.profileImageUrl]) { (change: ObjectChange<Me>) in
-    ///     if case .change(let me, _) = change { reloadProfileImage(me.profileImageUrl) }
+    /// let token = photo.observe(keyPaths: [\.memo]) { change in
+    ///     if case .change(let photo, _) = change { memoLabel.text = photo.memo }
     /// }
     /// ```
-    public func observe<T: Object>(keyPaths: [PartialKeyPath<T>]? = nil, _ block: @escaping (ObjectChange<T>) -> Void)
+    ///
+    /// Keep the token; releasing it stops the notifications.
+    public func observe(keyPaths: [PartialKeyPath<Self>]? = nil, _ block: @escaping (ObjectChange<Self>) -> Void)
         -> NotificationToken
     {
-        guard let database = _database, let binding = _binding, let typed = self as? T else {
-            preconditionFailure("Trove: only a managed \(type(of: self)) can be observed; add it to a database first")
-        }
+        let binding = observedBinding()
         let columns = keyPaths.map { paths in
             paths.map { path in
                 guard let column = binding.column(forKeyPath: path) else {
@@ -313,7 +322,60 @@ extension Object {
                 return column
             }
         }
-        let observer = ObjectObserver(object: typed, columns: columns, block: block)
+        return startObserving(columns: columns, block)
+    }
+
+    /// ``observe(keyPaths:_:)`` with the properties named as strings
+    /// (Realm's `observe(keyPaths: ["memo"])`). A name the type does not have
+    /// is a programmer error: it traps, naming the type's properties.
+    ///
+    /// ```swift
+    /// let token = photo.observe(keyPaths: ["memo", "mood"]) { change in … }
+    /// ```
+    public func observe(keyPaths names: [String], _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        let binding = observedBinding()
+        let columns = names.map { name in
+            guard let column = binding.table.columnIndex[name] else {
+                preconditionFailure(
+                    "Trove: observe(keyPaths:) names '\(name)', which is not a persisted property of \(type(of: self)); its properties are \(binding.table.schema.properties.map(\.name).joined(separator: ", "))"
+                )
+            }
+            return column
+        }
+        return startObserving(columns: columns, block)
+    }
+
+    /// ``observe(keyPaths:_:)`` as an async sequence; it finishes after `.deleted`.
+    ///
+    /// ```swift
+    /// for await event in photo.changes(keyPaths: [\.memo]) { … }
+    /// ```
+    public func changes(keyPaths: [PartialKeyPath<Self>]? = nil) -> AsyncStream<ObjectChangeEvent> {
+        ChangeStream.make { continuation in
+            observe(keyPaths: keyPaths) { change in
+                switch change {
+                case .change(_, let properties): continuation.yield(.change(properties))
+                case .deleted:
+                    continuation.yield(.deleted)
+                    continuation.finish()
+                case .error(let error):
+                    continuation.yield(.error(TroveError.wrapping(error)))
+                    continuation.finish()
+                }
+            }
+        }
+    }
+
+    private func observedBinding() -> ObjectBinding {
+        guard _database != nil, let binding = _binding else {
+            preconditionFailure("Trove: only a managed \(type(of: self)) can be observed; add it to a database first")
+        }
+        return binding
+    }
+
+    private func startObserving(columns: [Int]?, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+        let database = _database!
+        let observer = ObjectObserver(object: self, columns: columns, block: block)
         observer.values = (try? observer.read(database)) ?? []
         return database.addObserver(observer)
     }
