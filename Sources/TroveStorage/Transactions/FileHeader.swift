@@ -64,6 +64,9 @@ enum FileHeader {
                 }
             }
             let transaction = load(UInt64.self, 144)
+            guard transaction < UInt64(Int64.max) else {
+                throw damaged("meta page \(page) names transaction \(transaction), a number no file reaches")
+            }
             if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage) }
             offset = size
         }

@@ -58,15 +58,16 @@ package struct PageCheck {
         var file: Int32 = -1
         try LMDBCall.check(mdb_env_get_fd(transaction.environment.handle, &file), "mdb_env_get_fd", path: path)
         let id = transaction.id
-        // The snapshot's roots are in the meta page of its transaction id; the
-        // other meta page belongs to an older or newer commit.
-        // LMDB reads the meta page `id & 1` for a snapshot (two meta pages
-        // claiming one id must not send this check to the other one).
+        // The snapshot's roots are in the meta page LMDB reads for its
+        // transaction id, `id & 1` (two meta pages claiming one id must not
+        // send this check to the other one); the other belongs to another commit.
         var meta: [UInt8]?
         let page = id & 1
         let size = transaction.environment.pageSize
         var bytes = [UInt8](repeating: 0, count: size)
-        if pread(file, &bytes, size, off_t(page * size)) == size, bytes.loadLE(UInt64.self, at: 144) == UInt64(id) {
+        if pread(file, &bytes, size, off_t(page * size)) == size,
+            bytes.loadLE(UInt64.self, at: 144) == UInt64(bitPattern: Int64(id))
+        {
             meta = bytes
         }
         guard let meta else {
