@@ -203,18 +203,25 @@ enum Commands {
             }
             return
         }
-        for schema in schemas {
-            print(schema.name)
-            for property in schema.properties {
+        for schema in schemas { for line in describe(schema) { print(line) } }
+    }
+
+    /// A type's schema as `trove schema` and the shell's `.schema` print it.
+    static func describe(_ schema: ObjectSchema) -> [String] {
+        [schema.name]
+            + schema.properties.map { property in
                 var notes: [String] = []
                 if property.isPrimaryKey { notes.append("primary key") }
                 if property.isIndexed && !property.isPrimaryKey { notes.append("indexed") }
                 if property.isAutoIncrement { notes.append("auto-increment") }
-                print(
-                    "  \(property.name): \(property.typeDescription)"
-                        + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))"))
+                return "  \(property.name): \(property.typeDescription)"
+                    + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))")
             }
-        }
+    }
+
+    /// "1 object", "2 objects".
+    static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
     }
 
     // MARK: query and export

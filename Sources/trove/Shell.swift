@@ -42,13 +42,12 @@ enum Shell {
                     for (index, entry) in history.enumerated() { emit("\(index + 1)  \(entry)") }
                 case ".types":
                     for schema in try db.storedSchemas() {
-                        emit("\(schema.name): \(try db.dynamicObjects(schema.name).count) objects")
+                        emit("\(schema.name): \(Commands.count(try db.dynamicObjects(schema.name).count, "object"))")
                     }
                 case ".schema":
                     let name = line.split(separator: " ").dropFirst().first.map(String.init)
                     for schema in try db.storedSchemas() where name == nil || schema.name == name {
-                        emit(schema.name)
-                        for property in schema.properties { emit("  \(property.name): \(property.typeDescription)") }
+                        for line in Commands.describe(schema) { emit(line) }
                     }
                 case ".format":
                     let value = line.split(separator: " ").dropFirst().first.map(String.init) ?? ""

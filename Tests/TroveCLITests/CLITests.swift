@@ -414,6 +414,10 @@ struct CLITests {
         #expect(session.out.contains(#"{"id":2,"#))
         #expect(session.out.contains("2  Book where pages > 30"))
         #expect(session.err.contains("no type named 'Nope'"))
+        let one = try trove("shell", try library(1), input: ".types\n.schema Book\n")
+        #expect(one.out.contains("Book: 1 object\n"), "\(one.out)")
+        #expect(one.out.contains("  id: Int  (primary key)"), "\(one.out)")  // as `trove schema` prints it
+        #expect(one.out.contains("  title: String  (indexed)"))
     }
 
     @Test("trove reads the file the photo diary example app wrote")

@@ -210,9 +210,21 @@ enum MixV2 {
         }
         #expect(error?.message.contains("Memo.code") == true)
         #expect(error?.message.contains("Memo.stars: type changed from Int to String") == true)
+        // Memo is listed: the hint is the version, not the list.
+        #expect(error?.message.contains("raise Configuration.schemaVersion above 1") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("objectTypes") == false)
         // Nothing changed: the old model still opens the file.
         let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV1.Memo.self]))
         #expect(db.objects(MemoV1.Memo.self).count == 3)
+    }
+
+    @Test func aTypeLeftOutOfAMigrationIsNamedInTheHint() throws {
+        let url = try versionOneFile()
+        let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: [Dog.self]))
+        let error = expectTroveError(.migrationRequired) {
+            try db.write { try db.add(MemoV2.Memo()) }
+        }
+        #expect(error?.message.contains("list Memo in Configuration.objectTypes") == true, "\(String(describing: error))")
     }
 
     @Test func aModelOlderThanTheFileIsRefused() throws {

@@ -98,12 +98,20 @@ extension Database {
 
     private func throwIfBlocking(_ blocking: [String], type: String) throws {
         guard !blocking.isEmpty else { return }
+        let stored = storedSchemaVersion
+        let listed = configuration.objectTypes.contains { ModelInfo.of($0).schema.name == type }
+        let hint =
+            configuration.acceptsAnySchemaVersion
+            ? "; this handle opens the file without migrating (acceptsAnySchemaVersion): use the model the file was written with"
+            : !listed
+                ? "; list \(type) in Configuration.objectTypes and raise Configuration.schemaVersion above \(stored), so that a migration covers it"
+                : configuration.schemaVersion <= stored
+                    ? "; raise Configuration.schemaVersion above \(stored) and give a migration block where values must change (or set deleteDatabaseIfMigrationNeeded for a cache)"
+                    : ""
         throw TroveError(
             .migrationRequired,
-            "the schema of \(type) in \(path) (schema version \(storedSchemaVersion)) differs from the model: "
-                + blocking.joined(separator: "; ")
-                + (configuration.schemaVersion > storedSchemaVersion || configuration.objectTypes.isEmpty
-                    ? "" : "; list \(type) in Configuration.objectTypes so the migration covers it"),
+            "the schema of \(type) in \(path) (schema version \(stored)) differs from the model: "
+                + blocking.joined(separator: "; ") + hint,
             path: path)
     }
 
