@@ -3,8 +3,30 @@ import Testing
 
 @testable import Trove
 
+/// Another actor that is handed a main-actor handle.
+actor HandleBorrower {
+    func count(_ db: Database) -> Int { db.objects(Dog.self).count }
+}
+
+/// Swift 6 lets a fresh handle be sent to another actor (nothing else refers
+/// to it yet, by what the compiler can see); the handle knows better.
+@MainActor func sendAFreshHandleToAnotherActor(_ path: String) async {
+    let db = try! Database(fileURL: URL(fileURLWithPath: path))
+    _ = await HandleBorrower().count(db)
+}
+
 @Suite("Concurrency")
 struct ConcurrencyTests {
+    @Test("a handle opened on the main actor and sent to another actor traps there, saying what to do")
+    func handleUsedInAnotherIsolation() async throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("sent.trove")
+        setenv("TROVE_TEST_SENT_FILE", url.path, 1)
+        // A trap (SIGILL), not a data race: the check stops the borrowed handle at its first use.
+        await #expect(processExitsWith: .signal(SIGILL)) {
+            await sendAFreshHandleToAnotherActor(String(cString: getenv("TROVE_TEST_SENT_FILE")))
+        }
+    }
+
     @Test("handles on several threads write and read one file while the map grows")
     func threadsWriteWhileTheMapGrows() async throws {
         let url = makeTemporaryDirectory().appendingPathComponent("threads.trove")

@@ -177,6 +177,7 @@ extension Database {
     /// let all = db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
     /// ```
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
+        checkIsolation()
         let binding = objectBindingOrTrap(for: type)
         return Results(database: self, source: .object(binding))
     }
@@ -187,6 +188,7 @@ extension Database {
     /// let photo = db.object(ofType: PhotoData.self, forPrimaryKey: id)
     /// ```
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
+        checkIsolation()
         let binding = objectBindingOrTrap(for: type)
         do {
             // Reading the record is the existence check: one lookup for an integer key.

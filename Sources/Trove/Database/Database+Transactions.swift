@@ -24,6 +24,7 @@ extension Database {
     /// Opens a write transaction; pair it with ``commitWrite()`` or ``cancelWrite()``.
     /// Prefer ``write(_:)``, which cannot forget either.
     public func beginWrite() throws {
+        checkIsolation()
         if writeState != nil {
             throw TroveError(
                 .writeInProgress,

@@ -111,6 +111,37 @@ public final class Database {
         updateAutorefresh()
     }
 
+    /// Traps when a handle opened in an actor is used outside it. Swift 6
+    /// refuses most such uses at compile time (the handle is not `Sendable`),
+    /// but region-based isolation lets a handle nothing else refers to *yet*
+    /// be sent to another actor — and the handle itself registered for
+    /// autorefresh on the actor it was opened in, which the compiler cannot see.
+    @inline(__always)
+    func checkIsolation() {
+        guard let isolation else { return }
+        // The main actor's own check traps inside libdispatch without a word:
+        // ask the main queue instead (which runs on worker threads once a
+        // program calls dispatch_main(), so the thread alone does not tell).
+        if isolation is MainActor {
+            if !Thread.isMainThread, DispatchQueue.getSpecific(key: Database.mainQueueMark) == nil {
+                fatalError(isolationMisuse(isolation))
+            }
+            return
+        }
+        isolation.preconditionIsolated(isolationMisuse(isolation))
+    }
+
+    /// Set on the main queue, so that code can tell it runs there.
+    private static let mainQueueMark: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    private func isolationMisuse(_ isolation: any Actor) -> String {
+        "Trove: this Database handle on \(path) was opened in \(type(of: isolation)) and is used from another isolation domain; open a handle where you use it (one per actor or task: handles on one file share its storage)"
+    }
+
     /// Opens the database file at `url` with the default configuration.
     public convenience init(fileURL url: URL, isolation: (any Actor)? = #isolation) throws {
         try self.init(configuration: Configuration(fileURL: url), isolation: isolation)
@@ -158,6 +189,7 @@ public final class Database {
     /// results and objects show what other handles and processes committed.
     /// Does nothing inside a write, which already sees the latest state.
     public func refresh() {
+        checkIsolation()
         guard writeState == nil else { return }
         snapshot?.reset()  // keeps the reader slot; the next read renews it
         generation &+= 1

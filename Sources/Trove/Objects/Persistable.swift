@@ -139,7 +139,8 @@ extension Database {
 
     /// Every stored value of a type, as a lazy, live ``Results``.
     public func values<T: Persistable>(_ type: T.Type) -> Results<T> {
-        Results(database: self, source: .value(valueBindingOrTrap(for: type), T.self))
+        checkIsolation()
+        return Results(database: self, source: .value(valueBindingOrTrap(for: type), T.self))
     }
 
     /// The stored value with the given primary key, or nil.
