@@ -155,9 +155,13 @@ extension Database {
                             problem(.damagedList, "\(property.name) has elements for object \(owner), which does not exist")
                         }
                         if !isList { previous = (owner, 0) }
-                        if property.isLink, let layout = table.elementLayouts[column],
-                            case .int(let target) = RecordReader(current.value, layout: layout).value(at: 0)
-                        {
+                        // Each element is a one-column record: its structure is checked before anything decodes it.
+                        guard let layout = table.elementLayouts[column] else { continue }
+                        if let damage = RecordReader.problem(in: current.value, layout: layout) {
+                            problem(.damagedList, "an element of \(property.name) of object \(owner) \(damage)")
+                            continue
+                        }
+                        if property.isLink, case .int(let target) = RecordReader(current.value, layout: layout).value(at: 0) {
                             expected[[UInt64(bitPattern: target), owner], default: 0] += 1
                         }
                     }
