@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench format deps build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench docs format deps build clean
 FUZZ_SECONDS ?= 60
 
 # Installs what is missing: LMDB (the engine), OpenSSL's libcrypto on Linux
@@ -50,6 +50,7 @@ test: deps
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
 	@$(MAKE) --no-print-directory fuzz-corpus
+	@set -o pipefail; python3 scripts/check-doc-comments.py | tail -n 1
 	@grep "Test run with" .build/test-output.txt | tail -n 1
 
 # The tests under ThreadSanitizer and AddressSanitizer (separate build folders).
@@ -92,6 +93,22 @@ fuzz-corpus: deps
 bench: deps
 	$(SWIFT) build -c release --product trove-bench
 	$(SWIFT) run -c release --skip-build trove-bench $(BENCH_ARGS)
+
+# The DocC documentation of the Trove module (Sources/Trove/Trove.docc and
+# the doc comments), with the docc that ships in the toolchain: symbol graphs
+# from a build of their own, then `docc convert` into .build/docs (serve it
+# with any web server, or run `docc preview`). Fails on a public declaration
+# without a doc comment and on DocC warnings (broken links).
+DOCC ?= $(shell command -v docc 2>/dev/null || echo $(dir $(shell command -v $(SWIFT)))docc)
+docs: deps
+	python3 scripts/check-doc-comments.py
+	$(SWIFT) build --target Trove --scratch-path .build/docs-build \
+		-Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/docs-build/symbol-graphs
+	rm -rf .build/docs-graphs .build/docs && mkdir -p .build/docs-graphs
+	cp .build/docs-build/symbol-graphs/Trove.symbols.json .build/docs-build/symbol-graphs/TroveStorage.symbols.json .build/docs-graphs/
+	$(DOCC) convert Sources/Trove/Trove.docc --additional-symbol-graph-dir .build/docs-graphs --output-path .build/docs \
+		--fallback-display-name Trove --fallback-bundle-identifier dev.trove.Trove --warnings-as-errors
+	@echo "documentation: .build/docs (docc preview Sources/Trove/Trove.docc --additional-symbol-graph-dir .build/docs-graphs)"
 
 format:
 	$(SWIFT) format --in-place --recursive Sources Tests Examples Package.swift

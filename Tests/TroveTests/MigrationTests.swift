@@ -218,6 +218,16 @@ enum MixV2 {
         #expect(db.objects(MemoV1.Memo.self).count == 3)
     }
 
+    @Test func everyKindOfErrorCanBeCaughtByName() throws {
+        let url = try versionOneFile()
+        do {
+            _ = try Database(configuration: Configuration(fileURL: url, schemaVersion: 0, objectTypes: [MemoV1.Memo.self]))
+            Issue.record("opened a file newer than the model")
+        } catch TroveError.migrationRequired {
+        }
+        #expect(TroveError.deleteDenied == TroveError.Kind.deleteDenied)
+    }
+
     @Test func aTypeLeftOutOfAMigrationIsNamedInTheHint() throws {
         let url = try versionOneFile()
         let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: [Dog.self]))

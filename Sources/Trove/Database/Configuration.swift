@@ -57,6 +57,15 @@ public struct Configuration: Sendable {
     /// needs more fails with ``TroveError/Kind/fileSizeLimitReached`` and
     /// leaves the file as it was.
     public var maximumFileSize: Int?
+    /// How far each commit goes to reach the disk before `write` returns;
+    /// ``Configuration/Durability/full`` by default. Every handle on one file in
+    /// a process must use the same setting (another throws
+    /// ``TroveError/Kind/invalidValue``).
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: url, objectTypes: [PhotoData.self])
+    /// config.durability = .relaxed   // faster commits; a power cut may lose the last one
+    /// ```
     public var durability: Durability
     /// Open the file for reading only: no write is possible, the file is
     /// never changed (not even to register a type), and it must exist.
@@ -217,6 +226,18 @@ public struct Configuration: Sendable {
         return directory.appendingPathComponent(fileName)
     }
 
+    /// Settings for the file at `fileURL`; each argument sets the property of
+    /// the same name, and the other properties (``readOnly``, ``encryptionKey``,
+    /// ``inMemoryIdentifier``...) are set afterwards. Every argument has a
+    /// default: `Configuration()` is ``defaultFileURL`` at schema version 0.
+    ///
+    /// ```swift
+    /// var config = Configuration(fileURL: URL(fileURLWithPath: "photos.trove"),
+    ///                            schemaVersion: 2, objectTypes: [PhotoData.self]) { migration, oldVersion in
+    ///     if oldVersion < 2 { migration.renameProperty(onType: "PhotoData", from: "text", to: "memo") }
+    /// }
+    /// config.encryptionKey = key
+    /// ```
     public init(
         fileURL: URL = Configuration.defaultFileURL, schemaVersion: UInt64 = 0, objectTypes: [Object.Type] = [],
         valueTypes: [any Persistable.Type] = [], maximumFileSize: Int? = nil, durability: Durability = .full,

@@ -20,6 +20,8 @@ public struct DynamicObject: Sendable, CustomStringConvertible {
     /// The object's key in its type: what links to it store.
     public let objectKey: UInt64
 
+    /// A dynamic object of `schema` holding `values`, one per property in the
+    /// schema's order; `objectKey` matters only for an object read from a file.
     public init(schema: ObjectSchema, values: [StoredValue], objectKey: UInt64 = 0) {
         self.schema = schema
         self.values = values
@@ -31,6 +33,8 @@ public struct DynamicObject: Sendable, CustomStringConvertible {
         schema.properties.firstIndex { $0.name == name }.map { values[$0] }
     }
 
+    /// The type name and each property with its value:
+    /// `PhotoData { id = "a1", memo = "cat" }`.
     public var description: String {
         "\(schema.name) { " + zip(schema.properties, values).map { "\($0.name) = \($1)" }.joined(separator: ", ") + " }"
     }

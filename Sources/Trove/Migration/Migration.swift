@@ -93,6 +93,8 @@ public final class Migration {
 
 /// The new values of one object during a migration, by property name.
 public final class MigrationObject {
+    /// The type's schema after the migration: the properties the subscript
+    /// reads and sets.
     public let schema: ObjectSchema
     var values: [StoredValue]
     var changed = false

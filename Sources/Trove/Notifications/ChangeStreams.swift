@@ -42,6 +42,7 @@ public struct CollectionChangeSet: Sendable {
     public var deletions: [Int] = []
     /// Indices in the new state.
     public var insertions: [Int] = []
+    /// Indices in the new state of objects whose properties changed.
     public var modifications: [Int] = []
     /// Set when the collection could no longer be read; the sequence ends after it.
     public var error: TroveError?

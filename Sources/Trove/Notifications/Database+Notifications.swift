@@ -28,12 +28,15 @@ public struct PropertyChange: Sendable, CustomStringConvertible {
     public let name: String
     /// The stored value before and after.
     public let oldStoredValue: StoredValue
+    /// The stored value after the change.
     public let newStoredValue: StoredValue
 
     /// The values as Swift values (`String`, `Int64`, `Date`, ..., nil), as Realm hands them out.
     public var oldValue: Any? { oldStoredValue.swiftValue }
+    /// ``newStoredValue`` as a Swift value, nil for null.
     public var newValue: Any? { newStoredValue.swiftValue }
 
+    /// The property's name with its old and new values: `memo: "cat" -> "dog"`.
     public var description: String { "\(name): \(oldStoredValue) -> \(newStoredValue)" }
 }
 

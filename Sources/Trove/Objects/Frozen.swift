@@ -73,10 +73,14 @@ public struct Frozen<T: Object>: @unchecked Sendable, Hashable {
         return database.object(T.self, objectKey: key)
     }
 
+    /// Whether both are the same object in the same snapshot. Objects reached
+    /// through one `freeze()` (its links, the elements of one ``FrozenResults``)
+    /// share a snapshot; the same object frozen twice gives two unequal values.
     public static func == (lhs: Frozen, rhs: Frozen) -> Bool {
         lhs.store === rhs.store && lhs.store.read { _ in lhs.object._objectKey == rhs.object._objectKey }
     }
 
+    /// Hashes the snapshot and the object's key, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(store))
         hasher.combine(store.read { _ in object._objectKey })

@@ -37,12 +37,19 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
         originProperty = nil
     }
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { count }
+    /// The position after `i`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
+    /// How many objects link here; 0 for an unmanaged object.
     public var count: Int { results?.count ?? 0 }
 
+    /// The linking object at `position`. Traps on an unmanaged object, which has
+    /// none, and when `position` is out of range.
     public subscript(position: Int) -> Element {
         guard let results else { preconditionFailure("Trove: an unmanaged object has no linking objects") }
         return results[position]

@@ -58,16 +58,23 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     // MARK: Collection
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { count }
+    /// The position after `i`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
 
+    /// The number of elements; on a managed list, one lookup whatever its length.
     public var count: Int {
         guard let place else { return unmanaged.count }
         return place.read { try place.database.listCount(owner: place.key, column: column, table: place.table, $0) }
     }
 
+    /// The element at `position`; on a managed list, a read is one lookup and a
+    /// write needs a write transaction. Traps when `position` is out of range.
     public subscript(position: Int) -> Element {
         get {
             guard let place else { return unmanaged[position] }
@@ -103,6 +110,7 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
         return place.resolve(values, as: Element.self)
     }
 
+    /// The elements as text: `List["pinned", "work"]`.
     public var description: String { "List\(array())" }
 
     // MARK: Changing

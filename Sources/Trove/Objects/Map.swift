@@ -47,11 +47,13 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     /// Whether the map belongs to a stored object.
     public var isManaged: Bool { owner != nil }
 
+    /// The number of entries. A managed map reads every entry to count them.
     public var count: Int {
         guard let place else { return unmanaged.count }
         return place.read { try place.database.collectionEntries(owner: place.key, column: column, table: place.table, $0).count }
     }
 
+    /// Whether the map has no entries; as costly as ``count``.
     public var isEmpty: Bool { count == 0 }
 
     /// The value for a key; setting nil removes the entry.
@@ -101,11 +103,23 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
         return zip(stored, values).map { (Key(_troveMapKey: String(decoding: $0.key, as: UTF8.self)), $1) }
     }
 
+    /// The keys, in the order of ``entries()``: an array read now, so changing
+    /// the map while looping over it is safe.
+    ///
+    /// ```swift
+    /// try db.write {
+    ///     for key in profile.links.keys where key.hasPrefix("old-") { profile.links[key] = nil }
+    /// }
+    /// ```
     public var keys: [Key] { entries().map(\.key) }
+    /// The values, in the order of their keys.
     public var values: [Value] { entries().map(\.value) }
 
+    /// Iterates the entries as `(key, value)` pairs in key order, as they were
+    /// when the loop started.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { entries().makeIterator() }
 
+    /// The entries as text: `Map[blog: https://example.com]`.
     public var description: String {
         "Map[" + entries().map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
     }

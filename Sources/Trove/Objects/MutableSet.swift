@@ -42,13 +42,17 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
     /// Whether the set belongs to a stored object.
     public var isManaged: Bool { owner != nil }
 
+    /// The number of elements. A managed set reads every element to count them.
     public var count: Int {
         guard let place else { return unmanaged.count }
         return place.read { try place.database.setCount(owner: place.key, column: column, table: place.table, $0) }
     }
 
+    /// Whether the set has no elements; as costly as ``count``.
     public var isEmpty: Bool { count == 0 }
 
+    /// Whether the set holds `element`. On a managed set this is one lookup,
+    /// and an object of another handle, or a deleted one, is never in it.
     public func contains(_ element: Element) -> Bool {
         guard let place else { return unmanaged.contains(element) }
         if let object = element as? Object, object._database !== place.database || object.isInvalidated { return false }
@@ -64,8 +68,10 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
         return place.resolve(values, as: Element.self)
     }
 
+    /// Iterates the elements in the set's order, as they were when the loop started.
     public func makeIterator() -> IndexingIterator<[Element]> { array().makeIterator() }
 
+    /// The elements as text: `MutableSet["beach", "sea"]`.
     public var description: String { "MutableSet\(array())" }
 
     /// Adds an element if it is not there (an unmanaged object is added to the database).

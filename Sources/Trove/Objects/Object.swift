@@ -47,6 +47,9 @@ open class Object: CustomStringConvertible {
     /// The Observation registrar of a tracked object (``ObservationTracked``), once read.
     final var _observation: AnyObject?
 
+    /// A new, unmanaged object with its properties at their initial values.
+    /// Trove also calls it for every object it reads from a file: keep it cheap
+    /// and free of side effects.
     public required init() {}
 
     /// Trove's plumbing for links (`_TroveStorable`); makes a fresh unmanaged object.
@@ -65,6 +68,9 @@ open class Object: CustomStringConvertible {
         return table.isRetired || !database.contains(objectKey: _objectKey, in: table)
     }
 
+    /// The class name and each persisted property with its value (the stored
+    /// one when managed): `PhotoData { id = "a1", memo = "cat" }`, or
+    /// `PhotoData <invalidated>` once deleted.
     public var description: String {
         let type = String(describing: Swift.type(of: self))
         if isInvalidated { return "\(type) <invalidated>" }

@@ -32,7 +32,9 @@ public protocol Persistable: Codable, Sendable {
 }
 
 extension Persistable {
+    /// `false` by default: a primary key is stored as given.
     public static var autoIncrementsPrimaryKey: Bool { false }
+    /// No secondary indexes by default.
     public static var indexedProperties: [String] { [] }
 }
 

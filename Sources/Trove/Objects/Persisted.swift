@@ -64,12 +64,24 @@ public struct Persisted<Value: _TroveStorable> {
         self.init(wrappedValue: Value._troveDefault, primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
     }
 
+    /// Unavailable: `@Persisted` stores properties only in a subclass of
+    /// ``Object``, whose reads and writes go through the enclosing-instance
+    /// subscript instead. Anywhere else it does not compile.
+    ///
+    /// ```swift
+    /// final class Note: Object { @Persisted var text = "" }   // stored
+    /// struct Draft { @Persisted var text = "" }                // error: only on a subclass of Object
+    /// ```
     @available(*, unavailable, message: "@Persisted can only be used on properties of a subclass of Object")
     public var wrappedValue: Value {
         get { fatalError() }
         set { fatalError() }
     }
 
+    /// The property's value as Swift reads and writes it through the object:
+    /// the value in the database when the object is managed, the value held in
+    /// the field otherwise. Swift calls it; your code never does. Setting a
+    /// managed object's property outside a write transaction traps.
     @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,

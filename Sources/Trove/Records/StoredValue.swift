@@ -16,11 +16,14 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     case uuid(UUID)
     case decimal(Decimal)
 
+    /// Whether the value is `.null`.
     public var isNull: Bool {
         if case .null = self { return true }
         return false
     }
 
+    /// The value as text: strings quoted, dates in ISO 8601, data as its byte
+    /// count, null as `nil`.
     public var description: String {
         switch self {
         case .null: return "nil"
@@ -97,6 +100,9 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
 extension StoredValue: Codable {
     private enum CodingKeys: String, CodingKey { case type, value }
 
+    /// Decodes a value from the form ``encode(to:)`` writes. Throws
+    /// `DecodingError` for an unknown type name; a decimal string that does not
+    /// parse reads as 0.
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let type = try container.decode(String.self, forKey: .type)
@@ -116,6 +122,9 @@ extension StoredValue: Codable {
         }
     }
 
+    /// Encodes the value as its type name and value: `{"type": "int", "value": 42}`.
+    /// Dates are seconds since 2001-01-01 (`timeIntervalSinceReferenceDate`),
+    /// decimals are strings, and null has only its type.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {

@@ -22,13 +22,22 @@ public struct ClassHierarchyResults<Element: Object>: RandomAccessCollection {
         self.parts = parts
     }
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { count }
+    /// The position after `i`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
 
+    /// The number of objects of every type in the hierarchy: the sum of each
+    /// part's ``Results/count``.
     public var count: Int { parts.reduce(0) { $0 + $1.count } }
 
+    /// The object at `position`, counting through the parts in order (the
+    /// class's own objects first), each part counted on the way. Traps when
+    /// `position` is out of range.
     public subscript(position: Int) -> Element {
         var offset = position
         for part in parts {
@@ -39,6 +48,7 @@ public struct ClassHierarchyResults<Element: Object>: RandomAccessCollection {
         preconditionFailure("Trove: index \(position) is out of range for \(count) objects")
     }
 
+    /// Iterates every part in turn: the class's own objects, then each subclass's.
     public func makeIterator() -> FlattenSequence<[Results<Element>]>.Iterator {
         parts.joined().makeIterator()
     }

@@ -9,9 +9,13 @@ public struct FrozenResults<Element: Object>: RandomAccessCollection, Sendable {
     let store: FrozenStore
     let keys: [UInt64]
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: the number of objects frozen.
     public var endIndex: Int { keys.count }
 
+    /// The object at `position`, frozen in the results' snapshot. Traps when
+    /// `position` is out of range.
     public subscript(position: Int) -> Frozen<Element> {
         let key = keys[position]
         return store.read { database in

@@ -58,7 +58,9 @@ public struct Results<Element>: RandomAccessCollection {
 
     // MARK: Collection
 
+    /// The position of the first element: always 0.
     public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
     public var endIndex: Int { count }
 
     /// The number of matches; for a whole table without a filter, read from
@@ -94,6 +96,15 @@ public struct Results<Element>: RandomAccessCollection {
 
     private func element(_ key: UInt64) -> Element { source.materialize(database, key) }
 
+    /// The element at `position` in the results' current state. The first
+    /// access after the handle's state changes runs the query and keeps the
+    /// matching keys; later accesses reuse them. Traps when `position` is out
+    /// of range.
+    ///
+    /// ```swift
+    /// let photos = db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
+    /// if photos.count > 2 { print(photos[2].memo) }   // the third newest
+    /// ```
     public subscript(position: Int) -> Element {
         let keys = self.keys
         precondition(
@@ -108,6 +119,8 @@ public struct Results<Element>: RandomAccessCollection {
         Iterator(results: self, keys: keys)
     }
 
+    /// Iterates a snapshot of the matching keys, reading their elements 64 at
+    /// a time.
     public struct Iterator: IteratorProtocol {
         let results: Results
         let keys: [UInt64]
@@ -120,6 +133,7 @@ public struct Results<Element>: RandomAccessCollection {
             self.keys = keys
         }
 
+        /// The next element, or nil after the last.
         public mutating func next() -> Element? {
             if bufferPosition == buffer.count {
                 guard position < keys.count else { return nil }
@@ -134,7 +148,9 @@ public struct Results<Element>: RandomAccessCollection {
         }
     }
 
+    /// The position after `i`.
     public func index(after i: Int) -> Int { i + 1 }
+    /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
 
     /// The elements as an array (materialized now).
@@ -351,9 +367,13 @@ public struct Results<Element>: RandomAccessCollection {
 
 /// A sort criterion by property name, for ``Results/sorted(by:)-([SortDescriptor])``.
 public struct SortDescriptor: Sendable {
+    /// The property to sort by, named as for ``Results/sorted(byKeyPath:ascending:)``:
+    /// it may go through links and end in an aggregate, such as `tasks.@count`.
     public var keyPath: String
+    /// True to sort from smallest to largest (the default), false for the reverse.
     public var ascending: Bool
 
+    /// A sort by `keyPath`, ascending unless `ascending` is false.
     public init(keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending

@@ -1,9 +1,13 @@
 /// The stored shape of one object type: its name and its properties in
 /// record order.
 public struct ObjectSchema: Codable, Sendable, Equatable {
+    /// The type's name in the file: for a model type, its Swift name without
+    /// the module.
     public var name: String
+    /// The persisted properties, in record order.
     public var properties: [PropertySchema]
 
+    /// A schema with the given type name and properties (in record order).
     public init(name: String, properties: [PropertySchema]) {
         self.name = name
         self.properties = properties
@@ -12,6 +16,7 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
     /// The primary key property, if the type has one.
     public var primaryKey: PropertySchema? { properties.first { $0.isPrimaryKey } }
 
+    /// The property named `name`, or nil if the type has none.
     public subscript(name: String) -> PropertySchema? { properties.first { $0.name == name } }
 
     /// Compares a schema from code (`self`) with the one stored in a file and

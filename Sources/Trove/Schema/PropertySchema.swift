@@ -1,10 +1,14 @@
 /// One persisted property, as stored in the file's schema catalog.
 public struct PropertySchema: Codable, Sendable, Equatable {
+    /// The property's name, as queries, migrations and dynamic objects spell it.
     public var name: String
     /// The stored type; for a collection, the type of its elements.
     public var type: PropertyType
+    /// Whether the property can hold nil; for a collection, whether its elements can.
     public var isOptional: Bool
+    /// Whether the property is the type's primary key.
     public var isPrimaryKey: Bool
+    /// Whether a secondary index is kept on the property.
     public var isIndexed: Bool
     /// A primary key that takes the next free value when an object is added with 0.
     public var isAutoIncrement: Bool
@@ -22,6 +26,9 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     /// its targets, which are deleted when no longer linked.
     public var ownsTargets: Bool?
 
+    /// A property named `name` of `type`; each argument sets the property of the
+    /// same name, and the defaults describe a plain value: not optional, not a
+    /// key, not indexed, not a link or a collection.
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isPrimaryKey: Bool = false, isIndexed: Bool = false,
         isAutoIncrement: Bool = false, defaultValue: StoredValue? = nil, objectType: String? = nil,

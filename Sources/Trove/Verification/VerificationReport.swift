@@ -3,6 +3,7 @@
 public struct VerificationReport: Sendable, CustomStringConvertible {
     /// One broken invariant, with the type and the object or entry involved.
     public struct Problem: Sendable, CustomStringConvertible {
+        /// Which invariant a problem breaks.
         public enum Kind: String, Sendable {
             /// A table the schema needs is missing.
             case missingTable
@@ -26,22 +27,32 @@ public struct VerificationReport: Sendable, CustomStringConvertible {
             case damagedPage
         }
 
+        /// Which invariant is broken.
         public var kind: Kind
+        /// The stored type involved; for ``Kind/damagedPage``, the table the page
+        /// belongs to.
         public var typeName: String
+        /// A sentence saying what is wrong and where.
         public var detail: String
 
+        /// The problem on one line: type, kind and detail.
         public var description: String { "\(typeName): \(kind.rawValue): \(detail)" }
     }
 
+    /// Every problem found; empty when the file is sound.
     public var problems: [Problem] = []
     /// How many pages of the file, objects and index entries were checked.
     public var pagesChecked = 0
+    /// How many objects were checked.
     public var objectsChecked = 0
+    /// How many index entries were checked.
     public var indexEntriesChecked = 0
 
     /// True when nothing is wrong.
     public var isValid: Bool { problems.isEmpty }
 
+    /// A line saying what was checked and how many problems were found, then
+    /// one line per problem.
     public var description: String {
         var lines = [
             "checked \(pagesChecked) pages, \(objectsChecked) objects and \(indexEntriesChecked) index entries: "

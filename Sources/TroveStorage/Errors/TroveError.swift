@@ -92,32 +92,59 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         self.position = position
     }
 
+    /// `TroveError.<kind>: <message>`, with the file added when the message does
+    /// not name it.
     public var description: String {
         var text = "TroveError.\(kind.rawValue): \(message)"
         if let path, !message.contains(path) { text += " (file: \(path))" }
         return text
     }
 
+    /// ``Kind/fileAccess``, so that `catch TroveError.fileAccess` matches it.
     public static var fileAccess: Kind { .fileAccess }
+    /// ``Kind/fileInUse``, so that `catch TroveError.fileInUse` matches it.
     public static var fileInUse: Kind { .fileInUse }
+    /// ``Kind/corruptFile``, so that `catch TroveError.corruptFile` matches it.
     public static var corruptFile: Kind { .corruptFile }
+    /// ``Kind/fileFormatTooNew``, so that `catch TroveError.fileFormatTooNew` matches it.
     public static var fileFormatTooNew: Kind { .fileFormatTooNew }
+    /// ``Kind/fileSizeLimitReached``, so that `catch TroveError.fileSizeLimitReached` matches it.
     public static var fileSizeLimitReached: Kind { .fileSizeLimitReached }
+    /// ``Kind/diskFull``, so that `catch TroveError.diskFull` matches it.
     public static var diskFull: Kind { .diskFull }
+    /// ``Kind/ioError``, so that `catch TroveError.ioError` matches it.
     public static var ioError: Kind { .ioError }
+    /// ``Kind/schemaMismatch``, so that `catch TroveError.schemaMismatch` matches it.
     public static var schemaMismatch: Kind { .schemaMismatch }
+    /// ``Kind/primaryKeyExists``, so that `catch TroveError.primaryKeyExists` matches it.
     public static var primaryKeyExists: Kind { .primaryKeyExists }
+    /// ``Kind/invalidPrimaryKey``, so that `catch TroveError.invalidPrimaryKey` matches it.
     public static var invalidPrimaryKey: Kind { .invalidPrimaryKey }
+    /// ``Kind/invalidQuery``, so that `catch TroveError.invalidQuery` matches it.
     public static var invalidQuery: Kind { .invalidQuery }
+    /// ``Kind/unsupportedPredicate``, so that `catch TroveError.unsupportedPredicate` matches it.
     public static var unsupportedPredicate: Kind { .unsupportedPredicate }
+    /// ``Kind/wrongEncryptionKey``, so that `catch TroveError.wrongEncryptionKey` matches it.
     public static var wrongEncryptionKey: Kind { .wrongEncryptionKey }
+    /// ``Kind/invalidProperty``, so that `catch TroveError.invalidProperty` matches it.
     public static var invalidProperty: Kind { .invalidProperty }
+    /// ``Kind/invalidValue``, so that `catch TroveError.invalidValue` matches it.
     public static var invalidValue: Kind { .invalidValue }
+    /// ``Kind/writeInProgress``, so that `catch TroveError.writeInProgress` matches it.
     public static var writeInProgress: Kind { .writeInProgress }
+    /// ``Kind/notInWriteTransaction``, so that `catch TroveError.notInWriteTransaction` matches it.
     public static var notInWriteTransaction: Kind { .notInWriteTransaction }
+    /// ``Kind/invalidObject``, so that `catch TroveError.invalidObject` matches it.
     public static var invalidObject: Kind { .invalidObject }
+    /// ``Kind/invalidModel``, so that `catch TroveError.invalidModel` matches it.
     public static var invalidModel: Kind { .invalidModel }
+    /// ``Kind/deleteDenied``, so that `catch TroveError.deleteDenied` matches it.
+    public static var deleteDenied: Kind { .deleteDenied }
+    /// ``Kind/migrationRequired``, so that `catch TroveError.migrationRequired` matches it.
+    public static var migrationRequired: Kind { .migrationRequired }
+    /// ``Kind/writeConflict``, so that `catch TroveError.writeConflict` matches it.
     public static var writeConflict: Kind { .writeConflict }
+    /// ``Kind/storage``, so that `catch TroveError.storage` matches it.
     public static var storage: Kind { .storage }
 }
 
