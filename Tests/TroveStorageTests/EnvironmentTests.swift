@@ -21,6 +21,32 @@ struct EnvironmentTests {
         #expect(other !== first)
     }
 
+    #if os(Linux)
+        @Test("the map's address is known, before and after the map grows, so reads are bounded by the file")
+        func mapAddressIsKnown() throws {
+            var options = Environment.Options()
+            options.initialMapSize = 1 << 20
+            let path = makeTemporaryDirectory().appendingPathComponent("bounds.trove").path
+            let environment = try Environment.open(path: path, options: options)
+            for round in 0..<2 {
+                let write = try WriteTransaction(environment: environment)
+                let table = try #require(try write.openTable("values"))
+                for key in 0..<(round == 0 ? 10 : 400) {
+                    try pattern(4_000, seed: UInt8(key % 200)).withUnsafeBytes {
+                        _ = try write.put(table, key: UInt64(key + round * 1_000), value: $0)
+                    }
+                }
+                try write.commit()
+                let read = try ReadTransaction(environment: environment)
+                defer { read.end() }
+                #expect(environment.mapStart != 0)
+                let start = try read.withValue(in: table, key: UInt64(round * 1_000)) { UInt(bitPattern: $0?.baseAddress) }
+                #expect(start >= environment.mapStart && start < environment.mapStart + UInt(environment.usedSize))
+            }
+            #expect(environment.mapSize > 1 << 20)  // it grew: the address was looked up again
+        }
+    #endif
+
     @Test("a write much larger than the starting 1 MiB map grows the map and commits everything")
     func mapGrowsUnderALargeWrite() throws {
         var options = Environment.Options()

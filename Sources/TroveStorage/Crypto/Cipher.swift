@@ -97,19 +97,18 @@ package final class Cipher: Sendable {
         table: String, key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
     ) rethrows -> R {
         guard bindsTables else { return try body(key) }
-        let name = table.utf8
-        let size = 4 + name.count + key.count
-        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
-            buffer.storeBytes(of: UInt32(name.count).littleEndian, as: UInt32.self)
-            var offset = 4
-            for byte in name {
-                buffer[offset] = byte
-                offset += 1
+        var name = table  // withUTF8 gives the bytes in place (table names are native strings)
+        return try name.withUTF8 { name in
+            let size = 4 + name.count + key.count
+            return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+                buffer.storeBytes(of: UInt32(name.count).littleEndian, as: UInt32.self)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[4..<(4 + name.count)]).copyMemory(
+                    from: UnsafeRawBufferPointer(name))
+                if !key.isEmpty {
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[(4 + name.count)...]).copyMemory(from: key)
+                }
+                return try body(UnsafeRawBufferPointer(buffer))
             }
-            if !key.isEmpty {
-                UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: key)
-            }
-            return try body(UnsafeRawBufferPointer(buffer))
         }
     }
 

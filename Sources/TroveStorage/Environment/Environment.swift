@@ -70,31 +70,60 @@ package final class Environment: @unchecked Sendable {
     /// The address LMDB mapped the file at: LMDB does not say (its
     /// `me_mapaddr` is the fixed-map hint), so on Linux it is looked up in
     /// `/proc/self/maps` by the file's device and inode; 0 where unknown.
+    /// The bytes are scanned for the inode rather than parsed line by line:
+    /// a process maps hundreds of files, and this runs at every open.
     private static func mapAddress(of env: OpaquePointer) -> UInt {
         #if os(Linux)
             var descriptor: Int32 = -1
             var info = stat()
             guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &info) == 0,
-                let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+                let maps = FileManager.default.contents(atPath: "/proc/self/maps")
             else { return 0 }
-            let inode = String(info.st_ino)
-            for line in maps.split(separator: "\n") {
-                // start-end perms offset major:minor inode path
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count >= 6, fields[4] == inode, fields[2].allSatisfy({ $0 == "0" }) else { continue }
-                let device = fields[3].split(separator: ":").compactMap { UInt32($0, radix: 16) }
-                // glibc's encoding of a device number (its major() and minor() are macros).
-                let dev = UInt64(info.st_dev)
-                let major = UInt32(truncatingIfNeeded: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff)))
-                let minor = UInt32(truncatingIfNeeded: (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff)))
-                guard device.count == 2, device[0] == major, device[1] == minor else { continue }
-                guard let start = fields[0].split(separator: "-").first.flatMap({ UInt($0, radix: 16) }) else { continue }
-                return start
+            // glibc's encoding of a device number (its major() and minor() are macros).
+            let dev = UInt64(info.st_dev)
+            let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff))
+            let minor = (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff))
+            // start-end perms offset major:minor inode path
+            let wanted = Array(
+                " 00000000 \(String(major, radix: 16, uppercase: false).leftPadded(2)):\(String(minor, radix: 16).leftPadded(2)) \(info.st_ino) "
+                    .utf8)
+            return maps.withUnsafeBytes { bytes -> UInt in
+                let count = bytes.count
+                var index = 0
+                while index + wanted.count <= count {
+                    if bytes[index] == wanted[0], bytes[index + 1] == wanted[1] {
+                        var matches = true
+                        for offset in 2..<wanted.count where bytes[index + offset] != wanted[offset] {
+                            matches = false
+                            break
+                        }
+                        if matches {
+                            var lineStart = index
+                            while lineStart > 0, bytes[lineStart - 1] != UInt8(ascii: "\n") { lineStart -= 1 }
+                            var address: UInt = 0
+                            var position = lineStart
+                            while position < count, let digit = hexValue(bytes[position]) {
+                                address = address << 4 | UInt(digit)
+                                position += 1
+                            }
+                            if position < count, bytes[position] == UInt8(ascii: "-") { return address }
+                        }
+                    }
+                    index += 1
+                }
+                return 0
             }
-            return 0
         #else
             return 0
         #endif
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
     }
 
     /// Write transactions since stale readers were last cleared (guarded by the writer lock).
@@ -599,5 +628,12 @@ extension Environment {
         defer { gate.leaveShared() }
         try LMDBCall.check(
             mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the database to \(path)", path: self.path)
+    }
+}
+
+extension String {
+    /// The string with zeros in front up to `width` characters (hex device numbers in /proc/self/maps).
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
