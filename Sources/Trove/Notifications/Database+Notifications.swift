@@ -348,7 +348,7 @@ extension _ObservableObject where Self: Object {
         return startObserving(columns: columns, block)
     }
 
-    /// ``observe(keyPaths:_:)`` as an async sequence; it finishes after `.deleted`.
+    /// `observe(keyPaths:_:)` as an async sequence; it finishes after `.deleted`.
     ///
     /// ```swift
     /// for await event in photo.changes(keyPaths: [\.memo]) { … }

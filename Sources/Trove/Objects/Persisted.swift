@@ -28,6 +28,7 @@ public struct Persisted<Value: _TroveStorable> {
     /// A stored property with an initial value.
     ///
     /// - Parameters:
+    ///   - wrappedValue: The property's default: what a new object holds until it is set.
     ///   - primaryKey: The property identifies the object; its values are unique.
     ///   - indexed: Keep a secondary index, so equality and range queries and
     ///     sorting on this property do not scan the table.

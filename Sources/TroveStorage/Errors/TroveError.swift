@@ -26,7 +26,7 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         case corruptFile
         /// The file was written by a newer version of Trove.
         case fileFormatTooNew
-        /// A write needs more space than ``Configuration/maximumFileSize`` allows.
+        /// A write needs more space than `Configuration.maximumFileSize` allows.
         /// The write is rolled back; everything committed before is intact.
         case fileSizeLimitReached
         /// The disk is full. The write is rolled back.
