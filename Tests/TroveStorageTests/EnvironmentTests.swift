@@ -39,7 +39,7 @@ struct EnvironmentTests {
                 try write.commit()
                 let read = try ReadTransaction(environment: environment)
                 defer { read.end() }
-                #expect(environment.mapStart != 0)
+                #expect(environment.mapStart != 0, "round \(round)")
                 let start = try read.withValue(in: table, key: UInt64(round * 1_000)) { UInt(bitPattern: $0?.baseAddress) }
                 #expect(start >= environment.mapStart && start < environment.mapStart + UInt(environment.usedSize))
             }

@@ -40,6 +40,18 @@ struct VerifyTests {
         #expect(report.indexEntriesChecked == 25 * 2 + 4)  // name and city; lastName (integer keys need no index)
     }
 
+    @Test("verify() checks the last commit, however many commits a handle's snapshot is behind")
+    func verifyWhileOthersCommit() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add(Dog()) }
+        #expect(db.objects(Dog.self).count == 1)  // the handle holds this snapshot
+        let other = try Database(configuration: db.configuration)
+        for _ in 0..<3 { try other.write { try other.add(Dog()) } }
+        let report = try db.verify()
+        #expect(report.isValid, "\(report)")
+        #expect(report.objectsChecked == 4)
+    }
+
     @Test("damage is reported, each problem with its type and object")
     func reportsDamage() throws {
         let db = try populated()

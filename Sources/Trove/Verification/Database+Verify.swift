@@ -18,23 +18,25 @@ extension Database {
     ///
     /// Reads one consistent snapshot; throws only when the file cannot be read at all.
     public func verify() throws -> VerificationReport {
-        var report = VerificationReport()
-        let transaction = readTransaction()
-        // Pages first: LMDB follows page headers and offsets without checking
-        // them, so the records are read only once every page is known sound.
-        let pages = try PageCheck.run(on: transaction)
-        report.pagesChecked = pages.pagesChecked
-        guard pages.problems.isEmpty else {
-            report.problems = pages.problems.map {
-                .init(kind: .damagedPage, typeName: $0.table, detail: "page \($0.page): \($0.detail)")
+        // The last commit, in a snapshot of its own: the check reads the
+        // snapshot's meta page, which later commits overwrite.
+        try PageCheck.run(in: environment) { pages, transaction in
+            var report = VerificationReport()
+            // Pages first: LMDB follows page headers and offsets without checking
+            // them, so the records are read only once every page is known sound.
+            report.pagesChecked = pages.pagesChecked
+            guard pages.problems.isEmpty else {
+                report.problems = pages.problems.map {
+                    .init(kind: .damagedPage, typeName: $0.table, detail: "page \($0.page): \($0.detail)")
+                }
+                return report
+            }
+            for name in try Catalog.storedTypeNames(in: transaction) {
+                guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
+                try verifyType(schema, transaction, &report)
             }
             return report
         }
-        for name in try Catalog.storedTypeNames(in: transaction) {
-            guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
-            try verifyType(schema, transaction, &report)
-        }
-        return report
     }
 
     private func verifyType(_ schema: ObjectSchema, _ transaction: Transaction, _ report: inout VerificationReport) throws {

@@ -67,17 +67,27 @@ package final class Environment: @unchecked Sendable {
         mapStart = Environment.mapAddress(of: handle)
     }
 
+    /// ``mapAddress(of:)``, read again when the file was not found: the
+    /// kernel writes `/proc/self/maps` a page at a time, and a line can be
+    /// missed when another thread maps or unmaps memory meanwhile.
+    private static func mapAddress(of env: OpaquePointer) -> UInt {
+        for _ in 0..<8 {
+            let address = scanMaps(for: env)
+            if address != 0 { return address }
+        }
+        return 0
+    }
+
     /// The address LMDB mapped the file at: LMDB does not say (its
     /// `me_mapaddr` is the fixed-map hint), so on Linux it is looked up in
     /// `/proc/self/maps` by the file's device and inode; 0 where unknown.
     /// The bytes are scanned for the inode rather than parsed line by line:
     /// a process maps hundreds of files, and this runs at every open.
-    private static func mapAddress(of env: OpaquePointer) -> UInt {
+    private static func scanMaps(for env: OpaquePointer) -> UInt {
         #if os(Linux)
             var descriptor: Int32 = -1
             var info = stat()
-            guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &info) == 0,
-                let maps = FileManager.default.contents(atPath: "/proc/self/maps")
+            guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &info) == 0, let maps = readProcessMaps()
             else { return 0 }
             // glibc's encoding of a device number (its major() and minor() are macros).
             let dev = UInt64(info.st_dev)
@@ -117,6 +127,25 @@ package final class Environment: @unchecked Sendable {
             return 0
         #endif
     }
+
+    #if os(Linux)
+        /// All of `/proc/self/maps`, read to its end (it reports a size of 0,
+        /// and Foundation's readers stop short of a long one).
+        private static func readProcessMaps() -> [UInt8]? {
+            let descriptor = Glibc.open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                bytes += chunk[0..<count]
+            }
+            return bytes
+        }
+    #endif
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
@@ -414,9 +443,7 @@ package final class Environment: @unchecked Sendable {
     /// LMDB trusts page headers: a damaged page among those every launch
     /// reads would crash the open, so their structure is checked first.
     private func checkPagesReadOnOpen() throws {
-        let txn = try ReadTransaction(environment: self)
-        defer { txn.end() }
-        let check = try PageCheck.run(on: txn, tables: options.tablesCheckedOnOpen)
+        let check = try PageCheck.run(in: self, tables: options.tablesCheckedOnOpen) { check, _ in check }
         if let problem = check.problems.first {
             throw TroveError(
                 .corruptFile,

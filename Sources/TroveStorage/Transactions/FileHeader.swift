@@ -67,6 +67,11 @@ enum FileHeader {
             guard transaction < UInt64(Int64.max) else {
                 throw damaged("meta page \(page) names transaction \(transaction), a number no file reaches")
             }
+            // LMDB writes transaction T to meta page T & 1 (page 1 starts at 0),
+            // and reads a snapshot's trees from that page.
+            guard transaction & 1 == UInt64(page) || (page == 1 && transaction == 0) else {
+                throw damaged("meta page \(page) holds transaction \(transaction), which belongs on meta page \(transaction & 1)")
+            }
             if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage) }
             offset = size
         }
