@@ -26,7 +26,8 @@ enum Commands {
           shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
           copy FILE DEST [--decrypt]     a consistent, compacted copy; with TROVE_NEW_ENCRYPTION_KEY set,
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
-          compact FILE                   rewrite FILE without its free pages
+          compact FILE                   rewrite FILE without its free pages, keeping its permissions
+                                         (refused, exit 1, while another process has FILE open)
 
         options: --help (on every command), --version, --json (machine-readable info/schema),
                  --trust (skip checking every page of FILE before use: for big files you know are sound)
@@ -55,7 +56,8 @@ enum Commands {
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
         "delete":
             "usage: trove delete FILE TYPE PREDICATE [--yes]\nexample: trove delete .trove-demo/photos.trove PhotoData \"date < '2024-05-02'\" --yes",
-        "compact": "usage: trove compact FILE\nexample: trove compact photos.trove",
+        "compact":
+            "usage: trove compact FILE   (refused while another process, an app or its extension, has FILE open:\n       its later commits would go to the replaced file)\nexample: trove compact photos.trove",
     ]
 
     /// Whether files are page-checked before use (`--trust` turns it off):
