@@ -5,6 +5,7 @@ let package = Package(
     name: "Trove",
     products: [
         .library(name: "Trove", targets: ["Trove"]),
+        .library(name: "TroveRealm", targets: ["TroveRealm"]),
         .executable(name: "PhotoDiary", targets: ["PhotoDiary"]),
         .executable(name: "Inventory", targets: ["Inventory"]),
         .executable(name: "Chat", targets: ["Chat"]),
@@ -31,6 +32,7 @@ let package = Package(
             name: "TroveStorage",
             dependencies: ["CLMDB", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
         .target(name: "Trove", dependencies: ["TroveStorage"]),
+        .target(name: "TroveRealm", dependencies: ["Trove", "TroveStorage"]),
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),
         .executableTarget(name: "Chat", dependencies: ["Trove"], path: "Examples/Chat"),
@@ -39,6 +41,7 @@ let package = Package(
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["Trove"]),
+        .testTarget(name: "TroveRealmTests", dependencies: ["TroveRealm"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lists the public declarations of the Trove and TroveStorage modules that
+"""Lists the public declarations of the Trove, TroveStorage and TroveRealm modules that
 have no `///` doc comment, and exits 1 when there is one. Names starting with
 an underscore are implementation details DocC hides, and are not counted.
 
@@ -22,6 +22,7 @@ def main() -> int:
     files = sorted(
         glob.glob(os.path.join(ROOT, "Sources/Trove/**/*.swift"), recursive=True)
         + glob.glob(os.path.join(ROOT, "Sources/TroveStorage/**/*.swift"), recursive=True)
+        + glob.glob(os.path.join(ROOT, "Sources/TroveRealm/**/*.swift"), recursive=True)
     )
     total = 0
     missing = []

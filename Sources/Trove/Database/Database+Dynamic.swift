@@ -64,6 +64,9 @@ extension Database {
     /// Bytes of the file holding data (the rest is free space LMDB reuses).
     public var usedFileSize: Int { environment.usedSize }
 
+    /// The commit this handle's reads show (for layers built on Trove).
+    package var visibleCommit: Int { readTransaction().id }
+
     /// Reader slots in use by every process with the file open.
     public var openReaders: Int { environment.readersInUse }
 

@@ -134,12 +134,16 @@ public final class Database {
         // ask the main queue instead (which runs on worker threads once a
         // program calls dispatch_main(), so the thread alone does not tell).
         if isolation is MainActor {
-            if !Thread.isMainThread, DispatchQueue.getSpecific(key: Database.mainQueueMark) == nil {
-                fatalError(isolationMisuse(isolation))
-            }
+            if !Database.isOnMainQueue { fatalError(isolationMisuse(isolation)) }
             return
         }
         isolation.preconditionIsolated(isolationMisuse(isolation))
+    }
+
+    /// Whether the code runs on the main thread or the main queue (which
+    /// worker threads drain once a program calls `dispatch_main()`).
+    package static var isOnMainQueue: Bool {
+        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueMark) != nil
     }
 
     /// Set on the main queue, so that code can tell it runs there.

@@ -45,6 +45,8 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Whether the list belongs to a stored object.
     public var isManaged: Bool { owner != nil }
+    /// The object that owns the list, while it is managed (for layers built on Trove).
+    package var managingObject: Object? { owner }
 
     private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
     var managedOwner: Object? { owner }

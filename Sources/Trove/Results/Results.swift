@@ -13,7 +13,7 @@ import TroveStorage
 /// print(photos.count, byDate.first?.memo ?? "-")
 /// ```
 public struct Results<Element>: RandomAccessCollection {
-    let database: Database
+    package let database: Database
     let source: ResultsSource<Element>
     let predicate: BoundPredicate?
     let sort: [SortKey]

@@ -1,0 +1,267 @@
+import Foundation
+import Trove
+import TroveStorage
+
+/// A Realm: Realm Swift's `Realm`, on a Trove ``Database`` handle.
+///
+/// As in Realm Swift, `try Realm()` on one thread (or in one actor) hands
+/// back the same instance for the same file while it is in use, so what one
+/// part of the code writes the next part reads at once; `add`, `delete`
+/// and `beginWrite` do not throw, and misuse (adding outside a write, a
+/// duplicate primary key) traps with the message Realm would give.
+///
+/// ```swift
+/// let realm = try Realm()
+/// try realm.write { realm.add(photo) }
+/// let photos = realm.objects(PhotoData.self).sorted(byKeyPath: "dateAdded", ascending: false)
+/// ```
+public struct Realm: Equatable {
+    /// The Trove handle underneath, for Trove's own API.
+    public let database: Database
+
+    /// Realm's name for Trove's ``Trove/UpdatePolicy``.
+    public typealias UpdatePolicy = Trove.UpdatePolicy
+    /// What a Realm observer is called with.
+    public typealias NotificationBlock = (_ notification: Notification, _ realm: Realm) -> Void
+
+    /// The notifications a Realm observer receives.
+    public enum Notification: String, Sendable {
+        /// A write transaction was committed (here or elsewhere) and this Realm shows it.
+        case didChange = "RLMRealmDidChangeNotification"
+        /// Another commit is waiting for a refresh (Trove refreshes by itself; not sent).
+        case refreshRequired = "RLMRealmRefreshRequiredNotification"
+    }
+
+    /// Opens the Realm of ``Configuration/defaultConfiguration``.
+    public init(queue: DispatchQueue? = nil, isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(configuration: .defaultConfiguration, queue: queue, isolation: isolation)
+    }
+
+    /// Opens the Realm of `configuration`.
+    public init(configuration: Configuration, queue: DispatchQueue? = nil, isolation: isolated (any Actor)? = #isolation)
+        throws
+    {
+        database = try Realm.cachedHandle(configuration.troveConfiguration, isolation: isolation)
+    }
+
+    /// Opens the Realm at `fileURL` with the default configuration's other settings.
+    public init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        configuration.inMemoryIdentifier = nil
+        try self.init(configuration: configuration, isolation: isolation)
+    }
+
+    /// A Realm on an open Trove handle.
+    public init(_ database: Database) {
+        self.database = database
+    }
+
+    /// Two Realms are equal when they are the same handle.
+    public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs.database === rhs.database }
+
+    /// The configuration the Realm was opened with.
+    public var configuration: Configuration { Configuration(database.configuration) }
+
+    /// Whether no type in the file holds an object.
+    public var isEmpty: Bool {
+        let schemas = (try? database.storedSchemas()) ?? []
+        return schemas.allSatisfy { (try? database.dynamicObjects($0.name).count == 0) ?? true }
+    }
+
+    // MARK: Writing
+
+    /// Runs `block` in a write transaction and commits it; an error thrown
+    /// by the block cancels the transaction and is rethrown.
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
+        -> Result
+    {
+        do {
+            return try database.write(withoutNotifying: tokens, block)
+        } catch let error as TroveError {
+            throw Realm.Error(error)
+        }
+    }
+
+    /// Begins a write transaction; pair it with ``commitWrite(withoutNotifying:)``
+    /// or ``cancelWrite()``. Traps when one is already open, as Realm does.
+    public func beginWrite() {
+        do { try database.beginWrite() } catch { realmMisuse("Cannot begin a write transaction", error) }
+    }
+
+    /// Commits the open write transaction.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try realmErrors { try database.commitWrite() }
+    }
+
+    /// Discards the open write transaction's changes.
+    public func cancelWrite() { database.cancelWrite() }
+
+    /// Whether a write transaction is open.
+    public var isInWriteTransaction: Bool { database.isInWriteTransaction }
+
+    /// Adds (or, with `update`, upserts) an object and everything it links to.
+    /// Traps outside a write, and on a duplicate primary key with `.error`.
+    public func add(_ object: Object, update: UpdatePolicy = .error) {
+        do { try database.add(object, update: update) } catch { realmMisuse("Cannot add \(type(of: object))", error) }
+    }
+
+    /// Adds every object of `objects`.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Element: Object {
+        for object in objects { add(object, update: update) }
+    }
+
+    /// Deletes an object (traps outside a write, or for an object of another Realm).
+    public func delete(_ object: Object) {
+        do { try database.delete(object) } catch { realmMisuse("Cannot delete \(type(of: object))", error) }
+    }
+
+    /// Deletes every object of `objects`.
+    public func delete<S: Sequence>(_ objects: S) where S.Element: Object {
+        do { try database.delete(Array(objects)) } catch { realmMisuse("Cannot delete objects", error) }
+    }
+
+    /// Deletes every object a query matches.
+    public func delete<Element: Object>(_ objects: Results<Element>) {
+        do { try database.delete(objects) } catch { realmMisuse("Cannot delete \(Element.self) objects", error) }
+    }
+
+    /// Deletes every object of every type.
+    public func deleteAll() {
+        do { try database.deleteAll() } catch { realmMisuse("Cannot delete all objects", error) }
+    }
+
+    // MARK: Reading
+
+    /// Every stored object of a type, as live results.
+    public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> { database.objects(type) }
+
+    /// The object with a primary key, or nil.
+    public func object<Element: Object, KeyType: _TroveStorable>(ofType type: Element.Type, forPrimaryKey key: KeyType)
+        -> Element?
+    {
+        database.object(ofType: type, forPrimaryKey: key)
+    }
+
+    /// The object a thread-safe reference points at, in this Realm.
+    public func resolve<Confined: Object>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        database.resolve(reference)
+    }
+
+    /// Moves the Realm to the latest commit; returns whether there was one to see.
+    @discardableResult
+    public func refresh() -> Bool {
+        let before = database.visibleCommit
+        database.refresh()
+        return database.visibleCommit != before
+    }
+
+    /// Whether the Realm follows commits by itself (in an actor, after each commit).
+    public var autorefresh: Bool {
+        get { database.autorefresh }
+        nonmutating set { database.autorefresh = newValue }
+    }
+
+    /// Releases the Realm's snapshot; the next read takes the latest commit.
+    /// (Realm also invalidates every object read so far; Trove's stay valid
+    /// and show the latest commit.)
+    public func invalidate() { database.refresh() }
+
+    /// Calls `block` after each commit this Realm shows.
+    public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+        let database = self.database
+        return database.observe { _ in block(.didChange, Realm(database)) }
+    }
+
+    // MARK: Files
+
+    /// Writes a compacted copy to `fileURL`, encrypted with `encryptionKey` (or plain).
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        try realmErrors {
+            if let encryptionKey {
+                try database.writeCopy(to: fileURL, encryptionKey: encryptionKey)
+            } else if database.configuration.encryptionKey != nil {
+                try database.writeCopy(to: fileURL, encryptionKey: nil)
+            } else {
+                try database.writeCopy(to: fileURL)
+            }
+        }
+    }
+
+    /// Whether the file of `config` exists.
+    public static func fileExists(for config: Configuration) -> Bool {
+        FileManager.default.fileExists(atPath: config.troveConfiguration.fileURL.path)
+    }
+
+    /// Deletes the file of `config` and its lock file; false when there was
+    /// none. Throws ``Error/Code/alreadyOpen`` while a Realm has it open.
+    @discardableResult
+    public static func deleteFiles(for config: Configuration) throws -> Bool {
+        let path = config.troveConfiguration.fileURL.path
+        if Environment.isOpen(path: path) {
+            throw Realm.Error(TroveError(.fileInUse, "cannot delete \(path): a Realm has it open", path: path))
+        }
+        var deleted = false
+        for file in [path, path + "-lock"] where FileManager.default.fileExists(atPath: file) {
+            try realmErrors {
+                do {
+                    try FileManager.default.removeItem(atPath: file)
+                } catch {
+                    throw TroveError(.fileAccess, "cannot delete \(file): \(error)", path: file)
+                }
+            }
+            deleted = true
+        }
+        return deleted
+    }
+
+    // MARK: One handle per thread or actor
+
+    private struct WeakHandle {
+        weak var database: Database?
+    }
+
+    /// Open handles by isolation (the actor, or the thread outside actors) and file.
+    private static let handles = Locked([String: WeakHandle]())
+
+    private static func cachedHandle(_ configuration: Trove.Configuration, isolation: (any Actor)?) throws -> Database {
+        // The main actor and plain code on the main thread share one Realm, as in Realm
+        // (property initializers of main-actor classes run without an isolation).
+        let owner =
+            isolation is MainActor || (isolation == nil && Database.isOnMainQueue)
+            ? "main" : isolation.map { "actor \(ObjectIdentifier($0).hashValue)" } ?? "thread \(pthread_self())"
+        let key = owner + " " + configuration.fileURL.standardizedFileURL.path
+        if let cached = handles.withLock({ $0[key]?.database }),
+            cached.configuration.encryptionKey == configuration.encryptionKey,
+            cached.configuration.readOnly == configuration.readOnly
+        {
+            return cached
+        }
+        let database = try realmErrors { try Database(configuration: configuration, isolation: isolation) }
+        handles.withLock { handles in
+            handles = handles.filter { $0.value.database != nil }
+            handles[key] = WeakHandle(database: database)
+        }
+        return database
+    }
+}
+
+/// Realm traps where its Swift API does not throw; so does TroveRealm.
+func realmMisuse(_ what: String, _ error: any Swift.Error) -> Never {
+    let message = (error as? TroveError)?.message ?? "\(error)"
+    fatalError("TroveRealm: \(what): \(message)")
+}
+
+/// Realm's free function: the schema version of the file at `fileURL`, read
+/// without opening it for the app's model.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+    var configuration = Trove.Configuration(fileURL: fileURL)
+    configuration.readOnly = true
+    configuration.acceptsAnySchemaVersion = true
+    configuration.encryptionKey = encryptionKey
+    guard FileManager.default.fileExists(atPath: fileURL.path) else {
+        throw Realm.Error(TroveError(.fileAccess, "\(fileURL.path) does not exist", path: fileURL.path, code: ENOENT))
+    }
+    return try realmErrors { try Database(configuration: configuration, isolation: nil).storedSchemaVersion }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TroveRealm
+
+final class Dog: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var age = 0
+    @Persisted var toys = List<String>()
+}
+
+private func realmDirectory(_ name: String = #function) -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
+        .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Realm Swift's `Realm` surface, as Realm code uses it.
+@Suite("Realm on Trove")
+struct RealmTests {
+    @Test("write, add, objects, object(ofType:forPrimaryKey:), delete, isEmpty, and object.realm / results.realm")
+    func basics() throws {
+        let config = Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("dogs.realm"), schemaVersion: 1)
+        let realm = try Realm(configuration: config)
+        #expect(realm.isEmpty)
+        let rex = Dog()
+        rex.name = "Rex"
+        #expect(rex.realm == nil)
+        try realm.write {
+            realm.add(rex)
+            realm.add([
+                Dog(),
+                {
+                    let dog = Dog(); dog.name = "Bo"; return dog
+                }(),
+            ])
+        }
+        #expect(!realm.isEmpty)
+        #expect(rex.realm == realm)
+        #expect(realm.objects(Dog.self).realm == realm)
+        #expect(rex.toys.realm == realm)
+        #expect(realm.object(ofType: Dog.self, forPrimaryKey: "Bo") != nil)
+        try realm.write {
+            realm.add(
+                {
+                    let dog = Dog(); dog.name = "Rex"; dog.age = 3; return dog
+                }(), update: .modified)
+        }
+        #expect(rex.age == 3)
+        realm.beginWrite()
+        realm.delete(rex)
+        realm.cancelWrite()
+        #expect(!rex.isInvalidated)
+        realm.beginWrite()
+        realm.delete(try realm.objects(Dog.self).filter("age == 0"))  // Realm's filter does not throw; Trove's does (not yet bridged)
+        try realm.commitWrite()
+        #expect(realm.objects(Dog.self).count == 1)
+        try realm.write { realm.deleteAll() }
+        #expect(realm.isEmpty)
+        #expect(realm.configuration.schemaVersion == 1)
+    }
+
+    @Test("errors are Realm.Error with Realm's codes, and catch by code")
+    func errors() throws {
+        let directory = realmDirectory()
+        var missing = Realm.Configuration(fileURL: directory.appendingPathComponent("missing.realm"))
+        missing.readOnly = true
+        do {
+            _ = try Realm(configuration: missing)
+            Issue.record("opened a missing file read-only")
+        } catch Realm.Error.fileNotFound {
+        }
+        let url = directory.appendingPathComponent("v2.realm")
+        do {
+            let realm = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: 2))
+            try realm.write { realm.add(Dog()) }
+        }
+        #expect(try schemaVersionAtURL(url) == 2)
+        do {
+            _ = try Realm(configuration: Realm.Configuration(fileURL: url, schemaVersion: 1))
+            Issue.record("opened a file newer than the model")
+        } catch let error as Realm.Error {
+            #expect(error.code == .schemaMismatch)
+            #expect(error.fileURL?.lastPathComponent == "v2.realm")
+        }
+        #expect(throws: Realm.Error.self) { try schemaVersionAtURL(directory.appendingPathComponent("nothing.realm")) }
+    }
+
+    // (defaultConfiguration is a process-wide setting: the seed tests set it and rely on it.)
+    @Test("fileExists, deleteFiles (refused while open), writeCopy(toFile:)")
+    func files() throws {
+        let url = realmDirectory().appendingPathComponent("default.realm")
+        let config = Realm.Configuration(fileURL: url)
+        #expect(!Realm.fileExists(for: config))
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { realm.add(Dog()) }
+            #expect(Realm.fileExists(for: config))
+            #expect(throws: Realm.Error.self) { try Realm.deleteFiles(for: config) }
+            try realm.writeCopy(toFile: url.deletingLastPathComponent().appendingPathComponent("copy.realm"))
+        }
+        #expect(try Realm.deleteFiles(for: config))
+        #expect(!Realm.fileExists(for: config))
+        #expect(try !Realm.deleteFiles(for: config))
+        let copy = try Realm(fileURL: url.deletingLastPathComponent().appendingPathComponent("copy.realm"))
+        #expect(copy.objects(Dog.self).count == 1)
+    }
+
+    @Test("one Realm per thread and file: a second Realm() sees the first one's writes at once; observe and refresh")
+    func sameThreadSameRealm() throws {
+        let config = Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("shared.realm"))
+        let first = try Realm(configuration: config)
+        let second = try Realm(configuration: config)
+        #expect(first == second)
+        var notifications: [Realm.Notification] = []
+        let token = first.observe { notification, realm in
+            notifications.append(notification)
+            #expect(realm == first)
+        }
+        try first.write { first.add(Dog()) }
+        #expect(second.objects(Dog.self).count == 1)
+        #expect(notifications == [.didChange])
+        #expect(!first.refresh())  // nothing new
+        token.invalidate()
+    }
+}
