@@ -122,5 +122,9 @@ struct RealmTests {
         #expect(notifications == [.didChange])
         #expect(!first.refresh())  // nothing new
         token.invalidate()
+        // Inside a write, Realm() on the same thread is the Realm that writes (as in Realm).
+        first.beginWrite()
+        #expect(try Realm(configuration: config).isInWriteTransaction)
+        first.cancelWrite()
     }
 }

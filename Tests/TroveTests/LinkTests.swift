@@ -55,6 +55,49 @@ final class Note: Object {
         #expect(owner.pet?.age == 0)
     }
 
+    @Test func anUpsertAlsoUpsertsLinkedObjectsWithPrimaryKeys() throws {
+        let db = try makeDatabase()
+        let folder = Folder()
+        folder.name = "docs"
+        try db.write { try db.add(folder) }
+        // A fresh, unmanaged graph that names an existing Folder as its child.
+        func graph() -> Folder {
+            let root = Folder()
+            root.name = "root"
+            root.child = Folder()
+            root.child?.name = "docs"
+            root.child?.readme = Note()
+            root.child?.readme?.text = "read me"
+            return root
+        }
+        expectTroveError(.primaryKeyExists) { try db.write { try db.add(graph()) } }
+        try db.write { try db.add(graph(), update: .modified) }
+        #expect(db.objects(Folder.self).count == 2)
+        #expect(db.object(ofType: Folder.self, forPrimaryKey: "docs")?.readme?.text == "read me")
+        #expect(db.object(ofType: Folder.self, forPrimaryKey: "root")?.child?.name == "docs")
+        expectValid(db)
+    }
+
+    @Test func deletingASequenceThrowsWhereDeletingOneObjectWould() throws {
+        let db = try makeDatabase()
+        let folders = (1...3).map { index in
+            let folder = Folder()
+            folder.name = "f\(index)"
+            return folder
+        }
+        try db.write { try db.add(folders) }
+        expectTroveError(.notInWriteTransaction) { try db.delete(folders) }
+        expectTroveError(.notInWriteTransaction) { try db.delete([Folder]()) }
+        expectTroveError(.invalidObject) { try db.write { try db.delete([Folder()]) } }
+        try db.write { try db.delete(folders[0]) }
+        expectTroveError(.invalidObject) { try db.write { try db.delete(folders) } }
+        #expect(db.objects(Folder.self).count == 2)  // the failed write deleted nothing
+        // A cascade or a duplicate deleting a later element of the sequence is no error.
+        try db.write { folders[1].child = folders[2] }
+        try db.write { try db.delete([folders[1], folders[2], folders[1]]) }
+        #expect(db.objects(Folder.self).isEmpty)
+    }
+
     @Test func settingALinkInsideAWriteChangesItAndNilClearsIt() throws {
         let db = try makeDatabase()
         let owner = Owner()

@@ -74,7 +74,9 @@ extension Database {
     }
 
     /// The object key a link to `target` stores, adding the target when it is unmanaged.
-    func linkKey(for target: Object, property: PropertySchema, of table: TableInfo) throws -> UInt64 {
+    func linkKey(for target: Object, property: PropertySchema, of table: TableInfo, update: UpdatePolicy = .error) throws
+        -> UInt64
+    {
         let typeName = ModelInfo.storedName(of: type(of: target))
         guard typeName == property.objectType else {
             throw TroveError(
@@ -82,7 +84,7 @@ extension Database {
                 "\(table.name).\(property.name) links to \(property.objectType ?? "?") objects, not to a \(typeName)", path: path)
         }
         if target._database == nil {
-            try add(target, update: .error, owned: true)
+            try add(target, update: target is EmbeddedObject ? .error : update, owned: true)
         } else if target._database !== self {
             throw TroveError(
                 .invalidObject, "this \(typeName) belongs to another Database handle; link to an object of this handle",

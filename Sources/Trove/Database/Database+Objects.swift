@@ -47,19 +47,23 @@ extension Database {
         object.bind(to: self, objectKey: stored.objectKey, binding: binding)
         if !binding.relationFields.isEmpty {
             // Links and lists go in once the object is bound, so a cycle back to it finds it managed.
-            try storeRelations(of: object, binding: binding, state)
+            try storeRelations(of: object, binding: binding, update: update, state)
         }
     }
 
-    private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo) throws -> StoredValue {
+    private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo, update: UpdatePolicy) throws
+        -> StoredValue
+    {
         if let target = element as? Object {
-            return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table)))
+            return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table, update: update)))
         }
         return StoredValue(any: element) ?? .null
     }
 
-    /// Writes the links and lists an unmanaged object held, adding the objects they reach.
-    private func storeRelations(of object: Object, binding: ObjectBinding, _ state: WriteState) throws {
+    /// Writes the links and lists an unmanaged object held, adding the objects
+    /// they reach with the same update policy (as Realm does: an upsert also
+    /// upserts linked objects that have primary keys).
+    private func storeRelations(of object: Object, binding: ObjectBinding, update: UpdatePolicy, _ state: WriteState) throws {
         let table = binding.table
         for field in binding.relationFields {
             let held = object.withBaseAddress { field.storable._troveLoadAny(from: $0 + field.valueOffset) }
@@ -67,7 +71,7 @@ extension Database {
             switch property.collection {
             case nil:
                 guard let target = held as? Object else { continue }
-                let key = try linkKey(for: target, property: property, of: table)
+                let key = try linkKey(for: target, property: property, of: table, update: update)
                 guard let record = try fetchRecord(object._objectKey, table: table) else { continue }
                 let updated = try updateColumn(
                     field.column, to: .int(Int64(bitPattern: key)), objectKey: object._objectKey, record: record, table: table,
@@ -76,7 +80,7 @@ extension Database {
             case .list, .set:
                 guard let list = held as? any _TroveListStorage else { continue }
                 for (position, element) in list._unmanagedElements.enumerated() {
-                    let value = try storedElement(element, property: property, table: table)
+                    let value = try storedElement(element, property: property, table: table, update: update)
                     if property.collection == .list {
                         try listInsert(value, at: position, owner: object._objectKey, column: field.column, table: table, state)
                     } else {
@@ -86,7 +90,7 @@ extension Database {
             case .map:
                 guard let map = held as? any _TroveMapStorage else { continue }
                 for entry in map._unmanagedEntries {
-                    let value = try storedElement(entry.value, property: property, table: table)
+                    let value = try storedElement(entry.value, property: property, table: table, update: update)
                     try mapSet(value, forKey: entry.key, owner: object._objectKey, column: field.column, table: table, state)
                 }
             case .linkingObjects:
@@ -127,9 +131,17 @@ extension Database {
         try deleteMatches(table: results.table, predicate: results.predicate, state)
     }
 
-    /// Deletes every object of a sequence.
+    /// Deletes every object of a sequence. Throws, as deleting one object
+    /// does, outside a write and for an object that is unmanaged, of another
+    /// handle, or already deleted; an object that a cascade from an earlier
+    /// one (or an earlier duplicate in the sequence) deleted is skipped.
     public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        _ = try requireWrite("delete(_:)")
         let targets = Array(objects)
+        if let gone = targets.firstIndex(where: { $0.isInvalidated }) {
+            throw TroveError(
+                .invalidObject, "object \(gone) of the sequence (a \(type(of: targets[gone]))) was already deleted", path: path)
+        }
         for object in targets where !object.isInvalidated { try delete(object) }
     }
 
