@@ -18,3 +18,6 @@ public enum RealmSwift {
     /// ``Trove/Results``.
     public typealias Results<Element> = Trove.Results<Element>
 }
+
+/// Realm's name for a property's schema (``Trove/PropertySchema``).
+public typealias Property = PropertySchema

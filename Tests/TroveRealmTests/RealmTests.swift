@@ -60,6 +60,23 @@ struct RealmTests {
         #expect(realm.configuration.schemaVersion == 1)
     }
 
+    @Test("schema introspection with Realm's names: realm.schema, object.objectSchema, Property")
+    func schema() throws {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("s.realm")))
+        let dog = Dog()
+        dog["name"] = "Rex"
+        dog["age"] = 4
+        try realm.write { realm.add(dog) }
+        let schema = try #require(realm.schema["Dog"])
+        #expect(schema.className == "Dog")
+        #expect(schema.primaryKeyProperty?.name == "name")
+        let age: Property = try #require(schema["age"])
+        #expect(age.type == .int && !age.isOptional && !age.isPrimary && age.objectClassName == nil)
+        #expect(dog.objectSchema.properties.map(\.name) == ["name", "age", "toys"])
+        #expect(dog["age"] as? Int == 4)
+        #expect(realm.schema.description.contains("Dog { name: String, age: Int, toys: List<String> }"))
+    }
+
     @Test("errors are Realm.Error with Realm's codes, and catch by code")
     func errors() throws {
         let directory = realmDirectory()

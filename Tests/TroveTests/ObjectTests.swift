@@ -31,6 +31,46 @@ final class Circle: Shape {
 
 @Suite("Objects and write transactions")
 struct ObjectTests {
+    @Test("properties read and written by name, managed or not (Realm's object[\"memo\"], value(forKey:), setValue(_:forKey:))")
+    func keyValueAccess() throws {
+        let item = ConformanceItem()
+        item["id"] = 7
+        item["name"] = "seven"
+        item["int16"] = 300  // an Int literal for an Int16 property
+        item["optName"] = "maybe"
+        item["optName"] = nil
+        item.setValue(2.5, forKey: "double")
+        #expect(item.id == 7 && item.name == "seven" && item.int16 == 300 && item.optName == nil && item.double == 2.5)
+        #expect(item["name"] as? String == "seven")
+        #expect(item["optName"] == nil)
+        #expect(item.value(forKey: "int16") as? Int16 == 300)
+        let db = try makeDatabase()
+        try db.write {
+            try db.add(item)
+            item["optCode"] = 42
+            item["owner"] = {
+                let owner = ConformanceOwner()
+                owner.id = 1
+                owner.name = "Min"
+                return owner
+            }()
+            (item["tags"] as? List<String>)?.append("a")
+        }
+        let stored = try #require(db.object(ofType: ConformanceItem.self, forPrimaryKey: 7))
+        #expect(stored["optCode"] as? Int == 42)
+        #expect((stored["owner"] as? ConformanceOwner)?.name == "Min")
+        #expect((stored["tags"] as? List<String>)?.array() == ["a"])
+        #expect(stored["optDate"] == nil)
+        #expect(stored["name"] as? String == "seven")
+    }
+
+    @Test("a name the type does not have, or a value of another type, traps saying what the type has")
+    func keyValueMistakesTrap() async {
+        await #expect(processExitsWith: .failure) { _ = ConformanceItem()["nmae"] }
+        await #expect(processExitsWith: .failure) { ConformanceItem()["int16"] = 100_000 }
+        await #expect(processExitsWith: .failure) { ConformanceItem()["name"] = 3 }
+    }
+
     @Test("add, read, update and delete an object")
     func crud() throws {
         let db = try makeDatabase()

@@ -19,6 +19,11 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
     /// The property named `name`, or nil if the type has none.
     public subscript(name: String) -> PropertySchema? { properties.first { $0.name == name } }
 
+    /// Realm's name for ``name``: the type's name in the file.
+    public var className: String { name }
+    /// Realm's name for ``primaryKey``.
+    public var primaryKeyProperty: PropertySchema? { primaryKey }
+
     /// Compares a schema from code (`self`) with the one stored in a file and
     /// says how to reconcile them: a list of additive changes that can be
     /// applied on open, and the differences that need a migration.

@@ -48,6 +48,11 @@ public struct PropertySchema: Codable, Sendable, Equatable {
         self.ownsTargets = ownsTargets
     }
 
+    /// Realm's name for ``isPrimaryKey``.
+    public var isPrimary: Bool { isPrimaryKey }
+    /// Realm's name for ``objectType``: the class a link or a collection of links holds.
+    public var objectClassName: String? { objectType }
+
     /// The Swift spelling of the type, with `?` when optional.
     public var typeDescription: String {
         let element = (type == .link ? objectType ?? "Object" : type.swiftName) + (isOptional ? "?" : "")

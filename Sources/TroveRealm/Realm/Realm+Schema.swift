@@ -1,0 +1,28 @@
+import Trove
+
+extension Realm {
+    /// The schema of every type stored in the Realm (Realm's `realm.schema`).
+    ///
+    /// ```swift
+    /// let photo = realm.schema["PhotoData"]
+    /// print(photo?.primaryKeyProperty?.name ?? "no primary key")
+    /// ```
+    public var schema: Schema { Schema(objectSchema: (try? database.storedSchemas()) ?? []) }
+
+    /// Every object type of a Realm, with its properties.
+    public struct Schema: Sendable, Equatable, CustomStringConvertible {
+        /// The types, in name order.
+        public let objectSchema: [ObjectSchema]
+
+        /// The schema of the type named `className`, or nil.
+        public subscript(className: String) -> ObjectSchema? { objectSchema.first { $0.className == className } }
+
+        /// The type names and their properties.
+        public var description: String {
+            objectSchema.map { schema in
+                "\(schema.className) {" + schema.properties.map { " \($0.name): \($0.typeDescription)" }.joined(separator: ",")
+                    + " }"
+            }.joined(separator: "\n")
+        }
+    }
+}
