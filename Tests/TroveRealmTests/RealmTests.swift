@@ -77,6 +77,20 @@ struct RealmTests {
         #expect(realm.schema.description.contains("Dog { name: String, age: Int, toys: List<String> }"))
     }
 
+    @Test("create(_:value:update:) and Object(value:), as Realm code calls them (no try)")
+    func createFromValues() throws {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("c.realm")))
+        try realm.write {
+            realm.create(Dog.self, value: ["name": "Rex", "age": 2, "toys": ["ball"]])
+            realm.create(Dog.self, value: ["Bo", 4])
+            realm.add(Dog(value: ["name": "Cy"]))
+            realm.create(Dog.self, value: ["name": "Rex", "age": 3], update: .modified)
+        }
+        let rex = try #require(realm.object(ofType: Dog.self, forPrimaryKey: "Rex"))
+        #expect(rex.age == 3 && Array(rex.toys) == ["ball"])
+        #expect(realm.objects(Dog.self).count == 3)
+    }
+
     @Test("errors are Realm.Error with Realm's codes, and catch by code")
     func errors() throws {
         let directory = realmDirectory()

@@ -202,10 +202,22 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 /// What `add` needs of an unmanaged list whose element type it does not know.
 protocol _TroveListStorage {
     var _unmanagedElements: [Any] { get }
+    /// The type of a link's target, for lists of objects.
+    static var _elementLinkTarget: Object.Type? { get }
+    /// Appends `element` when it has (or converts to) the element type.
+    func _appendAny(_ element: Any) -> Bool
+    func removeAll()
 }
 
 extension List: _TroveListStorage {
     var _unmanagedElements: [Any] { owner == nil ? unmanaged.map { $0 as Any } : array().map { $0 as Any } }
+    static var _elementLinkTarget: Object.Type? { Element._troveLinkTarget }
+
+    func _appendAny(_ element: Any) -> Bool {
+        guard let typed = Element._troveConvert(element) else { return false }
+        append(typed)
+        return true
+    }
 }
 
 extension List: _TroveStorable {

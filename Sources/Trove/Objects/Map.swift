@@ -128,10 +128,22 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
 /// What `add` needs of an unmanaged map whose types it does not know.
 protocol _TroveMapStorage {
     var _unmanagedEntries: [(key: String, value: Any)] { get }
+    /// The type of a link's target, for maps of objects.
+    static var _valueLinkTarget: Object.Type? { get }
+    /// Sets `value` under `key` when it has (or converts to) the value type.
+    func _setAny(_ value: Any?, forKey key: String) -> Bool
+    func removeAll()
 }
 
 extension Map: _TroveMapStorage {
     var _unmanagedEntries: [(key: String, value: Any)] { entries().map { ($0.key._troveMapKey, $0.value as Any) } }
+    static var _valueLinkTarget: Object.Type? { Value._troveLinkTarget }
+
+    func _setAny(_ value: Any?, forKey key: String) -> Bool {
+        guard let typed = Value._troveConvert(value) else { return false }
+        self[Key(_troveMapKey: key)] = typed
+        return true
+    }
 }
 
 extension Map: _TroveStorable {

@@ -136,6 +136,13 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
 /// What `add` needs of an unmanaged set or list whose element type it does not know.
 extension MutableSet: _TroveListStorage {
     var _unmanagedElements: [Any] { array().map { $0 as Any } }
+    static var _elementLinkTarget: Object.Type? { Element._troveLinkTarget }
+
+    func _appendAny(_ element: Any) -> Bool {
+        guard let typed = Element._troveConvert(element) else { return false }
+        insert(typed)
+        return true
+    }
 }
 
 extension MutableSet: _TroveStorable {

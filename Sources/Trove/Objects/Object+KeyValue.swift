@@ -74,24 +74,30 @@ extension _TroveStorable {
     /// Stores `value` into the field when it has the field's type (or is nil
     /// for an optional); false otherwise.
     static func _troveAnySet(_ value: Any?, _ object: Object, field: ModelInfo.Field) -> Bool {
-        let typed: Self
-        if let value, let same = value as? Self {
-            typed = same
-        } else if value == nil, _troveIsOptional {
-            typed = Self(_troveStored: .null)
-        } else if let value, let converted = StoredValue(any: value), converted != .null,
-            _troveCollection == nil, _troveLinkTarget == nil, converted.fits(_troveType)
-        {
-            typed = Self(_troveStored: converted)  // an Int for an Int16, say
-        } else {
-            return false
-        }
+        guard let typed = _troveConvert(value) else { return false }
         if object._database != nil {
             _troveManagedSet(typed, object, column: object.column(of: field))
         } else {
             object.withBaseAddress { $0.advanced(by: field.valueOffset).assumingMemoryBound(to: Self.self).pointee = typed }
         }
         return true
+    }
+}
+
+extension _TroveStorable {
+    /// `value` as this type: the same type, nil (or NSNull) for an optional,
+    /// or a number, string or date that converts without loss (an Int for an
+    /// Int16, say); nil when it does not fit.
+    static func _troveConvert(_ value: Any?) -> Self? {
+        let value = value.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
+        if let value, let same = value as? Self { return same }
+        if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
+        if let value, _troveCollection == nil, _troveLinkTarget == nil, let converted = StoredValue(any: value),
+            converted != .null, converted.fits(_troveType)
+        {
+            return Self(_troveStored: converted)
+        }
+        return nil
     }
 }
 

@@ -112,6 +112,17 @@ public struct Realm: Equatable {
         for object in objects { add(object, update: update) }
     }
 
+    /// Makes an object from values and adds it (see Trove's
+    /// `Database.create(_:value:update:)`); traps on a bad value, as Realm does.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+        do {
+            return try database.create(type, value: value, update: update)
+        } catch {
+            realmMisuse("Cannot create a \(T.self)", error)
+        }
+    }
+
     /// Deletes an object (traps outside a write, or for an object of another Realm).
     public func delete(_ object: Object) {
         do { try database.delete(object) } catch { realmMisuse("Cannot delete \(type(of: object))", error) }

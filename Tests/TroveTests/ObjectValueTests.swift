@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+/// Objects made from values (Realm's `Object(value:)` and `create(_:value:update:)`).
+@Suite struct ObjectValueTests {
+    @Test("Object(value:) from a dictionary, an array in property order, or another object, with nested links and lists")
+    func unmanagedFromValues() throws {
+        let fromDictionary = Owner(value: ["name": "Ana", "pet": ["name": "Rex", "age": 3]])
+        #expect(fromDictionary.name == "Ana")
+        #expect(fromDictionary.pet?.name == "Rex" && fromDictionary.pet?.age == 3)
+        let fromArray = Pet(value: ["Bo", 5])
+        #expect(fromArray.name == "Bo" && fromArray.age == 5 && fromArray.owner == nil)
+        let copy = Pet(value: fromArray)
+        #expect(copy.name == "Bo" && copy.age == 5 && copy !== fromArray)
+        let item = ConformanceItem(value: [
+            "id": 1, "int16": 7, "optName": NSNull(), "tags": ["a", "b"], "numbers": [1, 2],
+            "parts": [["id": 10, "label": "wheel"], ConformancePart(value: ["id": 11])],
+        ])
+        #expect(item.int16 == 7 && item.optName == nil)
+        #expect(Array(item.tags) == ["a", "b"] && Array(item.numbers) == [1, 2])
+        #expect(item.parts.map(\.id) == [10, 11] && item.parts.first?.label == "wheel")
+        let db = try makeDatabase()
+        try db.write { try db.add(item) }
+        #expect(db.objects(ConformancePart.self).count == 2)
+        expectValid(db)
+    }
+
+    @Test("create(_:value:update:) adds; with .modified it updates only the given properties, and upserts nested objects")
+    func createAndUpdate() throws {
+        let db = try makeDatabase()
+        try db.write {
+            let made = try db.create(Owner.self, value: ["name": "Ana", "pet": ["name": "Rex", "age": 3]])
+            #expect(made.isManaged && made.pet?.isManaged == true)
+            expectTroveError(.primaryKeyExists) { try db.create(Owner.self, value: ["name": "Ana"]) }
+        }
+        try db.write {
+            try db.create(Folder.self, value: ["name": "root", "readme": ["text": "v1"]])
+            // Only `readme` is given: nothing else of root changes; `child` upserts the stored "docs".
+            try db.create(Folder.self, value: ["name": "docs"])
+            let updated = try db.create(
+                Folder.self, value: ["name": "root", "child": ["name": "docs", "readme": ["text": "docs"]]], update: .modified)
+            #expect(updated.readme?.text == "v1")
+            #expect(updated.child?.readme?.text == "docs")
+        }
+        #expect(db.objects(Folder.self).count == 2)
+        #expect(db.objects(Owner.self).first?.pet?.name == "Rex")
+        expectValid(db)
+    }
+
+    @Test("wrong types and unknown names are clear errors, and nothing is written")
+    func badValues() async throws {
+        let db = try makeDatabase()
+        let wrongType = expectTroveError(.invalidValue) { try db.write { try db.create(Pet.self, value: ["name": 3]) } }
+        #expect(wrongType?.message == "Invalid value '3' of type 'Int' for 'String' property 'Pet.name'")
+        let unknown = expectTroveError(.invalidProperty) { try db.write { try db.create(Pet.self, value: ["nmae": "Rex"]) } }
+        #expect(unknown?.message.contains("Pet has no property 'nmae'") == true)
+        expectTroveError(.invalidValue) { try db.write { try db.create(Pet.self, value: ["Rex", 3, nil, "extra"]) } }
+        expectTroveError(.invalidValue) { try db.write { try db.create(ConformanceItem.self, value: ["int16": 100_000]) } }
+        expectTroveError(.notInWriteTransaction) { try db.create(Pet.self, value: ["name": "Rex"]) }
+        #expect(db.objects(Pet.self).isEmpty)
+        await #expect(processExitsWith: .failure) { _ = Pet(value: ["age": "old"]) }
+    }
+}
