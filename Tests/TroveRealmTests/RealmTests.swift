@@ -52,7 +52,7 @@ struct RealmTests {
         realm.cancelWrite()
         #expect(!rex.isInvalidated)
         realm.beginWrite()
-        realm.delete(try realm.objects(Dog.self).filter("age == 0"))  // Realm's filter does not throw; Trove's does (not yet bridged)
+        realm.delete(realm.objects(Dog.self).filter("age == %@", 0))  // Realm's filter does not throw
         try realm.commitWrite()
         #expect(realm.objects(Dog.self).count == 1)
         try realm.write { realm.deleteAll() }
@@ -157,5 +157,51 @@ struct RealmTests {
         first.beginWrite()
         #expect(try Realm(configuration: config).isInWriteTransaction)
         first.cancelWrite()
+    }
+}
+
+/// The same model before and after a change, stored as "Profile".
+enum ProfileV1 {
+    final class Profile: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var firstName = ""
+        @Persisted var lastName = ""
+    }
+}
+
+enum ProfileV2 {
+    final class Profile: Object {
+        @Persisted(primaryKey: true) var id = 0
+        @Persisted var fullName = ""
+        @Persisted var age = 0
+    }
+}
+
+@Suite("Realm migrations on Trove")
+struct RealmMigrationTests {
+    @Test("a Realm migration block, as Realm code writes it: enumerateObjects without try, values by name as Swift values")
+    func migrationBlock() throws {
+        let url = realmDirectory().appendingPathComponent("profiles.realm")
+        do {
+            let realm = try Realm(
+                configuration: Realm.Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ProfileV1.Profile.self]))
+            try realm.write { realm.add(ProfileV1.Profile(value: [1, "Grace", "Hopper"])) }
+        }
+        let config = Realm.Configuration(
+            fileURL: url, schemaVersion: 2,
+            migrationBlock: { migration, oldSchemaVersion in
+                if oldSchemaVersion < 2 {
+                    migration.enumerateObjects(ofType: ProfileV2.Profile.className()) { oldObject, newObject in
+                        let first = oldObject!["firstName"] as! String
+                        let last = oldObject!["lastName"] as! String
+                        newObject!["fullName"] = "\(first) \(last)"
+                        newObject!["age"] = 85
+                    }
+                }
+            }, objectTypes: [ProfileV2.Profile.self])
+        let realm = try Realm(configuration: config)
+        let profile = try #require(realm.object(ofType: ProfileV2.Profile.self, forPrimaryKey: 1))
+        #expect(profile.fullName == "Grace Hopper" && profile.age == 85)
+        #expect(try schemaVersionAtURL(url) == 2)
     }
 }

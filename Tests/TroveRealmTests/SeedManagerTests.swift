@@ -65,7 +65,7 @@ final class PhotoData: Object {
     }
 
     func fetch(byDate date: String) -> PhotoData? {
-        let results = try! realm.objects(PhotoData.self).filter("date == %@", date)
+        let results = realm.objects(PhotoData.self).filter("date == %@", date)
         return results.first
     }
 

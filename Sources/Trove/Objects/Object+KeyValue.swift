@@ -18,6 +18,14 @@ extension Object {
         set { setValue(newValue, forKey: key) }
     }
 
+    /// The name the type is stored under: its Swift name without the module
+    /// (what queries, migrations and the `trove` tool call it).
+    ///
+    /// ```swift
+    /// migration.enumerateObjects(ofType: PhotoData.objectTypeName) { old, new in … }
+    /// ```
+    public static var objectTypeName: String { ModelInfo.storedName(of: self) }
+
     /// The schema of this object's type, as its class declares it (Realm's `objectSchema`).
     ///
     /// ```swift

@@ -68,7 +68,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Converts a Swift value given as a query argument or a dynamic value.
-    init?(any value: Any?) {
+    package init?(any value: Any?) {
         guard let value else {
             self = .null
             return

@@ -268,7 +268,9 @@ func realmMisuse(_ what: String, _ error: any Swift.Error) -> Never {
 /// without opening it for the app's model.
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
     var configuration = Trove.Configuration(fileURL: fileURL)
-    configuration.readOnly = true
+    // Read-only unless a Realm of this process has the file open (handles on
+    // one file share its settings); either way nothing is written.
+    configuration.readOnly = !Environment.isOpen(path: fileURL.path)
     configuration.acceptsAnySchemaVersion = true
     configuration.encryptionKey = encryptionKey
     guard FileManager.default.fileExists(atPath: fileURL.path) else {
