@@ -17,6 +17,8 @@ public enum RealmSwift {
     public typealias List<Element: _TroveStorable> = Trove.List<Element>
     /// ``Trove/Results``.
     public typealias Results<Element> = Trove.Results<Element>
+    /// ``Trove/SortDescriptor`` (Foundation has one of the same name).
+    public typealias SortDescriptor = Trove.SortDescriptor
 }
 
 /// Realm's name for a property's schema (``Trove/PropertySchema``).

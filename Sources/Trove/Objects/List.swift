@@ -250,9 +250,6 @@ extension List where Element: Object {
         try results().filter(predicateFormat, arguments: arguments)
     }
 
-    /// The list's objects as ``Results`` (for layers built on Trove).
-    package var resultsOfList: Results<Element> { results() }
-
     /// The list's objects sorted by a property.
     public func sorted<V: _TroveStorable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
         results().sorted(by: keyPath, ascending: ascending)

@@ -56,7 +56,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as a Double, for numeric comparisons across types.
-    @usableFromInline var numeric: Double? {
+    @usableFromInline package var numeric: Double? {
         switch self {
         case .int(let v): return Double(v)
         case .float(let v): return Double(v)
