@@ -51,7 +51,7 @@ public final class Database {
     var deliveredTransaction = -1
     /// The isolation the handle was opened in (`#isolation`): where
     /// autorefresh delivers. nil for a handle opened outside any actor.
-    let isolation: (any Actor)?
+    package let isolation: (any Actor)?
     var watcherListener: Int?
 
     /// Whether the handle follows other handles' and processes' commits by

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TroveRealm
+
+/// An actor with its own Realm, writing asynchronously.
+actor DogKeeper {
+    private var opened: Realm?
+    private let url: URL
+    init(url: URL) { self.url = url }
+
+    /// Opened inside the actor, so the Realm belongs to it (as `Realm(actor:)` does).
+    private var realm: Realm {
+        if let opened { return opened }
+        let realm = try! Realm(configuration: Realm.Configuration(fileURL: url))
+        opened = realm
+        return realm
+    }
+
+    /// Starts a write, checks it has not run yet, then waits for its completion.
+    func addLater(_ name: String) async -> (ranBeforeReturning: Bool, pendingRightAfter: Bool, error: String?) {
+        let before = realm.objects(Dog.self).count
+        let result: (Bool, String?) = await withCheckedContinuation { continuation in
+            realm.writeAsync(
+                { self.realm.add(Dog(value: ["name": name])) },
+                onComplete: { error in continuation.resume(returning: (true, error.map { "\($0)" })) })
+            let ranAlready = self.realm.objects(Dog.self).count != before
+            let pending = self.realm.isPerformingAsynchronousWriteOperations
+            self.checks.append((ranAlready, pending))
+        }
+        let check = checks.removeLast()
+        return (check.0, check.1, result.1)
+    }
+
+    private var checks: [(Bool, Bool)] = []
+
+    func count() -> Int { realm.objects(Dog.self).count }
+}
+
+@Suite("writeAsync")
+struct AsyncWriteTests {
+    private func url(_ name: String = #function) -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
+            .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory.appendingPathComponent("a.realm")
+    }
+
+    @Test("in an actor, writeAsync returns at once and commits later, then calls onComplete on the actor")
+    func inAnActor() async throws {
+        let keeper = DogKeeper(url: url())
+        let first = await keeper.addLater("Rex")
+        #expect(!first.ranBeforeReturning)
+        #expect(first.pendingRightAfter)
+        #expect(first.error == nil)
+        _ = await keeper.addLater("Bo")
+        #expect(await keeper.count() == 2)
+    }
+
+    @Test("outside actors and the main queue, writeAsync writes before it returns and reports success")
+    func plainThread() throws {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url()))
+        guard !Thread.isMainThread else { return }  // (the test runner's main thread has a main queue)
+        var calls: [String] = []
+        realm.writeAsync({ realm.add(Dog(value: ["name": "Bo"])) }, onComplete: { error in calls.append("\(error == nil)") })
+        #expect(calls == ["true"])
+        #expect(realm.objects(Dog.self).count == 1)
+        #expect(!realm.isPerformingAsynchronousWriteOperations)
+    }
+}
