@@ -36,6 +36,15 @@ actor DogKeeper {
     func count() -> Int { realm.objects(Dog.self).count }
 }
 
+/// An actor that opens its Realm the way Realm 10 apps do.
+actor ActorImporter {
+    func importDogs(_ names: [String], url: URL) async throws -> Int {
+        let realm = try await Realm(configuration: Realm.Configuration(fileURL: url), actor: self)
+        try realm.write { for name in names { realm.add(Dog(value: ["name": name])) } }
+        return realm.objects(Dog.self).count
+    }
+}
+
 @Suite("writeAsync")
 struct AsyncWriteTests {
     private func url(_ name: String = #function) -> URL {
@@ -54,6 +63,11 @@ struct AsyncWriteTests {
         #expect(first.error == nil)
         _ = await keeper.addLater("Bo")
         #expect(await keeper.count() == 2)
+    }
+
+    @Test("Realm(actor:) opens a Realm that belongs to the actor")
+    func realmOfAnActor() async throws {
+        #expect(try await ActorImporter().importDogs(["Rex", "Bo"], url: url()) == 2)
     }
 
     @Test("outside actors and the main queue, writeAsync writes before it returns and reports success")

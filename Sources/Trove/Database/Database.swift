@@ -52,6 +52,9 @@ public final class Database {
     /// The isolation the handle was opened in (`#isolation`): where
     /// autorefresh delivers. nil for a handle opened outside any actor.
     package let isolation: (any Actor)?
+    /// True while the initializer runs: a handle may be opened for an actor
+    /// from outside it (`Realm(actor:)`), and its own setup is not a use.
+    private var isOpening = true
     var watcherListener: Int?
 
     /// Whether the handle follows other handles' and processes' commits by
@@ -120,6 +123,7 @@ public final class Database {
         for type in configuration.objectTypes { _ = try objectBinding(for: type) }
         for type in configuration.valueTypes { _ = try valueBinding(for: type) }
         updateAutorefresh()
+        isOpening = false
     }
 
     /// Traps when a handle opened in an actor is used outside it. Swift 6
@@ -129,7 +133,7 @@ public final class Database {
     /// autorefresh on the actor it was opened in, which the compiler cannot see.
     @inline(__always)
     func checkIsolation() {
-        guard let isolation else { return }
+        guard let isolation, !isOpening else { return }
         // The main actor's own check traps inside libdispatch without a word:
         // ask the main queue instead (which runs on worker threads once a
         // program calls dispatch_main(), so the thread alone does not tell).

@@ -44,6 +44,30 @@ public struct Realm: Equatable {
         database = try Realm.cachedHandle(configuration.troveConfiguration, isolation: isolation)
     }
 
+    /// Opens a Realm that belongs to `actor` (Realm's `Realm(actor:)`): its
+    /// notifications and autorefresh run there, and it is used there.
+    ///
+    /// ```swift
+    /// actor Importer {
+    ///     func run() async throws { let realm = try await Realm(actor: self); … }
+    /// }
+    /// ```
+    public init<A: Actor>(
+        configuration: Configuration = .defaultConfiguration, actor: A, downloadBeforeOpen: OpenBehavior = .never
+    ) async throws {
+        database = try Realm.cachedHandle(configuration.troveConfiguration, isolation: actor)
+    }
+
+    /// When to download a synced Realm before opening it; Trove has no sync, so always `.never`.
+    public enum OpenBehavior: Sendable {
+        /// Open the local file at once.
+        case never
+        /// (Sync only.) Treated as `.never`.
+        case always
+        /// (Sync only.) Treated as `.never`.
+        case once
+    }
+
     /// Opens the Realm at `fileURL` with the default configuration's other settings.
     public init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
         var configuration = Configuration.defaultConfiguration
