@@ -187,13 +187,9 @@ package enum FileReplacement {
     /// Gives `path` the permission bits and owner of `original` (the owner
     /// only where the system lets this process change it).
     package static func adoptModeAndOwner(of original: String, for path: String) throws {
+        try adoptMode(of: original, for: path)
         var info = stat()
         guard stat(original, &info) == 0 else { return }
-        if chmod(path, info.st_mode & 0o777) != 0 {
-            let code = errno
-            throw TroveError(
-                .fileAccess, "cannot set the permissions of \(path): \(String(cString: strerror(code)))", path: path, code: code)
-        }
         var copy = stat()
         if stat(path, &copy) == 0, copy.st_uid != info.st_uid || copy.st_gid != info.st_gid {
             _ = chown(path, info.st_uid, info.st_gid)  // permitted to root only; the mode above still holds
