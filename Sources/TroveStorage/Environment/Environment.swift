@@ -280,7 +280,7 @@ package final class Environment: @unchecked Sendable {
                 "\(path) is damaged: its meta page names page \(envInfo.me_last_pgno) as the last, past any possible file; restore it from a copy",
                 path: path)
         }
-        if fileSize > 0, fileSize < needed {
+        if fileSize > 0, fileSize < needed, Environment.currentSize(of: path) < needed {  // (it may have grown since)
             mdb_env_close(env)
             throw TroveError(
                 .corruptFile,
@@ -393,6 +393,22 @@ package final class Environment: @unchecked Sendable {
             }
             return names
         }
+    }
+
+    /// The data file's length now: every page of every committed snapshot lies
+    /// within it (LMDB never shortens an open file). Read from the descriptor
+    /// rather than the meta page, which a committing writer may be rewriting.
+    var fileLength: Int {
+        var descriptor: Int32 = -1
+        var info = stat()
+        guard mdb_env_get_fd(handle, &descriptor) == 0, fstat(descriptor, &info) == 0 else { return usedSize }
+        return Int(info.st_size)
+    }
+
+    /// The file's size now (0 when it cannot be read).
+    static func currentSize(of path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// The unsealed table beside the sealed ones in an encrypted file: the

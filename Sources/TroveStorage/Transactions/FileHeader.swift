@@ -75,11 +75,18 @@ enum FileHeader {
             if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage) }
             offset = size
         }
-        if let newest, (newest.lastPage + 1) * UInt64(pageSize) > UInt64(fileSize) {
+        // The size was read before the meta pages: another process may have
+        // grown the file and committed since. Truncation shows in a fresh size too.
+        if let newest, (newest.lastPage + 1) * UInt64(pageSize) > UInt64(currentSize(descriptor, fallback: fileSize)) {
             throw TroveError(
                 .corruptFile,
-                "\(path) is truncated: it is \(fileSize) bytes but its data reaches \((newest.lastPage + 1) * UInt64(pageSize)); restore it from a copy",
+                "\(path) is truncated: it is \(currentSize(descriptor, fallback: fileSize)) bytes but its data reaches \((newest.lastPage + 1) * UInt64(pageSize)); restore it from a copy",
                 path: path)
         }
+    }
+
+    private static func currentSize(_ descriptor: Int32, fallback: Int) -> Int {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int(info.st_size) : fallback
     }
 }

@@ -192,7 +192,7 @@ package final class ReadTransaction: Transaction {
             break
         }
         super.init(environment: environment, txn: txn!, visibleTableLimit: limit)
-        readableEnd = environment.usedSize
+        readableEnd = environment.fileLength
     }
 
     /// Releases the snapshot but keeps the reader slot.
@@ -213,7 +213,7 @@ package final class ReadTransaction: Transaction {
             rc = withMapAccess { mdb_txn_renew(txn) }
         }
         try LMDBCall.check(rc, "renewing a read transaction", path: path)
-        readableEnd = environment.usedSize
+        readableEnd = environment.fileLength
         isReset = false
         visibleTableLimit = limit
     }
