@@ -54,13 +54,13 @@ public struct Configuration: Sendable {
     /// ``Persistable`` value types to check when the file opens.
     public var valueTypes: [any Persistable.Type]
     /// The largest the file may grow, in bytes; nil for no limit. A write that
-    /// needs more fails with ``TroveError/Kind/fileSizeLimitReached`` and
+    /// needs more fails with `TroveError.Kind.fileSizeLimitReached` and
     /// leaves the file as it was.
     public var maximumFileSize: Int?
     /// How far each commit goes to reach the disk before `write` returns;
     /// ``Configuration/Durability/full`` by default. Every handle on one file in
     /// a process must use the same setting (another throws
-    /// ``TroveError/Kind/invalidValue``).
+    /// `TroveError.Kind.invalidValue`).
     ///
     /// ```swift
     /// var config = Configuration(fileURL: url, objectTypes: [PhotoData.self])
@@ -91,7 +91,7 @@ public struct Configuration: Sendable {
     /// A 64-byte key that encrypts the file's contents at rest with
     /// AES-256-GCM (as Realm's `encryptionKey`); nil for none. Opening an
     /// encrypted file needs the same key; a wrong or missing one throws
-    /// ``TroveError/Kind/wrongEncryptionKey``.
+    /// `TroveError.Kind.wrongEncryptionKey`.
     ///
     /// Encrypted: every property value of every object, list, set and map
     /// element and map value, and the schema catalog. Not encrypted, because
@@ -105,7 +105,7 @@ public struct Configuration: Sendable {
     /// Each file derives its own AES key from this one (HKDF-SHA256 with a
     /// random salt kept in the file), and every value is authenticated
     /// together with its table and key: a value moved to another object,
-    /// table or file fails to open (``TroveError/Kind/corruptFile``). What
+    /// table or file fails to open (`TroveError.Kind.corruptFile`). What
     /// per-value encryption cannot detect is the file as a whole put back to
     /// an older copy of itself. For files only the app should read, also set
     /// ``filePermissions`` to `0o600`.
@@ -135,7 +135,7 @@ public struct Configuration: Sendable {
     /// files from elsewhere (an import, a download, a user's document). LMDB
     /// follows the page headers and offsets it finds, so a damaged or crafted
     /// page could make a read fault; with this on, such a file is refused with
-    /// ``TroveError/Kind/corruptFile`` naming the page. Off by default: the
+    /// `TroveError.Kind.corruptFile` naming the page. Off by default: the
     /// check reads the whole file, and Trove's own files are checked where
     /// every launch reads (the catalog) while every key and value read is
     /// bounded by the file. The `trove` tool turns it on (`--trust` skips it).
@@ -193,7 +193,7 @@ public struct Configuration: Sendable {
     ///                                                                      fileName: "photos.trove"))
     /// ```
     ///
-    /// Throws ``TroveError/Kind/fileAccess`` when the app has no such group
+    /// Throws `TroveError.Kind.fileAccess` when the app has no such group
     /// (the entitlement is missing; on Linux, `TROVE_APP_GROUPS` is not set)
     /// or the directory cannot be made.
     public static func sharedFileURL(appGroup: String, fileName: String = "default.trove") throws -> URL {

@@ -18,9 +18,9 @@ extension Database {
     /// }
     /// ```
     ///
-    /// Throws ``TroveError/Kind/invalidValue`` for a value of the wrong type
-    /// (naming the property), ``TroveError/Kind/invalidProperty`` for a name
-    /// the type does not have, and ``TroveError/Kind/primaryKeyExists`` with
+    /// Throws `TroveError.Kind.invalidValue` for a value of the wrong type
+    /// (naming the property), `TroveError.Kind.invalidProperty` for a name
+    /// the type does not have, and `TroveError.Kind.primaryKeyExists` with
     /// `.error` for a stored primary key.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {

@@ -100,7 +100,7 @@ extension Database {
     /// Every stored object of a type named as a string, as ``DynamicObject``s;
     /// filter and sort them like any ``Results``.
     ///
-    /// Throws ``TroveError/Kind/invalidModel`` when the file has no such type.
+    /// Throws `TroveError.Kind.invalidModel` when the file has no such type.
     public func dynamicObjects(_ typeName: String) throws -> Results<DynamicObject> {
         let table = try dynamicTable(typeName)
         return Results(database: self, source: .dynamic(table))

@@ -21,7 +21,7 @@ extension Database {
     /// process or any other (an app extension sharing an app group file):
     /// another process would go on writing to the replaced file and its
     /// commits would be lost. Compaction then throws
-    /// ``TroveError/Kind/fileInUse`` and leaves the file alone, and processes
+    /// `TroveError.Kind.fileInUse` and leaves the file alone, and processes
     /// that open the file while it is being compacted wait until it is done.
     ///
     /// ```swift

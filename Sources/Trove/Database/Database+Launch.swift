@@ -48,7 +48,7 @@ extension Database {
     }
 
     /// Replaces the file with its compacted copy when `decide` agrees and no
-    /// handle anywhere has the file open (``TroveError/Kind/fileInUse`` otherwise).
+    /// handle anywhere has the file open (`TroveError.Kind.fileInUse` otherwise).
     static func compactFile(
         _ configuration: Configuration, when decide: (Environment) throws -> Bool
     ) throws -> Environment.CompactionOutcome {

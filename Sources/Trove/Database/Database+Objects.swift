@@ -12,7 +12,7 @@ extension Database {
     ///
     /// Adding an object that is already managed by this handle does nothing.
     /// With `update: .error` (the default), an existing object with the same
-    /// primary key throws ``TroveError/Kind/primaryKeyExists`` and the
+    /// primary key throws `TroveError.Kind.primaryKeyExists` and the
     /// transaction stays usable.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         try add(object, update: update, owned: false)

@@ -2,7 +2,7 @@ import TroveStorage
 
 /// What `add` does when an object with the same primary key is stored.
 public enum UpdatePolicy: Sendable {
-    /// Throw ``TroveError/Kind/primaryKeyExists`` (the default).
+    /// Throw `TroveError.Kind.primaryKeyExists` (the default).
     case error
     /// Update the stored object with the new values (an upsert).
     case modified

@@ -8,7 +8,7 @@ extension Database {
     ///
     /// If `block` throws, every change it made is rolled back and the error is
     /// rethrown; the file is left exactly as before. A `write` inside a
-    /// `write` throws ``TroveError/Kind/writeInProgress``.
+    /// `write` throws `TroveError.Kind.writeInProgress`.
     ///
     /// ```swift
     /// try db.write {

@@ -73,14 +73,14 @@ public final class Database {
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
-    /// Throws ``TroveError`` when the file cannot be opened, is not a Trove
+    /// Throws `TroveError` when the file cannot be opened, is not a Trove
     /// database, was written by a newer Trove, or holds a schema that does
     /// not match the types listed in `objectTypes`/`valueTypes`.
     ///
     /// A missing file, and an existing file of 0 bytes, are started as a new
     /// database (LMDB cannot tell an empty file from a new one; a failed copy
     /// or a full disk can leave one). Opened read-only, an empty file is
-    /// refused with ``TroveError/Kind/corruptFile``, and the `trove` tool
+    /// refused with `TroveError.Kind.corruptFile`, and the `trove` tool
     /// refuses it always. Check the file's size first if an empty file means
     /// lost data to your app.
     ///

@@ -7,7 +7,7 @@ import Foundation
 /// date == %@        id = 42        tag IN {'a', 'b'}     score BETWEEN {1, 10}
 /// ```
 ///
-/// Every failure is a ``TroveError/Kind/invalidQuery`` with the 0-based
+/// Every failure is a `TroveError.Kind.invalidQuery` with the 0-based
 /// position and the token at fault; no input makes it crash.
 struct PredicateParser {
     private let text: String

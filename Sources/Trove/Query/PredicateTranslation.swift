@@ -6,7 +6,7 @@ import Foundation
 /// Each expression node of the predicate translates itself (the
 /// ``PredicateNode`` conformances below); any subtree that does not read the
 /// input is evaluated once, up front, as a constant. What has no exact
-/// translation throws ``TroveError/Kind/unsupportedPredicate``: a query
+/// translation throws `TroveError.Kind.unsupportedPredicate`: a query
 /// never quietly answers something other than what the closure says.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct PredicateTranslation {

@@ -16,7 +16,7 @@ extension Results {
     /// a constant, ranges, `contains(where:)`, `allSatisfy`, `filter { }.count`
     /// and `count`/`isEmpty` of collections translate; so does any part that
     /// does not read the object (it is evaluated once). Anything else throws
-    /// ``TroveError/Kind/unsupportedPredicate`` naming the expression, rather
+    /// `TroveError.Kind.unsupportedPredicate` naming the expression, rather
     /// than answer differently from the closure.
     public func filter(_ predicate: Predicate<Element>) throws -> Results {
         let expression = try PredicateTranslation.expression(of: predicate) { [database] in

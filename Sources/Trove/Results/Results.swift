@@ -167,7 +167,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// try results.filter("id = \(id)")
     /// ```
     ///
-    /// Throws ``TroveError/Kind/invalidQuery`` for a malformed predicate, an
+    /// Throws `TroveError.Kind.invalidQuery` for a malformed predicate, an
     /// unknown property (with a suggestion) or an argument of the wrong type.
     public func filter(_ predicateFormat: String, _ arguments: Any?...) throws -> Results {
         try filter(predicateFormat, arguments: arguments)

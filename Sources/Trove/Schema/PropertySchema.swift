@@ -106,7 +106,7 @@ public enum DeleteRule: String, Codable, Sendable {
     case nullify
     /// The targets are deleted too, and what they cascade to, cycles included.
     case cascade
-    /// The delete fails with ``TroveError/Kind/deleteDenied`` while the link points at anything.
+    /// The delete fails with `TroveError.Kind.deleteDenied` while the link points at anything.
     case deny
 }
 
