@@ -77,6 +77,24 @@ struct RealmTests {
         #expect(realm.schema.description.contains("Dog { name: String, age: Int, toys: List<String> }"))
     }
 
+    @Test("filter without try, with no argument, optional arguments, and several")
+    func filterShapes() throws {
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("f.realm")))
+        try realm.write {
+            realm.create(Dog.self, value: ["Rex", 3])
+            realm.create(Dog.self, value: ["Bo", 5])
+        }
+        let name: String? = "Rex"
+        let noAge: Int? = nil
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.filter("age > 4").count == 1)
+        #expect(dogs.filter("name == %@", name).count == 1)
+        #expect(dogs.filter("name == %@ OR age == %@", "Rex", 9).count == 1)
+        #expect(dogs.filter("age == %@", noAge).isEmpty)
+        #expect(dogs.filter("name == %@ OR name == %@ OR age == %@", "Rex", "Bo", 9).count == 2)
+        #expect(dogs.filter("age BETWEEN {%@, %@} AND name != %@ AND name != %@", 1, 9, "x", "y").count == 2)
+    }
+
     @Test("create(_:value:update:) and Object(value:), as Realm code calls them (no try)")
     func createFromValues() throws {
         let realm = try Realm(configuration: Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("c.realm")))

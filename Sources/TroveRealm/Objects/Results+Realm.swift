@@ -1,19 +1,24 @@
 import Trove
 
-extension Results {
-    /// Realm's `filter(_:)` without arguments, which does not throw (it is
-    /// chosen over Trove's throwing `filter(_:_:)` in code importing TroveRealm).
-    public func filter(_ predicateFormat: String) -> Results {
-        do {
-            return try filter(predicateFormat, arguments: [])
-        } catch {
-            realmMisuse("Invalid predicate '\(predicateFormat)'", error)
-        }
-    }
+// Realm's `filter` does not throw; Trove's does. Swift cannot overload by
+// `throws` alone, so these win by shape in code that imports TroveRealm:
+// no argument (a non-variadic overload beats a variadic one), one argument
+// of any kind, an optional included (non-variadic again), and several
+// arguments (`Any...` is more specific than Trove's `Any?...`; several
+// arguments that are all optionals still pick Trove's, which needs `try`). A query string that cannot be read traps with Trove's message,
+// as Realm's raises.
 
-    /// Realm's `filter(_:_:)`, which does not throw: a query string that
-    /// cannot be read traps with Trove's message, as Realm's raises.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results {
+extension Results {
+    /// Realm's `filter(_:)`, without arguments.
+    public func filter(_ predicateFormat: String) -> Results { realmFilter(predicateFormat, []) }
+
+    /// Realm's `filter(_:_:)` with one argument (optionals included).
+    public func filter(_ predicateFormat: String, _ first: Any?) -> Results { realmFilter(predicateFormat, [first]) }
+
+    /// Realm's `filter(_:_:)` with any number of arguments.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results { realmFilter(predicateFormat, args) }
+
+    private func realmFilter(_ predicateFormat: String, _ args: [Any?]) -> Results {
         do {
             return try filter(predicateFormat, arguments: args)
         } catch {
@@ -23,26 +28,27 @@ extension Results {
 }
 
 extension List where Element: Object {
-    /// Realm's `filter(_:)` on a list without arguments, which does not throw.
+    /// Realm's `filter(_:)` on a list, without arguments.
     public func filter(_ predicateFormat: String) -> Results<Element> { realmQuery(predicateFormat, []) }
 
-    /// Realm's `filter(_:_:)` on a list, which does not throw: a query string
-    /// that cannot be read traps with Trove's message.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        do {
-            return try results().filter(predicateFormat, arguments: args)
-        } catch {
-            realmMisuse("Invalid predicate '\(predicateFormat)'", error)
-        }
+    /// Realm's `filter(_:_:)` on a list, with one argument (optionals included).
+    public func filter(_ predicateFormat: String, _ first: Any?) -> Results<Element> {
+        realmQuery(predicateFormat, [first])
     }
+
+    /// Realm's `filter(_:_:)` on a list, with any number of arguments.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
 }
 
 extension LinkingObjects {
-    /// Realm's `filter(_:)` on inverse links without arguments, which does not throw.
+    /// Realm's `filter(_:)` on inverse links, without arguments.
     public func filter(_ predicateFormat: String) -> Results<Element> { realmQuery(predicateFormat, []) }
 
-    /// Realm's `filter(_:_:)` on inverse links, which does not throw.
-    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-        realmQuery(predicateFormat, args)
+    /// Realm's `filter(_:_:)` on inverse links, with one argument (optionals included).
+    public func filter(_ predicateFormat: String, _ first: Any?) -> Results<Element> {
+        realmQuery(predicateFormat, [first])
     }
+
+    /// Realm's `filter(_:_:)` on inverse links, with any number of arguments.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
 }
