@@ -165,13 +165,13 @@ enum Commands {
                 continue
             }
             let note = behind >= 1_000 ? " — stuck or long-running: the file cannot reuse pages freed since" : ""
-            print("  process \(reader.processID): reading a snapshot \(behind) commit\(behind == 1 ? "" : "s") old\(note)")
+            print("  process \(reader.processID): reading a snapshot \(count(behind, "commit")) old\(note)")
         }
         print("types:")
         for (schema, count) in zip(schemas, counts) {
             let indexes = schema.properties.filter(\.isIndexed).map { $0.isPrimaryKey ? "\($0.name) (primary key)" : $0.name }
             print(
-                "  \(schema.name): \(count) object\(count == 1 ? "" : "s")"
+                "  \(schema.name): \(Commands.count(count, "object"))"
                     + (indexes.isEmpty ? "" : "; indexed: \(indexes.joined(separator: ", "))"))
         }
     }

@@ -110,7 +110,7 @@ extension _TroveStorable {
 }
 
 /// `value` boxed, with an empty optional turned into nil (and a full one unwrapped).
-private func flattenOptional(_ value: Any) -> Any? {
+func flattenOptional(_ value: Any) -> Any? {
     if let optional = value as? any _OptionalBox { return optional._unwrapped }
     return value
 }

@@ -79,7 +79,7 @@ extension Object {
                 "Invalid value '\(given)' of type '\(type(of: given))' for '\(property.typeDescription)' property '\(typeName).\(property.name)'"
             )
         }
-        let isNull = (raw as Any?).flatMap { $0 is NSNull ? nil : flattenedValue($0) } == nil
+        let isNull = flattenOptional(raw).flatMap { $0 is NSNull ? nil : $0 } == nil
         switch property.collection {
         case .list, .set:
             guard let storage = value(forKey: property.name) as? any _TroveListStorage else { return }
@@ -148,11 +148,4 @@ private func isKind(_ type: AnyClass, of target: AnyClass) -> Bool {
         current = _getSuperclass(candidate)
     }
     return false
-}
-
-/// `value` with optionals unwrapped; nil for an empty one.
-private func flattenedValue(_ value: Any) -> Any? {
-    let mirror = Mirror(reflecting: value)
-    guard mirror.displayStyle == .optional else { return value }
-    return mirror.children.first.flatMap { flattenedValue($0.value) }
 }

@@ -71,7 +71,7 @@ extension Environment {
         }
         guard try decide(environment!) else { return .declined }
 
-        let before = fileSize(key)
+        let before = currentSize(of: key)
         let temporary = key + ".compacting"
         unlink(temporary)
         do {
@@ -94,7 +94,7 @@ extension Environment {
         // byte held by this process, takes it as exclusive and sets the lock
         // file up for the new file before anyone waiting gets in.
         _ = try openUnregistered(path: key, options: options)
-        return .compacted(before: before, after: fileSize(key))
+        return .compacted(before: before, after: currentSize(of: key))
     }
 
     /// Opens an environment outside the registry, again when the file was
@@ -164,10 +164,6 @@ extension Environment {
         return nil
     }
 
-    private static func fileSize(_ path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
-    }
 }
 
 /// `open(2)` (the name `open` is taken inside types that have an `open` method).
