@@ -45,6 +45,62 @@ actor ActorImporter {
     }
 }
 
+/// Scenarios of queued asynchronous writes on the keeper's Realm.
+extension DogKeeper {
+    func names() -> [String] { realm.objects(Dog.self).map(\.name).sorted() }
+
+    /// Waits until the queued writes and their completions have run.
+    func settle() async {
+        for _ in 0..<100 where realm.isPerformingAsynchronousWriteOperations { await Task.yield() }
+        for _ in 0..<10 { await Task.yield() }
+    }
+
+    /// beginAsyncWrite whose block commits with commitAsyncWrite, calling back later.
+    func beginThenCommit() async -> (completed: Bool, error: String?) {
+        await withCheckedContinuation { continuation in
+            realm.beginAsyncWrite {
+                self.realm.add(Dog(value: ["name": "Rex"]))
+                self.realm.commitAsyncWrite { error in continuation.resume(returning: (true, error.map { "\($0)" })) }
+            }
+        }
+    }
+
+    /// A block that neither commits nor cancels has its changes discarded.
+    func beginWithoutCommit() async {
+        realm.beginAsyncWrite { self.realm.add(Dog(value: ["name": "Lost"])) }
+        await settle()
+    }
+
+    /// A cancelled write never runs, nor does its completion.
+    func cancelBeforeRunning() async -> Bool {
+        var completed = false
+        let id = realm.writeAsync({ self.realm.add(Dog(value: ["name": "Never"])) }, onComplete: { _ in completed = true })
+        try! realm.cancelAsyncWrite(id)
+        await settle()
+        return completed
+    }
+
+    /// A synchronous write runs the asynchronous writes queued before it, first.
+    func syncAfterQueued() -> [String] {
+        realm.writeAsync { self.realm.add(Dog(value: ["name": "A"])) }
+        realm.writeAsync { self.realm.add(Dog(value: ["name": "B"])) }
+        try! realm.write {
+            // By now the queued writes have committed, in order.
+            self.realm.add(Dog(value: ["name": "C\(self.realm.objects(Dog.self).count)"]))
+        }
+        return names()
+    }
+
+    /// beginWrite, then commitAsyncWrite outside any queued block.
+    func commitAsyncAfterBeginWrite() async -> Bool {
+        await withCheckedContinuation { continuation in
+            realm.beginWrite()
+            realm.add(Dog(value: ["name": "Manual"]))
+            realm.commitAsyncWrite { error in continuation.resume(returning: error == nil) }
+        }
+    }
+}
+
 @Suite("writeAsync")
 struct AsyncWriteTests {
     private func url(_ name: String = #function) -> URL {
@@ -63,6 +119,42 @@ struct AsyncWriteTests {
         #expect(first.error == nil)
         _ = await keeper.addLater("Bo")
         #expect(await keeper.count() == 2)
+    }
+
+    @Test("beginAsyncWrite runs its block later; commitAsyncWrite commits and calls back")
+    func beginAndCommit() async {
+        let scenario = DogKeeper(url: url())
+        let result = await scenario.beginThenCommit()
+        #expect(result.completed)
+        #expect(result.error == nil)
+        #expect(await scenario.names() == ["Rex"])
+    }
+
+    @Test("a beginAsyncWrite block that does not commit has its changes discarded")
+    func beginWithoutCommit() async {
+        let scenario = DogKeeper(url: url())
+        await scenario.beginWithoutCommit()
+        #expect(await scenario.names() == [])
+    }
+
+    @Test("cancelAsyncWrite drops a queued write and its completion")
+    func cancelQueued() async {
+        let scenario = DogKeeper(url: url())
+        #expect(await scenario.cancelBeforeRunning() == false)
+        #expect(await scenario.names() == [])
+    }
+
+    @Test("a synchronous write first runs the asynchronous writes queued before it")
+    func syncWaitsForQueued() async {
+        let scenario = DogKeeper(url: url())
+        #expect(await scenario.syncAfterQueued() == ["A", "B", "C2"])
+    }
+
+    @Test("commitAsyncWrite commits a write begun with beginWrite")
+    func commitAsyncOfBeginWrite() async {
+        let scenario = DogKeeper(url: url())
+        #expect(await scenario.commitAsyncAfterBeginWrite())
+        #expect(await scenario.names() == ["Manual"])
     }
 
     @Test("Realm(actor:) opens a Realm that belongs to the actor")

@@ -32,6 +32,17 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
         self.originProperty = originProperty
     }
 
+    /// An inverse relationship written as Realm's legacy models wrote it:
+    /// the `type` objects whose `property` links here. The same as
+    /// `@Persisted(originProperty:)`.
+    ///
+    /// ```swift
+    /// @Persisted var owners = LinkingObjects(fromType: Person.self, property: "dogs")
+    /// ```
+    public init(fromType type: Element.Type, property: String) {
+        self.init(originProperty: property)
+    }
+
     init(results: Results<Element>) {
         self.results = results
         originProperty = nil

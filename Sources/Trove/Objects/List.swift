@@ -18,7 +18,9 @@
 /// On an unmanaged object a list is an ordinary array. On a managed object
 /// it reads and writes the database: changes need a write transaction, and
 /// appending to a list of any length writes one element.
-public final class List<Element: _TroveStorable>: RandomAccessCollection, MutableCollection, CustomStringConvertible {
+public final class List<Element: _TroveStorable>: RandomAccessCollection, MutableCollection, RangeReplaceableCollection,
+    CustomStringConvertible
+{
     private var unmanaged: [Element]
     /// Set when the list belongs to a managed object.
     private let owner: Object?
@@ -189,6 +191,40 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
             try place.database.listMove(
                 from: source, to: destination, owner: place.key, column: column, table: place.table, state)
         }
+    }
+
+    /// Replaces the elements in `subrange` with `newElements` (which may
+    /// differ in number). Traps when `subrange` is not within the list.
+    ///
+    /// ```swift
+    /// try db.write { room.tags.replaceSubrange(0..<2, with: ["pinned"]) }
+    /// ```
+    public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C)
+    where C.Element == Element {
+        let count = self.count
+        precondition(
+            subrange.lowerBound >= 0 && subrange.upperBound <= count,
+            "Trove: range \(subrange) is out of range for a List of \(count) elements")
+        let replacements = Array(newElements)
+        guard owner != nil else { return unmanaged.replaceSubrange(subrange, with: replacements) }
+        for position in subrange.reversed() { remove(at: position) }
+        for (offset, element) in replacements.enumerated() { insert(element, at: subrange.lowerBound + offset) }
+    }
+
+    /// The elements in `bounds`; setting it replaces them, with as many
+    /// elements as the new value has.
+    ///
+    /// ```swift
+    /// try db.write { room.tags[1..<3] = ["a"] }
+    /// ```
+    public subscript(bounds: Range<Int>) -> Slice<List> {
+        get { Slice(base: self, bounds: bounds) }
+        set { replaceSubrange(bounds, with: Array(newValue)) }
+    }
+
+    /// Replaces the element at `index` (Realm's legacy name for the subscript setter).
+    public func replace(index: Int, object: Element) {
+        self[index] = object
     }
 
     /// Replaces the whole contents.

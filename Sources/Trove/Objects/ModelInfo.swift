@@ -62,12 +62,17 @@ final class ModelInfo: @unchecked Sendable {
             }
             return true
         }
+        // Realm's legacy class methods name the key and indexes (`primaryKey()`, `indexedProperties()`).
+        let namedKey = type.primaryKey()
+        let namedIndexes = Set(type.indexedProperties())
         // A fresh instance supplies each property's options and default value.
         let probe = type.init()
         let base = Unmanaged.passUnretained(probe).toOpaque()
         fields = found.map { entry in
             let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
-            let options = entry.accessor.options(at: pointer)
+            var options = entry.accessor.options(at: pointer)
+            if entry.name == namedKey { options.primaryKey = true }
+            if namedIndexes.contains(entry.name) { options.indexed = true }
             let valueOffset = entry.offset + entry.accessor.valueOffset
             let storable = entry.accessor.storableType
             let target = entry.accessor.linkTarget
@@ -103,6 +108,17 @@ final class ModelInfo: @unchecked Sendable {
         var problems: [String] = []
         if fields.isEmpty {
             problems.append("\(typeName) has no @Persisted properties")
+        }
+        if let named = type.primaryKey(), !fields.contains(where: { $0.schema.name == named }) {
+            problems.append("\(typeName).primaryKey() names '\(named)', which is not a @Persisted property")
+        }
+        for named in type.indexedProperties() where !fields.contains(where: { $0.schema.name == named }) {
+            problems.append("\(typeName).indexedProperties() names '\(named)', which is not a @Persisted property")
+        }
+        for named in type.ignoredProperties() where fields.contains(where: { $0.schema.name == named }) {
+            problems.append(
+                "\(typeName).\(named) is @Persisted and named in ignoredProperties(); remove @Persisted to keep it out of the database"
+            )
         }
         let keys = fields.filter { $0.schema.isPrimaryKey }
         if type is EmbeddedObject.Type, let key = keys.first {

@@ -33,8 +33,10 @@ extension Object {
     /// ```
     public var objectSchema: ObjectSchema { ModelInfo.of(type(of: self)).schema }
 
-    /// The value of the property named `key` (see ``subscript(_:)``).
+    /// The value of the property named `key` (see ``subscript(_:)``); `"self"`
+    /// is the object itself, as in key-value coding.
     public func value(forKey key: String) -> Any? {
+        if key == "self" { return self }
         let field = persistedField(named: key)
         return field.storable._troveAnyGet(self, field: field)
     }

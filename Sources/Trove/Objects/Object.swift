@@ -52,6 +52,36 @@ open class Object: CustomStringConvertible {
     /// and free of side effects.
     public required init() {}
 
+    /// The name of the primary key property, for models written the way
+    /// Realm's legacy (`@objc dynamic`) models were; `nil` by default.
+    /// `@Persisted(primaryKey: true)` says the same on the property itself.
+    ///
+    /// ```swift
+    /// final class Dog: Object {
+    ///     @Persisted var name = ""
+    ///     override class func primaryKey() -> String? { "name" }
+    /// }
+    /// ```
+    open class func primaryKey() -> String? { nil }
+
+    /// The names of properties to index, Realm's legacy spelling of
+    /// `@Persisted(indexed: true)`; none by default.
+    ///
+    /// ```swift
+    /// override class func indexedProperties() -> [String] { ["name"] }
+    /// ```
+    open class func indexedProperties() -> [String] { [] }
+
+    /// The names of properties Trove must not store. A property without
+    /// `@Persisted` is never stored anyway; naming a `@Persisted` one here is
+    /// a model error (Trove cannot tell which of the two is meant).
+    ///
+    /// ```swift
+    /// var thumbnail: Data?   // not stored: no @Persisted needed
+    /// override class func ignoredProperties() -> [String] { ["thumbnail"] }
+    /// ```
+    open class func ignoredProperties() -> [String] { [] }
+
     /// Trove's plumbing for links (`_TroveStorable`); makes a fresh unmanaged object.
     public required convenience init(_troveStored: StoredValue) { self.init() }
 

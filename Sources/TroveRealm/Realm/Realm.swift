@@ -58,6 +58,19 @@ public struct Realm: Equatable {
         database = try Realm.cachedHandle(configuration.troveConfiguration, isolation: actor)
     }
 
+    /// Opens a Realm from async code, on the caller's isolation (Realm's
+    /// `Realm.open`): the Realm belongs to that actor.
+    ///
+    /// ```swift
+    /// @MainActor func load() async throws { let realm = try await Realm.open(); … }
+    /// ```
+    public static func open(
+        configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior = .never,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws -> Realm {
+        try Realm(configuration: configuration, isolation: isolation)
+    }
+
     /// When to download a synced Realm before opening it; Trove has no sync, so always `.never`.
     public enum OpenBehavior: Sendable {
         /// Open the local file at once.
@@ -101,6 +114,7 @@ public struct Realm: Equatable {
     public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws
         -> Result
     {
+        if !database.isInWriteTransaction { runQueuedWrites() }
         do {
             return try database.write(withoutNotifying: tokens, block)
         } catch let error as TroveError {
@@ -111,16 +125,36 @@ public struct Realm: Equatable {
     /// Begins a write transaction; pair it with ``commitWrite(withoutNotifying:)``
     /// or ``cancelWrite()``. Traps when one is already open, as Realm does.
     public func beginWrite() {
+        if !database.isInWriteTransaction { runQueuedWrites() }
         do { try database.beginWrite() } catch { realmMisuse("Cannot begin a write transaction", error) }
+        // `try! Realm().beginWrite()` then `try! Realm().create(…)`: on Apple
+        // platforms the autorelease pool keeps that first Realm alive until
+        // the commit; here the Realm keeps itself alive while its write is open.
+        Realm.writing.withLock { $0[ObjectIdentifier(database)] = WriteHold(database: database) }
     }
 
     /// Commits the open write transaction.
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        defer { releaseWriteHold() }
         try realmErrors { try database.commitWrite() }
     }
 
     /// Discards the open write transaction's changes.
-    public func cancelWrite() { database.cancelWrite() }
+    public func cancelWrite() {
+        database.cancelWrite()
+        releaseWriteHold()
+    }
+
+    private func releaseWriteHold() {
+        if !database.isInWriteTransaction { _ = Realm.writing.withLock { $0.removeValue(forKey: ObjectIdentifier(database)) } }
+    }
+
+    private struct WriteHold: @unchecked Sendable {
+        let database: Database
+    }
+
+    /// The handles with a write begun by ``beginWrite()`` and not yet ended.
+    private static let writing = Locked([ObjectIdentifier: WriteHold]())
 
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { database.isInWriteTransaction }

@@ -1,0 +1,97 @@
+/// A stored property reached through `.value`, as Realm's legacy models
+/// declared optional numbers and mixed values: `let age = RealmProperty<Int?>()`.
+/// On Trove, declare it with `@Persisted`; reads and writes of `.value` are
+/// those of a `@Persisted` property of type `Value`.
+///
+/// ```swift
+/// final class Person: Object {
+///     @Persisted var age = RealmProperty<Int?>()
+/// }
+/// person.age.value = 30
+/// try realm.write { realm.add(person) }
+/// let adults = realm.objects(Person.self).filter("age >= 18")
+/// ```
+public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible {
+    private var unmanaged: Value
+    /// Set when the property belongs to a managed object.
+    private let owner: Object?
+    private let column: Int
+
+    /// An unmanaged property holding its type's default (`nil` for an optional).
+    public init() {
+        unmanaged = Value._troveDefault
+        owner = nil
+        column = -1
+    }
+
+    /// An unmanaged property holding `value`.
+    ///
+    /// ```swift
+    /// let age = RealmOptional<Int>(30)
+    /// ```
+    public convenience init(_ value: Value) {
+        self.init()
+        unmanaged = value
+    }
+
+    init(owner: Object, column: Int) {
+        unmanaged = Value._troveDefault
+        self.owner = owner
+        self.column = column
+    }
+
+    /// The property's value: the stored one when its object is managed.
+    /// Setting it on a managed object needs a write transaction.
+    public var value: Value {
+        get {
+            guard let owner else { return unmanaged }
+            return Value._troveManagedGet(owner, column: column)
+        }
+        set {
+            guard let owner else {
+                unmanaged = newValue
+                return
+            }
+            Value._troveManagedSet(newValue, owner, column: column)
+        }
+    }
+
+    /// The value, described as Swift describes it.
+    public var description: String { String(describing: value) }
+}
+
+extension RealmProperty: _TroveStorable {
+    public static var _troveType: PropertyType { Value._troveType }
+    public static var _troveIsOptional: Bool { Value._troveIsOptional }
+    public static var _troveDefault: RealmProperty { RealmProperty() }
+    public convenience init(_troveStored value: StoredValue) { self.init(Value(_troveStored: value)) }
+    public var _troveStored: StoredValue { value._troveStored }
+
+    public static func _troveManagedGet(_ object: Object, column: Int) -> RealmProperty {
+        RealmProperty(owner: object, column: column)
+    }
+
+    public static func _troveManagedSet(_ value: RealmProperty, _ object: Object, column: Int) {
+        Value._troveManagedSet(value.value, object, column: column)
+    }
+}
+
+/// Realm's legacy optional number property: `RealmOptional<Int>` is a
+/// ``RealmProperty`` whose value is `Int?`.
+public typealias RealmOptional<Wrapped: _TroveStorable> = RealmProperty<Wrapped?>
+
+/// Realm's protocol for enums stored by raw value: Trove's
+/// ``Trove/PersistableEnum``. `enum Kind: Int, RealmEnum { case a, b }`.
+public typealias RealmEnum = PersistableEnum
+
+#if !canImport(ObjectiveC)
+    /// Runs `body`. Linux has no autorelease pools; Realm code that wraps
+    /// background work in `autoreleasepool { }` builds unchanged.
+    ///
+    /// ```swift
+    /// autoreleasepool { let realm = try! Realm(); ... }
+    /// ```
+    public func autoreleasepool<Result>(invoking body: () throws -> Result) rethrows -> Result {
+        try body()
+    }
+#endif

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+import TroveRealm
+
+/// Models as Realm's pre-`@Persisted` code declared them, with only
+/// `@objc dynamic` and `let` turned into `@Persisted var`.
+final class LegacyOwner: Object {
+    @Persisted var name = ""
+    @Persisted var age = RealmOptional<Int>()
+    @Persisted var score = RealmProperty<Double?>()
+    @Persisted var tag = RealmProperty<String>()
+    @Persisted var kind = LegacyKind.cat
+    @Persisted var pets = List<LegacyPet>()
+    var scratch = 0  // not stored
+
+    override class func primaryKey() -> String? { "name" }
+    override class func indexedProperties() -> [String] { ["age"] }
+    override class func ignoredProperties() -> [String] { ["scratch"] }
+}
+
+enum LegacyKind: Int, RealmEnum, Codable {
+    case cat = 1
+    case dog = 3
+}
+
+final class LegacyPet: Object {
+    @Persisted var name = ""
+    @Persisted var owners = LinkingObjects(fromType: LegacyOwner.self, property: "pets")
+}
+
+final class LegacyWrongKey: Object {
+    @Persisted var name = ""
+    override class func primaryKey() -> String? { "id" }
+}
+
+final class LegacyIgnoredPersisted: Object {
+    @Persisted var name = ""
+    override class func ignoredProperties() -> [String] { ["name"] }
+}
+
+@Suite("Realm's legacy model declarations")
+struct LegacyModelTests {
+    private func realm(_ name: String = #function) throws -> Realm {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
+            .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8)).realm")
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return try Realm(
+            configuration: Realm.Configuration(fileURL: url, objectTypes: [LegacyOwner.self, LegacyPet.self]))
+    }
+
+    @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")
+    func classMethods() throws {
+        let realm = try realm()
+        let schema = try #require(realm.schema["LegacyOwner"])
+        #expect(schema.primaryKeyProperty?.name == "name")
+        #expect(schema.properties.first { $0.name == "age" }?.isIndexed == true)
+        #expect(!schema.properties.contains { $0.name == "scratch" })
+        try realm.write { realm.add(LegacyOwner(value: ["name": "Min"])) }
+        try realm.write { realm.add(LegacyOwner(value: ["name": "Min", "tag": "updated"]), update: .modified) }
+        #expect(realm.objects(LegacyOwner.self).count == 1)
+        #expect(realm.object(ofType: LegacyOwner.self, forPrimaryKey: "Min")?.tag.value == "updated")
+    }
+
+    @Test("RealmOptional and RealmProperty read and write through .value, managed or not, and are queryable")
+    func realmPropertyValues() throws {
+        let realm = try realm()
+        let owner = LegacyOwner()
+        owner.name = "Min"
+        #expect(owner.age.value == nil)
+        owner.age.value = 30
+        owner.score.value = 4.5
+        owner.kind = .dog
+        try realm.write { realm.add(owner) }
+        let stored = try #require(realm.objects(LegacyOwner.self).first)
+        #expect(stored.age.value == 30)
+        #expect(stored.score.value == 4.5)
+        #expect(stored.kind == .dog)
+        try realm.write { stored.age.value = nil }
+        #expect(owner.age.value == nil)
+        try realm.write { stored.age.value = 41 }
+        #expect(realm.objects(LegacyOwner.self).filter("age > 40").count == 1)
+        #expect(realm.objects(LegacyOwner.self).filter("age == nil").count == 0)
+    }
+
+    @Test("LinkingObjects(fromType:property:) is the inverse of the named link")
+    func linkingObjectsFromType() throws {
+        let realm = try realm()
+        let pet = LegacyPet(value: ["name": "Rex"])
+        try realm.write { realm.add(LegacyOwner(value: ["name": "Min", "pets": [pet]])) }
+        #expect(pet.owners.map(\.name) == ["Min"])
+    }
+
+    @Test("a primaryKey() or ignoredProperties() that does not fit the properties is a model error")
+    func badClassMethods() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-bad-\(UUID().uuidString).realm")
+        for type in [LegacyWrongKey.self, LegacyIgnoredPersisted.self] as [Object.Type] {
+            do {
+                _ = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [type]))
+                Issue.record("\(type) opened")
+            } catch let error as Realm.Error {
+                let text = "\(error)"
+                #expect(text.contains(type == LegacyWrongKey.self ? "primaryKey() names 'id'" : "ignoredProperties()"))
+            }
+        }
+    }
+
+    @Test("List replaces ranges of elements, managed or not")
+    func listRanges() throws {
+        let realm = try realm()
+        let owner = LegacyOwner(value: ["name": "Min"])
+        let names = ["a", "b", "c", "d"]
+        owner.pets.append(objectsIn: names.map { LegacyPet(value: ["name": $0]) })
+        owner.pets.replaceSubrange(1..<3, with: [LegacyPet(value: ["name": "x"])])
+        #expect(owner.pets.map(\.name) == ["a", "x", "d"])
+        try realm.write { realm.add(owner) }
+        try realm.write {
+            owner.pets[0..<2] = owner.pets[2..<3]
+            owner.pets.insert(contentsOf: [LegacyPet(value: ["name": "y"])], at: 1)
+            owner.pets.removeFirst()
+        }
+        #expect(owner.pets.map(\.name) == ["y", "d"])
+        try realm.write { owner.pets.replace(index: 0, object: LegacyPet(value: ["name": "z"])) }
+        #expect(owner.pets.map(\.name) == ["z", "d"])
+    }
+}
