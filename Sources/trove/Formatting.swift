@@ -15,6 +15,8 @@ enum Formatting {
         case .date(let v): return isoDate(v)
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
+        case .objectId(let v): return v.stringValue
+        case .decimal128(let v): return v.description
         }
     }
 
@@ -176,6 +178,12 @@ enum Formatting {
         case .decimal:
             guard let value = Decimal(string: text) else { throw fail() }
             return .decimal(value)
+        case .objectId:
+            guard let value = try? ObjectId(string: text) else { throw fail() }
+            return .objectId(value)
+        case .decimal128:
+            guard let value = try? Decimal128(string: text) else { throw fail() }
+            return .decimal128(value)
         }
     }
 }

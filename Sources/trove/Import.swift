@@ -159,6 +159,8 @@ enum Import {
             case .float: if !isBool { return .float(number.floatValue) }
             case .double: if !isBool { return .double(number.doubleValue) }
             case .decimal: if !isBool { return .decimal(number.decimalValue) }
+            case .decimal128:
+                if !isBool, let value = try? Decimal128(string: number.stringValue) { return .decimal128(value) }
             case .date: if !isBool { return .date(Date(timeIntervalSince1970: number.doubleValue)) }
             default: break
             }

@@ -150,6 +150,10 @@ struct RecordTests {
                 case .date: return .date(Date(timeIntervalSinceReferenceDate: .random(in: -1e10...1e10)))
                 case .uuid: return .uuid(UUID())
                 case .decimal: return .decimal(Decimal(Int.random(in: -1_000_000...1_000_000)) / 100)
+                case .objectId: return .objectId(ObjectId(bytes: (0..<12).map { _ in UInt8.random(in: 0...255) }))
+                case .decimal128:
+                    return .decimal128(
+                        Decimal128(bid: (low: .random(in: 0 ... .max), high: .random(in: 0...0x3000_0000_0000_0000))))
                 }
             }
             try writer.encode(values, layout: layout)

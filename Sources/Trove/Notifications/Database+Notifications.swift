@@ -54,6 +54,8 @@ extension StoredValue {
         case .date(let v): return v
         case .uuid(let v): return v
         case .decimal(let v): return v
+        case .objectId(let v): return v
+        case .decimal128(let v): return v
         }
     }
 }

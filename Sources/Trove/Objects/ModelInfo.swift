@@ -132,9 +132,9 @@ final class ModelInfo: @unchecked Sendable {
         }
         for field in fields {
             let property = field.schema
-            if property.isPrimaryKey, ![.int, .int8, .int16, .int32, .string, .uuid].contains(property.type) {
+            if property.isPrimaryKey, ![.int, .int8, .int16, .int32, .string, .uuid, .objectId].contains(property.type) {
                 problems.append(
-                    "\(typeName).\(property.name): a primary key must be an integer, String or UUID, not \(property.typeDescription)"
+                    "\(typeName).\(property.name): a primary key must be an integer, String, UUID or ObjectId, not \(property.typeDescription)"
                 )
             }
             if property.isIndexed, !property.type.isIndexable {

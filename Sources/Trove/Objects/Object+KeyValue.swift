@@ -135,7 +135,7 @@ extension StoredValue {
         case (.int(let value), .int16): return Int16(exactly: value) != nil
         case (.int(let value), .int32): return Int32(exactly: value) != nil
         case (.double, .double), (.float, .float), (.string, .string), (.data, .data), (.date, .date),
-            (.uuid, .uuid), (.decimal, .decimal), (.bool, .bool):
+            (.uuid, .uuid), (.decimal, .decimal), (.bool, .bool), (.objectId, .objectId), (.decimal128, .decimal128):
             return true
         default: return false
         }

@@ -187,6 +187,22 @@ extension UUID: _TroveStorable {
     @inlinable public var _troveStored: StoredValue { .uuid(self) }
 }
 
+extension ObjectId: _TroveStorable {
+    public static var _troveType: PropertyType { .objectId }
+    public static var _troveDefault: ObjectId { ObjectId() }
+    @inlinable public init(_troveStored value: StoredValue) {
+        if case .objectId(let v) = value { self = v } else { self = ObjectId() }
+    }
+    @inlinable public var _troveStored: StoredValue { .objectId(self) }
+}
+
+extension Decimal128: _TroveStorable {
+    public static var _troveType: PropertyType { .decimal128 }
+    public static var _troveDefault: Decimal128 { Decimal128() }
+    @inlinable public init(_troveStored value: StoredValue) { self = value.decimal128Value ?? Decimal128() }
+    @inlinable public var _troveStored: StoredValue { .decimal128(self) }
+}
+
 extension Decimal: _TroveStorable {
     public static var _troveType: PropertyType { .decimal }
     public static var _troveDefault: Decimal { 0 }

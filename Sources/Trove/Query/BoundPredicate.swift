@@ -407,10 +407,12 @@ indirect enum BoundPredicate {
             }
             return value
         case (.link, _): compatible = false
-        case (let type, .int), (let type, .double), (let type, .float), (let type, .decimal):
+        case (let type, .int), (let type, .double), (let type, .float), (let type, .decimal), (let type, .decimal128):
             compatible = type.isNumeric || (type == .bool && value.numeric.map { $0 == 0 || $0 == 1 } == true)
         case (.string, .string), (.data, .data), (.date, .date), (.uuid, .uuid), (.bool, .bool): compatible = true
         case (.uuid, .string(let text)): compatible = UUID(uuidString: text) != nil
+        case (.objectId, .objectId): compatible = true
+        case (.objectId, .string(let text)): compatible = (try? ObjectId(string: text)) != nil
         default: compatible = false
         }
         guard compatible else {
@@ -431,6 +433,8 @@ indirect enum BoundPredicate {
             if case .float = value { return .double(number) }
         }
         if property.type == .uuid, case .string(let text) = value { return .uuid(UUID(uuidString: text)!) }
+        if property.type == .objectId, case .string(let text) = value { return .objectId(try ObjectId(string: text)) }
+        if property.type == .decimal128, let exact = value.decimal128Value { return .decimal128(exact) }
         return value
     }
 

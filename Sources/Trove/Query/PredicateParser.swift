@@ -248,6 +248,8 @@ struct PredicateParser {
             case "NIL", "NULL": return .value(.null)
             case "TRUE", "YES": return .value(.bool(true))
             case "FALSE", "NO": return .value(.bool(false))
+            case let typed where (typed == "OID" || typed == "UUID") && peek?.kind == .symbol("("):
+                return .value(try typedLiteral(typed == "OID", after: token))
             default:
                 // `prices['eur']`: the tokenizer reads the brackets as a modifier.
                 if let next = peek, case .modifier(let inside) = next.kind, inside.count >= 2,
@@ -303,6 +305,27 @@ struct PredicateParser {
         default:
             throw error("expected a property name or a value, found \(token.describe)", at: token)
         }
+    }
+
+    /// Realm's typed literals, `oid(507f1f77bcf86cd799439011)` and
+    /// `uuid(137decc8-b300-4954-a233-f89909f4fd89)`: the raw text between the
+    /// parentheses, whatever tokens it made.
+    private mutating func typedLiteral(_ isObjectId: Bool, after name: Token) throws -> StoredValue {
+        let characters = Array(text)
+        let open = tokens[index].position
+        guard let close = characters[(open + 1)...].firstIndex(of: ")") else {
+            throw error("expected ')' to end the \(isObjectId ? "oid" : "uuid") literal", at: tokens[index])
+        }
+        while let next = peek, next.position <= close { index += 1 }
+        let raw = String(characters[(open + 1)..<close]).trimmingCharacters(in: .whitespaces)
+        if isObjectId {
+            guard let value = try? ObjectId(string: raw) else {
+                throw error("oid(\(raw)) is not an ObjectId: it needs 24 hexadecimal digits", at: name)
+            }
+            return .objectId(value)
+        }
+        guard let value = UUID(uuidString: raw) else { throw error("uuid(\(raw)) is not a UUID", at: name) }
+        return .uuid(value)
     }
 
     // MARK: Helpers

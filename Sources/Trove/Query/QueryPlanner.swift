@@ -167,8 +167,8 @@ enum QueryPlanner {
     static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
         let column = sort.column
         let type = table.layout.types[column]
-        // Strings, data and UUIDs sort by their bytes, as their index keys do.
-        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid]
+        // Strings, data, UUIDs and ObjectIds sort by their bytes, as their index keys do.
+        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid, .objectId]
         guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
         if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
         return table.indexes[column] != nil
@@ -393,7 +393,9 @@ enum QueryPlanner {
     private static func matchesEncoding(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (value, type) {
         case (.int, let type) where type.isInteger: return true
-        case (.double, .double), (.date, .date), (.string, .string), (.data, .data), (.uuid, .uuid), (.bool, .bool): return true
+        case (.double, .double), (.date, .date), (.string, .string), (.data, .data), (.uuid, .uuid), (.bool, .bool),
+            (.objectId, .objectId):
+            return true
         default: return false
         }
     }

@@ -35,6 +35,15 @@ enum ValueComparison {
         case (.data(let x), .data(let y)):
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.decimal(let x), .decimal(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.objectId(let x), .objectId(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.decimal128(let x), _), (_, .decimal128(let x)):
+            // Exactly, in decimal: the other side converted to a Decimal128.
+            let flipped: Bool
+            if case .decimal128 = a { flipped = false } else { flipped = true }
+            guard let y = (flipped ? a : b).decimal128Value else { return nil }
+            let (l, r) = flipped ? (y, x) : (x, y)
+            if l.isNaN || r.isNaN { return l.isNaN && r.isNaN ? .orderedSame : nil }
+            return l < r ? .orderedAscending : (l == r ? .orderedSame : .orderedDescending)
         default:
             guard let x = a.numeric, let y = b.numeric else { return nil }
             if x.isNaN || y.isNaN { return x.isNaN && y.isNaN ? .orderedSame : nil }

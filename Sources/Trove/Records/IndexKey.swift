@@ -26,6 +26,8 @@ enum IndexKey {
         case .data(let v): exact = OrderedKey.append(bytes: v, to: &key)
         case .uuid(let v): withUnsafeBytes(of: v.uuid) { exact = OrderedKey.append(bytes: $0, to: &key) }
         case .decimal(let v): OrderedKey.append(NSDecimalNumber(decimal: v).doubleValue, to: &key)
+        case .objectId(let v): exact = OrderedKey.append(bytes: v.bytes, to: &key)
+        case .decimal128(let v): OrderedKey.append(v.doubleValue, to: &key)
         }
         return (key, exact)
     }

@@ -76,6 +76,9 @@ struct RecordReader {
         case .string: return .string(String(decoding: heap(slot), as: UTF8.self))
         case .data: return .data(Data(heap(slot)))
         case .decimal: return .decimal(Decimal(string: String(decoding: heap(slot), as: UTF8.self)) ?? 0)
+        case .objectId: return .objectId(ObjectId(bytes: Array(bytes[slot..<slot + 12])))
+        case .decimal128:
+            return .decimal128(Decimal128(bid: (low: load(UInt64.self, slot), high: load(UInt64.self, slot + 8))))
         }
     }
 

@@ -78,6 +78,11 @@ struct RecordWriter {
                     record.storeBytes(
                         of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
                 case (.uuid, .uuid(let v)): record.storeBytes(of: v.uuid, toByteOffset: slot, as: uuid_t.self)
+                case (.objectId, .objectId(let v)):
+                    for (index, byte) in v.bytes.enumerated() { record[slot + index] = byte }
+                case (.decimal128, .decimal128(let v)):
+                    record.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
+                    record.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
                 case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
                 case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
                 case (.decimal, .decimal(let v)):
@@ -94,7 +99,8 @@ struct RecordWriter {
     private static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (type, value) {
         case (.bool, .bool), (.int8, .int), (.int16, .int), (.int32, .int), (.int, .int), (.link, .int), (.float, .float),
-            (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string), (.data, .data), (.decimal, .decimal):
+            (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string), (.data, .data), (.decimal, .decimal),
+            (.objectId, .objectId), (.decimal128, .decimal128):
             return true
         default: return false
         }
@@ -135,6 +141,11 @@ extension RecordWriter {
                 withUnsafeBytes(of: v.uuid) { source in
                     for index in 0..<16 { bytes[slot + index] = source[index] }
                 }
+            case (.objectId, .objectId(let v)):
+                for (index, byte) in v.bytes.enumerated() { bytes[slot + index] = byte }
+            case (.decimal128, .decimal128(let v)):
+                bytes.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
+                bytes.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
             default: return false
             }
             return true
@@ -162,6 +173,12 @@ extension StoredValue {
         case (.int, .int): return self
         case (.string(let v), .uuid): return UUID(uuidString: v).map { .uuid($0) }
         case (.string(let v), .decimal): return Decimal(string: v).map { .decimal($0) }
+        case (.string(let v), .objectId): return (try? ObjectId(string: v)).map { .objectId($0) }
+        case (.string(let v), .decimal128): return (try? Decimal128(string: v)).map { .decimal128($0) }
+        case (.int(let v), .decimal128): return .decimal128(Decimal128(v))
+        case (.double(let v), .decimal128): return .decimal128(Decimal128(v))
+        case (.float(let v), .decimal128): return .decimal128(Decimal128(v))
+        case (.decimal(let v), .decimal128): return (try? Decimal128(string: v.description)).map { .decimal128($0) }
         default: return nil
         }
     }

@@ -15,6 +15,8 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     case date(Date)
     case uuid(UUID)
     case decimal(Decimal)
+    case objectId(ObjectId)
+    case decimal128(Decimal128)
 
     /// Whether the value is `.null`.
     public var isNull: Bool {
@@ -36,6 +38,8 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .date(let v): return ISO8601DateFormatter().string(from: v)
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
+        case .objectId(let v): return v.stringValue
+        case .decimal128(let v): return v.description
         }
     }
 
@@ -52,6 +56,8 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .date: return "Date"
         case .uuid: return "UUID"
         case .decimal: return "Decimal"
+        case .objectId: return "ObjectId"
+        case .decimal128: return "Decimal128"
         }
     }
 
@@ -62,7 +68,20 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .float(let v): return Double(v)
         case .double(let v): return v
         case .decimal(let v): return NSDecimalNumber(decimal: v).doubleValue
+        case .decimal128(let v): return v.doubleValue
         case .bool(let v): return v ? 1 : 0
+        default: return nil
+        }
+    }
+
+    /// The value as a Decimal128, for exact comparisons with decimal128 values.
+    @usableFromInline package var decimal128Value: Decimal128? {
+        switch self {
+        case .decimal128(let v): return v
+        case .int(let v): return Decimal128(v)
+        case .float(let v): return Decimal128(v)
+        case .double(let v): return Decimal128(v)
+        case .decimal(let v): return try? Decimal128(string: v.description)
         default: return nil
         }
     }
@@ -117,6 +136,8 @@ extension StoredValue: Codable {
         case "date": self = .date(Date(timeIntervalSinceReferenceDate: try container.decode(Double.self, forKey: .value)))
         case "uuid": self = .uuid(try container.decode(UUID.self, forKey: .value))
         case "decimal": self = .decimal(Decimal(string: try container.decode(String.self, forKey: .value)) ?? 0)
+        case "objectId": self = .objectId(try container.decode(ObjectId.self, forKey: .value))
+        case "decimal128": self = .decimal128(try container.decode(Decimal128.self, forKey: .value))
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(type)")
         }
@@ -124,7 +145,7 @@ extension StoredValue: Codable {
 
     /// Encodes the value as its type name and value: `{"type": "int", "value": 42}`.
     /// Dates are seconds since 2001-01-01 (`timeIntervalSinceReferenceDate`),
-    /// decimals are strings, and null has only its type.
+    /// decimals, ObjectIds and Decimal128s are strings, and null has only its type.
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
@@ -140,6 +161,8 @@ extension StoredValue: Codable {
             try container.encode(v.timeIntervalSinceReferenceDate, forKey: .value)
         case .uuid(let v): try container.encode("uuid", forKey: .type); try container.encode(v, forKey: .value)
         case .decimal(let v): try container.encode("decimal", forKey: .type); try container.encode(v.description, forKey: .value)
+        case .objectId(let v): try container.encode("objectId", forKey: .type); try container.encode(v, forKey: .value)
+        case .decimal128(let v): try container.encode("decimal128", forKey: .type); try container.encode(v, forKey: .value)
         }
     }
 }

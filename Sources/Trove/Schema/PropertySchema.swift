@@ -122,6 +122,8 @@ extension PropertyType {
         case .date: return .date(.init(timeIntervalSinceReferenceDate: 0))
         case .uuid: return .uuid(.init(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal: return .decimal(0)
+        case .objectId: return .objectId(ObjectId())
+        case .decimal128: return .decimal128(Decimal128())
         case .link: return .null
         }
     }

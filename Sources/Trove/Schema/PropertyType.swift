@@ -1,6 +1,10 @@
 /// The types a persisted property can have.
 public enum PropertyType: String, Codable, Sendable, CaseIterable {
     case bool, int, int8, int16, int32, float, double, string, data, date, uuid, decimal
+    /// A BSON ObjectId (``ObjectId``): 12 bytes.
+    case objectId
+    /// An IEEE 754 decimal128 (``Decimal128``): 16 bytes.
+    case decimal128
     /// A link to another object: its object key (the target type is
     /// ``PropertySchema/objectType``).
     case link
@@ -13,7 +17,8 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .int16: return 2
         case .int32, .float: return 4
         case .int, .double, .date, .link: return 8
-        case .uuid: return 16
+        case .uuid, .decimal128: return 16
+        case .objectId: return 12
         case .string, .data, .decimal: return 8
         }
     }
@@ -34,7 +39,7 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
 
     var isNumeric: Bool {
         switch self {
-        case .int, .int8, .int16, .int32, .float, .double, .decimal: return true
+        case .int, .int8, .int16, .int32, .float, .double, .decimal, .decimal128: return true
         default: return false
         }
     }
@@ -54,6 +59,8 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .date: return "Date"
         case .uuid: return "UUID"
         case .decimal: return "Decimal"
+        case .objectId: return "ObjectId"
+        case .decimal128: return "Decimal128"
         case .link: return "Object"
         }
     }
@@ -61,7 +68,7 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
     /// Whether a secondary index can be built on this type.
     var isIndexable: Bool {
         switch self {
-        case .float, .decimal, .link: return false
+        case .float, .decimal, .decimal128, .link: return false
         default: return true
         }
     }
