@@ -13,7 +13,7 @@
 ///
 /// A managed set iterates in value order (strings by their UTF-8 bytes,
 /// numbers by value, objects by object key).
-public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, CustomStringConvertible {
+public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessCollection, CustomStringConvertible {
     private var unmanaged: [Element] = []
     private let owner: Object?
     private let column: Int
@@ -71,6 +71,25 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
     /// Iterates the elements in the set's order, as they were when the loop started.
     public func makeIterator() -> IndexingIterator<[Element]> { array().makeIterator() }
 
+    /// The position of the first element: always 0.
+    public var startIndex: Int { 0 }
+    /// One past the last position: ``count``.
+    public var endIndex: Int { count }
+
+    /// The element at `position` in the set's order (Realm's `set[0]`). A
+    /// managed set reads its elements up to there; iterate to visit them all.
+    ///
+    /// ```swift
+    /// let firstTag = photo.tags[0]
+    /// ```
+    public subscript(position: Int) -> Element {
+        let elements = array()
+        precondition(
+            position >= 0 && position < elements.count,
+            "Trove: index \(position) is out of range for a MutableSet of \(elements.count) elements")
+        return elements[position]
+    }
+
     /// The elements as text: `MutableSet["beach", "sea"]`.
     public var description: String { "MutableSet\(array())" }
 
@@ -108,6 +127,15 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: Sequence, Cus
     /// Adds every element of a sequence.
     public func formUnion<S: Sequence>(_ other: S) where S.Element == Element {
         for element in other { insert(element) }
+    }
+
+    /// Adds every element of a sequence: ``formUnion(_:)`` under Realm's name.
+    ///
+    /// ```swift
+    /// try db.write { photo.tags.insert(objectsIn: ["sea", "sun"]) }
+    /// ```
+    public func insert<S: Sequence>(objectsIn elements: S) where S.Element == Element {
+        formUnion(elements)
     }
 
     /// Keeps only the elements that are also in `other`.

@@ -353,16 +353,18 @@ extension Decimal128 {
             index += 1
         }
 
-        // ASCII-only case folding: no other letters may spell these words.
-        let word = String(
-            String.UnicodeScalarView(
-                scalars[index...].map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 }))
-        let sign = negative ? Encoding.signBit : 0
-        switch word {
-        case "inf", "infinity": return .success(Decimal128(high: Encoding.infinity | sign, low: 0))
-        case "nan": return .success(Decimal128(high: Encoding.nan | sign, low: 0))
-        case "snan": return .success(Decimal128(high: Encoding.signalingNaN | sign, low: 0))
-        default: break
+        if index < scalars.count, scalars[index].properties.isAlphabetic {
+            // ASCII-only case folding: no other letters may spell these words.
+            let word = String(
+                String.UnicodeScalarView(
+                    scalars[index...].map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 32)! : $0 }))
+            let sign = negative ? Encoding.signBit : 0
+            switch word {
+            case "inf", "infinity": return .success(Decimal128(high: Encoding.infinity | sign, low: 0))
+            case "nan": return .success(Decimal128(high: Encoding.nan | sign, low: 0))
+            case "snan": return .success(Decimal128(high: Encoding.signalingNaN | sign, low: 0))
+            default: break
+            }
         }
 
         var digits: [UInt8] = []
@@ -415,8 +417,9 @@ extension Decimal128: CustomStringConvertible {
     /// Coefficients below 2^64 print in plain or scientific notation with a
     /// capital `E` (`"2.5"`, `"1.23E6"`, `"1E-3"`, `"-0"`, `"Inf"`, `"NaN"`);
     /// larger ones print as the whole coefficient with a signed exponent
-    /// (`"+1234567890123456789012345678901234E+4"`). Parsing the text gives an
-    /// equal value.
+    /// (`"+1234567890123456789012345678901234E+4"`). Parsing the text gives
+    /// back an equal number; NaN payloads are not kept, and realm-core's null
+    /// marker (a NaN with payload 0xaa) prints as `"NULL"`.
     ///
     /// ```swift
     /// Decimal128("1.234567") + "9.876543"  // prints 11.11111
@@ -442,7 +445,7 @@ extension Decimal128: CustomStringConvertible {
 
     /// realm-core's `Decimal128::to_string`, untrimmed: `"1.00"` for `100E-2`.
     var coreDescription: String {
-        if high == Encoding.nan && low == 0xaa { return "NULL" }  // realm-core's null marker
+        if isRealmNullMarker { return "NULL" }
         if high & Encoding.coefficientHighMask != 0 { return intelDescription }
         let sign = high & Encoding.signBit != 0 ? "-" : ""
         if high & Encoding.infinity == Encoding.infinity {
@@ -543,14 +546,16 @@ extension Decimal128: Codable {
         }
     }
 
-    /// Encodes the value as its ``description`` string, as Realm does.
+    /// Encodes the value as its ``description`` string, as Realm does
+    /// (realm-core's null marker, which prints as `"NULL"`, encodes as
+    /// `"NaN"` so that it decodes).
     ///
     /// ```swift
     /// String(decoding: try JSONEncoder().encode(Decimal128("2.50")), as: UTF8.self)  // "\"2.5\""
     /// ```
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        try container.encode(description)
+        try container.encode(isRealmNullMarker ? "NaN" : description)
     }
 }
 
@@ -908,6 +913,9 @@ extension Decimal128 {
         static let maxExponent = 6111
         static let digits = 34
     }
+
+    /// The NaN realm-core uses for a null `Decimal128` column value.
+    private var isRealmNullMarker: Bool { high == Encoding.nan && low == 0xaa }
 
     /// Sign, exponent and coefficient of a finite value; a non-canonical
     /// coefficient reads as zero, as in the Intel library.
@@ -1317,7 +1325,6 @@ private struct Wide: Comparable {
     /// 10^33 - 1, the largest canonical NaN payload.
     static let maxPayload = powersOfTen[33] - Wide(1)
 }
-
 
 /// An unsigned integer of any size, used only for the exact value of a
 /// `Double` (at most about 2,600 bits).

@@ -188,10 +188,15 @@ extension ObjectId: CustomStringConvertible, LosslessStringConvertible {
 
     /// Parses 24 hexadecimal digits, or returns `nil`.
     ///
+    /// A string literal argument picks ``init(_:)-(StaticString)`` instead,
+    /// so `ObjectId("…")` is not optional, as in Realm.
+    ///
     /// ```swift
-    /// ObjectId("000123450000ffbeef91906c" as String) != nil  // true
-    /// ObjectId("not an id" as String) == nil                  // true
+    /// let text = "000123450000ffbeef91906c"
+    /// ObjectId(text) != nil         // true
+    /// ObjectId("not an id" as String) == nil  // true
     /// ```
+    @_disfavoredOverload
     public init?(_ description: String) {
         guard let value = try? ObjectId(string: description) else { return nil }
         self = value
