@@ -12,6 +12,12 @@ final class Walker: Object {
     @Persisted var dog: Dog?
 }
 
+final class Pound: Object {
+    @Persisted var dogs = MutableSet<Dog>()
+    @Persisted var byTag = Map<String, Dog?>()
+    @Persisted var fees = Map<String, Int>()
+}
+
 /// Sums ages through the protocol, whatever the collection.
 private func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == Dog {
     dogs.sum(ofProperty: "age")
@@ -71,6 +77,68 @@ struct RealmCollectionTests {
         try realm.write { realm.create(Dog.self, value: ["Bo", 5]) }
         try realm.write { realm.objects(Dog.self).first?.age = 4 }
         #expect(events == ["initial 1", "update [] [1] []", "update [] [] [0]"])
+        token.invalidate()
+    }
+
+    @Test("MutableSet is a RealmCollection too; AnyRealmCollection wraps unmanaged collections")
+    func setsAndUnmanaged() throws {
+        let realm = try realm()
+        let pound = Pound()
+        pound.dogs.insert(objectsIn: [Dog(value: ["Rex", 3]), Dog(value: ["Bo", 5])])
+        let unmanaged = AnyRealmCollection(pound.dogs)
+        #expect(unmanaged.count == 2)
+        #expect(Set(unmanaged.map(\.name)) == ["Rex", "Bo"])
+        try realm.write { realm.add(pound) }
+        #expect(totalAge(pound.dogs) == 8)
+        #expect(pound.dogs.filter("age > 4").map(\.name) == ["Bo"])
+        #expect(pound.dogs.realm == realm)
+        #expect(pound.dogs[0].isSameObject(as: realm.object(ofType: Dog.self, forPrimaryKey: pound.dogs[0].name)))
+        #expect(Set(AnyRealmCollection(pound.dogs).value(forKeyPath: "name").compactMap { $0 as? String }) == ["Rex", "Bo"])
+        #expect(pound.dogs == realm.objects(Pound.self).first!.dogs)
+        #expect(pound.dogs != Pound().dogs)
+        try realm.write { realm.delete(pound) }
+        #expect(pound.dogs.isInvalidated)
+    }
+
+    @Test("a map merges, updates and removes by Realm's names, and its observer gets keys")
+    func mapsByKey() throws {
+        let realm = try realm()
+        let pound = Pound()
+        try realm.write { realm.add(pound) }
+        var events: [String] = []
+        let token = pound.fees.observe { change in
+            switch change {
+            case .initial(let map): events.append("initial \(map.count)")
+            case .update(_, let deletions, let insertions, let modifications):
+                events.append("update \(deletions) \(insertions) \(modifications)")
+            case .error(let error): events.append("error \(error)")
+            }
+        }
+        try realm.write { pound.fees.merge(["a": 1, "b": 2]) { _, new in new } }
+        try realm.write {
+            pound.fees.merge(["b": 5, "c": 3]) { current, new in current + new }
+            pound.fees.removeObject(for: "a")
+        }
+        try realm.write { pound.fees.updateValue(9, forKey: "c") }
+        #expect(pound.fees["b"] == 7 && pound.fees["c"] == 9 && pound.fees["a"] == nil)
+        #expect(events == ["initial 0", "update [] [\"a\", \"b\"] []", "update [\"a\"] [\"c\"] [\"b\"]", "update [] [] [\"c\"]"])
+        token.invalidate()
+    }
+
+    @Test("observe with Realm's ObjectChange<ObjectBase> and property names")
+    func observeAsObjectBase() throws {
+        let realm = try realm()
+        let dog = Dog(value: ["Rex", 3])
+        try realm.write { realm.add(dog) }
+        var seen: [String] = []
+        let token = dog.observe(keyPaths: ["age"]) { (change: ObjectChange<ObjectBase>) in
+            if case .change(let object, let properties) = change {
+                seen.append("\((object as? Dog)?.name ?? "?") \(properties.map(\.name))")
+            }
+        }
+        try realm.write { dog.toys.append("ball") }
+        try realm.write { dog.age = 4 }
+        #expect(seen == ["Rex [\"age\"]"])
         token.invalidate()
     }
 }

@@ -87,6 +87,60 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
         return old
     }
 
+    /// Sets the value for `key`, adding the entry if it is new (Realm's name
+    /// for the subscript's setter).
+    ///
+    /// ```swift
+    /// try db.write { item.prices.updateValue(1200, forKey: "krw") }
+    /// ```
+    public func updateValue(_ value: Value, forKey key: Key) {
+        self[key] = value
+    }
+
+    /// Removes the entry for `key`, if there is one (Realm's name for ``removeValue(forKey:)``).
+    ///
+    /// ```swift
+    /// try db.write { item.prices.removeObject(for: "usd") }
+    /// ```
+    public func removeObject(for key: Key) {
+        self[key] = nil
+    }
+
+    /// Adds the entries of `other`; where a key is in both, `combine` gets the
+    /// current and the new value and returns the one to keep.
+    ///
+    /// ```swift
+    /// try db.write { item.prices.merge(["krw": 1200, "eur": 1]) { _, new in new } }
+    /// ```
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+    where S.Element == (key: Key, value: Value) {
+        for (key, value) in Array(other) {
+            if let current = self[key] {
+                self[key] = try combine(current, value)
+            } else {
+                self[key] = value
+            }
+        }
+    }
+
+    /// Adds the entries of a dictionary, as the sequence form of `merge(_:uniquingKeysWith:)` does.
+    ///
+    /// ```swift
+    /// try db.write { item.prices.merge(["krw": 1200]) { current, _ in current } }
+    /// ```
+    public func merge(_ other: [Key: Value], uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+        try merge(other.map { (key: $0.key, value: $0.value) }, uniquingKeysWith: combine)
+    }
+
+    /// Adds the entries of another map, as the sequence form of `merge(_:uniquingKeysWith:)` does.
+    ///
+    /// ```swift
+    /// try db.write { item.prices.merge(other.prices) { _, new in new } }
+    /// ```
+    public func merge(_ other: Map, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+        try merge(other.entries(), uniquingKeysWith: combine)
+    }
+
     /// Removes every entry.
     public func removeAll() {
         guard let place else { return unmanaged.removeAll() }

@@ -15,14 +15,19 @@ import TroveStorage
 public protocol RealmCollection<Element>: RandomAccessCollection where Element: Object, Index == Int {
     /// The collection's objects as live Trove ``Results``, in its order.
     var realmResults: Results<Element> { get }
+    /// Whether the collection can no longer be read (the object owning it was deleted).
+    var isInvalidated: Bool { get }
 }
 
 extension RealmCollection {
     /// The Realm the collection reads from.
     public var realm: Realm? { Realm(realmResults.database) }
 
-    /// Whether the collection can no longer be read (its owner was deleted).
+    /// Whether the collection can no longer be read: false unless the type says otherwise.
     public var isInvalidated: Bool { false }
+
+    /// Whether the collection is a frozen snapshot; Trove's Realm collections are always live.
+    public var isFrozen: Bool { false }
 
     /// The position of `object` in the collection, or nil.
     public func index(of object: Element) -> Int? {
@@ -74,6 +79,20 @@ extension RealmCollection {
 
     /// The values of one property of every object, in order.
     public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
+
+    /// The values at a key path of every object, in order: `"owner.name"`
+    /// follows the link (nil where it is nil), `"self"` is the object.
+    ///
+    /// ```swift
+    /// let names = dogs.value(forKeyPath: "owner.name") as! [String?]
+    /// ```
+    public func value(forKeyPath keyPath: String) -> [Any?] {
+        map { object in
+            keyPath.split(separator: ".").reduce(Optional<Any>.some(object)) { current, key in
+                (current as? Object)?.value(forKey: String(key))
+            }
+        }
+    }
 
     /// Sets one property of every object (inside a write).
     public func setValue(_ value: Any?, forKey key: String) { forEach { $0.setValue(value, forKey: key) } }
@@ -134,20 +153,26 @@ public enum RealmCollectionChange<CollectionType> {
 /// let items = AnyRealmCollection(room.messages)   // or of realm.objects(ChatMessage.self)
 /// ```
 public struct AnyRealmCollection<Element: Object>: RealmCollection {
-    /// The objects, as live results.
-    public let realmResults: Results<Element>
+    /// The collection wrapped.
+    private let base: any RealmCollection<Element>
 
-    /// Wraps any Realm collection.
+    /// Wraps any Realm collection (an unmanaged list or set too).
     public init<C: RealmCollection>(_ base: C) where C.Element == Element {
-        realmResults = base.realmResults
+        self.base = base
     }
+
+    /// The objects, as live results.
+    public var realmResults: Results<Element> { base.realmResults }
+
+    /// Whether the wrapped collection can no longer be read.
+    public var isInvalidated: Bool { base.isInvalidated }
 
     /// The first position (0).
     public var startIndex: Int { 0 }
     /// One past the last position.
-    public var endIndex: Int { realmResults.count }
+    public var endIndex: Int { base.count }
     /// The object at `position`.
-    public subscript(position: Int) -> Element { realmResults[position] }
+    public subscript(position: Int) -> Element { base[position] }
 
     /// The objects a query string matches (no `try`: a bad query traps, as in Realm).
     public func filter(_ predicateFormat: String) -> Results<Element> { realmQuery(predicateFormat, []) }
@@ -163,6 +188,11 @@ extension Results: RealmCollection where Element: Object {
 
 extension List: RealmCollection where Element: Object {
     /// The list's objects, in list order.
+    public var realmResults: Results<Element> { results() }
+}
+
+extension MutableSet: RealmCollection where Element: Object {
+    /// The set's objects, in the set's order.
     public var realmResults: Results<Element> { results() }
 }
 

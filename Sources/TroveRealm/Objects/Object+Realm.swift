@@ -1,9 +1,73 @@
+import Foundation
 import Trove
+
+/// Realm's base class of `Object` and `EmbeddedObject`: Trove's ``Trove/Object``.
+public typealias ObjectBase = Object
 
 extension Object {
     /// The Realm that manages this object, or nil while it is unmanaged
     /// (Realm's `object.realm`).
     public var realm: Realm? { database.map(Realm.init) }
+
+    /// Whether `object` is this object: the same instance, or the same stored
+    /// object read twice (Realm's `isSameObject(as:)`).
+    ///
+    /// ```swift
+    /// let again = realm.object(ofType: Dog.self, forPrimaryKey: "Rex")
+    /// dog.isSameObject(as: again)   // true
+    /// ```
+    public func isSameObject(as object: Object?) -> Bool {
+        guard let object else { return false }
+        return self == object
+    }
+
+    /// Objective-C's `isEqual(_:)`, which Realm objects inherit from
+    /// `NSObject`: the same stored object (see ``isSameObject(as:)``).
+    ///
+    /// ```swift
+    /// dog.isEqual(again)   // true
+    /// ```
+    public func isEqual(_ object: Any?) -> Bool {
+        guard let object = object as? Object else { return false }
+        return isSameObject(as: object)
+    }
+
+    /// Realm's generic `observe`: the change hands the object over as `T`
+    /// (`ObjectChange<ObjectBase>` in code written against any object), and
+    /// `keyPaths` names the properties to watch.
+    ///
+    /// ```swift
+    /// let token = dog.observe { (change: ObjectChange<ObjectBase>) in … }
+    /// ```
+    public func observe<T: ObjectBase>(
+        keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+    ) -> NotificationToken {
+        let forward: (ObjectChange<Object>) -> Void = { change in
+            switch change {
+            case .change(let object, let properties): block(.change(object as! T, properties))
+            case .deleted: block(.deleted)
+            case .error(let error): block(.error(error))
+            }
+        }
+        return observeAsObject(keyPaths: keyPaths, forward)
+    }
+}
+
+extension _ObservableObject where Self: Object {
+    /// Trove's typed `observe`, with the object handed over as an `Object`.
+    fileprivate func observeAsObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Object>) -> Void)
+        -> NotificationToken
+    {
+        let forward: (ObjectChange<Self>) -> Void = { change in
+            switch change {
+            case .change(let object, let properties): block(.change(object, properties))
+            case .deleted: block(.deleted)
+            case .error(let error): block(.error(error))
+            }
+        }
+        if let keyPaths { return observe(keyPaths: keyPaths, forward) }
+        return observe(forward)
+    }
 }
 
 extension Results {
@@ -13,5 +77,20 @@ extension Results {
 
 extension List {
     /// The Realm of the object that owns the list; nil while it is unmanaged.
-    public var realm: Realm? { managingObject?.database.map(Realm.init) }
+    public var realm: Realm? { database.map(Realm.init) }
+}
+
+extension MutableSet {
+    /// The Realm of the object that owns the set; nil while it is unmanaged.
+    public var realm: Realm? { database.map(Realm.init) }
+}
+
+extension Map {
+    /// The Realm of the object that owns the map; nil while it is unmanaged.
+    public var realm: Realm? { database.map(Realm.init) }
+}
+
+extension LinkingObjects {
+    /// The Realm of the object linked to; nil while it is unmanaged.
+    public var realm: Realm? { asResults().map { Realm($0.database) } }
 }

@@ -52,3 +52,16 @@ extension LinkingObjects {
     /// Realm's `filter(_:_:)` on inverse links, with any number of arguments.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
 }
+
+extension MutableSet where Element: Object {
+    /// Realm's `filter(_:)` on a set, without arguments.
+    public func filter(_ predicateFormat: String) -> Results<Element> { realmQuery(predicateFormat, []) }
+
+    /// Realm's `filter(_:_:)` on a set, with one argument (optionals included).
+    public func filter(_ predicateFormat: String, _ first: Any?) -> Results<Element> {
+        realmQuery(predicateFormat, [first])
+    }
+
+    /// Realm's `filter(_:_:)` on a set, with any number of arguments.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
+}

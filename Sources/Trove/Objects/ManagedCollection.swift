@@ -1,0 +1,82 @@
+/// What ``List``, ``MutableSet`` and ``Map`` share as properties of an
+/// object: the object and column they belong to while it is managed.
+protocol ManagedCollection: AnyObject {
+    var managedOwner: Object? { get }
+    var managedColumn: Int { get }
+}
+
+extension ManagedCollection {
+    /// The handle of the owning object, or nil while unmanaged.
+    var owningDatabase: Database? { managedOwner?.database }
+
+    /// Whether the owning object was deleted, so the collection cannot be read.
+    var ownerIsInvalidated: Bool { managedOwner?.isInvalidated ?? false }
+
+    /// The same collection: the same instance, or the same property of the same stored object.
+    func isSameCollection(as other: any ManagedCollection) -> Bool {
+        if self === other { return true }
+        guard let owner = managedOwner, let otherOwner = other.managedOwner else { return false }
+        return owner == otherOwner && managedColumn == other.managedColumn
+    }
+}
+
+extension List: ManagedCollection, Equatable {
+    /// The database handle of the object that owns the list; nil while unmanaged.
+    ///
+    /// ```swift
+    /// let db = room.messages.database
+    /// ```
+    public var database: Database? { owningDatabase }
+
+    /// True once the object owning the list was deleted; the list can then no longer be read.
+    ///
+    /// ```swift
+    /// if !room.messages.isInvalidated { print(room.messages.count) }
+    /// ```
+    public var isInvalidated: Bool { ownerIsInvalidated }
+
+    /// Two lists are equal when they are the same instance, or the same
+    /// property of the same stored object (not when their elements are equal;
+    /// compare `Array(a) == Array(b)` for that).
+    public static func == (lhs: List, rhs: List) -> Bool { lhs.isSameCollection(as: rhs) }
+}
+
+extension MutableSet: ManagedCollection, Equatable {
+    /// The database handle of the object that owns the set; nil while unmanaged.
+    ///
+    /// ```swift
+    /// let db = photo.tags.database
+    /// ```
+    public var database: Database? { owningDatabase }
+
+    /// True once the object owning the set was deleted.
+    ///
+    /// ```swift
+    /// if !photo.tags.isInvalidated { print(photo.tags.count) }
+    /// ```
+    public var isInvalidated: Bool { ownerIsInvalidated }
+
+    /// Two sets are equal when they are the same instance, or the same
+    /// property of the same stored object.
+    public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool { lhs.isSameCollection(as: rhs) }
+}
+
+extension Map: ManagedCollection, Equatable {
+    /// The database handle of the object that owns the map; nil while unmanaged.
+    ///
+    /// ```swift
+    /// let db = item.prices.database
+    /// ```
+    public var database: Database? { owningDatabase }
+
+    /// True once the object owning the map was deleted.
+    ///
+    /// ```swift
+    /// if !item.prices.isInvalidated { print(item.prices.count) }
+    /// ```
+    public var isInvalidated: Bool { ownerIsInvalidated }
+
+    /// Two maps are equal when they are the same instance, or the same
+    /// property of the same stored object.
+    public static func == (lhs: Map, rhs: Map) -> Bool { lhs.isSameCollection(as: rhs) }
+}

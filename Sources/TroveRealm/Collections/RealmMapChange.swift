@@ -1,0 +1,62 @@
+import Foundation
+import Trove
+
+/// What Realm's keyed collections share (Realm's `RealmKeyedCollection`):
+/// a key type and a value type. ``Trove/Map`` conforms.
+public protocol RealmKeyedCollection<Key, Value> {
+    /// The key type.
+    associatedtype Key: Hashable
+    /// The value type.
+    associatedtype Value
+}
+
+extension Map: RealmKeyedCollection {}
+
+/// What an observer of a map receives (Realm's `RealmMapChange`): the keys
+/// deleted, inserted and modified rather than positions.
+///
+/// ```swift
+/// let token = item.prices.observe { change in
+///     if case .update(_, let deleted, let inserted, let modified) = change { print(deleted, inserted, modified) }
+/// }
+/// ```
+public enum RealmMapChange<Collection: RealmKeyedCollection> {
+    /// The map when observation starts.
+    case initial(Collection)
+    /// The map after a commit, with the keys removed, added and whose values changed.
+    case update(Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+    /// The map can no longer be read.
+    case error(any Swift.Error)
+}
+
+extension Map {
+    /// Observes the map by key (Realm's `observe` on a `Map`): first
+    /// `.initial`, then after each commit that changes it the keys deleted,
+    /// inserted and modified. `keyPaths` is accepted for Realm's signature;
+    /// Trove reports a change of any property of a linked object.
+    ///
+    /// ```swift
+    /// let token = item.prices.observe { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
+    ) -> NotificationToken {
+        var keys = self.keys
+        return observe { (change: CollectionChangeSet) in
+            if let error = change.error {
+                block(.error(Realm.Error(error)))
+                return
+            }
+            let newKeys = self.keys
+            defer { keys = newKeys }
+            if change.isInitial {
+                block(.initial(self))
+                return
+            }
+            block(
+                .update(
+                    self, deletions: change.deletions.map { keys[$0] }, insertions: change.insertions.map { newKeys[$0] },
+                    modifications: change.modifications.map { newKeys[$0] }))
+        }
+    }
+}
