@@ -141,4 +141,25 @@ struct RealmCollectionTests {
         #expect(seen == ["Rex [\"age\"]"])
         token.invalidate()
     }
+
+    @Test("in generic code: filter, key-path sorts, distinct and aggregates, and NSNumber aggregates")
+    func genericKeyPaths() throws {
+        let realm = try realm()
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 5]]])
+        try realm.write { realm.add(kennel) }
+        func check<C: RealmCollection>(_ dogs: C) where C.Element == Dog {
+            #expect(dogs.filter("age == %@", 5).count == 2)
+            #expect(dogs.sorted(by: \.age, ascending: false).first?.age == 5)
+            #expect(dogs.distinct(by: [\.age]).map(\.age).sorted() == [3, 5])
+            #expect(dogs.min(of: \.age) == 3 && dogs.max(of: \.age) == 5 && dogs.sum(of: \.age) == 13)
+            #expect((dogs.average(of: \.age) as Double?).map { abs($0 - 13.0 / 3) < 1e-9 } == true)
+            #expect(dogs.sum(ofProperty: "age") as NSNumber == 13)
+            #expect(dogs.max(ofProperty: "age") as NSNumber? == 5)
+            #expect(dogs.min(ofProperty: "age") as NSNumber? == 3)
+            #expect((dogs.average(ofProperty: "age") as NSNumber?)?.doubleValue == 13.0 / 3)
+        }
+        check(kennel.dogs)
+        check(realm.objects(Dog.self))
+        check(AnyRealmCollection(kennel.dogs))
+    }
 }

@@ -34,6 +34,23 @@ extension Results {
         return distinct(keys: [SortKey(column: column, ascending: true)])
     }
 
+    /// The elements with repeats of a combination of properties removed,
+    /// keeping the first of each (Realm's `distinct(by: [\.a, \.b])`).
+    ///
+    /// ```swift
+    /// let oneVisitPerDay = db.objects(Visit.self).distinct(by: [\Visit.day, \Visit.place])
+    /// ```
+    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results {
+        let keys = keyPaths.map { keyPath -> SortKey in
+            let column = source.column(for: keyPath)
+            precondition(
+                table.layout.inRecord[column],
+                "Trove: cannot make \(table.name) distinct by the collection \(table.schema.properties[column].name)")
+            return SortKey(column: column, ascending: true)
+        }
+        return distinct(keys: keys)
+    }
+
     /// How Trove answers these results, one step a line: the index it uses
     /// (and how many candidates it found) or the scan, then the sort and any
     /// `DISTINCT` or `LIMIT`. Runs the index lookup, not the rest.

@@ -77,6 +77,111 @@ extension RealmCollection {
         return T(_troveStored: .double(values.reduce(0, +) / Double(values.count)))
     }
 
+    /// The objects a query string matches (no `try`: a bad query traps, as in Realm).
+    ///
+    /// ```swift
+    /// func adults<C: RealmCollection>(_ people: C) -> Results<C.Element> { people.filter("age >= %@", 18) }
+    /// ```
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
+
+    /// The objects sorted by a property.
+    ///
+    /// ```swift
+    /// let byAge = dogs.sorted(by: \.age, ascending: false)
+    /// ```
+    public func sorted<V: _TroveStorable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element> {
+        realmResults.sorted(by: keyPath, ascending: ascending)
+    }
+
+    /// The first object of each distinct combination of properties.
+    ///
+    /// ```swift
+    /// let oneDogPerAge = dogs.distinct(by: [\.age])
+    /// ```
+    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results<Element> {
+        realmResults.distinct(by: keyPaths)
+    }
+
+    /// The smallest value of a property, or nil when there are none.
+    ///
+    /// ```swift
+    /// let youngest = dogs.min(of: \.age)
+    /// ```
+    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { realmResults.min(of: keyPath) }
+
+    /// The largest value of a property, or nil when there are none.
+    ///
+    /// ```swift
+    /// let oldest = dogs.max(of: \.age)
+    /// ```
+    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { realmResults.max(of: keyPath) }
+
+    /// The sum of a numeric property (0 when there are none).
+    ///
+    /// ```swift
+    /// let years = dogs.sum(of: \.age)
+    /// ```
+    public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V {
+        realmResults.sum(of: keyPath)
+    }
+
+    /// The mean of a numeric property as `T` (Realm's typed `average(of:)`), or nil when there are none.
+    ///
+    /// ```swift
+    /// let meanAge: Double? = dogs.average(of: \.age)
+    /// ```
+    public func average<V: _TroveStorable, T: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> T? {
+        realmResults.average(of: keyPath).map { T(_troveStored: .double($0)) }
+    }
+
+    /// The sum of a numeric property as an `NSNumber` (Realm code that reads aggregates untyped).
+    ///
+    /// ```swift
+    /// let total = dogs.sum(ofProperty: "age") as NSNumber
+    /// ```
+    public func sum(ofProperty property: String) -> NSNumber {
+        let values = numbers(property)
+        if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+            return NSNumber(value: values.reduce(Int64(0)) { $0 + Int64(_troveStored: $1) })
+        }
+        return NSNumber(value: values.compactMap(\.numeric).reduce(0, +))
+    }
+
+    /// The mean of a numeric property as an `NSNumber`, or nil when there are none.
+    ///
+    /// ```swift
+    /// let mean = dogs.average(ofProperty: "age") as NSNumber?
+    /// ```
+    public func average(ofProperty property: String) -> NSNumber? {
+        let values = numbers(property).compactMap(\.numeric)
+        return values.isEmpty ? nil : NSNumber(value: values.reduce(0, +) / Double(values.count))
+    }
+
+    /// The smallest value of a numeric property as an `NSNumber`, or nil when there are none.
+    ///
+    /// ```swift
+    /// let youngest = dogs.min(ofProperty: "age") as NSNumber?
+    /// ```
+    public func min(ofProperty property: String) -> NSNumber? { extremeNumber(property, largest: false) }
+
+    /// The largest value of a numeric property as an `NSNumber`, or nil when there are none.
+    ///
+    /// ```swift
+    /// let oldest = dogs.max(ofProperty: "age") as NSNumber?
+    /// ```
+    public func max(ofProperty property: String) -> NSNumber? { extremeNumber(property, largest: true) }
+
+    private func extremeNumber(_ property: String, largest: Bool) -> NSNumber? {
+        let values = numbers(property)
+        guard let first = values.first else { return nil }
+        let best = values.dropFirst().reduce(first) { current, value in
+            guard let x = value.numeric, let y = current.numeric else { return current }
+            return (largest ? x > y : x < y) ? value : current
+        }
+        if case .int(let v) = best { return NSNumber(value: v) }
+        return best.numeric.map { NSNumber(value: $0) }
+    }
+
     /// The values of one property of every object, in order.
     public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
 
@@ -131,7 +236,7 @@ extension RealmCollection {
         }
     }
 
-    private func numbers(_ property: String) -> [StoredValue] {
+    func numbers(_ property: String) -> [StoredValue] {
         compactMap { StoredValue(any: $0.value(forKey: property)) }.filter { $0 != .null }
     }
 }
