@@ -103,12 +103,7 @@ extension DogKeeper {
 
 @Suite("writeAsync")
 struct AsyncWriteTests {
-    private func url(_ name: String = #function) -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
-            .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory.appendingPathComponent("a.realm")
-    }
+    private func url(_ name: String = #function) -> URL { realmDirectory(name).appendingPathComponent("a.realm") }
 
     @Test("in an actor, writeAsync returns at once and commits later, then calls onComplete on the actor")
     func inAnActor() async throws {

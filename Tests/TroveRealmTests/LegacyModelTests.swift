@@ -40,18 +40,9 @@ final class LegacyIgnoredPersisted: Object {
 
 @Suite("Realm's legacy model declarations")
 struct LegacyModelTests {
-    private func realm(_ name: String = #function) throws -> Realm {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
-            .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8)).realm")
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        return try Realm(
-            configuration: Realm.Configuration(fileURL: url, objectTypes: [LegacyOwner.self, LegacyPet.self]))
-    }
-
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")
     func classMethods() throws {
-        let realm = try realm()
+        let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])
         let schema = try #require(realm.schema["LegacyOwner"])
         #expect(schema.primaryKeyProperty?.name == "name")
         #expect(schema.properties.first { $0.name == "age" }?.isIndexed == true)
@@ -64,7 +55,7 @@ struct LegacyModelTests {
 
     @Test("RealmOptional and RealmProperty read and write through .value, managed or not, and are queryable")
     func realmPropertyValues() throws {
-        let realm = try realm()
+        let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])
         let owner = LegacyOwner()
         owner.name = "Min"
         #expect(owner.age.value == nil)
@@ -85,7 +76,7 @@ struct LegacyModelTests {
 
     @Test("LinkingObjects(fromType:property:) is the inverse of the named link")
     func linkingObjectsFromType() throws {
-        let realm = try realm()
+        let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])
         let pet = LegacyPet(value: ["name": "Rex"])
         try realm.write { realm.add(LegacyOwner(value: ["name": "Min", "pets": [pet]])) }
         #expect(pet.owners.map(\.name) == ["Min"])
@@ -107,7 +98,7 @@ struct LegacyModelTests {
 
     @Test("List replaces ranges of elements, managed or not")
     func listRanges() throws {
-        let realm = try realm()
+        let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])
         let owner = LegacyOwner(value: ["name": "Min"])
         let names = ["a", "b", "c", "d"]
         owner.pets.append(objectsIn: names.map { LegacyPet(value: ["name": $0]) })

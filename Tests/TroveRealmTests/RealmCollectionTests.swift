@@ -25,16 +25,9 @@ private func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == D
 
 @Suite("RealmCollection and AnyRealmCollection")
 struct RealmCollectionTests {
-    private func realm(_ name: String = #function) throws -> Realm {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
-            .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return try Realm(configuration: Realm.Configuration(fileURL: directory.appendingPathComponent("c.realm")))
-    }
-
     @Test("Results, List and LinkingObjects answer the same calls, also behind AnyRealmCollection")
     func oneSurface() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 7]]])
         try realm.write {
             realm.add(kennel)
@@ -63,7 +56,7 @@ struct RealmCollectionTests {
 
     @Test("observe delivers RealmCollectionChange: the initial collection, then positions")
     func observeChanges() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         try realm.write { realm.create(Dog.self, value: ["Rex", 3]) }
         var events: [String] = []
         let token = AnyRealmCollection(realm.objects(Dog.self)).observe { change in
@@ -82,7 +75,7 @@ struct RealmCollectionTests {
 
     @Test("MutableSet is a RealmCollection too; AnyRealmCollection wraps unmanaged collections")
     func setsAndUnmanaged() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         let pound = Pound()
         pound.dogs.insert(objectsIn: [Dog(value: ["Rex", 3]), Dog(value: ["Bo", 5])])
         let unmanaged = AnyRealmCollection(pound.dogs)
@@ -102,7 +95,7 @@ struct RealmCollectionTests {
 
     @Test("a map merges, updates and removes by Realm's names, and its observer gets keys")
     func mapsByKey() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         let pound = Pound()
         try realm.write { realm.add(pound) }
         var events: [String] = []
@@ -127,7 +120,7 @@ struct RealmCollectionTests {
 
     @Test("observe with Realm's ObjectChange<ObjectBase> and property names")
     func observeAsObjectBase() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         let dog = Dog(value: ["Rex", 3])
         try realm.write { realm.add(dog) }
         var seen: [String] = []
@@ -144,7 +137,7 @@ struct RealmCollectionTests {
 
     @Test("in generic code: filter, key-path sorts, distinct and aggregates, and NSNumber aggregates")
     func genericKeyPaths() throws {
-        let realm = try realm()
+        let realm = try makeRealm()
         let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 5]]])
         try realm.write { realm.add(kennel) }
         func check<C: RealmCollection>(_ dogs: C) where C.Element == Dog {

@@ -8,13 +8,6 @@ final class Dog: Object {
     @Persisted var toys = List<String>()
 }
 
-private func realmDirectory(_ name: String = #function) -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-tests")
-        .appendingPathComponent("\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 /// Realm Swift's `Realm` surface, as Realm code uses it.
 @Suite("Realm on Trove")
 struct RealmTests {

@@ -25,6 +25,11 @@ extension Database {
     /// Prefer ``write(_:)``, which cannot forget either.
     public func beginWrite() throws {
         checkIsolation()
+        if isFrozen {
+            throw TroveError(
+                .fileAccess,
+                "this handle of \(path) is frozen (a snapshot that cannot change); write through a live handle", path: path)
+        }
         if writeState != nil {
             throw TroveError(
                 .writeInProgress,

@@ -68,6 +68,10 @@ public final class Database {
         didSet { updateAutorefresh() }
     }
 
+    /// Whether the handle is a frozen snapshot (see ``freeze()``): it never
+    /// moves to a newer commit and cannot write.
+    public internal(set) var isFrozen = false
+
     /// The current file format; a file with a higher one was written by a newer Trove.
     static let formatVersion: UInt32 = 1
 
@@ -209,7 +213,7 @@ public final class Database {
     /// Does nothing inside a write, which already sees the latest state.
     public func refresh() {
         checkIsolation()
-        guard writeState == nil else { return }
+        guard writeState == nil, !isFrozen else { return }
         snapshot?.reset()  // keeps the reader slot; the next read renews it
         generation &+= 1
         deliverChanges()

@@ -129,6 +129,7 @@ extension Freezable where Self: Object {
     /// let frozen = photo.freeze()
     /// await uploader.upload(frozen)   // an actor of its own
     /// ```
+    @_disfavoredOverload
     public func freeze() -> Frozen<Self> {
         guard let database = _database, !isInvalidated else {
             preconditionFailure("Trove: only a stored object can be frozen; add it with db.add(_:) first")

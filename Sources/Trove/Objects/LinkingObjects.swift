@@ -43,7 +43,7 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
         self.init(originProperty: property)
     }
 
-    init(results: Results<Element>) {
+    package init(results: Results<Element>) {
         self.results = results
         originProperty = nil
     }

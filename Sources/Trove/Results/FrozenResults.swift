@@ -31,6 +31,7 @@ extension Results where Element: Object {
     /// These results at the file's latest committed state, immutable and
     /// `Sendable` (see ``Frozen``): the same query and order, run once in a
     /// snapshot that later writes do not change.
+    @_disfavoredOverload
     public func freeze() -> FrozenResults<Element> {
         precondition(
             !database.isInWriteTransaction,

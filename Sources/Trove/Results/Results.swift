@@ -29,6 +29,14 @@ public struct Results<Element>: RandomAccessCollection {
         self.sort = sort
     }
 
+    /// The same query and order read through another handle on the file
+    /// (a frozen one, for Realm's `results.freeze()`).
+    package func rebased(on other: Database) -> Results {
+        var results = Results(database: other, source: source, predicate: predicate, sort: sort)
+        results.earlierSteps = earlierSteps
+        return results
+    }
+
     /// These results with another predicate or sort, keeping what came before.
     func with(predicate: BoundPredicate?, sort: [SortKey]) -> Results {
         var results = Results(database: database, source: source, predicate: predicate, sort: sort)

@@ -17,6 +17,12 @@ public protocol RealmCollection<Element>: RandomAccessCollection where Element: 
     var realmResults: Results<Element> { get }
     /// Whether the collection can no longer be read (the object owning it was deleted).
     var isInvalidated: Bool { get }
+    /// The collection as a frozen Realm holds it: the same type, read-only,
+    /// fixed at the latest commit (Realm's `freeze()`).
+    func freeze() -> Self
+    /// A live copy of a frozen collection, or nil when its owner was deleted
+    /// since (Realm's `thaw()`); a live collection returns itself.
+    func thaw() -> Self?
 }
 
 extension RealmCollection {
@@ -26,8 +32,8 @@ extension RealmCollection {
     /// Whether the collection can no longer be read: false unless the type says otherwise.
     public var isInvalidated: Bool { false }
 
-    /// Whether the collection is a frozen snapshot; Trove's Realm collections are always live.
-    public var isFrozen: Bool { false }
+    /// Whether the collection belongs to a frozen Realm.
+    public var isFrozen: Bool { realmResults.database.isFrozen }
 
     /// The position of `object` in the collection, or nil.
     public func index(of object: Element) -> Int? {
@@ -272,6 +278,20 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
 
+    /// The wrapped collection frozen, wrapped again.
+    public func freeze() -> AnyRealmCollection { AnyRealmCollection.frozen(base) }
+
+    /// The wrapped collection thawed, wrapped again.
+    public func thaw() -> AnyRealmCollection? { AnyRealmCollection.thawed(base) }
+
+    private static func frozen(_ base: some RealmCollection<Element>) -> AnyRealmCollection {
+        AnyRealmCollection(base.freeze())
+    }
+
+    private static func thawed(_ base: some RealmCollection<Element>) -> AnyRealmCollection? {
+        base.thaw().map { AnyRealmCollection($0) }
+    }
+
     /// The first position (0).
     public var startIndex: Int { 0 }
     /// One past the last position.
@@ -289,16 +309,71 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
 extension Results: RealmCollection where Element: Object {
     /// The results themselves.
     public var realmResults: Results<Element> { self }
+
+    /// The same query and order in a frozen Realm: the matches at the latest commit, for good.
+    public func freeze() -> Results {
+        if database.isFrozen { return self }
+        do {
+            return rebased(on: try database.freeze())
+        } catch {
+            realmMisuse("Cannot freeze results", error)
+        }
+    }
+
+    /// The same query and order in a live Realm of the current isolation.
+    public func thaw() -> Results? {
+        guard database.isFrozen else { return self }
+        do {
+            return rebased(on: try Realm(configuration: Realm.Configuration(database.configuration)).database)
+        } catch {
+            realmMisuse("Cannot thaw results", error)
+        }
+    }
+}
+
+/// A managed collection property read from the frozen (or live) copy of its owner.
+private func counterpart<C>(_ owning: (object: Object, name: String)?, frozen: Bool) -> C? {
+    guard let owning else { return nil }
+    let owner = frozen ? owning.object.freeze() : owning.object.thaw()
+    return owner?.value(forKey: owning.name) as? C
 }
 
 extension List: RealmCollection where Element: Object {
     /// The list's objects, in list order.
     public var realmResults: Results<Element> { results() }
+
+    /// The list as its owner's frozen copy holds it; an unmanaged list traps, as in Realm.
+    public func freeze() -> List {
+        guard let frozen: List = counterpart(owningProperty, frozen: true) else {
+            realmMisuse("Cannot freeze a list", TroveError(.invalidObject, "only the list of a stored object can be frozen"))
+        }
+        return frozen
+    }
+
+    /// The list as a live copy of its owner holds it, or nil when the owner was deleted.
+    public func thaw() -> List? {
+        guard database?.isFrozen == true else { return self }
+        return counterpart(owningProperty, frozen: false)
+    }
 }
 
 extension MutableSet: RealmCollection where Element: Object {
     /// The set's objects, in the set's order.
     public var realmResults: Results<Element> { results() }
+
+    /// The set as its owner's frozen copy holds it; an unmanaged set traps, as in Realm.
+    public func freeze() -> MutableSet {
+        guard let frozen: MutableSet = counterpart(owningProperty, frozen: true) else {
+            realmMisuse("Cannot freeze a set", TroveError(.invalidObject, "only the set of a stored object can be frozen"))
+        }
+        return frozen
+    }
+
+    /// The set as a live copy of its owner holds it, or nil when the owner was deleted.
+    public func thaw() -> MutableSet? {
+        guard database?.isFrozen == true else { return self }
+        return counterpart(owningProperty, frozen: false)
+    }
 }
 
 extension LinkingObjects: RealmCollection {
@@ -309,4 +384,10 @@ extension LinkingObjects: RealmCollection {
         }
         return results
     }
+
+    /// The inverse links read in a frozen Realm.
+    public func freeze() -> LinkingObjects { LinkingObjects(results: realmResults.freeze()) }
+
+    /// The inverse links read in a live Realm of the current isolation.
+    public func thaw() -> LinkingObjects? { realmResults.thaw().map { LinkingObjects(results: $0) } }
 }

@@ -1,0 +1,102 @@
+import Foundation
+import Trove
+
+extension Realm {
+    /// Whether this Realm is a frozen snapshot (see ``freeze()``).
+    public var isFrozen: Bool { database.isFrozen }
+
+    /// A frozen Realm: the latest commit, read-only, never refreshing; its
+    /// objects and results keep that state (Realm's `freeze()`).
+    ///
+    /// ```swift
+    /// let snapshot = realm.freeze()
+    /// snapshot.objects(Dog.self).count   // unchanged by later writes
+    /// ```
+    public func freeze() -> Realm {
+        do {
+            return Realm(try database.freeze())
+        } catch {
+            realmMisuse("Cannot freeze the Realm", error)
+        }
+    }
+
+    /// A live Realm on the same file (Realm's `thaw()`); a live Realm returns itself.
+    ///
+    /// ```swift
+    /// let live = snapshot.thaw()
+    /// ```
+    public func thaw() -> Realm {
+        guard isFrozen else { return self }
+        do {
+            return try Realm(configuration: configuration)
+        } catch {
+            realmMisuse("Cannot thaw the Realm", error)
+        }
+    }
+
+    /// `object` frozen (see ``Trove/Object/freeze()``).
+    ///
+    /// ```swift
+    /// let frozenDog = realm.freeze(dog)
+    /// ```
+    public func freeze<T: Object>(_ object: T) -> T { object.freeze() }
+
+    /// A live copy of a frozen `object`, or nil when it was deleted since.
+    ///
+    /// ```swift
+    /// let liveDog = realm.thaw(frozenDog)
+    /// ```
+    public func thaw<T: Object>(_ object: T) -> T? { object.thaw() }
+
+    /// `collection` frozen (see ``RealmCollection/freeze()``).
+    ///
+    /// ```swift
+    /// let frozenDogs = realm.freeze(realm.objects(Dog.self))
+    /// ```
+    public func freeze<C: RealmCollection>(_ collection: C) -> C { collection.freeze() }
+}
+
+extension Object {
+    /// Whether the object belongs to a frozen Realm.
+    public var isFrozen: Bool { database?.isFrozen ?? false }
+
+    /// The object as a frozen Realm holds it: the same class, read-only, its
+    /// properties fixed at the latest commit (Realm's `freeze()`). Traps for
+    /// an unmanaged or deleted object, as Realm does.
+    ///
+    /// ```swift
+    /// let frozen = dog.freeze()
+    /// frozen.isFrozen   // true
+    /// ```
+    public func freeze() -> Self {
+        if isFrozen { return self }
+        guard let database, !isInvalidated else {
+            realmMisuse("Cannot freeze an object", TroveError(.invalidObject, "only a stored object can be frozen"))
+        }
+        do {
+            guard let frozen = try database.freeze().resolve(ThreadSafeReference(to: self)) else {
+                realmMisuse("Cannot freeze an object", TroveError(.invalidObject, "it was deleted"))
+            }
+            return frozen
+        } catch {
+            realmMisuse("Cannot freeze an object", error)
+        }
+    }
+
+    /// A live copy of this frozen object from a Realm of the current
+    /// isolation, or nil when it has been deleted since (Realm's `thaw()`).
+    ///
+    /// ```swift
+    /// if let live = frozen.thaw() { try live.realm!.write { live.age += 1 } }
+    /// ```
+    public func thaw() -> Self? {
+        guard let database else { return nil }
+        guard database.isFrozen else { return self }
+        do {
+            return try Realm(configuration: Realm.Configuration(database.configuration)).database
+                .resolve(ThreadSafeReference(to: self))
+        } catch {
+            realmMisuse("Cannot thaw an object", error)
+        }
+    }
+}

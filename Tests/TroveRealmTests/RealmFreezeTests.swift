@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import TroveRealm
+
+/// Realm's frozen Realms, objects and collections: snapshots of one commit
+/// with the live types, read-only.
+@Suite("freeze and thaw, as Realm has them")
+struct RealmFreezeTests {
+    @Test("a frozen Realm, object, results and list keep the state they were frozen in")
+    func snapshotsStay() throws {
+        let realm = try makeRealm()
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3]]])
+        try realm.write { realm.add(kennel) }
+        let frozenRealm = realm.freeze()
+        let frozenDog = kennel.dogs[0].freeze()
+        let frozenDogs = realm.objects(Dog.self).filter("age >= 3").freeze()
+        let frozenList = kennel.dogs.freeze()
+        #expect(frozenRealm.isFrozen && frozenDog.isFrozen && frozenDogs.isFrozen && frozenList.isFrozen)
+        #expect(!realm.isFrozen && !kennel.isFrozen)
+        try realm.write {
+            kennel.dogs[0].age = 9
+            kennel.dogs.append(Dog(value: ["Bo", 4]))
+        }
+        #expect(frozenDog.age == 3)
+        #expect(frozenDogs.count == 1)
+        #expect(frozenList.count == 1)
+        #expect(frozenRealm.objects(Dog.self).count == 1)
+        #expect(realm.objects(Dog.self).count == 2)
+        frozenRealm.refresh()
+        #expect(frozenRealm.objects(Dog.self).count == 1)
+    }
+
+    @Test("thaw gives live copies; a frozen Realm refuses to write")
+    func thawAndRefuse() throws {
+        let realm = try makeRealm()
+        try realm.write { realm.add(Dog(value: ["Rex", 3])) }
+        let frozen = realm.objects(Dog.self)[0].freeze()
+        try realm.write { realm.objects(Dog.self)[0].age = 5 }
+        let live = try #require(frozen.thaw())
+        #expect(!live.isFrozen && live.age == 5 && frozen.age == 3)
+        #expect(realm.freeze().thaw().isFrozen == false)
+        #expect(throws: Realm.Error.self) { try realm.freeze().write {} }
+        try realm.write { realm.deleteAll() }
+        #expect(frozen.thaw() == nil)
+    }
+}
