@@ -17,6 +17,7 @@ enum Formatting {
         case .decimal(let v): return v.description
         case .objectId(let v): return v.stringValue
         case .decimal128(let v): return v.description
+        case .object(let typeName, let key): return "\(typeName)#\(key)"
         }
     }
 
@@ -184,6 +185,12 @@ enum Formatting {
         case .decimal128:
             guard let value = try? Decimal128(string: text) else { throw fail() }
             return .decimal128(value)
+        case .mixed:
+            // A number, a Boolean, or else the text itself.
+            if let value = Int64(text) { return .int(value) }
+            if let value = Double(text) { return .double(value) }
+            if ["true", "false"].contains(text.lowercased()) { return .bool(text.lowercased() == "true") }
+            return .string(text)
         }
     }
 }

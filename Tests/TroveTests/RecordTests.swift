@@ -154,6 +154,12 @@ struct RecordTests {
                 case .decimal128:
                     return .decimal128(
                         Decimal128(bid: (low: .random(in: 0 ... .max), high: .random(in: 0...0x3000_0000_0000_0000))))
+                case .mixed:
+                    return [
+                        StoredValue.int(.random(in: .min ... .max)), .string("mixé \(Int.random(in: 0...99))"), .bool(.random()),
+                        .double(.random(in: -1e9...1e9)), .data(Data([1, 2, 3])), .uuid(UUID()),
+                        .objectId(ObjectId.generate()), .object(typeName: "Photo", key: .random(in: 0 ... .max)),
+                    ].randomElement()!
                 }
             }
             try writer.encode(values, layout: layout)

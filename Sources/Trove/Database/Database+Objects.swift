@@ -57,6 +57,7 @@ extension Database {
         if let target = element as? Object {
             return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table, update: update)))
         }
+        if let mixed = element as? Mixed, case .object(let target) = mixed { return try mixedLink(to: target) }
         return StoredValue(any: element) ?? .null
     }
 
@@ -70,6 +71,14 @@ extension Database {
             let property = table.schema.properties[field.column]
             switch property.collection {
             case nil:
+                if let mixed = held as? Mixed {
+                    let value = if case .object(let target) = mixed { try mixedLink(to: target) } else { mixed._troveStored }
+                    guard value != .null, let record = try fetchRecord(object._objectKey, table: table) else { continue }
+                    let updated = try updateColumn(
+                        field.column, to: value, objectKey: object._objectKey, record: record, table: table, state)
+                    object.keepRecord(updated, layout: table.layout, generation: generation)
+                    continue
+                }
                 guard let target = held as? Object else { continue }
                 let key = try linkKey(for: target, property: property, of: table, update: update)
                 guard let record = try fetchRecord(object._objectKey, table: table) else { continue }

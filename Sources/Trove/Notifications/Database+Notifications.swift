@@ -56,6 +56,7 @@ extension StoredValue {
         case .decimal(let v): return v
         case .objectId(let v): return v
         case .decimal128(let v): return v
+        case .object(let typeName, let key): return "\(typeName)#\(key)"
         }
     }
 }

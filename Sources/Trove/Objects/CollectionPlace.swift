@@ -48,6 +48,7 @@ struct CollectionPlace {
             return .int(
                 Int64(bitPattern: try database.linkKey(for: object, property: table.schema.properties[column], of: table)))
         }
+        if let mixed = element as? Mixed, case .object(let target) = mixed { return try database.mixedLink(to: target) }
         return element._troveStored
     }
 

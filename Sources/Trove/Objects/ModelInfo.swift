@@ -97,6 +97,11 @@ final class ModelInfo: @unchecked Sendable {
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
     }
 
+    /// The model class stored under `name`, among those this process has used.
+    static func knownType(named name: String) -> Object.Type? {
+        cache.withLock { $0.values.first { $0.typeName == name }?.type }
+    }
+
     /// The unqualified Swift name, so a model moved between modules keeps its table.
     static func storedName(of type: Any.Type) -> String {
         let full = String(describing: type)

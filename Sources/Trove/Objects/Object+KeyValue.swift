@@ -101,6 +101,7 @@ extension _TroveStorable {
     static func _troveConvert(_ value: Any?) -> Self? {
         let value = value.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
         if let value, let same = value as? Self { return same }
+        if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
         if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
         if let value, _troveCollection == nil, _troveLinkTarget == nil, let converted = StoredValue(any: value),
             converted != .null, converted.fits(_troveType)
@@ -130,6 +131,7 @@ extension StoredValue {
     /// converting it loses nothing).
     fileprivate func fits(_ type: PropertyType) -> Bool {
         switch (self, type) {
+        case (_, .mixed): return true
         case (.int(let value), .int): return value >= Int64(Int.min) && value <= Int64(Int.max)
         case (.int(let value), .int8): return Int8(exactly: value) != nil
         case (.int(let value), .int16): return Int16(exactly: value) != nil

@@ -387,7 +387,7 @@ indirect enum BoundPredicate {
             return .null
         }
         if op.isStringOperator {
-            guard property.type == .string || property.type == .data else {
+            guard property.type == .string || property.type == .data || property.type == .mixed else {
                 throw TroveError(
                     .invalidQuery,
                     "\(op.rawValue) works on String and Data properties, but \(table.name).\(property.name) is \(property.typeDescription) (at position \(position))",
@@ -398,6 +398,7 @@ indirect enum BoundPredicate {
         }
         let compatible: Bool
         switch (property.type, value) {
+        case (.mixed, _): return value
         case (.link, .int):
             guard op == .equal || op == .notEqual else {
                 throw TroveError(

@@ -31,11 +31,16 @@ enum ValueComparison {
             return fx < fy ? .orderedAscending : (fx == fy ? .orderedSame : .orderedDescending)
         case (.date(let x), .date(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.bool(let x), .bool(let y)): return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending)
+        // (Only mixed values meet here: a Boolean is not a number.)
+        case (.bool, _), (_, .bool): return nil
         case (.uuid(let x), .uuid(let y)): return bytes(x.uuidString, y.uuidString)
         case (.data(let x), .data(let y)):
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.decimal(let x), .decimal(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
         case (.objectId(let x), .objectId(let y)): return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+        case (.object(let xType, let xKey), .object(let yType, let yKey)):
+            if xType != yType { return xType < yType ? .orderedAscending : .orderedDescending }
+            return xKey < yKey ? .orderedAscending : (xKey == yKey ? .orderedSame : .orderedDescending)
         case (.decimal128(let x), _), (_, .decimal128(let x)):
             // Exactly, in decimal: the other side converted to a Decimal128.
             let flipped: Bool

@@ -6,6 +6,7 @@ enum IndexKey {
     /// The key for `value`; `exact` is false when a long string or data value
     /// was cut to fit, so a match on it must be checked against the record.
     static func make(_ value: StoredValue, type: PropertyType) -> (bytes: [UInt8], exact: Bool) {
+        if type == .mixed { return mixed(value) }
         var key: [UInt8] = []
         key.reserveCapacity(16)
         var exact = true
@@ -28,7 +29,35 @@ enum IndexKey {
         case .decimal(let v): OrderedKey.append(NSDecimalNumber(decimal: v).doubleValue, to: &key)
         case .objectId(let v): exact = OrderedKey.append(bytes: v.bytes, to: &key)
         case .decimal128(let v): OrderedKey.append(v.doubleValue, to: &key)
+        case .object(let typeName, let objectKey):
+            exact = OrderedKey.append(bytes: Array(typeName.utf8) + [0], to: &key)
+            OrderedKey.appendBigEndian(objectKey, to: &key)
         }
         return (key, exact)
+    }
+
+    /// A mixed value's key: a byte for its kind (numbers of every type share
+    /// one, compared as Doubles), then the kind's own key. Numbers are never
+    /// exact, so an index match on one is checked against the record.
+    private static func mixed(_ value: StoredValue) -> (bytes: [UInt8], exact: Bool) {
+        let kind: UInt8
+        var exact = true
+        var inner: StoredValue = value
+        var innerType: PropertyType
+        switch value {
+        case .null: return ([OrderedKey.nullTag], true)
+        case .bool: (kind, innerType) = (2, .bool)
+        case .int, .float, .double, .decimal, .decimal128:
+            (kind, innerType, exact) = (3, .double, false)
+            inner = .double(value.numeric ?? 0)
+        case .string: (kind, innerType) = (4, .string)
+        case .data: (kind, innerType) = (5, .data)
+        case .date: (kind, innerType) = (6, .date)
+        case .objectId: (kind, innerType) = (7, .objectId)
+        case .uuid: (kind, innerType) = (8, .uuid)
+        case .object: (kind, innerType) = (9, .link)
+        }
+        let (bytes, innerExact) = make(inner, type: innerType)
+        return ([kind] + bytes, exact && innerExact)
     }
 }

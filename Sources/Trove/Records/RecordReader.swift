@@ -79,6 +79,11 @@ struct RecordReader {
         case .objectId: return .objectId(ObjectId(bytes: Array(bytes[slot..<slot + 12])))
         case .decimal128:
             return .decimal128(Decimal128(bid: (low: load(UInt64.self, slot), high: load(UInt64.self, slot + 8))))
+        case .mixed:
+            guard let value = MixedEncoding.decode(heap(slot)) else {
+                RecordReader.damaged(layout, "holds a damaged mixed value")
+            }
+            return value
         }
     }
 

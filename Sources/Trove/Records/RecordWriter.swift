@@ -34,6 +34,10 @@ struct RecordWriter {
                 }
                 values[column] = converted
             }
+            if type == .mixed {
+                size += MixedEncoding.encode(values[column]).count
+                continue
+            }
             switch values[column] {
             case .string(let v): size += v.utf8.count
             case .data(let v): size += v.count
@@ -51,6 +55,8 @@ struct RecordWriter {
             record.storeBytes(of: UInt16(columns).littleEndian, as: UInt16.self)
             var heap = fixedEnd
             func append(_ source: UnsafeRawBufferPointer, slot: Int) {
+                // The sizing pass above must have counted every heap value.
+                precondition(heap + source.count <= record.count, "Trove: a record value was not sized before writing")
                 record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: slot, as: UInt32.self)
                 record.storeBytes(of: UInt32(source.count).littleEndian, toByteOffset: slot + 4, as: UInt32.self)
                 if let base = source.baseAddress, source.count > 0 {
@@ -85,6 +91,8 @@ struct RecordWriter {
                     record.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
                 case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
                 case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
+                case (.mixed, let v):
+                    MixedEncoding.encode(v).withUnsafeBytes { append($0, slot: slot) }
                 case (.decimal, .decimal(let v)):
                     var text = v.description
                     text.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
@@ -98,6 +106,7 @@ struct RecordWriter {
     /// every width are `.int`, narrowed as stored).
     private static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (type, value) {
+        case (.mixed, _): return true
         case (.bool, .bool), (.int8, .int), (.int16, .int), (.int32, .int), (.int, .int), (.link, .int), (.float, .float),
             (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string), (.data, .data), (.decimal, .decimal),
             (.objectId, .objectId), (.decimal128, .decimal128):

@@ -17,6 +17,8 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     case decimal(Decimal)
     case objectId(ObjectId)
     case decimal128(Decimal128)
+    /// A link held in a mixed value: the target's type and object key.
+    case object(typeName: String, key: UInt64)
 
     /// Whether the value is `.null`.
     public var isNull: Bool {
@@ -40,6 +42,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .decimal(let v): return v.description
         case .objectId(let v): return v.stringValue
         case .decimal128(let v): return v.description
+        case .object(let typeName, let key): return "\(typeName)#\(key)"
         }
     }
 
@@ -58,6 +61,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .decimal: return "Decimal"
         case .objectId: return "ObjectId"
         case .decimal128: return "Decimal128"
+        case .object: return "Object"
         }
     }
 
@@ -138,6 +142,12 @@ extension StoredValue: Codable {
         case "decimal": self = .decimal(Decimal(string: try container.decode(String.self, forKey: .value)) ?? 0)
         case "objectId": self = .objectId(try container.decode(ObjectId.self, forKey: .value))
         case "decimal128": self = .decimal128(try container.decode(Decimal128.self, forKey: .value))
+        case "object":
+            let parts = try container.decode(String.self, forKey: .value).split(separator: "#")
+            guard parts.count == 2, let key = UInt64(parts[1]) else {
+                throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "not Type#key")
+            }
+            self = .object(typeName: String(parts[0]), key: key)
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(type)")
         }
@@ -163,6 +173,9 @@ extension StoredValue: Codable {
         case .decimal(let v): try container.encode("decimal", forKey: .type); try container.encode(v.description, forKey: .value)
         case .objectId(let v): try container.encode("objectId", forKey: .type); try container.encode(v, forKey: .value)
         case .decimal128(let v): try container.encode("decimal128", forKey: .type); try container.encode(v, forKey: .value)
+        case .object(let typeName, let key):
+            try container.encode("object", forKey: .type)
+            try container.encode("\(typeName)#\(key)", forKey: .value)
         }
     }
 }

@@ -69,7 +69,7 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     var isInRecord: Bool { collection == nil }
 
     /// A value in the record that is not a link.
-    var isPlainValue: Bool { isInRecord && type != .link }
+    var isPlainValue: Bool { isInRecord && type != .link && type != .mixed }
 
     /// Whether the property points at objects: a link or a list of links.
     var isLink: Bool { type == .link && collection != .linkingObjects }
@@ -124,7 +124,7 @@ extension PropertyType {
         case .decimal: return .decimal(0)
         case .objectId: return .objectId(ObjectId())
         case .decimal128: return .decimal128(Decimal128())
-        case .link: return .null
+        case .link, .mixed: return .null
         }
     }
 }

@@ -5,6 +5,8 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
     case objectId
     /// An IEEE 754 decimal128 (``Decimal128``): 16 bytes.
     case decimal128
+    /// A value of any type, or a link to an object of any type (``Mixed``).
+    case mixed
     /// A link to another object: its object key (the target type is
     /// ``PropertySchema/objectType``).
     case link
@@ -19,13 +21,13 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .int, .double, .date, .link: return 8
         case .uuid, .decimal128: return 16
         case .objectId: return 12
-        case .string, .data, .decimal: return 8
+        case .string, .data, .decimal, .mixed: return 8
         }
     }
 
     var isVariableSize: Bool {
         switch self {
-        case .string, .data, .decimal: return true
+        case .string, .data, .decimal, .mixed: return true
         default: return false
         }
     }
@@ -61,6 +63,7 @@ public enum PropertyType: String, Codable, Sendable, CaseIterable {
         case .decimal: return "Decimal"
         case .objectId: return "ObjectId"
         case .decimal128: return "Decimal128"
+        case .mixed: return "Mixed"
         case .link: return "Object"
         }
     }

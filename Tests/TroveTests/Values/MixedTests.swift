@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+final class Setting: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted(indexed: true) var value: Mixed = .none
+    @Persisted var history = List<Mixed>()
+    @Persisted var options = MutableSet<Mixed>()
+    @Persisted var byKey = Map<String, Mixed>()
+}
+
+final class Medal: Object {
+    @Persisted var label = ""
+}
+
+/// Mixed properties: any stored type per object, links to any object, in
+/// collections, queried across types.
+@Suite struct MixedTests {
+    private let values: [Mixed] = [
+        .none, .int(3), .bool(true), .float(1.5), .double(2.25), .string("dark"), .data(Data([1, 2])),
+        .date(Date(timeIntervalSinceReferenceDate: 12)), .objectId(try! ObjectId(string: "1234567890ab1234567890ab")),
+        .decimal128(try! Decimal128(string: "1.10")), .uuid(UUID(uuidString: "137decc8-b300-4954-a233-f89909f4fd89")!),
+    ]
+
+    /// One Setting per value, named s0, s1, … in the order of `values`.
+    private func addOnePerValue(_ db: Database) throws {
+        for (index, value) in values.enumerated() {
+            let setting = Setting()
+            setting.name = "s\(index)"
+            setting.value = value
+            try db.add(setting)
+        }
+    }
+
+    @Test("every kind of value round-trips through a property, a list, a set and a map, also after reopening")
+    func roundTrips() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("mixed.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url))
+            try db.write {
+                try addOnePerValue(db)
+                let all = Setting()
+                all.name = "all"
+                all.history.append(objectsIn: values)
+                all.options.insert(objectsIn: values)
+                for (index, value) in values.enumerated() { all.byKey["k\(index)"] = value }
+                try db.add(all)
+            }
+            expectValid(db)
+        }
+        let db = try Database(configuration: Configuration(fileURL: url))
+        for (index, value) in values.enumerated() {
+            #expect(db.object(ofType: Setting.self, forPrimaryKey: "s\(index)")?.value == value)
+        }
+        let all = try #require(db.object(ofType: Setting.self, forPrimaryKey: "all"))
+        #expect(Array(all.history) == values)
+        #expect(Set(all.options) == Set(values))
+        #expect(all.byKey["k5"] == .string("dark") && all.byKey["k0"] == Mixed.none)
+    }
+
+    @Test("a mixed value links to an object of any type; the link is added with it and reads as .none once deleted")
+    func links() throws {
+        let db = try makeDatabase()
+        let badge = Medal()
+        badge.label = "gold"
+        try db.write {
+            let setting = Setting()
+            setting.name = "a"
+            setting.value = .object(badge)
+            try db.add(setting)
+            let other = Setting()
+            other.name = "b"
+            try db.add(other)
+            other.value = .object(Setting())  // unmanaged: added by the assignment
+            other.history.append(.object(badge))
+        }
+        let a = try #require(db.object(ofType: Setting.self, forPrimaryKey: "a"))
+        #expect(a.value.object(Medal.self)?.label == "gold")
+        #expect(a.value.object(Setting.self) == nil)
+        #expect(db.objects(Medal.self).count == 1)
+        #expect(db.objects(Setting.self).count == 3)
+        let b = try #require(db.object(ofType: Setting.self, forPrimaryKey: "b"))
+        #expect(b.history.first?.object(Medal.self) == badge)
+        try db.write { try db.delete(badge) }
+        #expect(a.value == Mixed.none)
+    }
+
+    @Test("queries compare numbers across types, strings with strings, and never a Boolean with a number")
+    func queries() throws {
+        let db = try makeDatabase()
+        try db.write { try addOnePerValue(db) }
+        let settings = db.objects(Setting.self)
+        func names(_ query: String, _ args: Any?...) throws -> [String] {
+            try settings.filter(query, arguments: args).map(\.name).sorted()
+        }
+        #expect(try names("value == 3") == ["s1"])
+        #expect(try names("value == 3.0") == ["s1"])
+        #expect(try names("value > 2 AND value < 3") == ["s4"])
+        #expect(try names("value < 2") == ["s3", "s9"])
+        #expect(try names("value == 1") == [])
+        #expect(try names("value == true") == ["s2"])
+        #expect(try names("value == 'dark'") == ["s5"])
+        #expect(try names("value BEGINSWITH 'da'") == ["s5"])
+        #expect(try names("value == nil") == ["s0"])
+        #expect(try names("value == %@", ObjectId("1234567890ab1234567890ab")) == ["s8"])
+        #expect(try names("value == %@", try Decimal128(string: "1.1")) == ["s9"])
+    }
+}
