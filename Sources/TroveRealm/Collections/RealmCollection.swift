@@ -2,7 +2,7 @@ import Foundation
 import Trove
 import TroveStorage
 
-/// What Realm's `Results`, `List` and `LinkingObjects` share (Realm's
+/// What Realm's `Results`, `List`, `MutableSet` and `LinkingObjects` share (Realm's
 /// `RealmCollection`): counting, indexing, querying, sorting, aggregating
 /// by property name and observing, over any of them; ``AnyRealmCollection``
 /// erases which one.
@@ -163,6 +163,11 @@ extension Results: RealmCollection where Element: Object {
 
 extension List: RealmCollection where Element: Object {
     /// The list's objects, in list order.
+    public var realmResults: Results<Element> { results() }
+}
+
+extension MutableSet: RealmCollection where Element: Object {
+    /// The set's objects, in the set's order.
     public var realmResults: Results<Element> { results() }
 }
 
