@@ -84,6 +84,18 @@ import Testing
         #expect(try lists.filter("NOT ('Rock' IN tags)").map(\.name) == ["b", "c"])
     }
 
+    @Test func anObjectInACollectionOfObjectsMatchesByIdentity() throws {
+        let db = try makePlaylists()
+        let lists = db.objects(Playlist.self)
+        let bSide = try #require(db.objects(Song.self).filter("title == 'b-side'").first)
+        let hit = try #require(db.objects(Song.self).filter("title == 'hit'").first)
+        #expect(try lists.filter("%@ IN songs", bSide).map(\.name) == ["a", "b"])
+        #expect(try lists.filter("ANY songs == %@", hit).map(\.name) == ["a"])
+        #expect(try lists.filter("ANY songs IN %@", [hit, bSide]).map(\.name) == ["a", "b"])
+        #expect(try lists.filter("NONE songs == %@", hit).map(\.name) == ["b", "c"])
+        #expect(try lists.filter("ANY songs != %@", hit).map(\.name) == ["a", "b"])
+    }
+
     @Test func subqueryCountsTheElementsThatMatchEveryCondition() throws {
         let db = try makePlaylists()
         let lists = db.objects(Playlist.self)

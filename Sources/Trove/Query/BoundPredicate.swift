@@ -339,10 +339,14 @@ indirect enum BoundPredicate {
         if path.inverseRefs != nil {
             throw fail("compare a property of the linking objects, such as '\(property.name).name'")
         }
-        // The elements themselves: bind to the collection seen as a type of one property.
+        // The elements themselves: bind to the collection seen as a type of one
+        // property. For a collection of objects that property is the link (the
+        // object key), tested on the element record, not on the object it points at.
         var element = rest
         element.lhs = .property(property.name, position: position)
-        return .collection(path, rest.quantifier, inner: try bind(element, to: table.elementTables[column]!, tables: tables))
+        let elements = CollectionPath(column: path.column, owner: path.owner, target: nil, inverseRefs: nil)
+        return .collection(
+            elements, rest.quantifier, inner: try bind(element, to: table.elementTables[column]!, tables: tables))
     }
 
     /// `prices['eur'] op value`.

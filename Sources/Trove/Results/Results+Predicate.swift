@@ -59,7 +59,8 @@ extension LinkingObjects {
 
 extension Database {
     /// The stored property a model key path names (`\Person.age` is "age"), or nil.
-    func propertyName(for keyPath: AnyKeyPath) -> String? {
+    /// TroveRealm's typed queries (`where { $0.age > 18 }`) name properties with it.
+    package func propertyName(for keyPath: AnyKeyPath) -> String? {
         let root = type(of: keyPath).rootType
         if let objectType = root as? Object.Type {
             guard let binding = try? objectBinding(for: objectType), let column = binding.column(forKeyPath: keyPath) else {

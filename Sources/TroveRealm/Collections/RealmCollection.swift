@@ -2,7 +2,7 @@ import Foundation
 import Trove
 import TroveStorage
 
-/// What Realm's `Results`, `List` and `LinkingObjects` share (Realm's
+/// What Realm's `Results`, `List`, `MutableSet` and `LinkingObjects` share (Realm's
 /// `RealmCollection`): counting, indexing, querying, sorting, aggregating
 /// by property name and observing, over any of them; ``AnyRealmCollection``
 /// erases which one.
@@ -374,6 +374,11 @@ extension MutableSet: RealmCollection where Element: Object {
         guard database?.isFrozen == true else { return self }
         return counterpart(owningProperty, frozen: false)
     }
+}
+
+extension MutableSet: RealmCollection where Element: Object {
+    /// The set's objects, in the set's order.
+    public var realmResults: Results<Element> { results() }
 }
 
 extension LinkingObjects: RealmCollection {

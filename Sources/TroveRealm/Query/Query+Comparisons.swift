@@ -1,0 +1,141 @@
+import Trove
+
+// MARK: Ordering
+
+extension Query where T: _QueryComparable {
+    /// Greater than a value: `$0.age > 18`, `$0.born > cutoff`, `$0.name > "M"`.
+    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
+
+    /// Greater than another property of the same object: `$0.age > $0.minimumAge`.
+    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.node) }
+
+    /// Greater than or equal to a value: `$0.age >= 18`.
+    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, .value(rhs)) }
+
+    /// Greater than or equal to another property: `$0.age >= $0.minimumAge`.
+    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs.node) }
+
+    /// Less than a value: `$0.age < 18`.
+    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, .value(rhs)) }
+
+    /// Less than another property: `$0.age < $0.minimumAge`.
+    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs.node) }
+
+    /// Less than or equal to a value: `$0.age <= 18`.
+    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
+
+    /// Less than or equal to another property: `$0.age <= $0.minimumAge`.
+    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
+}
+
+extension Query where T: PersistableEnum, T.RawValue: _QueryComparable {
+    /// After a case, by raw value: `$0.priority > .low`.
+    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
+
+    /// After another enum property, by raw value: `$0.priority > $0.floor`.
+    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.node) }
+
+    /// The case or after it, by raw value: `$0.priority >= .normal`.
+    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, .value(rhs)) }
+
+    /// The other property's case or after it: `$0.priority >= $0.floor`.
+    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs.node) }
+
+    /// Before a case, by raw value: `$0.priority < .high`.
+    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, .value(rhs)) }
+
+    /// Before another enum property: `$0.priority < $0.floor`.
+    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs.node) }
+
+    /// The case or before it: `$0.priority <= .normal`.
+    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
+
+    /// The other property's case or before it: `$0.priority <= $0.floor`.
+    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum, T.Wrapped.RawValue: _QueryComparable {
+    /// An optional enum after a case (`nil` is not): `$0.priority > .low`.
+    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
+
+    /// An optional enum after another enum property: `$0.priority > $0.floor`.
+    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.node) }
+
+    /// An optional enum at a case or after it: `$0.priority >= .normal`.
+    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, .value(rhs)) }
+
+    /// An optional enum at another property's case or after it.
+    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs.node) }
+
+    /// An optional enum before a case (`nil` is not): `$0.priority < .high`.
+    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, .value(rhs)) }
+
+    /// An optional enum before another enum property.
+    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs.node) }
+
+    /// An optional enum at a case or before it: `$0.priority <= .normal`.
+    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
+
+    /// An optional enum at another property's case or before it.
+    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
+}
+
+// MARK: Ranges
+
+extension Query where T: Comparable {
+    /// Within a half-open range: `$0.age.contains(18..<65)` is `age >= 18 && age < 65`;
+    /// through a collection, one element is (`$0.dogs.age.contains(1..<3)`).
+    public func contains(_ range: Range<T>) -> Query<Bool> {
+        with(.halfOpenRange(node, lower: range.lowerBound, upper: range.upperBound))
+    }
+
+    /// Within a closed range (`BETWEEN`): `$0.age.contains(18...65)`.
+    public func contains(_ range: ClosedRange<T>) -> Query<Bool> {
+        with(.between(node, lower: range.lowerBound, upper: range.upperBound))
+    }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
+    /// An optional value within a half-open range (`nil` is not): `$0.rating.contains(1..<4)`.
+    public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> {
+        with(.halfOpenRange(node, lower: range.lowerBound, upper: range.upperBound))
+    }
+
+    /// An optional value within a closed range (`nil` is not): `$0.rating.contains(1...3)`.
+    public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> {
+        with(.between(node, lower: range.lowerBound, upper: range.upperBound))
+    }
+}
+
+// MARK: Enums
+
+extension Query where T: PersistableEnum {
+    /// The enum's raw value, to query what the cases do not spell:
+    /// `$0.mood.rawValue.starts(with: "ha")`.
+    public var rawValue: Query<T.RawValue> { with(node) }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
+    /// An optional enum's raw value (`nil` stays `nil`): `$0.mood.rawValue > 2`.
+    public var rawValue: Query<T.Wrapped.RawValue?> { with(node) }
+}
+
+// MARK: Aggregates through a collection
+
+extension Query where T: _QueryNumeric {
+    /// The smallest value of this property among a collection's objects:
+    /// `$0.dogs.age.min > 2` is `dogs.@min.age > 2`.
+    public var min: Query { with(.path(path.aggregating("@min", "min"))) }
+
+    /// The largest value of this property among a collection's objects:
+    /// `$0.dogs.age.max < 10` is `dogs.@max.age < 10`.
+    public var max: Query { with(.path(path.aggregating("@max", "max"))) }
+
+    /// The mean of this property over a collection's objects:
+    /// `$0.dogs.age.avg > 5` is `dogs.@avg.age > 5`.
+    public var avg: Query { with(.path(path.aggregating("@avg", "avg"))) }
+
+    /// The sum of this property over a collection's objects:
+    /// `$0.dogs.age.sum >= 20` is `dogs.@sum.age >= 20`.
+    public var sum: Query { with(.path(path.aggregating("@sum", "sum"))) }
+}
