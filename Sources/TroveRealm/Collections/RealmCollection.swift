@@ -376,11 +376,6 @@ extension MutableSet: RealmCollection where Element: Object {
     }
 }
 
-extension MutableSet: RealmCollection where Element: Object {
-    /// The set's objects, in the set's order.
-    public var realmResults: Results<Element> { results() }
-}
-
 extension LinkingObjects: RealmCollection {
     /// The objects linking here.
     public var realmResults: Results<Element> {
