@@ -155,4 +155,30 @@ struct RealmCollectionTests {
         check(realm.objects(Dog.self))
         check(AnyRealmCollection(kennel.dogs))
     }
+
+    @Test("filter and index(matching:) take an NSPredicate that has a query string")
+    func nsPredicates() throws {
+        let realm = try makeRealm()
+        try realm.write { realm.create(Dog.self, value: ["Rex", 3]) }
+        #expect(realm.objects(Dog.self).filter(NSPredicate(value: true)).count == 1)
+        #expect(realm.objects(Dog.self).filter(NSPredicate(value: false)).count == 0)
+        #expect(AnyRealmCollection(realm.objects(Dog.self)).index(matching: NSPredicate(value: true)) == 0)
+    }
+
+    @Test("collections compare with isEqual and describe themselves; properties say which collection they are")
+    func equalityAndSchema() throws {
+        let realm = try makeRealm()
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3]]])
+        try realm.write {
+            realm.add(kennel)
+            realm.add(Pound())
+        }
+        #expect(kennel.dogs.isEqual(realm.objects(Kennel.self).first!.dogs))
+        #expect(!kennel.dogs.isEqual(Kennel().dogs))
+        #expect(AnyRealmCollection(realm.objects(Dog.self)).description.contains("Rex"))
+        let properties = try #require(realm.schema["Kennel"]).properties
+        #expect(properties.filter(\.isArray).map(\.name) == ["dogs"])
+        #expect(try #require(realm.schema["Pound"]).properties.filter(\.isMap).map(\.name) == ["byTag", "fees"])
+        #expect(try #require(realm.schema["Pound"]).properties.filter(\.isSet).map(\.name) == ["dogs"])
+    }
 }

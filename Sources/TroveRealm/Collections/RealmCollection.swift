@@ -391,3 +391,28 @@ extension LinkingObjects: RealmCollection {
     /// The inverse links read in a live Realm of the current isolation.
     public func thaw() -> LinkingObjects? { realmResults.thaw().map { LinkingObjects(results: $0) } }
 }
+
+extension RealmCollection {
+    /// Objective-C's `isEqual(_:)`, which Realm collections inherit: the
+    /// same collection (see the type's `==`); for results and inverse links,
+    /// the same query over the same handle.
+    ///
+    /// ```swift
+    /// kennel.dogs.isEqual(kennel.dogs)   // true
+    /// ```
+    public func isEqual(_ other: Any?) -> Bool {
+        guard let other = other as? Self else { return false }
+        if let list = self as? List<Element>, let otherList = other as? List<Element> { return list == otherList }
+        if let set = self as? MutableSet<Element>, let otherSet = other as? MutableSet<Element> { return set == otherSet }
+        return realmResults.database === other.realmResults.database && Array(self) == Array(other)
+    }
+
+    /// The collection's type and objects, as Realm describes a collection.
+    ///
+    /// ```swift
+    /// print(dogs.description)   // Results<Dog> [Dog { name = "Rex", … }]
+    /// ```
+    public var description: String {
+        "\(Self.self) [" + map(\.description).joined(separator: ", ") + "]"
+    }
+}

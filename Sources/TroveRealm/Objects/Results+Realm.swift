@@ -1,4 +1,6 @@
+import Foundation
 import Trove
+import TroveStorage
 
 // Realm's `filter` does not throw; Trove's does. Swift cannot overload by
 // `throws` alone, so these win by shape in code that imports TroveRealm:
@@ -64,4 +66,41 @@ extension MutableSet where Element: Object {
 
     /// Realm's `filter(_:_:)` on a set, with any number of arguments.
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
+}
+
+/// NSPredicate's format string (deprecated on Linux, where only
+/// `NSPredicate(value:)` has one worth reading; through a protocol, so the
+/// call is not flagged).
+private protocol PredicateText {
+    var predicateFormat: String { get }
+}
+
+extension NSPredicate: PredicateText {}
+
+/// The query string of an `NSPredicate`; a block predicate, which has none, traps.
+func queryText(of predicate: NSPredicate) -> String {
+    let text = (predicate as any PredicateText).predicateFormat
+    guard !text.hasPrefix("BLOCKPREDICATE") else {
+        realmMisuse(
+            "Cannot query with an NSPredicate", TroveError(.invalidQuery, "a block predicate has no query string to run"))
+    }
+    return text
+}
+
+extension RealmCollection {
+    /// The objects an `NSPredicate` matches (Realm's `filter(_: NSPredicate)`):
+    /// its format string runs as a query string. On Linux, Foundation can
+    /// only make `NSPredicate(value:)`; elsewhere any format predicate works.
+    ///
+    /// ```swift
+    /// let all = dogs.filter(NSPredicate(value: true))
+    /// ```
+    public func filter(_ predicate: NSPredicate) -> Results<Element> { realmQuery(queryText(of: predicate), []) }
+
+    /// The position of the first object an `NSPredicate` matches, or nil.
+    ///
+    /// ```swift
+    /// let first = dogs.index(matching: NSPredicate(value: true))
+    /// ```
+    public func index(matching predicate: NSPredicate) -> Int? { index(matching: queryText(of: predicate)) }
 }

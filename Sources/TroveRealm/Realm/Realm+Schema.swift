@@ -26,3 +26,26 @@ extension Realm {
         }
     }
 }
+
+extension PropertySchema {
+    /// Whether the property is a list (Realm's `Property.isArray`).
+    ///
+    /// ```swift
+    /// let lists = schema.properties.filter(\.isArray)
+    /// ```
+    public var isArray: Bool { collection == .list }
+
+    /// Whether the property is a set (Realm's `Property.isSet`).
+    ///
+    /// ```swift
+    /// let sets = schema.properties.filter(\.isSet)
+    /// ```
+    public var isSet: Bool { collection == .set }
+
+    /// Whether the property is a map (Realm's `Property.isMap`).
+    ///
+    /// ```swift
+    /// let maps = schema.properties.filter(\.isMap)
+    /// ```
+    public var isMap: Bool { collection == .map }
+}
