@@ -181,4 +181,23 @@ struct RealmCollectionTests {
         #expect(try #require(realm.schema["Pound"]).properties.filter(\.isMap).map(\.name) == ["byTag", "fees"])
         #expect(try #require(realm.schema["Pound"]).properties.filter(\.isSet).map(\.name) == ["dogs"])
     }
+
+    @Test("results are equal when they are the same results; observe takes key paths")
+    func identityAndKeyPathObservation() throws {
+        let realm = try makeRealm()
+        try realm.write { realm.create(Dog.self, value: ["Rex", 3]) }
+        let dogs = realm.objects(Dog.self)
+        let copy = dogs
+        #expect(dogs == copy)
+        #expect(dogs != realm.objects(Dog.self))
+        #expect(AnyRealmCollection(dogs) == AnyRealmCollection(copy))
+        var events: [String] = []
+        let token = AnyRealmCollection(dogs).observe(keyPaths: [\Dog.age]) { change in
+            if case .update(_, _, _, let modifications) = change { events.append("\(modifications)") }
+        }
+        try realm.write { dogs[0].toys.append("ball") }
+        try realm.write { dogs[0].age = 4 }
+        #expect(events == ["[0]"])
+        token.invalidate()
+    }
 }

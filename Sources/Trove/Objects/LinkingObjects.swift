@@ -89,6 +89,15 @@ protocol _TroveOriginNamed {
 
 extension LinkingObjects: _TroveOriginNamed {}
 
+extension LinkingObjects: Equatable {
+    /// Equal when they are the same read of the inverse links (see `Results`'s
+    /// `==`); each read of the property is a new one.
+    public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
+        guard let left = lhs.results, let right = rhs.results else { return false }
+        return left == right
+    }
+}
+
 extension LinkingObjects: _TroveStorable {
     public static var _troveType: PropertyType { .link }
     public static var _troveDefault: LinkingObjects { LinkingObjects() }

@@ -388,6 +388,19 @@ public struct SortDescriptor: Sendable {
     }
 }
 
+extension Results: Equatable {
+    /// Two results are equal when they are the same results: copies of one
+    /// value, or its re-reads (`filter` and `sorted` make new ones). Results
+    /// with equal elements are not equal; compare `Array(a) == Array(b)` for that.
+    ///
+    /// ```swift
+    /// let photos = db.objects(Photo.self)
+    /// let same = photos
+    /// photos == same   // true
+    /// ```
+    public static func == (lhs: Results, rhs: Results) -> Bool { lhs.cache === rhs.cache }
+}
+
 final class ResultsCache {
     var generation: UInt64 = .max
     var keys: [UInt64]?

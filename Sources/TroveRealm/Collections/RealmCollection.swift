@@ -12,7 +12,7 @@ import TroveStorage
 ///     print(photos.count, photos.max(ofProperty: "dateAdded") as Date?)
 /// }
 /// ```
-public protocol RealmCollection<Element>: RandomAccessCollection where Element: Object, Index == Int {
+public protocol RealmCollection<Element>: RandomAccessCollection, Equatable where Element: Object, Index == Int {
     /// The collection's objects as live Trove ``Results``, in its order.
     var realmResults: Results<Element> { get }
     /// Whether the collection can no longer be read (the object owning it was deleted).
@@ -214,7 +214,45 @@ extension RealmCollection {
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
         _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
     ) -> NotificationToken {
-        let handler: (ResultsChange<Element>) -> Void = { change in
+        let handler = realmChangeHandler(on: queue, block)
+        if let keyPaths {
+            do {
+                return try realmResults.observe(properties: keyPaths, handler)
+            } catch {
+                realmMisuse("Cannot observe \(keyPaths)", error)
+            }
+        }
+        return realmResults.observe(handler)
+    }
+
+    /// ``observe(keyPaths:on:_:)`` with the properties given as key paths
+    /// (`[\.name]`, or `[\.owner?.name]` through a link).
+    ///
+    /// ```swift
+    /// let token = dogs.observe(keyPaths: [\.age]) { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+    ) -> NotificationToken {
+        realmResults.observe(keyPaths: keyPaths, realmChangeHandler(on: queue, block))
+    }
+
+    /// Turns Trove's results changes into Realm's. Notifications come where
+    /// the Realm belongs (its actor, or the main queue): a queue is accepted
+    /// only when it is that one (the main queue, for a Realm of the main thread).
+    private func realmChangeHandler(
+        on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+    ) -> (ResultsChange<Element>) -> Void {
+        if let queue, queue !== DispatchQueue.main || !Database.isOnMainQueue {
+            realmMisuse(
+                "Cannot observe on \(queue.label)",
+                TroveError(
+                    .invalidValue,
+                    "TroveRealm delivers notifications where the Realm belongs (its actor, or the main queue); open a Realm on that queue and observe there"
+                ))
+        }
+        return { change in
             switch change {
             case .initial(let results): block(.initial(AnyRealmCollection(results)))
             case .update(let results, let deletions, let insertions, let modifications):
@@ -224,14 +262,6 @@ extension RealmCollection {
             case .error(let error): block(.error(error))
             }
         }
-        if let keyPaths {
-            do {
-                return try realmResults.observe(properties: keyPaths, handler)
-            } catch {
-                realmMisuse("Cannot observe \(keyPaths)", error)
-            }
-        }
-        return realmResults.observe(handler)
     }
 
     func realmQuery(_ predicateFormat: String, _ args: [Any?]) -> Results<Element> {
@@ -277,6 +307,11 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
 
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
+
+    /// Equal when they wrap the same collection (see each type's `==`).
+    public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool {
+        lhs.base.isEqual(rhs.base)
+    }
 
     /// The wrapped collection frozen, wrapped again.
     public func freeze() -> AnyRealmCollection { AnyRealmCollection.frozen(base) }
