@@ -48,7 +48,7 @@ struct RealmCollectionTests {
         #expect(
             erased.sorted(by: [RealmSwift.SortDescriptor(keyPath: "age", ascending: false)]).map(\.name) == ["Cy", "Bo", "Rex"])
         #expect(erased.distinct(by: ["age"]).count == 3)
-        #expect(erased.value(forKey: "name").compactMap { $0 as? String } == ["Rex", "Bo", "Cy"])
+        #expect(erased.value(forKey: "name") as? [String] == ["Rex", "Bo", "Cy"])
         #expect(erased.realm == realm)
         #expect(erased.index(matching: "age > 100") == nil)
         #expect(realm.objects(Walker.self).first?.dog?.name == "Bo")
@@ -86,7 +86,7 @@ struct RealmCollectionTests {
         #expect(pound.dogs.filter("age > 4").map(\.name) == ["Bo"])
         #expect(pound.dogs.realm == realm)
         #expect(pound.dogs[0].isSameObject(as: realm.object(ofType: Dog.self, forPrimaryKey: pound.dogs[0].name)))
-        #expect(Set(AnyRealmCollection(pound.dogs).value(forKeyPath: "name").compactMap { $0 as? String }) == ["Rex", "Bo"])
+        #expect(Set(AnyRealmCollection(pound.dogs).value(forKeyPath: "name") as? [String] ?? []) == ["Rex", "Bo"])
         #expect(pound.dogs == realm.objects(Pound.self).first!.dogs)
         #expect(pound.dogs != Pound().dogs)
         try realm.write { realm.delete(pound) }
@@ -199,5 +199,22 @@ struct RealmCollectionTests {
         try realm.write { dogs[0].age = 4 }
         #expect(events == ["[0]"])
         token.invalidate()
+    }
+
+    @Test("value(forKeyPath:) with collection operators; NSPredicate's %d and %f placeholders")
+    func collectionOperatorsAndPlaceholders() throws {
+        let realm = try makeRealm()
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 5]]])
+        try realm.write { realm.add(kennel) }
+        let dogs = AnyRealmCollection(kennel.dogs)
+        #expect(dogs.value(forKeyPath: "@count") as? Int == 3)
+        #expect(dogs.value(forKeyPath: "@sum.age") as? NSNumber == 13)
+        #expect(dogs.value(forKeyPath: "@max.age") as? NSNumber == 5)
+        #expect(dogs.value(forKeyPath: "@min.age") as? NSNumber == 3)
+        #expect(dogs.value(forKeyPath: "@unionOfObjects.age") as? [Int] == [3, 5, 5])
+        #expect(dogs.value(forKeyPath: "@distinctUnionOfObjects.age") as? [Int] == [3, 5])
+        #expect(dogs.filter("age == %d", 5).count == 2)
+        #expect(dogs.filter("age > %lld AND age < %f", 3, 5.5).count == 2)
+        #expect(throws: TroveError.self) { try realm.objects(Dog.self).filter("age == %x", arguments: [5]) }
     }
 }

@@ -27,6 +27,19 @@ import Testing
         expectValid(db)
     }
 
+    @Test("values convert as Realm converts them: any sequence for a list, a Double for a Float, an Int for a Double")
+    func realmConversions() throws {
+        let parts = List<ConformancePart>()
+        parts.append(ConformancePart(value: ["id": 1]))
+        let item = ConformanceItem(value: ["id": 1, "float": 1.5 as Double, "double": 2, "parts": Optional(parts) as Any])
+        #expect(item.float == 1.5 && item.double == 2)
+        #expect(item.parts.map(\.id) == [1])
+        let db = try makeDatabase()
+        try db.write { try db.add(item) }
+        let copy = ConformanceItem(value: ["id": 2, "parts": item.parts, "tags": db.objects(ConformancePart.self).map(\.label)])
+        #expect(copy.parts.map(\.id) == [1])
+    }
+
     @Test("create(_:value:update:) adds; with .modified it updates only the given properties, and upserts nested objects")
     func createAndUpdate() throws {
         let db = try makeDatabase()

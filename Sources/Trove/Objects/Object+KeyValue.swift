@@ -103,10 +103,12 @@ extension _TroveStorable {
         if let value, let same = value as? Self { return same }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
         if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
-        if let value, _troveCollection == nil, _troveLinkTarget == nil, let converted = StoredValue(any: value),
-            converted != .null, converted.fits(_troveType)
-        {
-            return Self(_troveStored: converted)
+        if let value, _troveCollection == nil, _troveLinkTarget == nil, let given = StoredValue(any: value), given != .null {
+            // Another number type is converted as Realm converts it (a Double into a Float property, an Int into a Double one).
+            if given.fits(_troveType) { return Self(_troveStored: given) }
+            if let converted = given.converted(to: _troveType), converted.fits(_troveType) {
+                return Self(_troveStored: converted)
+            }
         }
         return nil
     }

@@ -86,7 +86,7 @@ extension Object {
             let elements: [Any]
             if isNull {
                 elements = []
-            } else if let array = raw as? [Any] {
+            } else if let array = sequenceElements(raw) {
                 elements = array
             } else {
                 throw invalid(raw)
@@ -103,8 +103,10 @@ extension Object {
             let entries: [String: Any]
             if isNull {
                 entries = [:]
-            } else if let dictionary = raw as? [String: Any] {
+            } else if let dictionary = flattenOptional(raw) as? [String: Any] {
                 entries = dictionary
+            } else if let map = flattenOptional(raw) as? any _TroveMapStorage {
+                entries = Dictionary(map._unmanagedEntries.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
             } else {
                 throw invalid(raw)
             }
@@ -138,6 +140,16 @@ extension Object {
         if let database, !(made is EmbeddedObject) { try database.add(made, update: update) }
         return made
     }
+}
+
+/// The elements of a value given for a list or set: an array, or any other
+/// sequence (a `List`, a `MutableSet`, `Results`...), but not a string or data.
+private func sequenceElements(_ raw: Any) -> [Any]? {
+    guard let value = flattenOptional(raw), !(value is String), !(value is Data) else { return nil }
+    if let array = value as? [Any] { return array }
+    guard let sequence = value as? any Sequence else { return nil }
+    func elements<S: Sequence>(_ sequence: S) -> [Any] { sequence.map { $0 as Any } }
+    return elements(sequence)
 }
 
 /// Whether `type` is `target` or one of its subclasses.

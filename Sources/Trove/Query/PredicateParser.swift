@@ -471,8 +471,18 @@ enum Tokenizer {
                 case "@": tokens.append(Token(kind: .argument, position: start))
                 case "K": tokens.append(Token(kind: .keyArgument, position: start))
                 default:
-                    throw fail(
-                        "'%\(characters[i + 1])' is not a placeholder; use %@ for a value or %K for a property name", start)
+                    // NSPredicate's printf-style number placeholders (%d, %i, %ld, %lld, %u, %f, %lf, %g)
+                    // stand for a value argument, as %@ does.
+                    var end = i + 1
+                    while end < characters.count, characters[end] == "l" || characters[end] == "q" { end += 1 }
+                    guard end < characters.count, "diufgeDUIFGE".contains(characters[end]) else {
+                        throw fail(
+                            "'%\(characters[i + 1])' is not a placeholder; use %@ for a value or %K for a property name",
+                            start)
+                    }
+                    tokens.append(Token(kind: .argument, position: start))
+                    i = end + 1
+                    continue
                 }
                 i += 2
                 continue

@@ -188,16 +188,50 @@ extension RealmCollection {
         return best.numeric.map { NSNumber(value: $0) }
     }
 
-    /// The values of one property of every object, in order.
-    public func value(forKey key: String) -> [Any?] { map { $0.value(forKey: key) } }
+    /// The values of one property of every object, in order, as an array
+    /// (`[Any?]`, nil where the value is nil), as key-value coding gives it.
+    ///
+    /// ```swift
+    /// let names = dogs.value(forKey: "name") as! [String]
+    /// ```
+    public func value(forKey key: String) -> Any? { map { $0.value(forKey: key) } as [Any?] }
 
     /// The values at a key path of every object, in order: `"owner.name"`
-    /// follows the link (nil where it is nil), `"self"` is the object.
+    /// follows the link (nil where it is nil), `"self"` is the object. A
+    /// key-value coding collection operator first gives one value:
+    /// `"@count"`, `"@sum.age"`, `"@avg.age"`, `"@min.age"`, `"@max.age"`
+    /// (an `NSNumber`, or nil over no objects), and `"@unionOfObjects.name"`
+    /// or `"@distinctUnionOfObjects.name"` (an array).
     ///
     /// ```swift
     /// let names = dogs.value(forKeyPath: "owner.name") as! [String?]
+    /// let total = dogs.value(forKeyPath: "@sum.age") as! NSNumber
     /// ```
-    public func value(forKeyPath keyPath: String) -> [Any?] {
+    public func value(forKeyPath keyPath: String) -> Any? {
+        guard keyPath.hasPrefix("@") else { return values(atPath: keyPath) }
+        let parts = keyPath.split(separator: ".", maxSplits: 1).map(String.init)
+        let rest = parts.count > 1 ? parts[1] : ""
+        switch parts[0] {
+        case "@count": return count
+        case "@sum": return sum(ofProperty: rest) as NSNumber
+        case "@avg": return average(ofProperty: rest) as NSNumber?
+        case "@min": return min(ofProperty: rest) as NSNumber?
+        case "@max": return max(ofProperty: rest) as NSNumber?
+        case "@unionOfObjects": return values(atPath: rest)
+        case "@distinctUnionOfObjects":
+            var seen = Set<StoredValue>()
+            return values(atPath: rest).filter { seen.insert(StoredValue(any: $0) ?? .null).inserted }
+        default:
+            realmMisuse(
+                "Cannot read '\(keyPath)'",
+                TroveError(
+                    .invalidProperty,
+                    "\(parts[0]) is not a collection operator; use @count, @sum, @avg, @min, @max, @unionOfObjects or @distinctUnionOfObjects"
+                ))
+        }
+    }
+
+    private func values(atPath keyPath: String) -> [Any?] {
         map { object in
             keyPath.split(separator: ".").reduce(Optional<Any>.some(object)) { current, key in
                 (current as? Object)?.value(forKey: String(key))
