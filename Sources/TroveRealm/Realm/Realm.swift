@@ -307,7 +307,11 @@ public struct Realm: Equatable {
         {
             return cached
         }
-        let database = try realmErrors { try Database(configuration: configuration, isolation: isolation) }
+        // A Realm of the main thread belongs to the main actor even when plain
+        // code opened it, so it refreshes and notifies on the main queue, as
+        // Realm's main-thread Realm does through its run loop.
+        let confinement: (any Actor)? = isolation ?? (Database.isOnMainQueue ? MainActor.shared : nil)
+        let database = try realmErrors { try Database(configuration: configuration, isolation: confinement) }
         handles.withLock { handles in
             handles = handles.filter { $0.value.database != nil }
             handles[key] = WeakHandle(database: database)
