@@ -31,7 +31,10 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// The same query and order read through another handle on the file
     /// (a frozen one, for Realm's `results.freeze()`).
-    package func rebased(on other: Database) -> Results {
+    /// The elements are materialized through the other handle's own binding:
+    /// a binding keeps per-handle caches and may not be shared across threads.
+    package func rebased(on other: Database) -> Results where Element: Object {
+        let source = ResultsSource<Element>.object(other.objectBindingOrTrap(for: Element.self))
         var results = Results(database: other, source: source, predicate: predicate, sort: sort)
         results.earlierSteps = earlierSteps
         return results
