@@ -38,6 +38,11 @@ import Testing
         try db.write { try db.add(item) }
         let copy = ConformanceItem(value: ["id": 2, "parts": item.parts, "tags": db.objects(ConformancePart.self).map(\.label)])
         #expect(copy.parts.map(\.id) == [1])
+        try db.write {
+            try db.add(ConformancePart(value: ["id": 2]))
+            item.setValue(db.objects(ConformancePart.self).sorted(by: \.id), forKey: "parts")
+        }
+        #expect(item.parts.map(\.id) == [1, 2])
     }
 
     @Test("create(_:value:update:) adds; with .modified it updates only the given properties, and upserts nested objects")

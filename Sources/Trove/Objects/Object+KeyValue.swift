@@ -48,10 +48,18 @@ extension Object {
         guard field.schema.collection != .linkingObjects else {
             preconditionFailure("Trove: \(type(of: self)).\(key) is an inverse link; it is read-only")
         }
-        guard field.storable._troveAnySet(value, self, field: field) else {
+        if field.storable._troveAnySet(value, self, field: field) { return }
+        guard field.schema.collection != nil else {
             preconditionFailure(
                 "Trove: \(type(of: self)).\(key) holds \(field.schema.typeDescription)\(field.schema.isOptional ? "?" : ""); \(value.map { "a \(type(of: $0))" } ?? "nil") cannot be stored in it"
             )
+        }
+        // A list, set or map takes the elements of any collection (an array,
+        // another list, a set, results), as `Object(value:)` does.
+        do {
+            try _populate(from: [key: value ?? NSNull()], database: _database, update: .modified)
+        } catch {
+            preconditionFailure("Trove: cannot set \(type(of: self)).\(key): \((error as? TroveError)?.message ?? "\(error)")")
         }
     }
 
