@@ -93,6 +93,19 @@ extension Database {
         return result
     }
 
+    /// Commits the open write transaction without notifying the given
+    /// observers (see ``write(withoutNotifying:_:)``).
+    ///
+    /// ```swift
+    /// try db.beginWrite()
+    /// photo.memo = text
+    /// try db.commitWrite(withoutNotifying: [token])
+    /// ```
+    public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
+        if !tokens.isEmpty { writeState?.silenced.formUnion(tokens.map(\.id)) }
+        try commitWrite()
+    }
+
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
         nextObserverID += 1
         observers[nextObserverID] = observer

@@ -136,7 +136,7 @@ public struct Realm: Equatable {
     /// Commits the open write transaction.
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         defer { releaseWriteHold() }
-        try realmErrors { try database.commitWrite() }
+        try realmErrors { try database.commitWrite(withoutNotifying: tokens) }
     }
 
     /// Discards the open write transaction's changes.
