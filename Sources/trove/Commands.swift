@@ -251,24 +251,26 @@ enum Commands {
             limit = value
         }
         let format = arguments.option("--format") ?? "table"
-        var objects = Array(results.prefix(limit))
-        if format == "table" { objects = try objects.map { try readable($0, in: db) } }
-        try write(objects, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
+        var rows = results.prefix(limit).map(Row.init)
+        if format == "table" { rows = try rows.map { try readable($0, in: db) } }
+        try write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
     }
 
     /// For the table: links as `Type#key`, collections as their first elements.
-    static func readable(_ object: DynamicObject, in db: Database) throws -> DynamicObject {
-        var values = object.values
-        for (column, property) in object.schema.properties.enumerated() where property.type == .link || property.collection != nil
-        {
+    static func readable(_ row: Row, in db: Database) throws -> Row {
+        var row = row
+        for (column, property) in row.object.objectSchema.properties.enumerated()
+        where property.type == .link || property.collection != nil {
             let target = property.objectType ?? ""
             switch property.collection {
             case nil:
-                if case .int(let key) = values[column] { values[column] = .string("\(target)#\(UInt64(bitPattern: key))") }
+                if case .int(let key) = row.values[column] {
+                    row.values[column] = .string("\(target)#\(UInt64(bitPattern: key))")
+                }
             case .linkingObjects:
-                values[column] = .string("← \(target).\(property.originProperty ?? "")")
+                row.values[column] = .string("← \(target).\(property.originProperty ?? "")")
             case .list, .set, .map:
-                let entries = try db.entries(of: object, property: property.name)
+                let entries = try db.entries(of: row.object, property: property.name)
                 let shown = entries.prefix(5).map { entry -> String in
                     let value: String
                     if property.type == .link, case .int(let key) = entry.value {
@@ -279,10 +281,10 @@ enum Commands {
                     return property.collection == .map ? "\(entry.key): \(value)" : value
                 }
                 let more = entries.count > 5 ? ", … (\(entries.count))" : ""
-                values[column] = .string("[" + shown.joined(separator: ", ") + more + "]")
+                row.values[column] = .string("[" + shown.joined(separator: ", ") + more + "]")
             }
         }
-        return DynamicObject(schema: object.schema, values: values, objectKey: object.objectKey)
+        return row
     }
 
     static func export(_ arguments: Arguments) throws {
@@ -306,7 +308,7 @@ enum Commands {
             for (index, name) in names.enumerated() {
                 let results = try db.dynamicObjects(name)
                 output.write(Data(((index > 0 ? "," : "") + "\n\(Formatting.jsonString(name)):").utf8))
-                try write(Array(results), schema: results.objectSchema, format: "json", to: output, db: db)
+                try write(results.map(Row.init), schema: results.objectSchema, format: "json", to: output, db: db)
             }
             output.write(Data("\n}\n".utf8))
             return
@@ -314,33 +316,33 @@ enum Commands {
         for name in names {
             let results = try db.dynamicObjects(name)
             var progress = Progress("exporting \(name):", total: results.count)
-            var objects: [DynamicObject] = []
-            objects.reserveCapacity(results.count)
+            var rows: [Row] = []
+            rows.reserveCapacity(results.count)
             for object in results {
-                objects.append(object)
-                progress.update(objects.count)
+                rows.append(Row(object))
+                progress.update(rows.count)
             }
             progress.finish()
-            try write(objects, schema: results.objectSchema, format: format, to: output, db: db)
+            try write(rows, schema: results.objectSchema, format: format, to: output, db: db)
         }
     }
 
     static func write(
-        _ objects: [DynamicObject], schema: ObjectSchema, format: String, to output: FileHandle, db: Database
+        _ objects: [Row], schema: ObjectSchema, format: String, to output: FileHandle, db: Database
     ) throws {
         var text: String
         // JSON carries lists and sets as arrays and maps as objects.
-        func json(_ object: DynamicObject) throws -> String {
+        func json(_ row: Row) throws -> String {
             var collections: [String: String] = [:]
             for property in schema.properties where property.collection != nil && property.collection != .linkingObjects {
-                let entries = try db.entries(of: object, property: property.name)
+                let entries = try db.entries(of: row.object, property: property.name)
                 collections[property.name] =
                     property.collection == .map
                     ? "{" + entries.map { "\(Formatting.jsonString($0.key)):\(Formatting.json($0.value))" }.joined(separator: ",")
                         + "}"
                     : "[" + entries.map { Formatting.json($0.value) }.joined(separator: ",") + "]"
             }
-            return Formatting.jsonObject(object, collections: collections)
+            return Formatting.jsonObject(row, collections: collections)
         }
         switch format {
         case "table":

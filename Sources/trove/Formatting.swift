@@ -105,8 +105,8 @@ enum Formatting {
 
     /// One object as JSON; `collections` holds the JSON of its lists, sets
     /// and maps by name (linking objects are computed, so left out).
-    static func jsonObject(_ object: DynamicObject, collections: [String: String] = [:]) -> String {
-        let fields = zip(object.schema.properties, object.values).compactMap { property, value -> String? in
+    static func jsonObject(_ row: Row, collections: [String: String] = [:]) -> String {
+        let fields = zip(row.object.objectSchema.properties, row.values).compactMap { property, value -> String? in
             if property.collection == .linkingObjects { return nil }
             if property.collection != nil { return "\(jsonString(property.name)):\(collections[property.name] ?? "null")" }
             return "\(jsonString(property.name)):\(json(value))"
@@ -120,7 +120,7 @@ enum Formatting {
     }
 
     /// A table that fits the terminal: each column as wide as its content, shortened when needed.
-    static func table(_ objects: [DynamicObject], schema: ObjectSchema, terminalWidth: Int) -> String {
+    static func table(_ objects: [Row], schema: ObjectSchema, terminalWidth: Int) -> String {
         let names = schema.properties.map(\.name)
         let budget = max(16, (terminalWidth - 3 * names.count) / max(1, names.count))
         let rows = objects.map { object in object.values.map { cell($0, width: budget) } }

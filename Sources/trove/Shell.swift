@@ -72,9 +72,9 @@ enum Shell {
         let type = parts[0].trimmingCharacters(in: .whitespaces)
         var results = try db.dynamicObjects(type)
         if parts.count > 1 { results = try results.filter(parts.dropFirst().joined(separator: " where ")) }
-        var objects = Array(results)
-        if format == "table" { objects = try objects.map { try Commands.readable($0, in: db) } }
-        try Commands.write(objects, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
+        var rows = results.map(Row.init)
+        if format == "table" { rows = try rows.map { try Commands.readable($0, in: db) } }
+        try Commands.write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
     }
 
     /// Writes a line straight to standard output, in order with query results.

@@ -258,7 +258,9 @@ final class Album: Object {
         }
         expectTroveError(.invalidQuery) { try db.objects(Playlist.self).filter("name == tags") }
         #expect(Array(list.tags) == ["a"])
-        #expect(try db.dynamicObjects("Playlist").first?["tags"] == .null)
+        let playlist = try #require(try db.dynamicObjects("Playlist").first)
+        #expect(playlist.storedValues[try #require(playlist.objectSchema.properties.firstIndex { $0.name == "tags" })] == .null)
+        #expect((playlist["tags"] as? List<String>)?.array() == ["a"])
         #expect(try db.elements(of: db.dynamicObjects("Playlist").first!, property: "tags") == [.string("a")])
     }
 }

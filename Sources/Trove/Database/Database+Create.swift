@@ -38,18 +38,30 @@ extension Database {
     /// The stored object whose primary key `value` gives, if any.
     private func storedObject<T: Object>(_ type: T.Type, identifiedBy value: Any) throws -> T? {
         let info = ModelInfo.of(type)
-        let fields = info.fields.filter { $0.schema.collection != .linkingObjects }
-        guard let index = fields.firstIndex(where: { $0.schema.isPrimaryKey }) else { return nil }
-        let field = fields[index]
+        guard let key = try Database.primaryKey(in: value, among: info.namedProperties, of: info.typeName) else { return nil }
+        return object(ofType: type, forPrimaryKey: key)
+    }
+
+    /// The primary key `value` gives for a type with `properties` — by name in
+    /// a dictionary, in property order in an array, from an object — as the
+    /// key's type; nil when the type has none or `value` gives none. A key of
+    /// another type throws `TroveError.Kind.invalidValue`.
+    static func primaryKey(in value: Any, among properties: [NamedProperty], of typeName: String) throws
+        -> (any _TroveStorable)?
+    {
+        let properties = properties.filter { $0.schema.collection != .linkingObjects }
+        guard let index = properties.firstIndex(where: { $0.schema.isPrimaryKey }) else { return nil }
+        let property = properties[index]
         let raw: Any?
         switch value {
-        case let dictionary as [String: Any]: raw = dictionary[field.schema.name]
+        case let dictionary as [String: Any]: raw = dictionary[property.schema.name]
         case let array as [Any]: raw = index < array.count ? array[index] : nil
-        case let object as Object: raw = object.value(forKey: field.schema.name)
+        case let object as Object: raw = object.objectSchema[property.schema.name] != nil ? object[property.schema.name] : nil
         default: raw = nil
         }
-        guard let raw, let key = field.storable._troveConvertAny(raw) else { return nil }
-        return object(ofType: type, forPrimaryKey: key)
+        guard let raw else { return nil }
+        guard let key = property.storable._troveConvertAny(raw) else { throw property.invalidValue(raw, in: typeName) }
+        return key
     }
 }
 

@@ -1,45 +1,6 @@
 import Foundation
 import TroveStorage
 
-/// A stored object read without its model type: the stored schema and the
-/// values, in the schema's order. What tools (the `trove` CLI, migrations)
-/// see of a file they have no model code for.
-///
-/// ```swift
-/// for photo in try db.dynamicObjects("PhotoData").filter("memo CONTAINS 'cat'") {
-///     print(photo["id"] ?? .null, photo["memo"] ?? .null)
-/// }
-/// ```
-public struct DynamicObject: Sendable, CustomStringConvertible {
-    /// The stored type.
-    public let schema: ObjectSchema
-    /// One value per property of ``schema``, in order (a link holds the
-    /// target's object key; a collection reads as nil here, see
-    /// ``Database/elements(of:property:)``).
-    public let values: [StoredValue]
-    /// The object's key in its type: what links to it store.
-    public let objectKey: UInt64
-
-    /// A dynamic object of `schema` holding `values`, one per property in the
-    /// schema's order; `objectKey` matters only for an object read from a file.
-    public init(schema: ObjectSchema, values: [StoredValue], objectKey: UInt64 = 0) {
-        self.schema = schema
-        self.values = values
-        self.objectKey = objectKey
-    }
-
-    /// The value of the property named `name`, or nil if the type has none.
-    public subscript(name: String) -> StoredValue? {
-        schema.properties.firstIndex { $0.name == name }.map { values[$0] }
-    }
-
-    /// The type name and each property with its value:
-    /// `PhotoData { id = "a1", memo = "cat" }`.
-    public var description: String {
-        "\(schema.name) { " + zip(schema.properties, values).map { "\($0.name) = \($1)" }.joined(separator: ", ") + " }"
-    }
-}
-
 extension Database {
     /// The schema of every type stored in the file, by name.
     public func storedSchemas() throws -> [ObjectSchema] {
@@ -95,15 +56,6 @@ extension Database {
         return environment.readerSlots().map { slot in
             Reader(processID: slot.processID, commitsBehind: slot.transaction.map { Swift.max(0, last - $0) })
         }
-    }
-
-    /// Every stored object of a type named as a string, as ``DynamicObject``s;
-    /// filter and sort them like any ``Results``.
-    ///
-    /// Throws `TroveError.Kind.invalidModel` when the file has no such type.
-    public func dynamicObjects(_ typeName: String) throws -> Results<DynamicObject> {
-        let table = try dynamicTable(typeName)
-        return Results(database: self, source: .dynamic(table))
     }
 
     /// Sets one property of the stored object of `typeName` with the given
@@ -162,12 +114,6 @@ extension Database {
         _ = try storeRecord(record, in: table, policy: update, state)
     }
 
-    /// Deletes every object a dynamic ``Results`` selects, inside a write.
-    public func delete(_ results: Results<DynamicObject>) throws {
-        let state = try requireWrite("delete(_:)")
-        try deleteMatches(table: results.table, predicate: results.predicate, state)
-    }
-
     /// The elements of a list or set property of a stored object (for a map,
     /// its values in key order; a collection of objects holds object keys).
     ///
@@ -183,13 +129,13 @@ extension Database {
     /// The entries of a map property (the key, and the value), in key order;
     /// for a list or set, the keys are the positions.
     public func entries(of object: DynamicObject, property name: String) throws -> [(key: String, value: StoredValue)] {
-        let table = try dynamicTable(object.schema.name)
+        let table = try tableInfo(named: object.objectSchema.name)
         guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
         let property = table.schema.properties[column]
         guard property.collection != nil, property.collection != .linkingObjects else {
             throw TroveError(.invalidProperty, "\(table.name).\(name) is a \(property.typeDescription), not a list, set or map")
         }
-        let entries = try collectionEntries(owner: object.objectKey, column: column, table: table, readTransaction())
+        let entries = try collectionEntries(owner: object._objectKey, column: column, table: table, readTransaction())
         return entries.enumerated().map { index, entry in
             (property.collection == .map ? String(decoding: entry.key, as: UTF8.self) : String(index), entry.value)
         }
@@ -215,20 +161,5 @@ extension Database {
         // Kept per handle, not published: a model's registration decides the shared schema.
         dynamicTables[typeName] = table
         return table
-    }
-}
-
-extension ResultsSource where Element == DynamicObject {
-    static func dynamic(_ table: TableInfo) -> ResultsSource {
-        let load: (Database, UInt64) -> DynamicObject = { database, key in
-            guard let record = database.fetchRecordOrTrap(key, table: table) else {
-                fatalError("Trove: a \(table.name) object was deleted while being read")
-            }
-            let values = record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
-            return DynamicObject(schema: table.schema, values: values, objectKey: key)
-        }
-        return ResultsSource(
-            table: table, materialize: load, materializeBatch: { database, keys in keys.map { load(database, $0) } },
-            columnForKeyPath: { _ in nil })
     }
 }

@@ -77,7 +77,7 @@ extension Database {
     func linkKey(for target: Object, property: PropertySchema, of table: TableInfo, update: UpdatePolicy = .error) throws
         -> UInt64
     {
-        let typeName = ModelInfo.storedName(of: type(of: target))
+        let typeName = target.storedTypeName
         guard typeName == property.objectType else {
             throw TroveError(
                 .invalidValue,

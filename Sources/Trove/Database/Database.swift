@@ -42,6 +42,8 @@ public final class Database {
     var predicateTemplates: [String: PredicateParser.Template] = [:]
     /// Types opened by name only (``dynamicObjects(_:)``), without a model.
     var dynamicTables: [String: TableInfo] = [:]
+    /// How ``DynamicObject``s read each stored type, by type name.
+    var dynamicBindings: [String: ObjectBinding] = [:]
     /// Registered change observers (``Results/observe(keyPaths:_:)`` and
     /// friends), by token id, and the snapshot they last saw.
     var observers: [Int: any ChangeObserver] = [:]

@@ -20,6 +20,8 @@ final class WriteState {
     var silenced: Set<Int> = []
     /// Per type, the link properties pointing at it (found once per transaction).
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
+    /// The transaction of a migration: objects may take new primary keys.
+    var isMigration = false
 
     init(transaction: WriteTransaction) {
         self.transaction = transaction

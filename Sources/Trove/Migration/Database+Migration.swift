@@ -2,11 +2,11 @@ import Foundation
 import TroveStorage
 
 /// One type carried to its new schema: its new tables, and each object's
-/// values before and after.
+/// values before (in `oldSchema`).
 struct TypeConversion {
     let table: TableInfo
-    let objects: [(key: UInt64, old: DynamicObject)]
-    let newValues: [UInt64: [StoredValue]]
+    let oldSchema: ObjectSchema
+    let objects: [(key: UInt64, old: [StoredValue])]
     /// False when the objects were not read (nothing to rewrite, nobody asked).
     let hasValues: Bool
 }
@@ -34,6 +34,7 @@ extension Database {
         try beginWrite()
         do {
             let state = writeState!
+            state.isMigration = true
             let transaction = state.transaction
             let old = try Catalog.storedTypeNames(in: transaction).compactMap { try Catalog.storedSchema($0, in: transaction) }
             let new = configuration.objectTypes.map { ModelInfo.of($0).schema }
@@ -69,7 +70,7 @@ extension Database {
         guard let oldSchema, let oldTable = try openTables(for: oldSchema, in: transaction) else {
             // New type: created empty.
             let table = try register(target)
-            let conversion = TypeConversion(table: table, objects: [], newValues: [:], hasValues: true)
+            let conversion = TypeConversion(table: table, oldSchema: target, objects: [], hasValues: true)
             migration.conversions[name] = conversion
             return conversion
         }
@@ -77,18 +78,18 @@ extension Database {
         let blocking = target.reconcile(withStored: oldSchema).blocking
         if blocking.isEmpty, renamed.isEmpty, !needValues, migration.conversions[name] == nil {
             // Nothing to rewrite, nobody to show the objects to: registration applies additive changes.
-            let conversion = TypeConversion(table: try register(target), objects: [], newValues: [:], hasValues: false)
+            let conversion = TypeConversion(table: try register(target), oldSchema: oldSchema, objects: [], hasValues: false)
             migration.conversions[name] = conversion
             return conversion
         }
         // Every object with its old values.
-        var objects: [(key: UInt64, old: DynamicObject)] = []
+        var objects: [(key: UInt64, old: [StoredValue])] = []
         try transaction.withCursor(on: oldTable.objects) { cursor in
             var entry = try cursor.first()
             while let current = entry {
                 let key = OrderedKey.objectKey(from: current.key)
                 let values = RecordReader(current.value, layout: oldTable.layout).allValues()
-                objects.append((key, DynamicObject(schema: oldSchema, values: values, objectKey: key)))
+                objects.append((key, values))
                 entry = try cursor.next()
             }
         }
@@ -99,12 +100,7 @@ extension Database {
         if blocking.isEmpty, renamed.isEmpty {
             // Nothing to rewrite (additive changes are applied by registration).
             let table = try register(target)
-            var newValues: [UInt64: [StoredValue]] = [:]
-            for object in objects {
-                let record = try fetchRecord(object.key, table: table)
-                newValues[object.key] = record?.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() } ?? []
-            }
-            let conversion = TypeConversion(table: table, objects: objects, newValues: newValues, hasValues: true)
+            let conversion = TypeConversion(table: table, oldSchema: oldSchema, objects: objects, hasValues: true)
             migration.conversions[name] = conversion
             return conversion
         }
@@ -148,15 +144,14 @@ extension Database {
             var values = table.layout.fallbacks
             for (column, property) in target.properties.enumerated() where property.isInRecord {
                 guard let source = sources[column] else { continue }
-                values[column] = convert(object.old.values[source], to: property, from: oldSchema.properties[source])
+                values[column] = convert(object.old[source], to: property, from: oldSchema.properties[source])
             }
             newValues[object.key] = values
         }
         if rekeys {
             do {
                 for object in objects {
-                    let stored = try storeRecord(newValues[object.key]!, in: table, policy: .error, state)
-                    newValues[stored.objectKey] = stored.values
+                    _ = try storeRecord(newValues[object.key]!, in: table, policy: .error, state)
                 }
             } catch let error as TroveError where error.kind == .primaryKeyExists {
                 throw TroveError(
@@ -167,7 +162,8 @@ extension Database {
         } else {
             for object in objects { try rewriteRecord(newValues[object.key]!, objectKey: object.key, in: table, state) }
         }
-        let conversion = TypeConversion(table: table, objects: rekeys ? [] : objects, newValues: newValues, hasValues: true)
+        let conversion = TypeConversion(
+            table: table, oldSchema: oldSchema, objects: rekeys ? [] : objects, hasValues: true)
         migration.conversions[name] = conversion
         return conversion
     }
@@ -190,6 +186,33 @@ extension Database {
         case (.bool, .int(let number)): return .bool(number != 0)
         case (let type, .bool(let flag)) where type.isInteger: return .int(flag ? 1 : 0)
         default: return property.isOptional ? .null : property.fallback
+        }
+    }
+
+    /// Whether the handle is running a migration, whose objects may take new primary keys.
+    var isMigrating: Bool { writeState?.isMigration ?? false }
+
+    /// Gives an object a new primary key during a migration. A failure (a key
+    /// another object has; a new integer key, which is the object's key) is
+    /// thrown when the migration ends.
+    func changePrimaryKey(of object: Object, to value: StoredValue) {
+        guard let state = writeState, state.deferredError == nil, let table = object._table,
+            let column = table.primaryKeyColumn
+        else { return }
+        do {
+            guard var values = try recordValues(object._objectKey, in: table, state.transaction) else { return }
+            let key = value.converted(to: table.layout.types[column]) ?? value
+            if values[column] == key { return }
+            if table.keyIsPrimaryKey {
+                throw TroveError(
+                    .migrationRequired,
+                    "\(table.name).\(table.schema.properties[column].name): an integer primary key is the object's key; it cannot change in enumerateObjects (create a new object and delete the old one)",
+                    path: path)
+            }
+            values[column] = key
+            try rewriteRecord(values, objectKey: object._objectKey, in: table, state)
+        } catch {
+            state.deferredError = error
         }
     }
 

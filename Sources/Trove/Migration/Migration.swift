@@ -9,8 +9,8 @@ import TroveStorage
 /// let config = Configuration(fileURL: url, schemaVersion: 2, objectTypes: [PhotoData.self]) { migration, oldVersion in
 ///     if oldVersion < 2 {
 ///         migration.renameProperty(onType: "PhotoData", from: "text", to: "memo")
-///         try migration.enumerateObjects(ofType: "PhotoData") { old, new in
-///             new["dateAdded"] = old["date"].flatMap { ... } ?? .date(Date())
+///         migration.enumerateObjects(ofType: "PhotoData") { old, new in
+///             new?["memo"] = "from \(old?["date"] as? String ?? "?")"
 ///         }
 ///     }
 /// }
@@ -61,18 +61,41 @@ public final class Migration {
         try database.renameType(from: oldName, to: newName, state)
     }
 
-    /// Calls `block` for every object of a type with its values before the
-    /// migration (`old`, read-only) and after (`new`, already carried over:
-    /// same-named properties copied, converted where the type changed, new
-    /// ones at their defaults). Changes to `new` are stored.
-    public func enumerateObjects(ofType typeName: String, _ block: (DynamicObject, MigrationObject) throws -> Void) throws {
-        let converted = try database.convertType(typeName, in: self)
-        for (key, old) in converted.objects {
-            let object = MigrationObject(schema: converted.table.schema, values: converted.newValues[key] ?? [])
-            try block(old, object)
-            if object.changed {
-                try database.rewriteRecord(object.values, objectKey: key, in: converted.table, state)
-            }
+    /// Calls `block` for every object of a type with the object before the
+    /// migration (`oldObject`: its old schema and values, read-only) and the
+    /// object after it (`newObject`: live in the new schema, its values
+    /// already carried over — same-named properties copied, converted where
+    /// the type changed, new ones at their defaults). Both are
+    /// ``DynamicObject``s, given as optionals as Realm gives them; what the
+    /// block sets on the new one is stored. An object deleted earlier in the
+    /// migration is skipped.
+    ///
+    /// ```swift
+    /// migration.enumerateObjects(ofType: "Person") { oldObject, newObject in
+    ///     let first = oldObject!["firstName"] as! String, last = oldObject!["lastName"] as! String
+    ///     newObject!["fullName"] = "\(first) \(last)"
+    /// }
+    /// ```
+    ///
+    /// It throws only what `block` throws: a failure of its own (a type in
+    /// neither schema, a value a property cannot take) is thrown by the
+    /// migration, which then leaves the file untouched.
+    public func enumerateObjects(
+        ofType typeName: String, _ block: (_ oldObject: DynamicObject?, _ newObject: DynamicObject?) throws -> Void
+    ) rethrows {
+        guard state.deferredError == nil else { return }
+        let converted: TypeConversion
+        do {
+            converted = try database.convertType(typeName, in: self)
+        } catch {
+            state.deferredError = error
+            return
+        }
+        let binding = database.dynamicBinding(for: converted.table)
+        for (key, old) in converted.objects where database.contains(objectKey: key, in: converted.table) {
+            let oldObject = DynamicObject(snapshotOf: converted.oldSchema, values: old)
+            oldObject.bind(to: database, objectKey: key, binding: binding)
+            try block(oldObject, database.materialize(DynamicObject.self, objectKey: key, binding: binding))
         }
     }
 
@@ -84,35 +107,39 @@ public final class Migration {
         converted.insert(typeName)
     }
 
-    /// Adds an object of a type in its new schema.
-    public func create(_ typeName: String, value: [String: StoredValue]) throws {
+    /// Adds an object of a type in its new schema, from stored values by
+    /// property name; returns it.
+    ///
+    /// ```swift
+    /// try migration.create("Memo", value: ["id": .int(10), "body": .string("fresh")])
+    /// ```
+    @discardableResult
+    public func create(_ typeName: String, value: [String: StoredValue]) throws -> DynamicObject {
+        try createObject(typeName, from: value)
+    }
+
+    /// Adds an object of a type in its new schema from what
+    /// ``Database/create(_:value:update:)`` takes (for layers built on Trove).
+    package func createObject(_ typeName: String, from value: Any) throws -> DynamicObject {
         _ = try database.convertType(typeName, in: self, needValues: false)
-        try database.add(value, ofType: typeName, update: .error)
-    }
-}
-
-/// The new values of one object during a migration, by property name.
-public final class MigrationObject {
-    /// The type's schema after the migration: the properties the subscript
-    /// reads and sets.
-    public let schema: ObjectSchema
-    var values: [StoredValue]
-    var changed = false
-
-    init(schema: ObjectSchema, values: [StoredValue]) {
-        self.schema = schema
-        self.values = values
+        return try database.create(typeName, value: value)
     }
 
-    /// The value of a property; setting it stores it when the block returns.
-    public subscript(name: String) -> StoredValue? {
-        get { schema.properties.firstIndex { $0.name == name }.map { values[$0] } }
-        set {
-            guard let column = schema.properties.firstIndex(where: { $0.name == name }) else {
-                preconditionFailure("Trove: \(schema.name) has no property '\(name)' in its new schema")
-            }
-            values[column] = newValue ?? .null
-            changed = true
+    /// Deletes an object during the migration (a new object that
+    /// ``enumerateObjects(ofType:_:)`` handed over, or one ``create(_:value:)``
+    /// made). A failure is thrown by the migration, as Realm's does not throw here.
+    ///
+    /// ```swift
+    /// migration.enumerateObjects(ofType: "Memo") { _, newObject in
+    ///     if newObject!["body"] as? String == "" { migration.delete(newObject!) }
+    /// }
+    /// ```
+    public func delete(_ object: DynamicObject) {
+        guard state.deferredError == nil else { return }
+        do {
+            try database.delete(object)
+        } catch {
+            state.deferredError = error
         }
     }
 }

@@ -21,7 +21,7 @@ public struct ThreadSafeReference<T: Object>: Sendable {
         guard object.isManaged, !object.isInvalidated else {
             preconditionFailure("Trove: ThreadSafeReference needs a stored, not deleted \(T.self); add it first")
         }
-        typeName = ModelInfo.storedName(of: Swift.type(of: object))
+        typeName = object.storedTypeName
         objectKey = object._objectKey
     }
 }
@@ -31,7 +31,7 @@ extension Database {
     /// (refreshed first, so it sees the latest commit); nil if it is gone.
     public func resolve<T: Object>(_ reference: ThreadSafeReference<T>) -> T? {
         refresh()
-        let binding = objectBindingOrTrap(for: T.self)
+        let binding = bindingOrTrap(for: T.self, storedAs: reference.typeName)
         guard binding.table.name == reference.typeName, contains(objectKey: reference.objectKey, in: binding.table) else {
             return nil
         }

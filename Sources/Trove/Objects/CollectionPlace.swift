@@ -55,7 +55,7 @@ struct CollectionPlace {
     /// Elements from stored values; objects are bound together and read in one pass.
     func resolve<E: _TroveStorable>(_ values: [StoredValue], as _: E.Type) -> [E] {
         guard let target = E._troveLinkTarget else { return values.map { E._troveResolve($0, in: database) } }
-        let binding = database.objectBindingOrTrap(for: target)
+        let binding = database.bindingOrTrap(for: target, storedAs: table.schema.properties[column].objectType ?? "")
         let objects = values.map { value -> Object in
             let object = binding.info.type.init()
             if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
@@ -68,7 +68,7 @@ struct CollectionPlace {
 
     /// The objects of a collection of objects as live ``Results`` (in collection order, repeats included).
     func results<E: Object>(_: E.Type) -> Results<E> {
-        let binding = database.objectBindingOrTrap(for: E.self)
+        let binding = database.bindingOrTrap(for: E.self, storedAs: table.schema.properties[column].objectType ?? "")
         let (database, table, owner, column) = (self.database, self.table, key, self.column)
         return Results(
             database: database, source: .object(binding),

@@ -110,7 +110,7 @@ extension LinkingObjects: _TroveStorable {
         let database = object._database.unsafelyUnwrapped
         let binding = object._binding.unsafelyUnwrapped
         let property = binding.table.schema.properties[column]
-        let origin = database.objectBindingOrTrap(for: Element.self)
+        let origin = database.bindingOrTrap(for: Element.self, storedAs: property.objectType ?? "")
         guard let originName = property.originProperty, let originColumn = origin.table.columnIndex[originName],
             let refs = origin.table.refs[originColumn],
             origin.table.schema.properties[originColumn].objectType == binding.table.name

@@ -27,6 +27,8 @@ final class ModelInfo: @unchecked Sendable {
     let fields: [Field]
     let schema: ObjectSchema
     let type: Object.Type
+    /// The fields as key-value access and `Object(value:)` reach them.
+    let namedProperties: [NamedProperty]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
     /// Classes whose info is being worked out (their probe instance is being made).
@@ -95,6 +97,7 @@ final class ModelInfo: @unchecked Sendable {
                 linkTarget: target)
         }
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
+        namedProperties = fields.map(NamedProperty.init(field:))
     }
 
     /// The model class stored under `name`, among those this process has used.
@@ -111,6 +114,14 @@ final class ModelInfo: @unchecked Sendable {
     /// Checks what Trove needs of a model; returns the problems in words.
     func validate() -> [String] {
         var problems: [String] = []
+        if type == DynamicObject.self {
+            return [
+                "DynamicObject is a stored type read by its name: use dynamicObjects(\"Type\"), dynamicObject(ofType:forPrimaryKey:) or create(\"Type\", value:)"
+            ]
+        }
+        for field in fields where field.linkTarget == DynamicObject.self {
+            problems.append("\(typeName).\(field.schema.name): a model links to a model class, not to DynamicObject")
+        }
         if fields.isEmpty {
             problems.append("\(typeName) has no @Persisted properties")
         }

@@ -26,51 +26,45 @@ extension Object {
     /// ```
     public static var objectTypeName: String { ModelInfo.storedName(of: self) }
 
-    /// The schema of this object's type, as its class declares it (Realm's `objectSchema`).
-    ///
-    /// ```swift
-    /// for property in photo.objectSchema.properties { print(property.name, property.type) }
-    /// ```
-    public var objectSchema: ObjectSchema { ModelInfo.of(type(of: self)).schema }
-
     /// The value of the property named `key` (see ``subscript(_:)``); `"self"`
     /// is the object itself, as in key-value coding.
+    ///
+    /// ```swift
+    /// let memo = photo.value(forKey: "memo") as? String
+    /// ```
     public func value(forKey key: String) -> Any? {
         if key == "self" { return self }
-        let field = persistedField(named: key)
-        return field.storable._troveAnyGet(self, field: field)
+        return _readProperty(namedProperty(key))
     }
 
-    /// Sets the property named `key`; a value of another type traps, saying
-    /// which type the property has (see ``subscript(_:)``).
+    /// Sets the property named `key` (see ``subscript(_:)``): a list or set
+    /// also takes an array, a map a dictionary, and a link an object or the
+    /// values of a new one, as ``init(value:)`` does. A value of another type
+    /// traps, saying which type the property has.
+    ///
+    /// ```swift
+    /// try db.write { photo.setValue(["cat", "sofa"], forKey: "tags") }
+    /// ```
     public func setValue(_ value: Any?, forKey key: String) {
-        let field = persistedField(named: key)
-        guard field.schema.collection != .linkingObjects else {
-            preconditionFailure("Trove: \(type(of: self)).\(key) is an inverse link; it is read-only")
+        let property = namedProperty(key)
+        guard property.schema.collection != .linkingObjects else {
+            preconditionFailure("Trove: \(storedTypeName).\(key) is an inverse link; it is read-only")
         }
-        if field.storable._troveAnySet(value, self, field: field) { return }
-        guard field.schema.collection != nil else {
-            preconditionFailure(
-                "Trove: \(type(of: self)).\(key) holds \(field.schema.typeDescription)\(field.schema.isOptional ? "?" : ""); \(value.map { "a \(type(of: $0))" } ?? "nil") cannot be stored in it"
-            )
-        }
-        // A list, set or map takes the elements of any collection (an array,
-        // another list, a set, results), as `Object(value:)` does.
         do {
-            try _populate(from: [key: value ?? NSNull()], database: _database, update: .modified)
+            try assign(value, to: property, database: database, update: .error)
         } catch {
-            preconditionFailure("Trove: cannot set \(type(of: self)).\(key): \((error as? TroveError)?.message ?? "\(error)")")
+            preconditionFailure("Trove: \((error as? TroveError)?.message ?? "\(error)")")
         }
     }
 
-    private func persistedField(named key: String) -> ModelInfo.Field {
-        let info = ModelInfo.of(type(of: self))
-        guard let field = info.fields.first(where: { $0.schema.name == key }) else {
+    /// The property named `key`; a name the type does not have traps, naming its properties.
+    func namedProperty(_ key: String) -> NamedProperty {
+        guard let property = _namedProperty(key) else {
             preconditionFailure(
-                "Trove: \(type(of: self)) has no persisted property '\(key)'; its properties are \(info.fields.map(\.schema.name).joined(separator: ", "))"
+                "Trove: \(storedTypeName) has no property '\(key)'; its properties are \(objectSchema.properties.map(\.name).joined(separator: ", "))"
             )
         }
-        return field
+        return property
     }
 
     /// The column a managed object's field reads (stamped when it was bound).
@@ -82,22 +76,35 @@ extension Object {
 extension _TroveStorable {
     /// The field's value through the object, boxed; an empty optional is nil.
     static func _troveAnyGet(_ object: Object, field: ModelInfo.Field) -> Any? {
-        let value: Self =
-            object._database != nil
-            ? _troveManagedGet(object, column: object.column(of: field))
-            : object.withBaseAddress { $0.advanced(by: field.valueOffset).assumingMemoryBound(to: Self.self).pointee }
-        return flattenOptional(value)
+        if object._database != nil { return _troveAnyGet(object, column: object.column(of: field)) }
+        return flattenOptional(
+            object.withBaseAddress { $0.advanced(by: field.valueOffset).assumingMemoryBound(to: Self.self).pointee })
+    }
+
+    /// A managed object's value at `column`, boxed; an empty optional is nil.
+    static func _troveAnyGet(_ object: Object, column: Int) -> Any? {
+        flattenOptional(_troveManagedGet(object, column: column))
+    }
+
+    /// A stored value as this type, boxed; an empty optional is nil.
+    static func _troveAny(fromStored value: StoredValue) -> Any? {
+        flattenOptional(Self(_troveStored: value))
     }
 
     /// Stores `value` into the field when it has the field's type (or is nil
     /// for an optional); false otherwise.
     static func _troveAnySet(_ value: Any?, _ object: Object, field: ModelInfo.Field) -> Bool {
+        if object._database != nil { return _troveAnySet(value, object, column: object.column(of: field)) }
         guard let typed = _troveConvert(value) else { return false }
-        if object._database != nil {
-            _troveManagedSet(typed, object, column: object.column(of: field))
-        } else {
-            object.withBaseAddress { $0.advanced(by: field.valueOffset).assumingMemoryBound(to: Self.self).pointee = typed }
-        }
+        object.withBaseAddress { $0.advanced(by: field.valueOffset).assumingMemoryBound(to: Self.self).pointee = typed }
+        return true
+    }
+
+    /// Stores `value` into a managed object's `column` when it has this type
+    /// (or is nil for an optional); false otherwise.
+    static func _troveAnySet(_ value: Any?, _ object: Object, column: Int) -> Bool {
+        guard let typed = _troveConvert(value) else { return false }
+        _troveManagedSet(typed, object, column: column)
         return true
     }
 }
@@ -109,6 +116,12 @@ extension _TroveStorable {
     static func _troveConvert(_ value: Any?) -> Self? {
         let value = value.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
         if let value, let same = value as? Self { return same }
+        // A stored object read through another class (a DynamicObject, or the model class of its type).
+        if _troveCollection == nil, let target = _troveLinkTarget, let object = value as? Object,
+            let view = object.viewed(as: target)
+        {
+            return view as? Self
+        }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
         if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
         if let value, _troveCollection == nil, _troveLinkTarget == nil, let given = StoredValue(any: value), given != .null {

@@ -29,111 +29,117 @@ extension Object {
     /// object; the keys present for a dictionary). `database` is set for a
     /// managed object inside a write: linked objects are added to it with `update`.
     func _populate(from value: Any, database: Database?, update: UpdatePolicy) throws {
-        let info = ModelInfo.of(type(of: self))
-        let fields = info.fields.filter { $0.schema.collection != .linkingObjects }
+        let properties = _namedProperties.filter { $0.schema.collection != .linkingObjects }
+        let typeName = storedTypeName
         // A stored object keeps its primary key (the value names it).
         let skipsPrimaryKey = self.database != nil
         switch value {
         case let dictionary as [String: Any]:
-            for key in dictionary.keys where !fields.contains(where: { $0.schema.name == key }) {
+            for key in dictionary.keys where !properties.contains(where: { $0.schema.name == key }) {
                 throw TroveError(
                     .invalidProperty,
-                    "\(info.typeName) has no property '\(key)'; its properties are \(fields.map(\.schema.name).joined(separator: ", "))"
+                    "\(typeName) has no property '\(key)'; its properties are \(properties.map(\.schema.name).joined(separator: ", "))"
                 )
             }
-            for field in fields where !(skipsPrimaryKey && field.schema.isPrimaryKey) {
-                guard let raw = dictionary[field.schema.name] else { continue }
-                try assign(raw, to: field, typeName: info.typeName, database: database, update: update)
+            for property in properties where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
+                guard let raw = dictionary[property.schema.name] else { continue }
+                try assign(raw, to: property, database: database, update: update)
             }
         case let array as [Any]:
-            guard array.count <= fields.count else {
+            guard array.count <= properties.count else {
                 throw TroveError(
-                    .invalidValue, "\(array.count) values were given for \(info.typeName), which has \(fields.count) properties")
+                    .invalidValue, "\(array.count) values were given for \(typeName), which has \(properties.count) properties")
             }
-            for (field, raw) in zip(fields, array) where !(skipsPrimaryKey && field.schema.isPrimaryKey) {
-                try assign(raw, to: field, typeName: info.typeName, database: database, update: update)
+            for (property, raw) in zip(properties, array) where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
+                try assign(raw, to: property, database: database, update: update)
             }
         case let source as Object:
-            let sourceNames = Set(ModelInfo.of(type(of: source)).fields.map(\.schema.name))
-            for field in fields
-            where sourceNames.contains(field.schema.name) && !(skipsPrimaryKey && field.schema.isPrimaryKey) {
-                try assign(
-                    source.value(forKey: field.schema.name) as Any, to: field, typeName: info.typeName, database: database,
-                    update: update)
+            let sourceNames = Set(source.objectSchema.properties.map(\.name))
+            for property in properties
+            where sourceNames.contains(property.schema.name) && !(skipsPrimaryKey && property.schema.isPrimaryKey) {
+                try assign(source.value(forKey: property.schema.name), to: property, database: database, update: update)
             }
         default:
             throw TroveError(
                 .invalidValue,
-                "a \(info.typeName) is made from a dictionary, an array in property order or another object, not a \(type(of: value))"
+                "a \(typeName) is made from a dictionary, an array in property order or another object, not a \(type(of: value))"
             )
         }
     }
 
-    private func assign(_ raw: Any, to field: ModelInfo.Field, typeName: String, database: Database?, update: UpdatePolicy)
-        throws
-    {
-        let property = field.schema
-        func invalid(_ given: Any) -> TroveError {
-            TroveError(
-                .invalidValue,
-                "Invalid value '\(given)' of type '\(type(of: given))' for '\(property.typeDescription)' property '\(typeName).\(property.name)'"
-            )
+    /// Sets one property from a value as `Object(value:)` and key-value access
+    /// take it: the property's type (or a number, string or date that converts
+    /// to it without loss), nil or `NSNull` for an optional or to empty a
+    /// collection, an array (or list or set) for a list or set, a dictionary
+    /// (or map) for a map, and an object or its values for a link.
+    func assign(_ raw: Any?, to named: NamedProperty, database: Database?, update: UpdatePolicy) throws {
+        let property = named.schema
+        let typeName = storedTypeName
+        func invalid(_ given: Any?) -> TroveError { named.invalidValue(given, in: typeName) }
+        let value = raw.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
+        let link = named.linkTarget.map { (target: $0, typeName: property.objectType ?? "") }
+        func element(_ given: Any) throws -> Any {
+            guard let link else { return given }
+            return try linkedObject(given, of: link.target, named: link.typeName, database: database, update: update)
         }
-        let isNull = flattenOptional(raw).flatMap { $0 is NSNull ? nil : $0 } == nil
         switch property.collection {
         case .list, .set:
-            guard let storage = value(forKey: property.name) as? any _TroveListStorage else { return }
+            guard let storage = _readProperty(named) as? any _TroveListStorage else { return }
             let elements: [Any]
-            if isNull {
-                elements = []
-            } else if let array = sequenceElements(raw) {
+            switch value {
+            case nil: elements = []
+            case let collection as any _TroveListStorage: elements = collection._unmanagedElements
+            default:
+                // An array, or any other sequence (results, say), but not a string or data.
+                guard let value, let array = sequenceElements(value) else { throw invalid(value) }
                 elements = array
-            } else {
-                throw invalid(raw)
             }
+            // Converted before the collection empties: `value` may be this very collection.
+            let converted = try elements.map(element)
             storage.removeAll()
-            let target = type(of: storage)._elementLinkTarget
-            for element in elements {
-                let converted =
-                    try target.map { try linkedObject(element, of: $0, database: database, update: update) } ?? element
-                guard storage._appendAny(converted) else { throw invalid(element) }
+            for (given, element) in zip(elements, converted) {
+                guard storage._appendAny(element) else { throw invalid(given) }
             }
         case .map:
-            guard let storage = value(forKey: property.name) as? any _TroveMapStorage else { return }
-            let entries: [String: Any]
-            if isNull {
-                entries = [:]
-            } else if let dictionary = flattenOptional(raw) as? [String: Any] {
-                entries = dictionary
-            } else if let map = flattenOptional(raw) as? any _TroveMapStorage {
-                entries = Dictionary(map._unmanagedEntries.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
-            } else {
-                throw invalid(raw)
+            guard let storage = _readProperty(named) as? any _TroveMapStorage else { return }
+            let entries: [(key: String, value: Any)]
+            switch value {
+            case nil: entries = []
+            case let dictionary as [String: Any]: entries = dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            case let map as any _TroveMapStorage: entries = map._unmanagedEntries
+            default: throw invalid(value)
             }
+            let converted = try entries.map { try element($0.value) }
             storage.removeAll()
-            let target = type(of: storage)._valueLinkTarget
-            for (key, element) in entries.sorted(by: { $0.key < $1.key }) {
-                let converted =
-                    try target.map { try linkedObject(element, of: $0, database: database, update: update) } ?? element
-                guard storage._setAny(converted, forKey: key) else { throw invalid(element) }
+            for (entry, element) in zip(entries, converted) {
+                guard storage._setAny(element, forKey: entry.key) else { throw invalid(entry.value) }
             }
         case .linkingObjects:
             return
         case nil:
-            var converted: Any? = isNull ? nil : raw
-            if let target = field.linkTarget, !isNull {
-                converted = try linkedObject(raw, of: target, database: database, update: update)
-            }
-            guard field.storable._troveAnySet(converted, self, field: field) else { throw invalid(raw) }
+            let converted = try value.map(element)
+            guard _storeProperty(converted, in: named) else { throw invalid(value) }
         }
     }
 
-    /// `raw` as an object of `target`: itself when it is one, otherwise a new
-    /// one made from it (and, for a managed owner, added with `update`).
-    private func linkedObject(_ raw: Any, of target: Object.Type, database: Database?, update: UpdatePolicy) throws -> Any {
-        if let object = raw as? Object, isKind(type(of: object), of: target) {
+    /// `raw` as an object of the stored type `typeName` (held in properties of
+    /// class `target`): itself when it is an object of that class or type,
+    /// otherwise a new one made from it (and, for a managed owner, added with `update`).
+    private func linkedObject(
+        _ raw: Any, of target: Object.Type, named typeName: String, database: Database?, update: UpdatePolicy
+    )
+        throws -> Any
+    {
+        if let object = raw as? Object, isKind(type(of: object), of: target) || object.storedTypeName == typeName {
             if let database, object.database == nil, !(object is EmbeddedObject) { try database.add(object, update: update) }
             return object
+        }
+        if target == DynamicObject.self {
+            guard let database else {
+                throw TroveError(
+                    .invalidObject, "a \(typeName) object is made from values only in a write, as a link of a stored object")
+            }
+            return try database.create(typeName, value: raw, update: update, owned: true)
         }
         let made = target.init()
         try made._populate(from: raw, database: nil, update: update)

@@ -118,6 +118,40 @@ open class Object: CustomStringConvertible {
         return withBaseAddress { field.value(in: $0) }.description
     }
 
+    /// The schema of this object's type (Realm's `objectSchema`): as its class
+    /// declares it, or for a ``DynamicObject`` as the file stores it.
+    ///
+    /// ```swift
+    /// for property in photo.objectSchema.properties { print(property.name, property.type) }
+    /// ```
+    public var objectSchema: ObjectSchema { ModelInfo.of(Swift.type(of: self)).schema }
+
+    /// The name the object's type is stored under (the table of a managed object).
+    var storedTypeName: String { _table?.name ?? ModelInfo.storedName(of: Swift.type(of: self)) }
+
+    // MARK: Properties by name (overridden by DynamicObject)
+
+    /// The property key-value access names `key`: a `@Persisted` field of the
+    /// class; nil when it has none.
+    func _namedProperty(_ key: String) -> NamedProperty? {
+        ModelInfo.of(Swift.type(of: self)).namedProperties.first { $0.schema.name == key }
+    }
+
+    /// Every property, in order: what `Object(value:)` and `create` fill.
+    var _namedProperties: [NamedProperty] { ModelInfo.of(Swift.type(of: self)).namedProperties }
+
+    /// A property's value as a Swift value: a link as its object, a collection
+    /// as the collection, nil for an empty optional.
+    func _readProperty(_ property: NamedProperty) -> Any? {
+        property.storable._troveAnyGet(self, field: property.field!)
+    }
+
+    /// Stores `value` in a property when it has (or converts without loss to)
+    /// the property's type; false otherwise.
+    func _storeProperty(_ value: Any?, in property: NamedProperty) -> Bool {
+        property.storable._troveAnySet(value, self, field: property.field!)
+    }
+
     /// The instance's address, where reflection's field offsets start.
     func withBaseAddress<R>(_ body: (UnsafeMutableRawPointer) -> R) -> R {
         body(Unmanaged.passUnretained(self).toOpaque())

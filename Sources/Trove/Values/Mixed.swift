@@ -122,6 +122,16 @@ public enum Mixed: Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// The value held, boxed as its own type (an `Int`, a `String`, the
+    /// object…); nil for `.none`. What a dynamic read of a mixed property gives.
+    var boxedValue: Any? {
+        switch self {
+        case .int(let value): return value  // an Int, where the stored form reads as Int64
+        case .object(let value): return value
+        default: return _troveStored.swiftValue
+        }
+    }
+
     /// The value as text: `.int(3)` is `3`, a string is quoted, an object is described.
     public var description: String {
         switch self {
