@@ -49,8 +49,9 @@ extension Database {
         }
     }
 
-    /// The objects linking to `target` through one link property, ascending.
-    func sources(of target: UInt64, in refs: Table, _ transaction: Transaction) throws -> [UInt64] {
+    /// The objects linking to `target` through one link property, ascending
+    /// (static: it reads only `transaction`, so a query may call it from any handle).
+    static func sources(of target: UInt64, in refs: Table, _ transaction: Transaction) throws -> [UInt64] {
         guard transaction.canSee(refs) else { return [] }
         let start = Database.refKey(target: target, source: 0)
         return try transaction.withCursor(on: refs) { cursor in
@@ -103,7 +104,7 @@ extension Database {
     /// Whether any link points at an object.
     func hasOwner(_ key: UInt64, typeName: String) throws -> Bool {
         for (source, column) in try incomingLinks(to: typeName) {
-            if let refs = source.refs[column], try !sources(of: key, in: refs, readTransaction()).isEmpty { return true }
+            if let refs = source.refs[column], try !Database.sources(of: key, in: refs, readTransaction()).isEmpty { return true }
         }
         return false
     }
@@ -240,7 +241,7 @@ extension Database {
     private func detachIncoming(_ key: UInt64, in table: TableInfo, _ state: WriteState) throws {
         for (source, column) in try incomingLinks(to: table.name) {
             guard let refs = source.refs[column] else { continue }
-            for sourceKey in try sources(of: key, in: refs, state.transaction) {
+            for sourceKey in try Database.sources(of: key, in: refs, state.transaction) {
                 if source.collections[column] != nil {
                     try collectionRemoveOccurrences(of: key, owner: sourceKey, column: column, table: source, state)
                 } else if let record = try fetchRecord(sourceKey, table: source) {

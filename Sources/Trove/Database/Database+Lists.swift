@@ -59,7 +59,7 @@ extension Database {
     /// Every element of one list, set or map, in key order.
     func listValues(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> [StoredValue] {
         var values: [StoredValue] = []
-        try forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
+        try Database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
             values.append(element.value(at: 0))
         }
         return values
@@ -70,7 +70,7 @@ extension Database {
         -> [(key: [UInt8], value: StoredValue)]
     {
         var entries: [(key: [UInt8], value: StoredValue)] = []
-        try forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { key, element in
+        try Database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { key, element in
             entries.append((Array(key), element.value(at: 0)))
         }
         return entries
@@ -78,8 +78,9 @@ extension Database {
 
     /// Calls `visit` with each entry of one collection in key order: the key
     /// after the owner prefix and a reader over the element (both valid only
-    /// during the call).
-    func forEachCollectionEntry(
+    /// during the call). Static: it reads only `transaction`, so a query may
+    /// call it from any handle.
+    static func forEachCollectionEntry(
         owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction,
         _ visit: (UnsafeRawBufferPointer, RecordReader) -> Void
     ) throws {

@@ -1,41 +1,67 @@
-/// A way to hand a managed object to another isolation domain: the
-/// reference is `Sendable` (it holds the object's type and key, not the
-/// object), and resolves to that object on a handle opened there.
+/// A way to hand a managed object, results or a collection property to
+/// another isolation domain (Realm's `ThreadSafeReference`): the reference is
+/// `Sendable` — it holds what the value is (an object's class and key, a
+/// query, a collection's owner and property), not the value — and
+/// ``Database/resolve(_:)`` makes the value again on a handle opened there.
 ///
 /// ```swift
-/// let reference = ThreadSafeReference(to: photo)
+/// let photoReference = ThreadSafeReference(to: photo)
+/// let recentReference = ThreadSafeReference(to: db.objects(PhotoData.self).sorted(by: \.dateAdded))
 /// Task.detached {
 ///     let db = try Database(configuration: config)
-///     if let photo = db.resolve(reference) { try db.write { photo.memo = "seen" } }
+///     if let photo = db.resolve(photoReference) { try db.write { photo.memo = "seen" } }
+///     print(db.resolve(recentReference)?.count ?? 0)
 /// }
 /// ```
 ///
-/// Resolving gives nil when the object was deleted in the meantime.
-public struct ThreadSafeReference<T: Object>: Sendable {
-    /// The stored type's name and the object's key in it.
-    let typeName: String
-    let objectKey: UInt64
+/// Anything ``ThreadConfined`` can be referenced: ``Object``, ``Results`` of
+/// objects, ``List``, ``MutableSet``, ``Map`` and ``LinkingObjects``. The
+/// value is resolved as the resolving handle sees the file after refreshing,
+/// not as it was when the reference was made: a commit made in between is
+/// seen. Resolving gives nil once the object, or the object owning the
+/// collection, has been deleted.
+///
+/// Unlike Realm's, a reference pins no version of the file, so there is
+/// nothing to release: it may be resolved any number of times, on any
+/// number of handles of the same file, and simply dropped.
+public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
+    /// What the value is, apart from any handle.
+    package let handover: _ThreadSafeHandover
 
-    /// A reference to a managed object.
-    public init(to object: T) {
-        guard object.isManaged, !object.isInvalidated else {
-            preconditionFailure("Trove: ThreadSafeReference needs a stored, not deleted \(T.self); add it first")
-        }
-        typeName = object.storedTypeName
-        objectKey = object._objectKey
+    /// A reference to a managed value: a stored object, results, or a
+    /// collection property of a stored object. Traps for an unmanaged or
+    /// deleted object, or a collection of one, as Realm does.
+    ///
+    /// ```swift
+    /// let reference = ThreadSafeReference(to: room.messages)
+    /// ```
+    public init(to value: Confined) {
+        handover = value._threadSafeHandover
     }
 }
 
 extension Database {
-    /// The object a ``ThreadSafeReference`` points at, read by this handle
-    /// (refreshed first, so it sees the latest commit); nil if it is gone.
-    public func resolve<T: Object>(_ reference: ThreadSafeReference<T>) -> T? {
+    /// The value a ``ThreadSafeReference`` points at, read by this handle
+    /// (refreshed first, so it sees the latest commit): the object, results
+    /// or collection, or nil when the object, or the object owning the
+    /// collection, is gone. A reference resolves as often as needed.
+    ///
+    /// ```swift
+    /// func rename(_ reference: ThreadSafeReference<Photo>) throws {
+    ///     let db = try Database(configuration: config)
+    ///     guard let photo = db.resolve(reference) else { return }   // deleted meanwhile
+    ///     try db.write { photo.memo = "renamed" }
+    /// }
+    /// ```
+    ///
+    /// Traps when the reference points into another file.
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        let handover = reference.handover
+        precondition(
+            handover.path == path,
+            "Trove: a ThreadSafeReference to a value of \(handover.path) cannot be resolved by a handle on \(path)")
         refresh()
-        let binding = bindingOrTrap(for: T.self, storedAs: reference.typeName)
-        guard binding.table.name == reference.typeName, contains(objectKey: reference.objectKey, in: binding.table) else {
-            return nil
-        }
-        return materialize(T.self, objectKey: reference.objectKey, binding: binding)
+        return Confined._resolve(handover, in: self)
     }
 
     /// ``write(_:)`` for async code: while another handle of this process

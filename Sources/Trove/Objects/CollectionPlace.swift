@@ -69,12 +69,12 @@ struct CollectionPlace {
     /// The objects of a collection of objects as live ``Results`` (in collection order, repeats included).
     func results<E: Object>(_: E.Type) -> Results<E> {
         let binding = database.bindingOrTrap(for: E.self, storedAs: table.schema.properties[column].objectType ?? "")
-        let (database, table, owner, column) = (self.database, self.table, key, self.column)
+        let (table, owner, column) = (self.table, key, self.column)
         return Results(
             database: database, source: .object(binding),
             predicate: .objectKeys { transaction in
                 var keys: [UInt64] = []
-                try database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
+                try Database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
                     if let key = element.int(at: 0) { keys.append(UInt64(bitPattern: key)) }
                 }
                 return keys

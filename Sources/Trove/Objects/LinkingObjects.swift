@@ -20,16 +20,21 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
     let results: Results<Element>?
     /// The link property of `Element` that points here, as declared.
     let originProperty: String?
+    /// The object linked to and this property's column in it, when read as
+    /// a stored object's property (a ``ThreadSafeReference`` names it so).
+    let owner: (object: Object, column: Int)?
 
     /// An inverse relationship as seen by an unmanaged object (empty).
     public init() {
         results = nil
         originProperty = nil
+        owner = nil
     }
 
     init(originProperty: String) {
         results = nil
         self.originProperty = originProperty
+        owner = nil
     }
 
     /// An inverse relationship written as Realm's legacy models wrote it:
@@ -44,8 +49,13 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
     }
 
     package init(results: Results<Element>) {
+        self.init(results: results, owner: nil)
+    }
+
+    init(results: Results<Element>, owner: (object: Object, column: Int)?) {
         self.results = results
         originProperty = nil
+        self.owner = owner
     }
 
     /// The position of the first element: always 0.
@@ -123,7 +133,8 @@ extension LinkingObjects: _TroveStorable {
         return LinkingObjects(
             results: Results(
                 database: database, source: .object(origin),
-                predicate: .objectKeys { try database.sources(of: target, in: refs, $0) }))
+                predicate: .objectKeys { try Database.sources(of: target, in: refs, $0) }),
+            owner: (object, column))
     }
 
     public static func _troveManagedSet(_ value: LinkingObjects, _ object: Object, column: Int) {

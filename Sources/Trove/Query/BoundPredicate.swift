@@ -3,7 +3,9 @@ import TroveStorage
 
 /// A predicate checked against one type's schema: properties are columns,
 /// values are converted to the column's type. Evaluates on a record in place.
-indirect enum BoundPredicate {
+/// `Sendable`, and tied to no handle: the same predicate runs on any handle
+/// of the file (frozen results, thread-safe references).
+indirect enum BoundPredicate: Sendable {
     case constant(Bool)
     case and([BoundPredicate])
     case or([BoundPredicate])
@@ -14,7 +16,7 @@ indirect enum BoundPredicate {
     /// The objects whose keys a closure lists (the members of a list, the
     /// sources of an inverse link). Only ever the first term of a top-level
     /// `AND`, where the planner answers it; on a record alone it holds.
-    case objectKeys((Transaction) throws -> [UInt64])
+    case objectKeys(@Sendable (Transaction) throws -> [UInt64])
     /// `owner.name == 'x'`: follow a to-one link, test the target's record (nil: false).
     case linked(column: Int, target: TableInfo, inner: BoundPredicate)
     /// `ANY tags == 'x'`, `ALL songs.seconds > 60`: test each element of a
@@ -486,7 +488,7 @@ indirect enum BoundPredicate {
 
 /// Where a query through a collection finds the elements of one object: the
 /// collection's own table, or the inverse-link table of a ``LinkingObjects``.
-struct CollectionPath {
+struct CollectionPath: Sendable {
     let column: Int
     let owner: TableInfo
     /// The type of the objects reached; nil for a collection of values.

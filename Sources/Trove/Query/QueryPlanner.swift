@@ -2,12 +2,12 @@ import Foundation
 import TroveStorage
 
 /// One sort criterion: a column and a direction.
-struct SortKey {
+struct SortKey: Sendable {
     let column: Int
     let ascending: Bool
     /// For a key path beyond the record (`owner.name`, `tasks.@count`): how
     /// to compute the value from the record and the snapshot.
-    var derived: ((RecordReader, Transaction) -> StoredValue)? = nil
+    var derived: (@Sendable (RecordReader, Transaction) -> StoredValue)? = nil
     /// The key path as written, for ``Results/explain()`` (nil: the column's name).
     var label: String? = nil
 

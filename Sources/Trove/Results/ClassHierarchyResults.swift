@@ -121,6 +121,6 @@ extension ResultsSource where Element: Object {
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { binding.column(forKeyPath: $0) })
+            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: binding.info.type)
     }
 }

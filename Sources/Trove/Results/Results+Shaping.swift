@@ -60,43 +60,7 @@ extension Results {
     /// // Person: index on city == "Oslo": 25 candidates, each checked against the rest of the predicate
     /// ```
     public func explain() -> String {
-        var steps = earlierSteps()
-        let transaction = database.readTransaction()
-        do {
-            if !steps.isEmpty, case .objectKeys = predicate {
-                // What the earlier steps kept, as they kept it.
-            } else if !steps.isEmpty, case .and(let parts) = predicate, case .objectKeys = parts.first {
-                let columns = BoundPredicate.and(Array(parts.dropFirst())).columns.sorted()
-                steps.append("filter, reading \(columns.map { table.schema.properties[$0].name }.joined(separator: ", "))")
-            } else if table.isRetired {
-                steps.append("\(table.name): the type's data was deleted; nothing to read")
-            } else if let predicate, let plan = try QueryPlanner.indexPlan(predicate, table: table, transaction) {
-                let count = plan.keys.count
-                steps.append(
-                    "\(table.name): \(plan.access.describe(table)): \(count) candidate\(count == 1 ? "" : "s")"
-                        + (plan.isExact ? ", no record read" : ", each checked against the rest of the predicate"))
-            } else if case .constant(false) = predicate {
-                steps.append("\(table.name): nothing (the predicate is always false)")
-            } else {
-                let total = transaction.canSee(table.objects) ? try transaction.count(of: table.objects) : 0
-                let columns = (predicate?.columns ?? []).sorted().map { table.schema.properties[$0].name }
-                steps.append(
-                    "\(table.name): scan of \(total) object\(total == 1 ? "" : "s")"
-                        + (columns.isEmpty ? "" : ", reading \(columns.joined(separator: ", "))"))
-            }
-        } catch {
-            steps.append("\(table.name): cannot read the plan: \(error)")
-        }
-        if !sort.isEmpty {
-            let keys = sort.map { "\($0.name(in: table)) \($0.ascending ? "ASC" : "DESC")" }
-            if predicate == nil, sort.count == 1, !table.isRetired, QueryPlanner.canSortFromIndex(table: table, by: sort[0]) {
-                steps[steps.count - 1] = "\(table.name): index on \(sort[0].name(in: table)) read in order, no record read"
-                steps.append("sort by \(keys[0]): from the index, no sort step")
-            } else {
-                steps.append("sort by \(keys.joined(separator: ", "))")
-            }
-        }
-        return steps.joined(separator: "\n")
+        query.explain(table, in: database).joined(separator: "\n")
     }
 
     // MARK: Suffixes
@@ -162,17 +126,16 @@ extension Results {
     /// Results over the keys these results select, reshaped by `transform`
     /// (re-run whenever the results are), for `DISTINCT` and `LIMIT`.
     private func reshaped(
-        _ step: String, limit: Int? = nil, _ transform: @escaping ([UInt64], Transaction) -> [UInt64]
+        _ step: String, limit: Int? = nil, _ transform: @escaping @Sendable ([UInt64], Transaction) -> [UInt64]
     ) -> Results {
-        let (table, predicate, sort) = (self.table, self.predicate, self.sort)
-        var results = Results(
+        let (table, earlier) = (self.table, query)
+        let keys: BoundPredicate = .objectKeys { transaction in
+            let keys = try QueryPlanner.keys(
+                table: table, predicate: earlier.predicate, sort: earlier.sort, limit: limit, in: transaction)
+            return transform(keys, transaction)
+        }
+        return Results(
             database: database, source: source,
-            predicate: .objectKeys { transaction in
-                let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, limit: limit, in: transaction)
-                return transform(keys, transaction)
-            })
-        let earlier = self
-        results.earlierSteps = { earlier.explain().split(separator: "\n").map(String.init) + [step] }
-        return results
+            query: ResultsQuery(predicate: keys, sort: []) { database in earlier.explain(table, in: database) + [step] })
     }
 }

@@ -15,36 +15,36 @@ import TroveStorage
 public struct Results<Element>: RandomAccessCollection {
     package let database: Database
     let source: ResultsSource<Element>
-    let predicate: BoundPredicate?
-    let sort: [SortKey]
-    /// For ``explain()``: the steps that produced the keys a `DISTINCT` or
-    /// `LIMIT` left (then in ``predicate`` as ``BoundPredicate/objectKeys(_:)``).
-    var earlierSteps: () -> [String] = { [] }
+    /// What the results select, apart from the handle: it runs again on
+    /// another handle of the file (``rebased(on:)``, thread-safe references).
+    let query: ResultsQuery
+    var predicate: BoundPredicate? { query.predicate }
+    var sort: [SortKey] { query.sort }
     private let cache = ResultsCache()
 
-    init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
+    init(database: Database, source: ResultsSource<Element>, query: ResultsQuery) {
         self.database = database
         self.source = source
-        self.predicate = predicate
-        self.sort = sort
+        self.query = query
+    }
+
+    init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
+        self.init(database: database, source: source, query: ResultsQuery(predicate: predicate, sort: sort))
     }
 
     /// The same query and order read through another handle on the file
     /// (a frozen one, for Realm's `results.freeze()`).
-    /// The elements are materialized through the other handle's own binding:
-    /// a binding keeps per-handle caches and may not be shared across threads.
+    /// Its elements are materialized through the other handle's own binding
+    /// (a binding keeps per-handle caches), as a thread-safe reference's are.
     package func rebased(on other: Database) -> Results where Element: Object {
-        let source = ResultsSource<Element>.object(other.objectBindingOrTrap(for: Element.self))
-        var results = Results(database: other, source: source, predicate: predicate, sort: sort)
-        results.earlierSteps = earlierSteps
-        return results
+        Results._resolve(_threadSafeHandover, in: other) ?? Results(database: other, source: source, query: query)
     }
 
     /// These results with another predicate or sort, keeping what came before.
     func with(predicate: BoundPredicate?, sort: [SortKey]) -> Results {
-        var results = Results(database: database, source: source, predicate: predicate, sort: sort)
-        results.earlierSteps = earlierSteps
-        return results
+        Results(
+            database: database, source: source,
+            query: ResultsQuery(predicate: predicate, sort: sort, earlierSteps: query.earlierSteps))
     }
 
     var table: TableInfo { source.table }
@@ -416,6 +416,10 @@ struct ResultsSource<Element> {
     let materialize: (Database, UInt64) -> Element
     let materializeBatch: (Database, ArraySlice<UInt64>) -> [Element]
     let columnForKeyPath: (AnyKeyPath) -> Int?
+    /// The class of the objects a source of objects makes (`Element` or,
+    /// for a class hierarchy, a subclass): what another handle needs to
+    /// bind the same source (see ``ThreadSafeReference``). nil for values.
+    var objectType: Object.Type? = nil
 
     func column(for keyPath: AnyKeyPath) -> Int {
         guard let column = columnForKeyPath(keyPath) else {
@@ -437,7 +441,7 @@ struct ResultsSource<Element> {
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { binding.column(forKeyPath: $0) })
+            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: Element.self)
     }
 
     static func value(_ binding: ValueBinding, _: Element.Type) -> ResultsSource where Element: Persistable {

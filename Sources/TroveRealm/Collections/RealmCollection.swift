@@ -5,14 +5,16 @@ import TroveStorage
 /// What Realm's `Results`, `List`, `MutableSet` and `LinkingObjects` share (Realm's
 /// `RealmCollection`): counting, indexing, querying, sorting, aggregating
 /// by property name and observing, over any of them; ``AnyRealmCollection``
-/// erases which one.
+/// erases which one. Each is ``Trove/ThreadConfined``: a
+/// ``Trove/ThreadSafeReference`` carries it to another thread or actor.
 ///
 /// ```swift
 /// func show<C: RealmCollection>(_ photos: C) where C.Element == PhotoData {
 ///     print(photos.count, photos.max(ofProperty: "dateAdded") as Date?)
 /// }
 /// ```
-public protocol RealmCollection<Element>: RandomAccessCollection, Equatable where Element: Object, Index == Int {
+public protocol RealmCollection<Element>: RandomAccessCollection, Equatable, ThreadConfined
+where Element: Object, Index == Int {
     /// The collection's objects as live Trove ``Results``, in its order.
     var realmResults: Results<Element> { get }
     /// Whether the collection can no longer be read (the object owning it was deleted).
@@ -352,6 +354,19 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
 
     /// The wrapped collection thawed, wrapped again.
     public func thaw() -> AnyRealmCollection? { AnyRealmCollection.thawed(base) }
+
+    /// What a ``Trove/ThreadSafeReference`` keeps: the wrapped collection's.
+    public var _threadSafeHandover: _ThreadSafeHandover { base._threadSafeHandover }
+
+    /// The wrapped collection read by `database`, wrapped again (linking
+    /// objects made from results come back as those results); nil once the
+    /// object owning it is deleted.
+    public static func _resolve(_ handover: _ThreadSafeHandover, in database: Database) -> AnyRealmCollection? {
+        if let results = Results<Element>._resolve(handover, in: database) { return AnyRealmCollection(results) }
+        if let list = List<Element>._resolve(handover, in: database) { return AnyRealmCollection(list) }
+        if let set = MutableSet<Element>._resolve(handover, in: database) { return AnyRealmCollection(set) }
+        return LinkingObjects<Element>._resolve(handover, in: database).map { AnyRealmCollection($0) }
+    }
 
     private static func frozen(_ base: some RealmCollection<Element>) -> AnyRealmCollection {
         AnyRealmCollection(base.freeze())

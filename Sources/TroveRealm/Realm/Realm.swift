@@ -213,8 +213,22 @@ public struct Realm: Equatable {
         database.object(ofType: type, forPrimaryKey: key)
     }
 
-    /// The object a thread-safe reference points at, in this Realm.
-    public func resolve<Confined: Object>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+    /// The object, results or collection a thread-safe reference points at,
+    /// read by this Realm after a refresh (so a commit made since the
+    /// reference was taken is seen); nil when the object, or the object
+    /// owning the collection, was deleted.
+    ///
+    /// ```swift
+    /// let reference = ThreadSafeReference(to: dog.owners)
+    /// Task.detached {
+    ///     let realm = try Realm()
+    ///     print(realm.resolve(reference)?.count ?? 0)
+    /// }
+    /// ```
+    ///
+    /// Unlike Realm's, a reference may be resolved more than once: it pins
+    /// no version of the file (see ``Trove/ThreadSafeReference``).
+    public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
         database.resolve(reference)
     }
 
