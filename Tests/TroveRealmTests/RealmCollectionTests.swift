@@ -217,4 +217,24 @@ struct RealmCollectionTests {
         #expect(dogs.filter("age > %lld AND age < %f", 3, 5.5).count == 2)
         #expect(throws: TroveError.self) { try realm.objects(Dog.self).filter("age == %x", arguments: [5]) }
     }
+
+    @Test("commitWrite(withoutNotifying:) skips the given observers and notifies the others")
+    func commitWithoutNotifying() throws {
+        let realm = try makeRealm()
+        var silenced: [String] = []
+        var heard: [String] = []
+        let quiet = realm.objects(Dog.self).observe { change in
+            if case .update = change { silenced.append("update") }
+        }
+        let loud = realm.objects(Dog.self).observe { change in
+            if case .update = change { heard.append("update") }
+        }
+        realm.beginWrite()
+        realm.add(Dog(value: ["Rex", 3]))
+        try realm.commitWrite(withoutNotifying: [quiet])
+        #expect(silenced.isEmpty)
+        #expect(heard == ["update"])
+        quiet.invalidate()
+        loud.invalidate()
+    }
 }
