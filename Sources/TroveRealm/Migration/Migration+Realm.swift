@@ -39,3 +39,10 @@ extension Object {
     /// ```
     public class func className() -> String { objectTypeName }
 }
+
+/// Realm's top-level name for a migration block (also ``Realm/MigrationBlock``).
+///
+/// ```swift
+/// let block: MigrationBlock = { migration, oldSchemaVersion in … }
+/// ```
+public typealias MigrationBlock = Realm.MigrationBlock
