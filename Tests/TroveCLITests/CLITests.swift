@@ -18,6 +18,12 @@ final class Shelf: Object {
     @Persisted var favorite: Book?
 }
 
+final class Ledger: Object {
+    @Persisted(primaryKey: true) var id = ObjectId()
+    @Persisted var amount: Decimal128 = 0
+    @Persisted var note: Mixed = .none
+}
+
 /// A built executable of this package (`trove`, the examples), beside the tests in `.build/<config>/`.
 private func built(_ name: String) throws -> URL {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -189,6 +195,40 @@ struct CLITests {
         let csv = try trove("query", file, "Book", "id == 1", "--format", "csv")
         #expect(csv.out.hasPrefix("id,title,pages,cover,published\r\n"))
         #expect(csv.out.contains("1,\"Book, \"\"1\"\"\",10,"))
+    }
+
+    @Test("ObjectId, Decimal128 and mixed values: shown and queried from the command line")
+    func realmValueTypes() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
+            .appendingPathComponent("ledger-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let file = directory.appendingPathComponent("ledger.trove").path
+        let id = try ObjectId(string: "5f1b2c3d4e5f60718293a4b5")
+        do {
+            let db = try Database(fileURL: URL(fileURLWithPath: file))
+            try db.write {
+                let entry = Ledger()
+                entry.id = id
+                entry.amount = try Decimal128(string: "1234.5")
+                entry.note = .string("rent")
+                try db.add(entry)
+                let other = Ledger()
+                other.id = ObjectId.generate()
+                other.amount = 7
+                other.note = .int(42)
+                try db.add(other)
+            }
+        }
+        let schema = try trove("schema", file)
+        #expect(schema.out.contains("id: ObjectId  (primary key)") && schema.out.contains("amount: Decimal128"))
+        let json = try trove("query", file, "Ledger", "id == oid(\(id.stringValue))", "--format", "json")
+        #expect(json.status == 0, "\(json.err)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect(rows.first?["id"] as? String == id.stringValue)
+        #expect(rows.first?["note"] as? String == "rent")
+        #expect(try trove("query", file, "Ledger", "amount > 1000").out.contains("(1 Ledger object)"))
+        #expect(try trove("query", file, "Ledger", "note == 42").out.contains("(1 Ledger object)"))
     }
 
     @Test("the table shows Data as its size and first bytes, and nil as nil")
