@@ -70,7 +70,7 @@ public final class Database {
         didSet { updateAutorefresh() }
     }
 
-    /// Whether the handle is a frozen snapshot (see ``freeze()``): it never
+    /// Whether the handle is a frozen snapshot (see ``freeze(isolation:)``): it never
     /// moves to a newer commit and cannot write.
     public internal(set) var isFrozen = false
 
