@@ -136,6 +136,15 @@ private final class Recorder<Element> {
             observed.title = "b"
             observed.done = true
         }
+        var priorities: [(Int?, Int?)] = []
+        let priorityToken = observed.observe(keyPaths: [\TodoItem.priority]) { (change: ObjectChange<TodoItem>) in
+            if case .change(_, let properties) = change {
+                priorities.append((properties.first?.oldValue as? Int, properties.first?.newValue as? Int))
+            }
+        }
+        try db.write { observed.priority = 4 }
+        #expect(priorities.count == 1 && priorities.first?.0 == 3 && priorities.first?.1 == 4)  // integers as Int
+        priorityToken.invalidate()
         #expect(changes.count == 1)
         #expect(changes.first?.map(\.name) == ["title", "done"])
         #expect(changes.first?.first?.oldValue as? String == "a")

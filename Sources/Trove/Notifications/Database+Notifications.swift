@@ -31,10 +31,16 @@ public struct PropertyChange: Sendable, CustomStringConvertible {
     /// The stored value after the change.
     public let newStoredValue: StoredValue
 
-    /// The values as Swift values (`String`, `Int64`, `Date`, ..., nil), as Realm hands them out.
-    public var oldValue: Any? { oldStoredValue.swiftValue }
+    /// The values as Swift values (`String`, `Int`, `Date`, ..., nil), as Realm hands them out.
+    public var oldValue: Any? { Self.swiftValue(oldStoredValue) }
     /// ``newStoredValue`` as a Swift value, nil for null.
-    public var newValue: Any? { newStoredValue.swiftValue }
+    public var newValue: Any? { Self.swiftValue(newStoredValue) }
+
+    /// An integer as `Int` (what integer properties read as), anything else as it is stored.
+    private static func swiftValue(_ value: StoredValue) -> Any? {
+        if case .int(let integer) = value { return Int(integer) }
+        return value.swiftValue
+    }
 
     /// The property's name with its old and new values: `memo: "cat" -> "dog"`.
     public var description: String { "\(name): \(oldStoredValue) -> \(newStoredValue)" }
