@@ -143,7 +143,10 @@ open class Object: CustomStringConvertible {
     /// A property's value as a Swift value: a link as its object, a collection
     /// as the collection, nil for an empty optional.
     func _readProperty(_ property: NamedProperty) -> Any? {
-        property.storable._troveAnyGet(self, field: property.field!)
+        let value = property.storable._troveAnyGet(self, field: property.field!)
+        // A mixed property reads as the value it holds (nil for `.none`), as a dynamic object's does.
+        if let mixed = value as? Mixed { return mixed.boxedValue }
+        return value
     }
 
     /// Stores `value` in a property when it has (or converts without loss to)

@@ -107,4 +107,15 @@ final class Medal: Object {
         #expect(try names("value == %@", ObjectId("1234567890ab1234567890ab")) == ["s8"])
         #expect(try names("value == %@", try Decimal128(string: "1.1")) == ["s9"])
     }
+
+    @Test("key-value access reads a mixed property as the value it holds, nil for .none, and sets it from a plain value")
+    func keyValueAccess() throws {
+        let setting = Setting()
+        #expect(setting.value(forKey: "value") == nil)
+        setting.setValue(3, forKey: "value")
+        #expect(setting.value == .int(3))
+        #expect(setting.value(forKey: "value") as? Int == 3)
+        setting["value"] = "dark"
+        #expect(setting["value"] as? String == "dark")
+    }
 }
