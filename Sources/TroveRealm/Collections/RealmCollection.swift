@@ -246,6 +246,12 @@ extension RealmCollection {
 
     /// Observes the collection: the initial state, then the positions that
     /// changed after each commit (Realm's `RealmCollectionChange`).
+    /// Notifications come where the Realm belongs (its actor, or the main
+    /// queue); `queue` may only name that queue (TroveRealm traps otherwise).
+    ///
+    /// ```swift
+    /// let token = dogs.observe { change in if case .update(_, _, let inserted, _) = change { print(inserted) } }
+    /// ```
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
         _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
