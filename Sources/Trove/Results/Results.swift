@@ -377,7 +377,7 @@ public struct Results<Element>: RandomAccessCollection {
 }
 
 /// A sort criterion by property name, for ``Results/sorted(by:)-([SortDescriptor])``.
-public struct SortDescriptor: Sendable {
+public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The property to sort by, named as for ``Results/sorted(byKeyPath:ascending:)``:
     /// it may go through links and end in an aggregate, such as `tasks.@count`.
     public var keyPath: String
@@ -388,6 +388,28 @@ public struct SortDescriptor: Sendable {
     public init(keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending
+    }
+
+    /// An ascending sort by the property a string literal names.
+    ///
+    /// ```swift
+    /// let byName: SortDescriptor = "name"
+    /// ```
+    public init(stringLiteral keyPath: String) {
+        self.init(keyPath: keyPath)
+    }
+
+    /// The same sort in the other direction.
+    ///
+    /// ```swift
+    /// let newestFirst = SortDescriptor(keyPath: "date").reversed()
+    /// ```
+    public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
+
+    /// The key path and direction, as Realm describes a sort descriptor:
+    /// `SortDescriptor(keyPath: name, direction: ascending)`.
+    public var description: String {
+        "SortDescriptor(keyPath: \(keyPath), direction: \(ascending ? "ascending" : "descending"))"
     }
 }
 
