@@ -55,6 +55,28 @@ final class Note: Object {
         #expect(owner.pet?.age == 0)
     }
 
+    @Test("two unmanaged objects that link to each other are freed once added and released")
+    func aCycleOfAddedObjectsIsFreed() throws {
+        let db = try makeDatabase()
+        weak var weakOwner: Owner?
+        weak var weakPet: Pet?
+        do {
+            let owner = Owner()
+            owner.name = "Ana"
+            let pet = Pet()
+            pet.name = "Rex"
+            owner.pet = pet
+            pet.owner = owner
+            weakOwner = owner
+            weakPet = pet
+            try db.write { try db.add(owner) }
+            #expect(owner.pet?.owner?.name == "Ana")  // read back from the file
+        }
+        #expect(weakOwner == nil)
+        #expect(weakPet == nil)
+        #expect(db.objects(Pet.self).first?.owner?.name == "Ana")
+    }
+
     @Test func anUpsertAlsoUpsertsLinkedObjectsWithPrimaryKeys() throws {
         let db = try makeDatabase()
         let folder = Folder()

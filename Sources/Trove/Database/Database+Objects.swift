@@ -48,6 +48,7 @@ extension Database {
         if !binding.relationFields.isEmpty {
             // Links and lists go in once the object is bound, so a cycle back to it finds it managed.
             try storeRelations(of: object, binding: binding, update: update, state)
+            object.dropUnmanagedRelations(binding)
         }
     }
 

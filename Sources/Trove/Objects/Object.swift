@@ -298,6 +298,17 @@ open class Object: CustomStringConvertible {
 }
 
 extension Object {
+    /// Drops the links, collections and mixed values this object held while
+    /// unmanaged, once they are stored: a managed object reads them from the
+    /// database, and keeping them would keep a cycle of objects (a link back
+    /// to this one) alive for good.
+    func dropUnmanagedRelations(_ binding: ObjectBinding) {
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for field in binding.info.fields where !field.schema.isPlainValue {
+            field.accessor.resetValue(at: base.advanced(by: field.offset))
+        }
+    }
+
     /// Turns this fresh instance into a probe whose property reads record
     /// their column instead of reading a database.
     func bindProbe(table: TableInfo, columns: [Int], info: ModelInfo) {

@@ -149,6 +149,8 @@ protocol PersistedField {
     static var columnOffset: Int { get }
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
     static func bindProbe(at field: UnsafeMutableRawPointer, column: Int)
+    /// Puts the type's default back in the field (dropping what an unmanaged object held).
+    static func resetValue(at field: UnsafeMutableRawPointer)
 }
 
 extension Persisted: PersistedField {
@@ -166,5 +168,9 @@ extension Persisted: PersistedField {
 
     static func bindProbe(at field: UnsafeMutableRawPointer, column: Int) {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee._column = column
+    }
+
+    static func resetValue(at field: UnsafeMutableRawPointer) {
+        field.assumingMemoryBound(to: Persisted<Value>.self).pointee._value = Value._troveDefault
     }
 }
