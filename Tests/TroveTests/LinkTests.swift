@@ -55,18 +55,24 @@ final class Note: Object {
         #expect(owner.pet?.age == 0)
     }
 
+    /// Ana and her pet Rex, unmanaged, each linking to the other.
+    private func ownerAndPetLinkingEachOther() -> (Owner, Pet) {
+        let owner = Owner()
+        owner.name = "Ana"
+        let pet = Pet()
+        pet.name = "Rex"
+        owner.pet = pet
+        pet.owner = owner
+        return (owner, pet)
+    }
+
     @Test("two unmanaged objects that link to each other are freed once added and released")
     func aCycleOfAddedObjectsIsFreed() throws {
         let db = try makeDatabase()
         weak var weakOwner: Owner?
         weak var weakPet: Pet?
         do {
-            let owner = Owner()
-            owner.name = "Ana"
-            let pet = Pet()
-            pet.name = "Rex"
-            owner.pet = pet
-            pet.owner = owner
+            let (owner, pet) = ownerAndPetLinkingEachOther()
             weakOwner = owner
             weakPet = pet
             try db.write { try db.add(owner) }
@@ -163,12 +169,7 @@ final class Note: Object {
 
     @Test func cyclesAddOnceAndReadBothWays() throws {
         let db = try makeDatabase()
-        let owner = Owner()
-        owner.name = "Ana"
-        let pet = Pet()
-        pet.name = "Rex"
-        owner.pet = pet
-        pet.owner = owner
+        let (owner, pet) = ownerAndPetLinkingEachOther()
         try db.write { try db.add(owner) }
         #expect(db.objects(Owner.self).count == 1)
         #expect(db.objects(Pet.self).count == 1)
