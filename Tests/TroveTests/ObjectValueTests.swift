@@ -45,6 +45,26 @@ import Testing
         #expect(item.parts.map(\.id) == [1, 2])
     }
 
+    @Test("create(_:value:update:) copies the objects its value holds, unless they are stored objects of the same handle")
+    func createCopiesGivenObjects() throws {
+        let db = try makeDatabase()
+        let standalone = Pet(value: ["name": "Rex", "age": 3])
+        let other = try makeDatabase("createCopiesGivenObjectsOther")
+        let foreign = Pet(value: ["name": "Bo", "age": 5])
+        try other.write { try other.add(foreign) }
+        try db.write {
+            let stored = try db.create(Owner.self, value: ["name": "Ana", "pet": standalone])
+            #expect(stored.pet?.name == "Rex" && stored.pet !== standalone)
+            let fromOther = try db.create(Owner.self, value: ["name": "Cy", "pet": foreign])
+            #expect(fromOther.pet?.name == "Bo" && fromOther.pet?.database === db)
+            let linked = try db.create(Owner.self, value: ["name": "Di", "pet": stored.pet as Any])
+            #expect(linked.pet == stored.pet)
+        }
+        #expect(!standalone.isManaged)
+        #expect(foreign.database === other)
+        #expect(db.objects(Pet.self).count == 2)
+    }
+
     @Test("create(_:value:update:) adds; with .modified it updates only the given properties, and upserts nested objects")
     func createAndUpdate() throws {
         let db = try makeDatabase()

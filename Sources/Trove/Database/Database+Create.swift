@@ -26,11 +26,11 @@ extension Database {
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
         _ = try requireWrite("create(_:value:update:)")
         if update != .error, let existing = try storedObject(type, identifiedBy: value) {
-            try existing._populate(from: value, database: self, update: update)
+            try existing._populate(from: value, database: self, update: update, copyingFor: self)
             return existing
         }
         let object = T()
-        try object._populate(from: value, database: nil, update: update)
+        try object._populate(from: value, database: nil, update: update, copyingFor: self)
         try add(object, update: update)
         return object
     }

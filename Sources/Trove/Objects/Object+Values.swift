@@ -28,7 +28,10 @@ extension Object {
     /// Sets the properties `value` gives (all of them for an array or an
     /// object; the keys present for a dictionary). `database` is set for a
     /// managed object inside a write: linked objects are added to it with `update`.
-    func _populate(from value: Any, database: Database?, update: UpdatePolicy) throws {
+    /// With `copyingFor`, as `create(_:value:update:)` does, an object given
+    /// in `value` that is not a stored object of that handle is copied rather
+    /// than linked (an unmanaged one stays unmanaged, as in Realm).
+    func _populate(from value: Any, database: Database?, update: UpdatePolicy, copyingFor: Database? = nil) throws {
         let properties = _namedProperties.filter { $0.schema.collection != .linkingObjects }
         let typeName = storedTypeName
         // A stored object keeps its primary key (the value names it).
@@ -43,7 +46,7 @@ extension Object {
             }
             for property in properties where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
                 guard let raw = dictionary[property.schema.name] else { continue }
-                try assign(raw, to: property, database: database, update: update)
+                try assign(raw, to: property, database: database, update: update, copyingFor: copyingFor)
             }
         case let array as [Any]:
             guard array.count <= properties.count else {
@@ -51,13 +54,15 @@ extension Object {
                     .invalidValue, "\(array.count) values were given for \(typeName), which has \(properties.count) properties")
             }
             for (property, raw) in zip(properties, array) where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
-                try assign(raw, to: property, database: database, update: update)
+                try assign(raw, to: property, database: database, update: update, copyingFor: copyingFor)
             }
         case let source as Object:
             let sourceNames = Set(source.objectSchema.properties.map(\.name))
             for property in properties
             where sourceNames.contains(property.schema.name) && !(skipsPrimaryKey && property.schema.isPrimaryKey) {
-                try assign(source.value(forKey: property.schema.name), to: property, database: database, update: update)
+                try assign(
+                    source.value(forKey: property.schema.name), to: property, database: database, update: update,
+                    copyingFor: copyingFor)
             }
         default:
             throw TroveError(
@@ -72,7 +77,9 @@ extension Object {
     /// to it without loss), nil or `NSNull` for an optional or to empty a
     /// collection, an array (or list or set) for a list or set, a dictionary
     /// (or map) for a map, and an object or its values for a link.
-    func assign(_ raw: Any?, to named: NamedProperty, database: Database?, update: UpdatePolicy) throws {
+    func assign(
+        _ raw: Any?, to named: NamedProperty, database: Database?, update: UpdatePolicy, copyingFor: Database? = nil
+    ) throws {
         let property = named.schema
         let typeName = storedTypeName
         func invalid(_ given: Any?) -> TroveError { named.invalidValue(given, in: typeName) }
@@ -80,7 +87,8 @@ extension Object {
         let link = named.linkTarget.map { (target: $0, typeName: property.objectType ?? "") }
         func element(_ given: Any) throws -> Any {
             guard let link else { return given }
-            return try linkedObject(given, of: link.target, named: link.typeName, database: database, update: update)
+            return try linkedObject(
+                given, of: link.target, named: link.typeName, database: database, update: update, copyingFor: copyingFor)
         }
         switch property.collection {
         case .list, .set:
@@ -126,11 +134,14 @@ extension Object {
     /// class `target`): itself when it is an object of that class or type,
     /// otherwise a new one made from it (and, for a managed owner, added with `update`).
     private func linkedObject(
-        _ raw: Any, of target: Object.Type, named typeName: String, database: Database?, update: UpdatePolicy
+        _ raw: Any, of target: Object.Type, named typeName: String, database: Database?, update: UpdatePolicy,
+        copyingFor: Database?
     )
         throws -> Any
     {
-        if let object = raw as? Object, isKind(type(of: object), of: target) || object.storedTypeName == typeName {
+        if let object = raw as? Object, isKind(type(of: object), of: target) || object.storedTypeName == typeName,
+            copyingFor == nil || (object.database === copyingFor && !(object is EmbeddedObject))
+        {
             if let database, object.database == nil, !(object is EmbeddedObject) { try database.add(object, update: update) }
             return object
         }
@@ -142,7 +153,7 @@ extension Object {
             return try database.create(typeName, value: raw, update: update, owned: true)
         }
         let made = target.init()
-        try made._populate(from: raw, database: nil, update: update)
+        try made._populate(from: raw, database: nil, update: update, copyingFor: copyingFor)
         if let database, !(made is EmbeddedObject) { try database.add(made, update: update) }
         return made
     }
