@@ -126,6 +126,21 @@ struct RealmTests {
             #expect(error.fileURL?.lastPathComponent == "v2.realm")
         }
         #expect(throws: Realm.Error.self) { try schemaVersionAtURL(directory.appendingPathComponent("nothing.realm")) }
+        do {
+            _ = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo.realm")))
+            Issue.record("opened a file under /dev/null")
+        } catch Realm.Error.fileOperationFailed {
+        }
+    }
+
+    @Test("invalidate() cancels an open write and shows the latest commit")
+    func invalidateCancelsWrite() throws {
+        let realm = try makeRealm()
+        realm.beginWrite()
+        realm.add(Dog(value: ["Rex", 3]))
+        realm.invalidate()
+        #expect(!realm.isInWriteTransaction)
+        #expect(realm.objects(Dog.self).isEmpty)
     }
 
     // (defaultConfiguration is a process-wide setting: the seed tests set it and rely on it.)

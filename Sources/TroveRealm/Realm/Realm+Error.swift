@@ -64,6 +64,8 @@ extension Realm {
                 default:
                     if error.message.contains("does not exist") { return .fileNotFound }
                     if error.message.contains("the destination exists") { return .fileExists }
+                    // Another operating-system failure (not a directory, a loop, a name too long…).
+                    if let code = error.code, code > 0 { return .fileOperationFailed }
                     return .fileAccess
                 }
             case .fileInUse: return .alreadyOpen
@@ -98,6 +100,16 @@ extension Realm {
         public static var unsupportedFileFormatVersion: Code { .unsupportedFileFormatVersion }
         /// ``Code/outOfDiskSpace``, so that `catch Realm.Error.outOfDiskSpace` matches it.
         public static var outOfDiskSpace: Code { .outOfDiskSpace }
+        /// ``Code/fileOperationFailed``, so that `catch Realm.Error.fileOperationFailed` matches it.
+        public static var fileOperationFailed: Code { .fileOperationFailed }
+        /// ``Code/invalidInput``, so that `catch Realm.Error.invalidInput` matches it.
+        public static var invalidInput: Code { .invalidInput }
+        /// ``Code/addressSpaceExhausted``, so that `catch Realm.Error.addressSpaceExhausted` matches it.
+        public static var addressSpaceExhausted: Code { .addressSpaceExhausted }
+        /// ``Code/fileFormatUpgradeRequired``, so that `catch Realm.Error.fileFormatUpgradeRequired` matches it.
+        public static var fileFormatUpgradeRequired: Code { .fileFormatUpgradeRequired }
+        /// ``Code/incompatibleLockFile``, so that `catch Realm.Error.incompatibleLockFile` matches it.
+        public static var incompatibleLockFile: Code { .incompatibleLockFile }
     }
 }
 

@@ -247,9 +247,13 @@ public struct Realm: Equatable {
     }
 
     /// Releases the Realm's snapshot; the next read takes the latest commit.
-    /// (Realm also invalidates every object read so far; Trove's stay valid
-    /// and show the latest commit.)
-    public func invalidate() { database.refresh() }
+    /// An open write transaction is cancelled, as in Realm. (Realm also
+    /// invalidates every object read so far; Trove's stay valid and show the
+    /// latest commit.)
+    public func invalidate() {
+        if database.isInWriteTransaction { cancelWrite() }
+        database.refresh()
+    }
 
     /// Calls `block` after each commit this Realm shows.
     public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
