@@ -74,6 +74,19 @@ struct LegacyModelTests {
         #expect(realm.objects(LegacyOwner.self).filter("age == nil").count == 0)
     }
 
+    @Test("key-value access reads and writes the value inside a RealmProperty")
+    func realmPropertyByName() throws {
+        let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])
+        let owner = LegacyOwner()
+        #expect(owner["age"] == nil)
+        owner["age"] = 7
+        #expect(owner["age"] as? Int == 7)
+        try realm.write { realm.add(owner) }
+        #expect(owner.value(forKey: "age") as? Int == 7)
+        try realm.write { owner.setValue(nil, forKey: "age") }
+        #expect(owner["age"] == nil && owner.age.value == nil)
+    }
+
     @Test("LinkingObjects(fromType:property:) is the inverse of the named link")
     func linkingObjectsFromType() throws {
         let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])

@@ -75,6 +75,13 @@ extension Bool: _TroveStorable {
     }
 }
 
+/// A stored type that wraps its value (TroveRealm's `RealmProperty`): key-value
+/// access reads the value inside. Trove's plumbing; you do not implement it.
+public protocol _TroveWrappedValue {
+    /// The value inside, nil for an empty optional.
+    var _troveWrappedValue: Any? { get }
+}
+
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStorable, FixedWidthInteger {}
 

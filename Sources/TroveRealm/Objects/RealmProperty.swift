@@ -60,6 +60,17 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
     public var description: String { String(describing: value) }
 }
 
+extension RealmProperty: _TroveWrappedValue {
+    /// The value, nil for an empty optional: what `object["age"]` reads.
+    public var _troveWrappedValue: Any? {
+        let boxed: Any = value
+        if case Optional<Any>.none = boxed as Any? { return nil }
+        let mirror = Mirror(reflecting: boxed)
+        guard mirror.displayStyle == .optional else { return boxed }
+        return mirror.children.first?.value
+    }
+}
+
 extension RealmProperty: _TroveStorable {
     public static var _troveType: PropertyType { Value._troveType }
     public static var _troveIsOptional: Bool { Value._troveIsOptional }
