@@ -30,4 +30,14 @@ final class MainThreadRealmTests: XCTestCase {
         XCTAssertEqual(dogs.count, 1)
         token.invalidate()
     }
+
+    func testRealmObserverIsNotCalledWithoutACommit() throws {
+        try XCTSkipUnless(Thread.isMainThread, "XCTest runs this method on the main thread")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("quiet.realm")))
+        let called = expectation(description: "no notification without a commit")
+        called.isInverted = true
+        let token = realm.observe { _, _ in called.fulfill() }
+        wait(for: [called], timeout: 0.5)
+        token.invalidate()
+    }
 }

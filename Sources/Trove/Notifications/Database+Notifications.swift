@@ -113,6 +113,9 @@ extension Database {
     }
 
     func addObserver(_ observer: any ChangeObserver) -> NotificationToken {
+        // The first observer starts from the snapshot the handle shows now: a
+        // refresh that finds no new commit must not call anyone.
+        if observers.isEmpty, writeState == nil { deliveredTransaction = readTransaction().id }
         nextObserverID += 1
         observers[nextObserverID] = observer
         return NotificationToken(id: nextObserverID, database: self)
