@@ -74,7 +74,7 @@ enum QuerySuffix: Sendable {
     case limit(Int)
 }
 
-enum ComparisonOperator: String, Sendable {
+package enum ComparisonOperator: String, Sendable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"

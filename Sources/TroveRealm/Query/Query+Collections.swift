@@ -171,7 +171,7 @@ extension Query where T == Bool {
 
 extension Query {
     /// `@min >= lower && @max op upper`: every element of the collection (or map) is in range.
-    fileprivate func allWithin(_ lower: Any, _ op: QueryComparison, _ upper: Any) -> Query<Bool> {
+    fileprivate func allWithin(_ lower: Any, _ op: ComparisonOperator, _ upper: Any) -> Query<Bool> {
         let minimum = path.appendingToCollection(.aggregate("@min"), "contains(range)")
         let maximum = path.appendingToCollection(.aggregate("@max"), "contains(range)")
         return with(

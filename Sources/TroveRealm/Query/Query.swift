@@ -57,7 +57,7 @@ public struct Query<T> {
     }
 
     /// `self op rhs`, `rhs` a node.
-    func compare(_ op: QueryComparison, _ rhs: QueryNode, _ options: StringOptions = []) -> Query<Bool> {
+    func compare(_ op: ComparisonOperator, _ rhs: QueryNode, _ options: StringOptions = []) -> Query<Bool> {
         with(.comparison(node, op, rhs, options))
     }
 

@@ -9,7 +9,7 @@ indirect enum QueryNode {
     case value(Any?)
     /// Several values, passed as one array argument (`IN %@`).
     case values([Any?])
-    case comparison(QueryNode, QueryComparison, QueryNode, StringOptions)
+    case comparison(QueryNode, ComparisonOperator, QueryNode, StringOptions)
     /// `path BETWEEN {lower, upper}`.
     case between(QueryNode, lower: Any?, upper: Any?)
     /// `path >= lower && path < upper`; through a collection, for one element
@@ -33,21 +33,6 @@ indirect enum QueryNode {
             return inner.paths
         }
     }
-}
-
-/// The operators of a comparison, as the query string spells them.
-enum QueryComparison: String {
-    case equal = "=="
-    case notEqual = "!="
-    case less = "<"
-    case lessOrEqual = "<="
-    case greater = ">"
-    case greaterOrEqual = ">="
-    case beginsWith = "BEGINSWITH"
-    case endsWith = "ENDSWITH"
-    case contains = "CONTAINS"
-    case like = "LIKE"
-    case `in` = "IN"
 }
 
 /// One step of a key path: a property, or what the query string puts
