@@ -125,6 +125,18 @@ struct RecordTests {
         }
     }
 
+    @Test("a mixed value's size is known before it is encoded")
+    func mixedEncodedSize() {
+        let values: [StoredValue] = [
+            .null, .bool(true), .int(-3), .float(1.5), .double(2.5), .string("mixé"), .data(Data([1, 2, 3])),
+            .date(Date(timeIntervalSinceReferenceDate: 7)), .uuid(UUID()), .decimal(Decimal(string: "1.25")!),
+            .objectId(ObjectId.generate()), .decimal128(Decimal128(7)), .object(typeName: "Photo", key: 42),
+        ]
+        for value in values {
+            #expect(MixedEncoding.encodedSize(of: value) == MixedEncoding.encode(value).count, "\(value)")
+        }
+    }
+
     @Test(
         "random values of every type survive encode and decode, with and without a decimal column",
         arguments: [true, false])

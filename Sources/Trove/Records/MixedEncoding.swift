@@ -29,6 +29,23 @@ enum MixedEncoding {
         return bytes
     }
 
+    /// The length of ``encode(_:)``'s bytes for `value`, without making them
+    /// (the record writer sizes a record before it writes it).
+    static func encodedSize(of value: StoredValue) -> Int {
+        switch value {
+        case .null: return 0
+        case .bool: return 2
+        case .float: return 5
+        case .int, .double, .date: return 9
+        case .string(let v): return 1 + v.utf8.count
+        case .data(let v): return 1 + v.count
+        case .uuid, .decimal128: return 17
+        case .decimal(let v): return 1 + v.description.utf8.count
+        case .objectId: return 13
+        case .object(let typeName, _): return 9 + typeName.utf8.count
+        }
+    }
+
     /// The value of `bytes`, or nil when they are not a mixed encoding.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> StoredValue? {
         guard let first = bytes.first, let tag = Tag(rawValue: first) else { return nil }

@@ -35,7 +35,7 @@ struct RecordWriter {
                 values[column] = converted
             }
             if type == .mixed {
-                size += MixedEncoding.encode(values[column]).count
+                size += MixedEncoding.encodedSize(of: values[column])
                 continue
             }
             switch values[column] {
