@@ -12,12 +12,6 @@ extension ManagedCollection {
     /// Whether the owning object was deleted, so the collection cannot be read.
     var ownerIsInvalidated: Bool { managedOwner?.isInvalidated ?? false }
 
-    /// The name of the property the collection is, while managed.
-    var managedPropertyName: String? {
-        guard let owner = managedOwner, let table = owner._table else { return nil }
-        return table.schema.properties[managedColumn].name
-    }
-
     /// The same collection: the same instance, or the same property of the same stored object.
     func isSameCollection(as other: any ManagedCollection) -> Bool {
         if self === other { return true }
@@ -41,12 +35,6 @@ extension List: ManagedCollection, Equatable {
     /// ```
     public var isInvalidated: Bool { ownerIsInvalidated }
 
-    /// The object owning the list and the name of the property it is, while managed.
-    package var owningProperty: (object: Object, name: String)? {
-        guard let owner = managedOwner, let name = managedPropertyName else { return nil }
-        return (owner, name)
-    }
-
     /// Two lists are equal when they are the same instance, or the same
     /// property of the same stored object (not when their elements are equal;
     /// compare `Array(a) == Array(b)` for that).
@@ -67,12 +55,6 @@ extension MutableSet: ManagedCollection, Equatable {
     /// if !photo.tags.isInvalidated { print(photo.tags.count) }
     /// ```
     public var isInvalidated: Bool { ownerIsInvalidated }
-
-    /// The object owning the set and the name of the property it is, while managed.
-    package var owningProperty: (object: Object, name: String)? {
-        guard let owner = managedOwner, let name = managedPropertyName else { return nil }
-        return (owner, name)
-    }
 
     /// Two sets are equal when they are the same instance, or the same
     /// property of the same stored object.

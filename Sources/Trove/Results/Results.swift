@@ -16,7 +16,7 @@ public struct Results<Element>: RandomAccessCollection {
     package let database: Database
     let source: ResultsSource<Element>
     /// What the results select, apart from the handle: it runs again on
-    /// another handle of the file (``rebased(on:)``, thread-safe references).
+    /// another handle of the file (thread-safe references, freezing).
     let query: ResultsQuery
     var predicate: BoundPredicate? { query.predicate }
     var sort: [SortKey] { query.sort }
@@ -30,14 +30,6 @@ public struct Results<Element>: RandomAccessCollection {
 
     init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
         self.init(database: database, source: source, query: ResultsQuery(predicate: predicate, sort: sort))
-    }
-
-    /// The same query and order read through another handle on the file
-    /// (a frozen one, for Realm's `results.freeze()`).
-    /// Its elements are materialized through the other handle's own binding
-    /// (a binding keeps per-handle caches), as a thread-safe reference's are.
-    package func rebased(on other: Database) -> Results where Element: Object {
-        Results._resolve(_threadSafeHandover, in: other) ?? Results(database: other, source: source, query: query)
     }
 
     /// These results with another predicate or sort, keeping what came before.

@@ -403,29 +403,14 @@ extension Results: RealmCollection where Element: Object {
     /// The same query and order in a frozen Realm: the matches at the latest commit, for good.
     public func freeze() -> Results {
         if database.isFrozen { return self }
-        do {
-            return rebased(on: try database.freeze())
-        } catch {
-            realmMisuse("Cannot freeze results", error)
-        }
+        return realmCopy(of: self, from: database, frozen: true, "results")!  // results always resolve
     }
 
     /// The same query and order in a live Realm of the current isolation.
     public func thaw() -> Results? {
         guard database.isFrozen else { return self }
-        do {
-            return rebased(on: try Realm(configuration: Realm.Configuration(database.configuration)).database)
-        } catch {
-            realmMisuse("Cannot thaw results", error)
-        }
+        return realmCopy(of: self, from: database, frozen: false, "results")
     }
-}
-
-/// A managed collection property read from the frozen (or live) copy of its owner.
-private func counterpart<C>(_ owning: (object: Object, name: String)?, frozen: Bool) -> C? {
-    guard let owning else { return nil }
-    let owner = frozen ? owning.object.freeze() : owning.object.thaw()
-    return owner?.value(forKey: owning.name) as? C
 }
 
 extension List: RealmCollection where Element: Object {
@@ -434,16 +419,20 @@ extension List: RealmCollection where Element: Object {
 
     /// The list as its owner's frozen copy holds it; an unmanaged list traps, as in Realm.
     public func freeze() -> List {
-        guard let frozen: List = counterpart(owningProperty, frozen: true) else {
+        guard let database else {
             realmMisuse("Cannot freeze a list", TroveError(.invalidObject, "only the list of a stored object can be frozen"))
+        }
+        if database.isFrozen { return self }
+        guard let frozen = realmCopy(of: self, from: database, frozen: true, "a list") else {
+            realmMisuse("Cannot freeze a list", TroveError(.invalidObject, "the object owning it was deleted"))
         }
         return frozen
     }
 
     /// The list as a live copy of its owner holds it, or nil when the owner was deleted.
     public func thaw() -> List? {
-        guard database?.isFrozen == true else { return self }
-        return counterpart(owningProperty, frozen: false)
+        guard let database, database.isFrozen else { return self }
+        return realmCopy(of: self, from: database, frozen: false, "a list")
     }
 }
 
@@ -453,16 +442,20 @@ extension MutableSet: RealmCollection where Element: Object {
 
     /// The set as its owner's frozen copy holds it; an unmanaged set traps, as in Realm.
     public func freeze() -> MutableSet {
-        guard let frozen: MutableSet = counterpart(owningProperty, frozen: true) else {
+        guard let database else {
             realmMisuse("Cannot freeze a set", TroveError(.invalidObject, "only the set of a stored object can be frozen"))
+        }
+        if database.isFrozen { return self }
+        guard let frozen = realmCopy(of: self, from: database, frozen: true, "a set") else {
+            realmMisuse("Cannot freeze a set", TroveError(.invalidObject, "the object owning it was deleted"))
         }
         return frozen
     }
 
     /// The set as a live copy of its owner holds it, or nil when the owner was deleted.
     public func thaw() -> MutableSet? {
-        guard database?.isFrozen == true else { return self }
-        return counterpart(owningProperty, frozen: false)
+        guard let database, database.isFrozen else { return self }
+        return realmCopy(of: self, from: database, frozen: false, "a set")
     }
 }
 
@@ -476,10 +469,21 @@ extension LinkingObjects: RealmCollection {
     }
 
     /// The inverse links read in a frozen Realm.
-    public func freeze() -> LinkingObjects { LinkingObjects(results: realmResults.freeze()) }
+    public func freeze() -> LinkingObjects {
+        let database = realmResults.database
+        if database.isFrozen { return self }
+        guard let frozen = realmCopy(of: self, from: database, frozen: true, "linking objects") else {
+            realmMisuse("Cannot freeze linking objects", TroveError(.invalidObject, "the object linked to was deleted"))
+        }
+        return frozen
+    }
 
     /// The inverse links read in a live Realm of the current isolation.
-    public func thaw() -> LinkingObjects? { realmResults.thaw().map { LinkingObjects(results: $0) } }
+    public func thaw() -> LinkingObjects? {
+        let database = realmResults.database
+        guard database.isFrozen else { return self }
+        return realmCopy(of: self, from: database, frozen: false, "linking objects")
+    }
 }
 
 extension RealmCollection {

@@ -73,14 +73,10 @@ extension Object {
         guard let database, !isInvalidated else {
             realmMisuse("Cannot freeze an object", TroveError(.invalidObject, "only a stored object can be frozen"))
         }
-        do {
-            guard let frozen = try database.freeze().resolve(ThreadSafeReference(to: self)) else {
-                realmMisuse("Cannot freeze an object", TroveError(.invalidObject, "it was deleted"))
-            }
-            return frozen
-        } catch {
-            realmMisuse("Cannot freeze an object", error)
+        guard let frozen = realmCopy(of: self, from: database, frozen: true, "an object") else {
+            realmMisuse("Cannot freeze an object", TroveError(.invalidObject, "it was deleted"))
         }
+        return frozen
     }
 
     /// A live copy of this frozen object from a Realm of the current
@@ -92,11 +88,20 @@ extension Object {
     public func thaw() -> Self? {
         guard let database else { return nil }
         guard database.isFrozen else { return self }
-        do {
-            return try Realm(configuration: Realm.Configuration(database.configuration)).database
-                .resolve(ThreadSafeReference(to: self))
-        } catch {
-            realmMisuse("Cannot thaw an object", error)
-        }
+        return realmCopy(of: self, from: database, frozen: false, "an object")
+    }
+}
+
+/// `value` as a frozen handle on its file (`frozen`), or a live Realm of the
+/// current isolation, reads it: freezing and thawing are thread-safe
+/// handovers between handles. Nil when it is gone there.
+func realmCopy<T: ThreadConfined>(of value: T, from database: Database, frozen: Bool, _ what: String) -> T? {
+    do {
+        let target =
+            frozen
+            ? try database.freeze() : try Realm(configuration: Realm.Configuration(database.configuration)).database
+        return target.resolve(ThreadSafeReference(to: value))
+    } catch {
+        realmMisuse("Cannot \(frozen ? "freeze" : "thaw") \(what)", error)
     }
 }
