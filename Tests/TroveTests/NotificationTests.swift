@@ -262,6 +262,131 @@ private actor Listener {
     }
 }
 
+/// Observing properties reached through links, lists of links and inverse links.
+@Suite struct PathObservationTests {
+    /// Two pets of one owner, and one of another.
+    private func petsAndOwners(_ db: Database) throws -> (mia: Owner, tom: Owner, pets: [Pet]) {
+        let mia = Owner()
+        mia.name = "Mia"
+        let tom = Owner()
+        tom.name = "Tom"
+        let pets = (0..<3).map { index -> Pet in
+            let pet = Pet()
+            pet.name = "pet\(index)"
+            pet.owner = index < 2 ? mia : tom
+            return pet
+        }
+        try db.write { try db.add(pets) }
+        return (mia, tom, pets)
+    }
+
+    @Test func resultsObservedThroughALinkReportTheObjectsThatReachTheChange() throws {
+        let db = try makeDatabase()
+        let (mia, tom, pets) = try petsAndOwners(db)
+        try db.write {
+            mia.pet = pets[0]
+            tom.pet = pets[0]
+        }
+        let results = db.objects(Owner.self).sorted(by: \.name)  // Mia, Tom
+        var byKeyPath: [[Int]] = []
+        let token = results.observe(keyPaths: [\.pet?.name]) { change in
+            if case .update(_, _, _, let modifications) = change { byKeyPath.append(modifications) }
+        }
+        var byName: [[Int]] = []
+        let named = try results.observe(properties: ["pet.name"]) { change in
+            if case .update(_, _, _, let modifications) = change { byName.append(modifications) }
+        }
+        try db.write { pets[0].age = 3 }  // not observed
+        try db.write { pets[1].name = "Rex" }  // nobody's pet
+        #expect(byKeyPath.isEmpty && byName.isEmpty)
+        try db.write { pets[0].name = "Max" }  // both owners' pet
+        try db.write { tom.pet = pets[2] }  // the link itself
+        #expect(byKeyPath == [[0, 1], [1]])
+        #expect(byName == byKeyPath)
+        _ = (token, named)
+    }
+
+    @Test func anObjectObservedThroughALinkListOrInverseLinkReportsThatProperty() throws {
+        let db = try makeDatabase()
+        let (mia, _, pets) = try petsAndOwners(db)
+        let chore = Chore()
+        chore.title = "walk"
+        chore.owner = mia
+        try db.write {
+            try db.add(chore)
+            mia.pet = pets[0]
+        }
+        var changes: [[String]] = []
+        func record(_ change: ObjectChange<Owner>) {
+            if case .change(_, let properties) = change {
+                changes.append(properties.map(\.name))
+                #expect(properties.allSatisfy { $0.oldValue == nil && $0.newValue == nil })
+            }
+        }
+        let token = mia.observe(keyPaths: ["pet.name", "chores.done"], record)
+        try db.write { pets[0].age = 5 }  // not observed
+        try db.write { chore.title = "feed" }  // not observed
+        #expect(changes.isEmpty)
+        try db.write { pets[0].name = "Rex" }
+        try db.write { chore.done = true }
+        try db.write {
+            let another = Chore()
+            another.owner = mia
+            try db.add(another)
+        }
+        #expect(changes == [["pet"], ["chores"], ["chores"]])
+        _ = token
+    }
+
+    @Test func anObjectObserverSeesItsListsChangeAndALinksNewTargetAsAnObject() throws {
+        let db = try makeDatabase()
+        let playlist = Playlist()
+        playlist.name = "road"
+        try db.write { try db.add(playlist) }
+        var changes: [PropertyChange] = []
+        let token = playlist.observe { change in
+            if case .change(_, let properties) = change { changes += properties }
+        }
+        try db.write { playlist.tags.append("summer") }
+        #expect(changes.map(\.name) == ["tags"])
+
+        let (mia, _, pets) = try petsAndOwners(db)
+        var links: [PropertyChange] = []
+        let linkToken = mia.observe(keyPaths: [\.pet]) { change in
+            if case .change(_, let properties) = change { links += properties }
+        }
+        try db.write { mia.pet = pets[1] }
+        #expect(links.count == 1)
+        #expect(links.first?.oldStoredValue == .null)
+        #expect(links.first?.newStoredValue == .object(typeName: "Pet", key: pets[1]._objectKey))
+        _ = (token, linkToken)
+    }
+
+    @Test func aPathThatDoesNotExistOrContinuesPastAValueIsAnError() throws {
+        let db = try makeDatabase()
+        _ = try petsAndOwners(db)
+        let pets = db.objects(Pet.self)
+        #expect(throws: TroveError.self) { _ = try pets.observe(properties: ["owner.nmae"]) { _ in } }
+        do {
+            _ = try pets.observe(properties: ["name.count"]) { _ in }
+            Issue.record("a path past a string must not be observable")
+        } catch let error as TroveError {
+            #expect(error.kind == .invalidProperty)
+            #expect(error.message.contains("Pet.name is String, not a link"))
+        }
+    }
+
+    @Test func keyPathsThroughLinksSortAndMakeDistinct() throws {
+        let db = try makeDatabase()
+        let (_, _, pets) = try petsAndOwners(db)
+        try db.write { pets[2].name = "a" }
+        let byOwner = db.objects(Pet.self).sorted(by: \.owner?.name, ascending: false)
+        #expect(byOwner.first?.name == "a")  // Tom's
+        #expect(db.objects(Pet.self).distinct(by: \.owner?.name).count == 2)
+        #expect(db.objects(Pet.self).distinct(by: [\Pet.owner?.name, \Pet.age]).count == 2)
+    }
+}
+
 @Suite struct AutorefreshTests {
     private func waitFor(_ condition: () async -> Bool) async throws {
         let deadline = Date().addingTimeInterval(60)  // generous: a busy test machine may hold the actor back

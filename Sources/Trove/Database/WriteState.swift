@@ -73,7 +73,7 @@ final class ObjectBinding {
         let key = ObjectIdentifier(keyPath)
         for entry in userKeyPathColumns where entry.key == key { return entry.column }
         guard let recorder = probe._recorder else { return nil }
-        recorder.columns.removeAll()
+        recorder.reset()
         guard probe[keyPath: keyPath] != nil, let column = recorder.columns.first else { return nil }
         // `\.owner?.name` records the link column and reads on past it: not one column.
         if layout.types[column] == .link,
@@ -83,6 +83,17 @@ final class ObjectBinding {
         }
         if userKeyPathColumns.count < 256 { userKeyPathColumns.append((key, column)) }
         return column
+    }
+
+    /// The property path a model key path reads, through links:
+    /// `\Person.dog?.name` is `dog.name`; nil when it reads no property.
+    func path(forKeyPath keyPath: AnyKeyPath) -> String? {
+        guard let recorder = probe._recorder else { return nil }
+        recorder.reset()
+        guard probe[keyPath: keyPath] != nil else { return nil }
+        let path = recorder.path
+        recorder.reset()
+        return path.isEmpty ? nil : path.joined(separator: ".")
     }
 
 }

@@ -156,16 +156,16 @@ final class DatabaseObserver: ChangeObserver {
 /// observed properties, and diffs them after each commit.
 final class ResultsObserver<Element>: ChangeObserver {
     let results: Results<Element>
-    /// Observed columns; nil: every property in the record.
-    let columns: [Int]?
+    /// Observed properties (through links, too); nil: every property in the record.
+    let paths: [ObservedPath]?
     let block: (ResultsChange<Element>) -> Void
     var keys: [UInt64] = []
     var prints: [UInt64: Int] = [:]
     var failed = false
 
-    init(results: Results<Element>, columns: [Int]?, block: @escaping (ResultsChange<Element>) -> Void) {
+    init(results: Results<Element>, paths: [ObservedPath]?, block: @escaping (ResultsChange<Element>) -> Void) {
         self.results = results
-        self.columns = columns
+        self.paths = paths
         self.block = block
     }
 
@@ -182,9 +182,15 @@ final class ResultsObserver<Element>: ChangeObserver {
                 var bigEndian = key.bigEndian
                 guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
                 var hasher = Hasher()
-                if let columns {
+                if let paths {
                     let reader = RecordReader(entry.value, layout: table.layout)
-                    for column in columns { hasher.combine(reader.value(at: column)) }
+                    for path in paths {
+                        if path.isPlain {
+                            hasher.combine(reader.value(at: path.column))
+                        } else {
+                            try database.hashPath(path.steps[...], key: key, record: entry.value, into: &hasher, transaction)
+                        }
+                    }
                 } else {
                     hasher.combine(bytes: entry.value)
                 }
@@ -225,25 +231,60 @@ final class ResultsObserver<Element>: ChangeObserver {
     }
 }
 
-/// Keeps the last values of one object and reports the properties that changed.
+/// Keeps the last values of one object and reports the properties that
+/// changed: a value in the record by its old and new value; a collection, an
+/// inverse link or a path through links by a fingerprint of what it reaches
+/// (reported with null values).
 final class ObjectObserver<T: Object>: ChangeObserver {
     let object: T
-    let columns: [Int]?
+    /// The observed properties, grouped by the object's property they start
+    /// with; nil: every property but inverse links.
+    let paths: [Int: [ObservedPath]]?
     let block: (ObjectChange<T>) -> Void
     var values: [StoredValue] = []
+    var prints: [Int: Int] = [:]
     var finished = false
 
-    init(object: T, columns: [Int]?, block: @escaping (ObjectChange<T>) -> Void) {
+    init(object: T, paths: [ObservedPath]?, block: @escaping (ObjectChange<T>) -> Void) {
         self.object = object
-        self.columns = columns
+        self.paths = paths.map { Dictionary(grouping: $0, by: \.column) }
         self.block = block
     }
 
-    func read(_ database: Database) throws -> [StoredValue]? {
-        guard let table = object._table, let record = try database.fetchRecord(object._objectKey, table: table) else {
-            return nil
+    /// The record's values, and a fingerprint per observed property that is not one of them.
+    func read(_ database: Database) throws -> (values: [StoredValue], prints: [Int: Int])? {
+        guard let table = object._table else { return nil }
+        let transaction = database.readTransaction()
+        guard transaction.canSee(table.objects) else { return nil }
+        let key = object._objectKey
+        return try transaction.withValue(in: table.objects, key: key) { bytes in
+            guard let bytes else { return nil }
+            let values = RecordReader(bytes, layout: table.layout).allValues()
+            var prints: [Int: Int] = [:]
+            if let paths {
+                for (column, group) in paths where !(group.count == 1 && group[0].isPlain) {
+                    var hasher = Hasher()
+                    for path in group {
+                        try database.hashPath(path.steps[...], key: key, record: bytes, into: &hasher, transaction)
+                    }
+                    prints[column] = hasher.finalize()
+                }
+            } else {
+                for (column, property) in table.schema.properties.enumerated()
+                where !table.layout.inRecord[column] && property.collection != .linkingObjects {
+                    var hasher = Hasher()
+                    try database.hashPath(
+                        [ObservedPath.Step(table: table, column: column)], key: key, record: bytes, into: &hasher, transaction)
+                    prints[column] = hasher.finalize()
+                }
+            }
+            return (values, prints)
         }
-        return record.withUnsafeBytes { RecordReader($0, layout: table.layout).allValues() }
+    }
+
+    func start(_ database: Database) {
+        guard let current = try? read(database) else { return }
+        (values, prints) = current
     }
 
     func update(in database: Database, notify: Bool) {
@@ -255,20 +296,33 @@ final class ObjectObserver<T: Object>: ChangeObserver {
                 return
             }
             var changes: [PropertyChange] = []
-            for column in columns ?? Array(0..<current.count) where table.layout.inRecord[column] {
-                let old = column < values.count ? values[column] : table.layout.fallbacks[column]
-                if old != current[column] {
+            let columns = paths.map { $0.keys.sorted() } ?? Array(table.schema.properties.indices)
+            for column in columns {
+                let property = table.schema.properties[column]
+                if let print = current.prints[column] {
+                    guard prints[column] != print else { continue }
+                    changes.append(PropertyChange(name: property.name, oldStoredValue: .null, newStoredValue: .null))
+                } else if table.layout.inRecord[column] {
+                    let old = column < values.count ? values[column] : table.layout.fallbacks[column]
+                    guard old != current.values[column] else { continue }
                     changes.append(
                         PropertyChange(
-                            name: table.schema.properties[column].name, oldStoredValue: old, newStoredValue: current[column]))
+                            name: property.name, oldStoredValue: shown(old, of: property),
+                            newStoredValue: shown(current.values[column], of: property)))
                 }
             }
-            values = current
+            (values, prints) = current
             if notify, !changes.isEmpty { block(.change(object, changes)) }
         } catch {
             finished = true
             if notify { block(.error(error)) }
         }
+    }
+
+    /// A link's value as the object it points at, not its key.
+    private func shown(_ value: StoredValue, of property: PropertySchema) -> StoredValue {
+        guard property.isLink, case .int(let key) = value else { return value }
+        return .object(typeName: property.objectType ?? "", key: UInt64(bitPattern: key))
     }
 }
 
@@ -295,23 +349,35 @@ extension Results {
     public func observe(keyPaths: [PartialKeyPath<Element>]? = nil, _ block: @escaping (ResultsChange<Element>) -> Void)
         -> NotificationToken
     {
-        let columns = keyPaths.map { paths in paths.map { source.column(for: $0) } }
-        return observe(columns: columns, block)
+        let paths = keyPaths.map { keyPaths in
+            keyPaths.map { keyPath in
+                let path = source.path(for: keyPath)
+                do {
+                    return try ObservedPath(path, in: table, database: database)
+                } catch {
+                    preconditionFailure("Trove: cannot observe \(keyPath): \((error as? TroveError)?.message ?? "\(error)")")
+                }
+            }
+        }
+        return observe(paths: paths, block)
     }
 
-    /// ``observe(keyPaths:_:)`` with the properties named as strings.
+    /// ``observe(keyPaths:_:)`` with the properties named as strings; a name
+    /// may follow links, lists of links and inverse links (`"owner.name"`):
+    /// a change anywhere along the path is a modification of the object.
+    ///
+    /// ```swift
+    /// let token = try photos.observe(properties: ["memo", "album.title"]) { change in … }
+    /// ```
     public func observe(properties: [String], _ block: @escaping (ResultsChange<Element>) -> Void) throws
         -> NotificationToken
     {
-        let columns = try properties.map { name in
-            guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
-            return column
-        }
-        return observe(columns: columns, block)
+        let paths = try properties.map { try ObservedPath($0, in: table, database: database) }
+        return observe(paths: paths, block)
     }
 
-    private func observe(columns: [Int]?, _ block: @escaping (ResultsChange<Element>) -> Void) -> NotificationToken {
-        let observer = ResultsObserver(results: self, columns: columns, block: block)
+    private func observe(paths: [ObservedPath]?, _ block: @escaping (ResultsChange<Element>) -> Void) -> NotificationToken {
+        let observer = ResultsObserver(results: self, paths: paths, block: block)
         observer.start(database)
         return database.addObserver(observer)
     }
@@ -329,7 +395,10 @@ extension _ObservableObject where Self: Object {
     /// Observes this managed object: `.change` with the properties that
     /// changed (old and new values) after each commit this handle sees,
     /// `.deleted` once it is deleted. With `keyPaths`, only changes of those
-    /// properties are delivered.
+    /// properties are delivered; a key path may read through a link
+    /// (`\.album?.title`), and then a change of the link or of what it reaches
+    /// is a change of the link property (with null old and new values, as for
+    /// a change of a list, set or map).
     ///
     /// ```swift
     /// let token = photo.observe(keyPaths: [\.memo]) { change in
@@ -342,35 +411,39 @@ extension _ObservableObject where Self: Object {
         -> NotificationToken
     {
         let binding = observedBinding()
-        let columns = keyPaths.map { paths in
-            paths.map { path in
-                guard let column = binding.column(forKeyPath: path) else {
-                    preconditionFailure("Trove: \(path) is not a persisted property of \(type(of: self))")
+        let paths = keyPaths.map { keyPaths in
+            keyPaths.map { keyPath in
+                guard let path = binding.path(forKeyPath: keyPath) else {
+                    preconditionFailure("Trove: \(keyPath) is not a persisted property of \(type(of: self))")
                 }
-                return column
+                return observedPath(path, binding)
             }
         }
-        return startObserving(columns: columns, block)
+        return startObserving(paths: paths, block)
     }
 
     /// ``observe(keyPaths:_:)`` with the properties named as strings
-    /// (Realm's `observe(keyPaths: ["memo"])`). A name the type does not have
-    /// is a programmer error: it traps, naming the type's properties.
+    /// (Realm's `observe(keyPaths: ["memo"])`); a name may follow links,
+    /// lists of links and inverse links (`"album.title"`, `"owners.name"`). A
+    /// name the type does not have is a programmer error: it traps, naming
+    /// the type's properties.
     ///
     /// ```swift
-    /// let token = photo.observe(keyPaths: ["memo", "mood"]) { change in … }
+    /// let token = photo.observe(keyPaths: ["memo", "album.title"]) { change in … }
     /// ```
     public func observe(keyPaths names: [String], _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
         let binding = observedBinding()
-        let columns = names.map { name in
-            guard let column = binding.table.columnIndex[name] else {
-                preconditionFailure(
-                    "Trove: observe(keyPaths:) names '\(name)', which is not a persisted property of \(type(of: self)); its properties are \(binding.table.schema.properties.map(\.name).joined(separator: ", "))"
-                )
-            }
-            return column
+        return startObserving(paths: names.map { observedPath($0, binding) }, block)
+    }
+
+    private func observedPath(_ name: String, _ binding: ObjectBinding) -> ObservedPath {
+        do {
+            return try ObservedPath(name, in: binding.table, database: _database!)
+        } catch {
+            preconditionFailure(
+                "Trove: observe(keyPaths:) names '\(name)': \((error as? TroveError)?.message ?? "\(error)"); the properties of \(type(of: self)) are \(binding.table.schema.properties.map(\.name).joined(separator: ", "))"
+            )
         }
-        return startObserving(columns: columns, block)
     }
 
     /// `observe(keyPaths:_:)` as an async sequence; it finishes after `.deleted`.
@@ -401,10 +474,12 @@ extension _ObservableObject where Self: Object {
         return binding
     }
 
-    private func startObserving(columns: [Int]?, _ block: @escaping (ObjectChange<Self>) -> Void) -> NotificationToken {
+    private func startObserving(paths: [ObservedPath]?, _ block: @escaping (ObjectChange<Self>) -> Void)
+        -> NotificationToken
+    {
         let database = _database!
-        let observer = ObjectObserver(object: self, columns: columns, block: block)
-        observer.values = (try? observer.read(database)) ?? []
+        let observer = ObjectObserver(object: self, paths: paths, block: block)
+        observer.start(database)
         return database.addObserver(observer)
     }
 }

@@ -22,4 +22,9 @@ extension Object: _TroveStorable {
     public static func _troveManagedSet(_ value: Object, _ object: Object, column: Int) {
         object._writeLink(column, value)
     }
+
+    public static func _troveProbeGet(_ object: Object, column: Int) -> Self {
+        _ = object._readColumn(column)
+        return object.linkProbe(Self.self, column: column)
+    }
 }

@@ -215,7 +215,7 @@ open class Object: CustomStringConvertible {
     func _readColumn(_ column: Int) -> StoredValue {
         if let recorder = _recorder {
             recorder.columns.append(column)
-            return _table!.layout.fallbacks[column]
+            return recorder.fallbacks[column]
         }
         guard let database = _database, let table = _table else {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
@@ -314,18 +314,56 @@ extension Object {
     /// their column instead of reading a database.
     func bindProbe(table: TableInfo, columns: [Int], info: ModelInfo) {
         _table = table
-        _recorder = KeyPathRecorder()
+        _recorder = KeyPathRecorder(names: table.schema.properties.map(\.name), fallbacks: table.layout.fallbacks)
         let base = Unmanaged.passUnretained(self).toOpaque()
         for (field, column) in zip(info.fields, columns) {
             field.accessor.bindProbe(at: base.advanced(by: field.offset), column: column)
         }
     }
+
+    /// The probe a link read on this probe hands out, so that a key path
+    /// reads on through it (`\.owner?.name`); its columns are field indexes.
+    func linkProbe<Target: Object>(_ type: Target.Type, column: Int) -> Target {
+        let info = ModelInfo.of(type)
+        let probe = type.init()
+        let recorder = KeyPathRecorder(
+            names: info.fields.map(\.schema.name), fallbacks: info.fields.map { $0.schema.defaultValue ?? .null })
+        probe._recorder = recorder
+        _recorder?.linked[column] = recorder
+        let base = Unmanaged.passUnretained(probe).toOpaque()
+        for (index, field) in info.fields.enumerated() {
+            field.accessor.bindProbe(at: base.advanced(by: field.offset), column: index)
+        }
+        return probe
+    }
 }
 
 /// Collects the columns a key path reads on a probe object, to turn
-/// `\PhotoData.dateAdded` into a property name.
+/// `\PhotoData.dateAdded` into a property name, and `\.owner?.name` into a
+/// path through links.
 final class KeyPathRecorder {
     var columns: [Int] = []
+    /// The property names and the values reads return, by column.
+    let names: [String]
+    let fallbacks: [StoredValue]
+    /// The recorders of the probes handed out for links, by column.
+    var linked: [Int: KeyPathRecorder] = [:]
+
+    init(names: [String], fallbacks: [StoredValue]) {
+        self.names = names
+        self.fallbacks = fallbacks
+    }
+
+    func reset() {
+        columns.removeAll()
+        linked.removeAll()
+    }
+
+    /// The names of the properties read, through the links followed: `["owner", "name"]`.
+    var path: [String] {
+        guard let first = columns.first else { return [] }
+        return [names[first]] + (linked[first]?.path ?? [])
+    }
 }
 
 extension Object: Hashable {

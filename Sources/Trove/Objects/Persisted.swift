@@ -96,7 +96,7 @@ public struct Persisted<Value: _TroveStorable> {
             // bound); reading one through the literal key path is a plain load.
             let storage = object[keyPath: storageKeyPath]
             if object._database != nil { return Value._troveManagedGet(object, column: storage._column) }
-            if storage._column >= 0 { return Value(_troveStored: object._readColumn(storage._column)) }
+            if storage._column >= 0 { return Value._troveProbeGet(object, column: storage._column) }
             return storage._value
         }
         @inline(__always) set {

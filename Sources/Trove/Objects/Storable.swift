@@ -27,6 +27,9 @@ public protocol _TroveStorable {
     static func _troveManagedGet(_ object: Object, column: Int) -> Self
     /// A managed object's property write.
     static func _troveManagedSet(_ value: Self, _ object: Object, column: Int)
+    /// A key path probe's property read (see `ObjectBinding.column(forKeyPath:)`):
+    /// records the column; a link hands out a probe of its target.
+    static func _troveProbeGet(_ object: Object, column: Int) -> Self
 }
 
 extension _TroveStorable {
@@ -45,6 +48,10 @@ extension _TroveStorable {
     @inlinable
     public static func _troveManagedSet(_ value: Self, _ object: Object, column: Int) {
         object._writeColumn(column, value._troveStored)
+    }
+
+    public static func _troveProbeGet(_ object: Object, column: Int) -> Self {
+        Self(_troveStored: object._readColumn(column))
     }
 
     /// The value of an unmanaged object's field, boxed (links and collections).
@@ -246,6 +253,13 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
         let stored = object._readManaged(column: column)
         if case .null = stored { return nil }
         return Wrapped._troveResolve(stored, in: object._database.unsafelyUnwrapped)
+    }
+
+    public static func _troveProbeGet(_ object: Object, column: Int) -> Self {
+        if Wrapped._troveLinkTarget != nil, Wrapped._troveCollection == nil {
+            return Wrapped._troveProbeGet(object, column: column)
+        }
+        return Self(_troveStored: object._readColumn(column))
     }
 
     @inlinable

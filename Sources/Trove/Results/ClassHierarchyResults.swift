@@ -121,6 +121,7 @@ extension ResultsSource where Element: Object {
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: binding.info.type)
+            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: binding.info.type,
+            pathForKeyPath: { binding.path(forKeyPath: $0) })
     }
 }

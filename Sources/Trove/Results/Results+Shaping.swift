@@ -27,6 +27,7 @@ extension Results {
     /// let oneCity = db.objects(Person.self).distinct(by: \.city)
     /// ```
     public func distinct<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>) -> Results {
+        guard source.columnForKeyPath(keyPath) != nil else { return distinct(by: [source.path(for: keyPath)]) }
         let column = source.column(for: keyPath)
         precondition(
             table.layout.inRecord[column],
@@ -41,6 +42,10 @@ extension Results {
     /// let oneVisitPerDay = db.objects(Visit.self).distinct(by: [\Visit.day, \Visit.place])
     /// ```
     public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results {
+        if keyPaths.contains(where: { source.columnForKeyPath($0) == nil }) {
+            // Some read through a link: `\.owner?.name`.
+            return distinct(by: keyPaths.map { source.path(for: $0) })
+        }
         let keys = keyPaths.map { keyPath -> SortKey in
             let column = source.column(for: keyPath)
             precondition(

@@ -218,6 +218,10 @@ public struct Results<Element>: RandomAccessCollection {
     /// db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
     /// ```
     public func sorted<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
+        guard source.columnForKeyPath(keyPath) != nil else {
+            // Through a link: `\.owner?.name`.
+            return sorted(by: [SortDescriptor(keyPath: source.path(for: keyPath), ascending: ascending)])
+        }
         let column = source.column(for: keyPath)
         precondition(
             table.layout.inRecord[column],
@@ -434,6 +438,15 @@ struct ResultsSource<Element> {
     /// for a class hierarchy, a subclass): what another handle needs to
     /// bind the same source (see ``ThreadSafeReference``). nil for values.
     var objectType: Object.Type? = nil
+    /// The property path a key path reads through links (`\.owner?.name` is
+    /// `owner.name`); nil where key paths name only the element's own properties.
+    var pathForKeyPath: ((AnyKeyPath) -> String?)? = nil
+
+    /// The property or the path through links a key path names.
+    func path(for keyPath: AnyKeyPath) -> String {
+        if let path = pathForKeyPath?(keyPath) { return path }
+        return table.schema.properties[column(for: keyPath)].name
+    }
 
     func column(for keyPath: AnyKeyPath) -> Int {
         guard let column = columnForKeyPath(keyPath) else {
@@ -455,7 +468,8 @@ struct ResultsSource<Element> {
                 database.loadRecords(into: objects, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: Element.self)
+            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: Element.self,
+            pathForKeyPath: { binding.path(forKeyPath: $0) })
     }
 
     static func value(_ binding: ValueBinding, _: Element.Type) -> ResultsSource where Element: Persistable {
