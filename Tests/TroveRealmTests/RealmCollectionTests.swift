@@ -237,4 +237,57 @@ struct RealmCollectionTests {
         quiet.invalidate()
         loud.invalidate()
     }
+
+    @Test("an unmanaged list or set aggregates by key path in memory, as Realm's do")
+    func unmanagedAggregates() {
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 6], ["Cy", 9]]])
+        #expect(kennel.dogs.sum(of: \.age) == 18)
+        #expect(kennel.dogs.min(of: \.age) == 3)
+        #expect(kennel.dogs.max(of: \.age) == 9)
+        #expect(kennel.dogs.average(of: \.age) == 6.0)
+        let pound = Pound()
+        pound.dogs.insert(objectsIn: kennel.dogs)
+        #expect(AnyRealmCollection(pound.dogs).max(of: \.age) == 9)
+        #expect(Kennel().dogs.max(of: \.age) == nil)
+        #expect((Kennel().dogs.average(of: \.age) as Double?) == nil)
+    }
+
+    @Test("min and max of a date property come as NSDate too")
+    func datesAsNSDate() throws {
+        let realm = try makeRealm()
+        let early = Date(timeIntervalSince1970: 1_000)
+        let late = Date(timeIntervalSince1970: 2_000)
+        try realm.write {
+            realm.create(Stamp.self, value: ["at": late])
+            realm.create(Stamp.self, value: ["at": early])
+        }
+        let stamps = realm.objects(Stamp.self)
+        #expect((stamps.min(ofProperty: "at") as NSDate?)?.timeIntervalSince1970 == 1_000)
+        #expect((stamps.max(ofProperty: "at") as NSDate?)?.timeIntervalSince1970 == 2_000)
+        #expect((realm.objects(Stamp.self).filter("at > %@", late).min(ofProperty: "at") as NSDate?) == nil)
+    }
+
+    @Test("a list removes and moves SwiftUI's offsets and swaps in place")
+    func offsetsAndSwap() throws {
+        let realm = try makeRealm()
+        let dog = Dog(value: ["name": "Rex", "toys": ["a", "b", "c", "d", "e"]])
+        try realm.write { realm.add(dog) }
+        try realm.write { dog.toys.remove(atOffsets: [0, 2]) }
+        #expect(Array(dog.toys) == ["b", "d", "e"])
+        try realm.write { dog.toys.move(fromOffsets: [2], toOffset: 0) }
+        #expect(Array(dog.toys) == ["e", "b", "d"])
+        try realm.write { dog.toys.move(fromOffsets: [0, 1], toOffset: 3) }
+        #expect(Array(dog.toys) == ["d", "e", "b"])
+        try realm.write { dog.toys.swapAt(0, 2) }
+        #expect(Array(dog.toys) == ["b", "e", "d"])
+        let unmanaged = List<Int>()
+        unmanaged.append(objectsIn: [1, 2, 3, 4])
+        unmanaged.move(fromOffsets: [0], toOffset: 4)
+        unmanaged.swapAt(0, 1)
+        #expect(Array(unmanaged) == [3, 2, 4, 1])
+    }
+}
+
+final class Stamp: Object {
+    @Persisted var at = Date()
 }

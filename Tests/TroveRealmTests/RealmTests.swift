@@ -230,4 +230,23 @@ struct RealmMigrationTests {
         #expect(profile.fullName == "Grace Hopper" && profile.age == 85)
         #expect(try schemaVersionAtURL(url) == 2)
     }
+
+    @Test("Decimal128(value:) and (number:), PropertyType's Realm names, object.hash and writeCopy(configuration:)")
+    func smallRealmNames() throws {
+        #expect(Decimal128(value: "12.50") == Decimal128(number: 12.5))
+        #expect(Decimal128(value: 3) == Decimal128(3))
+        #expect(Decimal128(value: Decimal128(7)) == Decimal128(7))
+        #expect(PropertyType.UUID == .uuid && PropertyType.any == .mixed && PropertyType.object == .link)
+
+        let realm = try makeRealm()
+        let rex = Dog(value: ["name": "Rex"])
+        try realm.write { realm.add(rex) }
+        let again = try #require(realm.object(ofType: Dog.self, forPrimaryKey: "Rex"))
+        #expect(rex.hash == again.hash)
+
+        let copyURL = realmDirectory().appendingPathComponent("copy-\(UUID().uuidString).realm")
+        try realm.writeCopy(configuration: Realm.Configuration(fileURL: copyURL))
+        let copy = try Realm(configuration: Realm.Configuration(fileURL: copyURL))
+        #expect(copy.objects(Dog.self).first?.name == "Rex")
+    }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An ordered collection property of an ``Object``: values of any stored
 /// type, or links to objects.
 ///
@@ -193,6 +195,41 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
         }
     }
 
+    /// Removes the elements at `offsets` (SwiftUI's `onDelete` hands them over).
+    ///
+    /// ```swift
+    /// .onDelete { offsets in try? db.write { room.tags.remove(atOffsets: offsets) } }
+    /// ```
+    public func remove(atOffsets offsets: IndexSet) {
+        for position in offsets.reversed() { remove(at: position) }
+    }
+
+    /// Moves the elements at `offsets` to just before `destination` (an index
+    /// before the move), keeping their order, as SwiftUI's `onMove` describes it.
+    ///
+    /// ```swift
+    /// .onMove { from, to in try? db.write { room.tags.move(fromOffsets: from, toOffset: to) } }
+    /// ```
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        let moving = offsets.map { self[$0] }
+        let before = offsets.count { $0 < destination }
+        remove(atOffsets: offsets)
+        for (index, element) in moving.enumerated() { insert(element, at: destination - before + index) }
+    }
+
+    /// Exchanges the elements at two positions (a list is a reference: no `var` needed).
+    ///
+    /// ```swift
+    /// try db.write { room.tags.swapAt(0, 1) }
+    /// ```
+    public func swapAt(_ i: Int, _ j: Int) {
+        guard i != j else { return }
+        let first = self[i]
+        let second = self[j]
+        replace(index: i, object: second)
+        replace(index: j, object: first)
+    }
+
     /// Replaces the elements in `subrange` with `newElements` (which may
     /// differ in number). Traps when `subrange` is not within the list.
     ///
@@ -303,7 +340,8 @@ extension List where Element: Object {
     /// let total = person.friends.sum(of: \.age)
     /// ```
     public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V {
-        results().sum(of: keyPath)
+        guard place != nil else { return reduce(.zero) { $0 + $1[keyPath: keyPath] } }
+        return results().sum(of: keyPath)
     }
 
     /// The sum of an optional numeric property over the list's objects, nil skipped.
@@ -312,17 +350,43 @@ extension List where Element: Object {
     /// let owed = invoice.lines.sum(of: \.discount)   // discount: Int?
     /// ```
     public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V?>) -> V {
-        results().sum(of: keyPath)
+        guard place != nil else { return reduce(.zero) { $0 + ($1[keyPath: keyPath] ?? .zero) } }
+        return results().sum(of: keyPath)
     }
 
-    /// The smallest value of a property among the list's objects; nil when empty.
-    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { results().min(of: keyPath) }
+    /// The smallest value of a property among the list's objects; nil when
+    /// empty. An unmanaged list's are read in memory, as all these aggregates.
+    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
+        guard place != nil else { return unmanagedExtreme(keyPath, keep: .orderedAscending) }
+        return results().min(of: keyPath)
+    }
 
     /// The largest value of a property among the list's objects; nil when empty.
-    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { results().max(of: keyPath) }
+    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
+        guard place != nil else { return unmanagedExtreme(keyPath, keep: .orderedDescending) }
+        return results().max(of: keyPath)
+    }
 
     /// The mean of a numeric property over the list's objects; nil when empty.
-    public func average<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> Double? { results().average(of: keyPath) }
+    public func average<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> Double? {
+        guard place != nil else {
+            let numbers = compactMap { $0[keyPath: keyPath]._troveStored.numeric }
+            return numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+        }
+        return results().average(of: keyPath)
+    }
+
+    /// The value an unmanaged list's objects order first by `keep`, nil skipped.
+    private func unmanagedExtreme<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>, keep: ComparisonResult) -> V? {
+        var best: StoredValue?
+        for object in self {
+            let value = object[keyPath: keyPath]._troveStored
+            if value == .null { continue }
+            if let current = best, ValueComparison.order(value, current) != keep { continue }
+            best = value
+        }
+        return best.map { V(_troveStored: $0) }
+    }
 
     /// The list's objects as live ``Results`` (in list order, repeats included), to query, sort and aggregate.
     public func results() -> Results<Element> {

@@ -25,6 +25,9 @@ where Element: Object, Index == Int {
     /// A live copy of a frozen collection, or nil when its owner was deleted
     /// since (Realm's `thaw()`); a live collection returns itself.
     func thaw() -> Self?
+    /// The objects of an unmanaged list or set, which aggregates read in
+    /// memory (as Realm's do); nil for a stored collection.
+    var _unmanagedObjects: [Element]? { get }
 }
 
 extension RealmCollection {
@@ -33,6 +36,26 @@ extension RealmCollection {
 
     /// Whether the collection can no longer be read: false unless the type says otherwise.
     public var isInvalidated: Bool { false }
+
+    public var _unmanagedObjects: [Element]? { nil }
+
+    /// The value of `keyPath` in the unmanaged objects, in order, as stored values.
+    private func unmanagedValues<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>) -> [StoredValue]? {
+        _unmanagedObjects?.map { $0[keyPath: keyPath]._troveStored }.filter { $0 != .null }
+    }
+
+    /// The smallest or largest of stored values (numbers by value, dates by time).
+    private func extreme(_ values: [StoredValue], largest: Bool) -> StoredValue? {
+        values.min { a, b in
+            let less: Bool
+            if case .date(let x) = a, case .date(let y) = b {
+                less = x < y
+            } else {
+                less = (a.numeric ?? 0) < (b.numeric ?? 0)
+            }
+            return largest ? !less && a != b : less
+        }
+    }
 
     /// Whether the collection belongs to a frozen Realm.
     public var isFrozen: Bool { realmResults.database.isFrozen }
@@ -115,14 +138,20 @@ extension RealmCollection {
     /// ```swift
     /// let youngest = dogs.min(of: \.age)
     /// ```
-    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { realmResults.min(of: keyPath) }
+    public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
+        if let values = unmanagedValues(keyPath) { return extreme(values, largest: false).map { V(_troveStored: $0) } }
+        return realmResults.min(of: keyPath)
+    }
 
     /// The largest value of a property, or nil when there are none.
     ///
     /// ```swift
     /// let oldest = dogs.max(of: \.age)
     /// ```
-    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? { realmResults.max(of: keyPath) }
+    public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
+        if let values = unmanagedValues(keyPath) { return extreme(values, largest: true).map { V(_troveStored: $0) } }
+        return realmResults.max(of: keyPath)
+    }
 
     /// The sum of a numeric property (0 when there are none).
     ///
@@ -130,7 +159,8 @@ extension RealmCollection {
     /// let years = dogs.sum(of: \.age)
     /// ```
     public func sum<V: _TroveStorable & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V {
-        realmResults.sum(of: keyPath)
+        if let objects = _unmanagedObjects { return objects.reduce(.zero) { $0 + $1[keyPath: keyPath] } }
+        return realmResults.sum(of: keyPath)
     }
 
     /// The mean of a numeric property as `T` (Realm's typed `average(of:)`), or nil when there are none.
@@ -139,7 +169,11 @@ extension RealmCollection {
     /// let meanAge: Double? = dogs.average(of: \.age)
     /// ```
     public func average<V: _TroveStorable, T: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> T? {
-        realmResults.average(of: keyPath).map { T(_troveStored: .double($0)) }
+        if let values = unmanagedValues(keyPath) {
+            let numbers = values.compactMap(\.numeric)
+            return numbers.isEmpty ? nil : T(_troveStored: .double(numbers.reduce(0, +) / Double(numbers.count)))
+        }
+        return realmResults.average(of: keyPath).map { T(_troveStored: .double($0)) }
     }
 
     /// The sum of a numeric property as an `NSNumber` (Realm code that reads aggregates untyped).
@@ -178,6 +212,24 @@ extension RealmCollection {
     /// let oldest = dogs.max(ofProperty: "age") as NSNumber?
     /// ```
     public func max(ofProperty property: String) -> NSNumber? { extremeNumber(property, largest: true) }
+
+    /// The earliest value of a date property as an `NSDate`, or nil when there are none.
+    ///
+    /// ```swift
+    /// let first = photos.min(ofProperty: "dateAdded") as NSDate?
+    /// ```
+    public func min(ofProperty property: String) -> NSDate? {
+        (min(ofProperty: property) as Date?).map { NSDate(timeIntervalSinceReferenceDate: $0.timeIntervalSinceReferenceDate) }
+    }
+
+    /// The latest value of a date property as an `NSDate`, or nil when there are none.
+    ///
+    /// ```swift
+    /// let last = photos.max(ofProperty: "dateAdded") as NSDate?
+    /// ```
+    public func max(ofProperty property: String) -> NSDate? {
+        (max(ofProperty: property) as Date?).map { NSDate(timeIntervalSinceReferenceDate: $0.timeIntervalSinceReferenceDate) }
+    }
 
     private func extremeNumber(_ property: String, largest: Bool) -> NSNumber? {
         let values = numbers(property)
@@ -350,6 +402,8 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
 
+    public var _unmanagedObjects: [Element]? { base._unmanagedObjects }
+
     /// Equal when they wrap the same collection (see each type's `==`).
     public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool {
         lhs.base.isEqual(rhs.base)
@@ -417,6 +471,8 @@ extension List: RealmCollection where Element: Object {
     /// The list's objects, in list order.
     public var realmResults: Results<Element> { results() }
 
+    public var _unmanagedObjects: [Element]? { database == nil ? Array(self) : nil }
+
     /// The list as its owner's frozen copy holds it; an unmanaged list traps, as in Realm.
     public func freeze() -> List {
         guard let database else {
@@ -439,6 +495,8 @@ extension List: RealmCollection where Element: Object {
 extension MutableSet: RealmCollection where Element: Object {
     /// The set's objects, in the set's order.
     public var realmResults: Results<Element> { results() }
+
+    public var _unmanagedObjects: [Element]? { database == nil ? Array(self) : nil }
 
     /// The set as its owner's frozen copy holds it; an unmanaged set traps, as in Realm.
     public func freeze() -> MutableSet {

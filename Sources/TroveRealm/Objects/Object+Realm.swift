@@ -21,6 +21,14 @@ extension Object {
         return self == object
     }
 
+    /// Objective-C's `hash`, which Realm objects inherit from `NSObject`:
+    /// equal for the same stored object read twice, as ``isEqual(_:)`` needs.
+    ///
+    /// ```swift
+    /// dog.hash == again.hash   // true
+    /// ```
+    public var hash: Int { hashValue }
+
     /// Objective-C's `isEqual(_:)`, which Realm objects inherit from
     /// `NSObject`: the same stored object (see ``isSameObject(as:)``).
     ///

@@ -49,3 +49,35 @@ extension PropertySchema {
     /// ```
     public var isMap: Bool { collection == .map }
 }
+
+extension PropertyType {
+    /// Realm's name for a link to an object: ``Trove/PropertyType/link``.
+    ///
+    /// ```swift
+    /// if property.type == .object { print("links to", property.objectType ?? "?") }
+    /// ```
+    public static var object: PropertyType { .link }
+
+    /// Realm's name for an inverse link. Trove stores an inverse link as a link
+    /// whose collection kind is `.linkingObjects`, so this is ``Trove/PropertyType/link``
+    /// too: tell the two apart by `property.collection`.
+    ///
+    /// ```swift
+    /// let inverse = property.type == .linkingObjects && property.collection == .linkingObjects
+    /// ```
+    public static var linkingObjects: PropertyType { .link }
+
+    /// Realm's name for a mixed value (`AnyRealmValue`): ``Trove/PropertyType/mixed``.
+    ///
+    /// ```swift
+    /// if property.type == .any { … }
+    /// ```
+    public static var any: PropertyType { .mixed }
+
+    /// Realm's spelling of ``Trove/PropertyType/uuid``.
+    ///
+    /// ```swift
+    /// if property.type == .UUID { … }
+    /// ```
+    public static var UUID: PropertyType { .uuid }
+}

@@ -276,6 +276,19 @@ public struct Realm: Equatable {
         }
     }
 
+    /// Writes a compacted copy to the file of `configuration`, encrypted with
+    /// its key (Realm's `writeCopy(configuration:)`); open it with that configuration.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(configuration: Realm.Configuration(fileURL: backupURL))
+    /// ```
+    public func writeCopy(configuration: Configuration) throws {
+        guard let fileURL = configuration.fileURL else {
+            throw Realm.Error(TroveError(.invalidValue, "writeCopy(configuration:) needs a configuration with a fileURL"))
+        }
+        try writeCopy(toFile: fileURL, encryptionKey: configuration.encryptionKey)
+    }
+
     /// Whether the file of `config` exists.
     public static func fileExists(for config: Configuration) -> Bool {
         FileManager.default.fileExists(atPath: config.troveConfiguration.fileURL.path)

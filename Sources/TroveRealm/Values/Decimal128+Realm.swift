@@ -1,0 +1,38 @@
+import Foundation
+import Trove
+import TroveStorage
+
+extension Decimal128 {
+    /// Converts a number, a numeric string, a `Decimal` or a `Decimal128`
+    /// (Realm's `Decimal128(value:)`). Anything else is a programmer error
+    /// and traps, naming the value, as Realm's does.
+    ///
+    /// ```swift
+    /// let price = Decimal128(value: dictionary["price"]!)
+    /// ```
+    public init(value: Any) {
+        if let string = value as? String {
+            do {
+                self = try Decimal128(string: string)
+            } catch {
+                realmMisuse("Cannot make a Decimal128 from \"\(string)\"", error)
+            }
+            return
+        }
+        guard let stored = StoredValue(any: value), let decimal = stored.decimal128Value else {
+            realmMisuse(
+                "Cannot make a Decimal128 from \(value)",
+                TroveError(.invalidValue, "\(type(of: value)) is not a number, a numeric string or a decimal"))
+        }
+        self = decimal
+    }
+
+    /// Converts an `NSNumber` (Realm's `Decimal128(number:)`).
+    ///
+    /// ```swift
+    /// let price = Decimal128(number: 12)
+    /// ```
+    public init(number: NSNumber) {
+        self.init(value: number)
+    }
+}
