@@ -362,6 +362,28 @@ private actor Listener {
         _ = (token, linkToken)
     }
 
+    @Test func aListOfObjectsObservedByPropertyReportsOnlyThoseEdits() throws {
+        let db = try makeDatabase()
+        let playlist = Playlist()
+        playlist.name = "road"
+        for title in ["a", "b"] {
+            let song = Song()
+            song.title = title
+            playlist.songs.append(song)
+        }
+        try db.write { try db.add(playlist) }
+        var changes: [CollectionChangeSet] = []
+        let token = try playlist.songs.observe(properties: ["title"]) { changes.append($0) }
+        try db.write { playlist.songs[1].seconds = 200 }  // not observed
+        try db.write { playlist.songs[1].title = "B" }
+        try db.write { playlist.songs.append(Song()) }
+        #expect(changes.count == 3)  // the initial call, then two
+        #expect(changes[1].modifications == [1] && changes[1].insertions.isEmpty)
+        #expect(changes[2].insertions == [2] && changes[2].modifications.isEmpty)
+        #expect(throws: TroveError.self) { _ = try playlist.songs.observe(properties: ["tempo"]) { _ in } }
+        _ = token
+    }
+
     @Test func aPathThatDoesNotExistOrContinuesPastAValueIsAnError() throws {
         let db = try makeDatabase()
         _ = try petsAndOwners(db)

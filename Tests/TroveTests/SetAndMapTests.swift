@@ -17,6 +17,10 @@ final class Badge: Object {
     @Persisted var title = ""
 }
 
+final class Shelf: Object {
+    @Persisted var slots = Map<String, Badge?>()
+}
+
 final class EveryTypeCollections: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var bools = List<Bool>()
@@ -151,6 +155,25 @@ final class EveryTypeCollections: Object {
         try db.write { try db.delete(profile) }  // nullify: the badges stay
         #expect(db.objects(Badge.self).count == 2)
         expectValid(db)
+    }
+
+    @Test func aMapWhoseValuesCanBeNilKeepsTheKeyOfADeletedObject() throws {
+        let db = try makeDatabase()
+        let shelf = Shelf()
+        let gold = badge("gold")
+        shelf.slots["top"] = gold
+        shelf.slots["bottom"] = badge("bronze")
+        try db.write { try db.add(shelf) }
+        var changes: [CollectionChangeSet] = []
+        let token = shelf.slots.observe { changes.append($0) }
+        try db.write { try db.delete(gold) }
+        #expect(shelf.slots.keys.sorted() == ["bottom", "top"])
+        #expect(shelf.slots["top"] == .some(nil))
+        #expect(shelf.slots["bottom"]??.title == "bronze")
+        #expect(changes.last?.modifications == [shelf.slots.keys.firstIndex(of: "top")!])
+        #expect(changes.last?.deletions == [])
+        expectValid(db)
+        _ = token
     }
 
     @Test func queriesReachMapKeysValuesAndSubscripts() throws {

@@ -116,15 +116,26 @@ extension Database {
     }
 
     /// Removes a deleted object from one collection of objects (a list loses
-    /// every occurrence, a set its member, a map the entries holding it).
+    /// every occurrence, a set its member; a map's entries holding it keep
+    /// their keys with nil, as Realm's do, or go when values cannot be nil).
     func collectionRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
         throws
     {
-        if table.schema.properties[column].collection == .list {
+        let property = table.schema.properties[column]
+        if property.collection == .list {
             return try listRemoveOccurrences(of: target, owner: owner, column: column, table: table, state)
         }
         let needle = StoredValue.int(Int64(bitPattern: target))
         let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
+        if property.collection == .map, property.isOptional {
+            for entry in entries where entry.value == needle {
+                try putEntry(
+                    .null, replacing: needle, key: Database.ownerPrefix(owner) + entry.key, owner: owner, column: column,
+                    table: table, state)
+            }
+            generation &+= 1
+            return
+        }
         var removed = 0
         for entry in entries where entry.value == needle {
             try (Database.ownerPrefix(owner) + entry.key).withUnsafeBytes {

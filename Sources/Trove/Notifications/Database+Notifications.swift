@@ -495,9 +495,14 @@ final class CollectionObserver: ChangeObserver {
     var prints: [UInt64: Int] = [:]
     var finished = false
 
-    init(owner: Object, column: Int, block: @escaping (CollectionChangeSet) -> Void) {
+    /// For a collection of objects: the properties of the objects that count
+    /// as a modification (through links, too); nil: any property in the record.
+    let paths: [ObservedPath]?
+
+    init(owner: Object, column: Int, paths: [ObservedPath]? = nil, block: @escaping (CollectionChangeSet) -> Void) {
         self.owner = owner
         self.column = column
+        self.paths = paths
         self.block = block
     }
 
@@ -524,10 +529,15 @@ final class CollectionObserver: ChangeObserver {
             identities.append(identity)
             var print = Hasher()
             print.combine(entry.value)
-            if let target, case .int(let key) = entry.value,
-                let record = try database.fetchRecord(UInt64(bitPattern: key), table: target)
-            {
-                print.combine(record)
+            if let target, case .int(let key) = entry.value {
+                if let paths {
+                    for path in paths {
+                        try database.hashPath(
+                            path.steps[...], key: UInt64(bitPattern: key), record: nil, into: &print, transaction)
+                    }
+                } else if let record = try database.fetchRecord(UInt64(bitPattern: key), table: target) {
+                    print.combine(record)
+                }
             }
             prints[identity] = print.finalize()
         }
@@ -566,10 +576,79 @@ final class CollectionObserver: ChangeObserver {
 }
 
 extension CollectionPlace {
-    func observe(owner: Object, _ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
-        let observer = CollectionObserver(owner: owner, column: column, block: block)
+    func observe(owner: Object, paths: [ObservedPath]? = nil, _ block: @escaping (CollectionChangeSet) -> Void)
+        -> NotificationToken
+    {
+        let observer = CollectionObserver(owner: owner, column: column, paths: paths, block: block)
         observer.start(database)
         return database.addObserver(observer)
+    }
+
+    /// Resolves property names of the collection's objects (`"title"`, `"album.name"`).
+    func elementPaths(_ names: [String]) throws -> [ObservedPath] {
+        let property = table.schema.properties[column]
+        guard property.type == .link, let target = property.objectType else {
+            throw TroveError(
+                .invalidProperty,
+                "\(table.name).\(property.name) holds \(property.typeDescription), not objects: it has no properties to observe")
+        }
+        let targetTable = try database.tableInfo(named: target)
+        return try names.map { try ObservedPath($0, in: targetTable, database: database) }
+    }
+}
+
+extension ManagedCollection {
+    func observeElements(properties: [String], _ block: @escaping (CollectionChangeSet) -> Void) throws
+        -> NotificationToken
+    {
+        guard let owner = managedOwner, let place = CollectionPlace(owner: owner, column: managedColumn) else {
+            preconditionFailure("Trove: only a collection of a stored object can be observed; add its owner first")
+        }
+        return place.observe(owner: owner, paths: try place.elementPaths(properties), block)
+    }
+}
+
+extension List where Element: Object {
+    /// Observes the list, counting only changes of the named properties of
+    /// its objects (and of what they reach through links) as modifications:
+    /// `observe(properties: ["title"])` ignores an edit of any other property.
+    /// Adding, removing and moving elements is always reported.
+    ///
+    /// ```swift
+    /// let token = try album.tracks.observe(properties: ["title"]) { change in … }
+    /// ```
+    public func observe(properties: [String], _ block: @escaping (CollectionChangeSet) -> Void) throws
+        -> NotificationToken
+    {
+        try observeElements(properties: properties, block)
+    }
+}
+
+extension MutableSet where Element: Object {
+    /// Observes the set, counting only changes of the named properties of its
+    /// objects as modifications. See ``List/observe(properties:_:)``.
+    ///
+    /// ```swift
+    /// let token = try person.friends.observe(properties: ["name"]) { change in … }
+    /// ```
+    public func observe(properties: [String], _ block: @escaping (CollectionChangeSet) -> Void) throws
+        -> NotificationToken
+    {
+        try observeElements(properties: properties, block)
+    }
+}
+
+extension Map {
+    /// Observes a map of objects, counting only changes of the named
+    /// properties of its objects as modifications. See ``List/observe(properties:_:)``.
+    ///
+    /// ```swift
+    /// let token = try shelf.slots.observe(properties: ["title"]) { change in … }
+    /// ```
+    public func observe(properties: [String], _ block: @escaping (CollectionChangeSet) -> Void) throws
+        -> NotificationToken
+    {
+        try observeElements(properties: properties, block)
     }
 }
 

@@ -56,13 +56,25 @@ struct CollectionPlace {
     func resolve<E: _TroveStorable>(_ values: [StoredValue], as _: E.Type) -> [E] {
         guard let target = E._troveLinkTarget else { return values.map { E._troveResolve($0, in: database) } }
         let binding = database.bindingOrTrap(for: target, storedAs: table.schema.properties[column].objectType ?? "")
+        if E._troveIsOptional {
+            // A map whose values may be nil (a deleted target leaves its key): `E` is `T?`,
+            // which has the representation of `Object?`.
+            let objects = values.map { value -> Object? in
+                guard case .int(let key) = value else { return nil }
+                let object = binding.info.type.init()
+                object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding)
+                return object
+            }
+            database.loadRecords(into: objects.compactMap { $0 }, table: binding.table)
+            return unsafeBitCast(objects, to: [E].self)
+        }
         let objects = values.map { value -> Object in
             let object = binding.info.type.init()
             if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
             return object
         }
         database.loadRecords(into: objects, table: binding.table)
-        // E is the object type here (collections of objects hold no optionals): same representation.
+        // E is the object type here: same representation.
         return unsafeBitCast(objects, to: [E].self)
     }
 

@@ -32,8 +32,9 @@ public enum RealmMapChange<Collection: RealmKeyedCollection> {
 extension Map {
     /// Observes the map by key (Realm's `observe` on a `Map`): first
     /// `.initial`, then after each commit that changes it the keys deleted,
-    /// inserted and modified. `keyPaths` is accepted for Realm's signature;
-    /// Trove reports a change of any property of a linked object.
+    /// inserted and modified. For a map of objects, `keyPaths` names the
+    /// properties of the objects whose changes count as modifications
+    /// (through links too: `"owner.name"`); a name the objects do not have traps.
     ///
     /// ```swift
     /// let token = item.prices.observe { change in … }
@@ -42,7 +43,7 @@ extension Map {
         keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
     ) -> NotificationToken {
         var keys = self.keys
-        return observe { (change: CollectionChangeSet) in
+        let handler = { (change: CollectionChangeSet) in
             if let error = change.error {
                 block(.error(Realm.Error(error)))
                 return
@@ -57,6 +58,12 @@ extension Map {
                 .update(
                     self, deletions: change.deletions.map { keys[$0] }, insertions: change.insertions.map { newKeys[$0] },
                     modifications: change.modifications.map { newKeys[$0] }))
+        }
+        guard let keyPaths, Value._troveLinkTarget != nil else { return observe(handler) }
+        do {
+            return try observe(properties: keyPaths, handler)
+        } catch {
+            realmMisuse("Cannot observe \(keyPaths)", error)
         }
     }
 }
