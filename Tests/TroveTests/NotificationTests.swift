@@ -406,6 +406,10 @@ private actor Listener {
         #expect(byOwner.first?.name == "a")  // Tom's
         #expect(db.objects(Pet.self).distinct(by: \.owner?.name).count == 2)
         #expect(db.objects(Pet.self).distinct(by: [\Pet.owner?.name, \Pet.age]).count == 2)
+        // A pet without an owner has no owner name to keep: left out, as in Realm.
+        try db.write { try db.add(Pet()) }
+        #expect(db.objects(Pet.self).distinct(by: ["owner.name"]).count == 2)
+        #expect(db.objects(Pet.self).distinct(by: ["age"]).count == 1)
     }
 }
 

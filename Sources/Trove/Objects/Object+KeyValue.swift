@@ -123,6 +123,8 @@ extension _TroveStorable {
             return view as? Self
         }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
+        // A mixed value (`.none` too) into a wrapper of one (Realm's `RealmProperty<AnyRealmValue>`).
+        if _troveType == .mixed, let mixed = value as? Mixed { return Self(_troveStored: mixed._troveStored) }
         if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
         if let value, _troveCollection == nil, _troveLinkTarget == nil, let given = StoredValue(any: value), given != .null {
             // Another number type is converted as Realm converts it (a Double into a Float property, an Int into a Double one).

@@ -10,6 +10,9 @@ struct SortKey: Sendable {
     var derived: (@Sendable (RecordReader, Transaction) -> StoredValue)? = nil
     /// The key path as written, for ``Results/explain()`` (nil: the column's name).
     var label: String? = nil
+    /// For a key path through links: whether a record's chain of links ends
+    /// at nil before the property (`DISTINCT` leaves such objects out, as Realm does).
+    var linkIsBroken: (@Sendable (RecordReader, Transaction) -> Bool)? = nil
 
     func name(in table: TableInfo) -> String { label ?? table.schema.properties[column].name }
 

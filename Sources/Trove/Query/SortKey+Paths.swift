@@ -24,12 +24,19 @@ extension SortKey {
             }
             let target = try tables(property.objectType ?? "")
             let inner = try resolve(rest.joined(separator: "."), in: target, ascending: ascending, tables: tables)
-            return SortKey(column: column, ascending: ascending) { reader, transaction in
+            var key = SortKey(column: column, ascending: ascending) { reader, transaction in
                 guard case .int(let key) = reader.value(at: column) else { return .null }
                 return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction) { targetReader in
                     inner.derived?(targetReader, transaction) ?? targetReader.value(at: inner.column)
                 } ?? .null
             }
+            key.linkIsBroken = { reader, transaction in
+                guard case .int(let key) = reader.value(at: column) else { return true }
+                return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction) { targetReader in
+                    inner.linkIsBroken?(targetReader, transaction) ?? false
+                } ?? true
+            }
+            return key
         }
         let path = try CollectionPath.resolve(column, of: table, tables: tables)
         let aggregate = rest.first!

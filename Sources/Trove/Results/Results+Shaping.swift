@@ -11,7 +11,8 @@ extension Results {
     /// ```
     ///
     /// Later filters and sorts apply to what is kept. Key paths may go through
-    /// to-one links and end in a collection aggregate, as in ``sorted(byKeyPath:ascending:)``.
+    /// to-one links and end in a collection aggregate, as in ``sorted(byKeyPath:ascending:)``;
+    /// an object whose link is nil has no value to keep, so it is left out (as in Realm).
     public func distinct(by keyPaths: [String]) -> Results {
         do {
             return try distinctResults(keyPaths)
@@ -120,10 +121,11 @@ extension Results {
         return reshaped("distinct by \(names)") { keys, transaction in
             var seen = Set<[StoredValue]>()
             return keys.filter { key in
-                let values = BoundPredicate.withRecord(key, of: table, transaction) { reader in
-                    distinctKeys.map { $0.value(reader, transaction) }
+                let values = BoundPredicate.withRecord(key, of: table, transaction) { reader -> [StoredValue]? in
+                    if distinctKeys.contains(where: { $0.linkIsBroken?(reader, transaction) == true }) { return nil }
+                    return distinctKeys.map { $0.value(reader, transaction) }
                 }
-                return values.map { seen.insert($0).inserted } ?? false
+                return values.flatMap { $0 }.map { seen.insert($0).inserted } ?? false
             }
         }
     }

@@ -91,10 +91,16 @@ extension RealmCollection {
     }
 
     /// The smallest value of a property, or nil when there are none.
-    public func min<T: _TroveStorable>(ofProperty property: String) -> T? { realmResults.min(ofProperty: property) }
+    public func min<T: _TroveStorable>(ofProperty property: String) -> T? {
+        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: false).map { T(_troveStored: $0) } }
+        return realmResults.min(ofProperty: property)
+    }
 
     /// The largest value of a property, or nil when there are none.
-    public func max<T: _TroveStorable>(ofProperty property: String) -> T? { realmResults.max(ofProperty: property) }
+    public func max<T: _TroveStorable>(ofProperty property: String) -> T? {
+        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: true).map { T(_troveStored: $0) } }
+        return realmResults.max(ofProperty: property)
+    }
 
     /// The sum of a numeric property (0 when there are none).
     public func sum<T: _TroveStorable & AdditiveArithmetic>(ofProperty property: String) -> T {
