@@ -336,3 +336,35 @@ struct DynamicMigrationTests {
         #expect(realm.object(ofType: V2.Keeper.self, forPrimaryKey: "k")?.pets.map(\.id) == ["a", "b", "d"])
     }
 }
+
+/// A model class no test names in code before asking for it by name.
+final class Postcard: Object {
+    @Persisted var greeting = ""
+    @Persisted var stamps = 0
+}
+
+@Suite("Every model class of the program, as Realm's default schema has them")
+struct ModelClassDiscoveryTests {
+    @Test("the default schema lists a model class the file does not store yet; the dynamic API creates and reads it by name")
+    func neverUsedClassByName() throws {
+        let realm = try makeRealm()
+        let schema = try #require(realm.schema["Postcard"])
+        #expect(schema.properties.map(\.name) == ["greeting", "stamps"])
+        #expect(realm.schema["Object"] == nil && realm.schema["DynamicObject"] == nil)
+        try realm.write {
+            let card = realm.dynamicCreate("Postcard", value: ["greeting": "hi", "stamps": 2])
+            #expect(card["greeting"] as? String == "hi")
+        }
+        #expect(realm.dynamicObjects("Postcard").count == 1)
+        #expect(realm.objects(Postcard.self).first?.stamps == 2)
+    }
+
+    @Test("a configuration that names its types lists only those")
+    func namedTypesOnly() throws {
+        let url = realmDirectory().appendingPathComponent("named-\(UUID().uuidString).realm")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [Dog.self]))
+        #expect(realm.schema["Dog"] != nil)
+        #expect(realm.schema["Postcard"] == nil)
+        #expect(Postcard.sharedSchema()?.className == "Postcard")
+    }
+}

@@ -126,6 +126,18 @@ open class Object: CustomStringConvertible {
     /// ```
     public var objectSchema: ObjectSchema { ModelInfo.of(Swift.type(of: self)).schema }
 
+    /// The schema the class declares, whether or not a database stores it
+    /// (Realm's `sharedSchema()`); nil when the declaration is not a valid
+    /// model (adding it would throw ``TroveError/Kind/invalidModel``).
+    ///
+    /// ```swift
+    /// PhotoData.sharedSchema()?.primaryKey   // "id"
+    /// ```
+    public class func sharedSchema() -> ObjectSchema? {
+        let info = ModelInfo.of(self)
+        return info.validate().isEmpty ? info.schema : nil
+    }
+
     /// The name the object's type is stored under (the table of a managed object).
     var storedTypeName: String { _table?.name ?? ModelInfo.storedName(of: Swift.type(of: self)) }
 

@@ -11,6 +11,7 @@ extension Realm {
     /// print(old.first?["name"] as? String ?? "-")
     /// ```
     public func dynamicObjects(_ typeName: String) -> Results<DynamicObject> {
+        registerModelClass(named: typeName)
         do {
             return try database.dynamicObjects(typeName)
         } catch {
@@ -26,6 +27,7 @@ extension Realm {
     /// let rex = realm.dynamicObject(ofType: "Dog", forPrimaryKey: "Rex")
     /// ```
     public func dynamicObject(ofType typeName: String, forPrimaryKey key: Any) -> DynamicObject? {
+        registerModelClass(named: typeName)
         do {
             return try database.dynamicObject(ofType: typeName, forPrimaryKey: key)
         } catch {
@@ -49,6 +51,7 @@ extension Realm {
     public func dynamicCreate(_ typeName: String, value: Any = [String: Any](), update: UpdatePolicy = .error)
         -> DynamicObject
     {
+        registerModelClass(named: typeName)
         do {
             if update != .error, try database.dynamicObjects(typeName).objectSchema.primaryKey == nil {
                 throw TroveError(.invalidPrimaryKey, "'\(typeName)' does not have a primary key and can not be updated")

@@ -7,7 +7,30 @@ extension Realm {
     /// let photo = realm.schema["PhotoData"]
     /// print(photo?.primaryKeyProperty?.name ?? "no primary key")
     /// ```
-    public var schema: Schema { Schema(objectSchema: (try? database.storedSchemas()) ?? []) }
+    ///
+    /// With Realm's default configuration (no `objectTypes`), it also holds
+    /// every model class of the program the file does not store yet, as
+    /// Realm's default schema does.
+    public var schema: Schema {
+        var schemas = (try? database.storedSchemas()) ?? []
+        if configuration.objectTypes == nil {
+            let stored = Set(schemas.map(\.className))
+            schemas += ModelClasses.all.filter { !stored.contains($0.objectTypeName) }.compactMap { $0.sharedSchema() }
+            schemas.sort { $0.className < $1.className }
+        }
+        return Schema(objectSchema: schemas)
+    }
+
+    /// Gives the file the type `typeName` when it does not store it yet and
+    /// a model class of the program is stored under that name (Realm's
+    /// default configuration has every model class from the start).
+    func registerModelClass(named typeName: String) {
+        guard configuration.objectTypes == nil, let type = ModelClasses.named(typeName),
+            (try? database.storedSchemas())?.contains(where: { $0.className == typeName }) != true
+        else { return }
+        func register<T: Object>(_ type: T.Type) { _ = database.objects(type) }
+        register(type)
+    }
 
     /// Every object type of a Realm, with its properties.
     public struct Schema: Sendable, Equatable, CustomStringConvertible {
