@@ -249,4 +249,22 @@ struct RealmMigrationTests {
         let copy = try Realm(configuration: Realm.Configuration(fileURL: copyURL))
         #expect(copy.objects(Dog.self).first?.name == "Rex")
     }
+
+    @Test("object(ofType:forPrimaryKey:) takes nil or NSNull() for an optional key, and traps on a key of no stored type")
+    func nilPrimaryKeys() throws {
+        let realm = try makeRealm()
+        try realm.write {
+            realm.create(Tag.self, value: [NSNull(), "untagged"])
+            realm.create(Tag.self, value: ["red", "warm"])
+        }
+        #expect(realm.object(ofType: Tag.self, forPrimaryKey: NSNull())?.note == "untagged")
+        #expect(realm.object(ofType: Tag.self, forPrimaryKey: nil as String?)?.note == "untagged")
+        #expect(realm.object(ofType: Tag.self, forPrimaryKey: "red")?.note == "warm")
+        #expect(realm.object(ofType: Tag.self, forPrimaryKey: "blue") == nil)
+    }
+}
+
+final class Tag: Object {
+    @Persisted(primaryKey: true) var name: String?
+    @Persisted var note = ""
 }

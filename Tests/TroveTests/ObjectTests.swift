@@ -449,3 +449,36 @@ struct ObjectTests {
         expectValid(db)
     }
 }
+
+/// A type keyed by an optional integer: nil is a key too.
+final class Locker: Object {
+    @Persisted(primaryKey: true) var number: Int?
+    @Persisted var owner = ""
+}
+
+@Suite("Optional integer primary keys")
+struct OptionalIntegerKeyTests {
+    private func locker(_ number: Int?, _ owner: String) -> Locker {
+        let locker = Locker()
+        locker.number = number
+        locker.owner = owner
+        return locker
+    }
+
+    @Test func nilIsOneUniqueKeyThatLookupsFindAndQueriesTellApart() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add([locker(nil, "lost and found"), locker(2, "ann"), locker(7, "bo")]) }
+        #expect(db.object(ofType: Locker.self, forPrimaryKey: nil as Int?)?.owner == "lost and found")
+        #expect(db.object(ofType: Locker.self, forPrimaryKey: 2)?.owner == "ann")
+        #expect(db.object(ofType: Locker.self, forPrimaryKey: 3) == nil)
+        expectTroveError(.primaryKeyExists) { try db.write { try db.add(locker(nil, "again")) } }
+        try db.write { try db.add(locker(nil, "found"), update: .modified) }
+        #expect(db.objects(Locker.self).count == 3)
+        #expect(try db.objects(Locker.self).filter("number == nil").map(\.owner) == ["found"])
+        #expect(try db.objects(Locker.self).filter("number < 5").map(\.owner) == ["ann"])
+        #expect(try db.objects(Locker.self).filter("number != 2").count == 2)
+        #expect(db.objects(Locker.self).sorted(by: \.number).map(\.owner) == ["found", "ann", "bo"])
+        expectTroveError(.invalidPrimaryKey) { try db.write { try db.add(locker(Int.min, "reserved")) } }
+        expectValid(db)
+    }
+}

@@ -210,11 +210,16 @@ extension Database {
     /// let photo = db.object(ofType: PhotoData.self, forPrimaryKey: id)
     /// ```
     public func object<T: Object>(ofType type: T.Type, forPrimaryKey key: some _TroveStorable) -> T? {
+        object(ofType: type, forPrimaryKeyValue: key._troveStored)
+    }
+
+    /// ``object(ofType:forPrimaryKey:)`` with the key as a stored value (null for a nil key).
+    package func object<T: Object>(ofType type: T.Type, forPrimaryKeyValue key: StoredValue) -> T? {
         checkIsolation()
         let binding = objectBindingOrTrap(for: type)
         do {
             // Reading the record is the existence check: one lookup for an integer key.
-            guard let objectKey = try objectKey(forPrimaryKey: key._troveStored, in: binding.table, checkingExistence: false)
+            guard let objectKey = try objectKey(forPrimaryKey: key, in: binding.table, checkingExistence: false)
             else { return nil }
             return try loadedObject(type, objectKey: objectKey, binding: binding)
         } catch {

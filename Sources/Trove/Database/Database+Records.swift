@@ -28,14 +28,21 @@ extension Database {
             if table.schema.properties[column].isAutoIncrement, case .int(0) = values[column] {
                 values[column] = .int(try nextAutoIncrement(table, state))
             }
-            guard case .int(let value) = values[column].converted(to: table.layout.types[column]) ?? values[column] else {
+            let value = values[column].converted(to: table.layout.types[column]) ?? values[column]
+            guard let key = table.objectKey(forPrimaryKey: value) else {
                 throw TroveError(
                     .invalidPrimaryKey,
                     "the primary key \(table.name).\(table.schema.properties[column].name) needs an integer, not \(values[column])",
                     path: path)
             }
-            if values[column] != .int(value) { values[column] = .int(value) }  // a copy of the values only when converted
-            objectKey = TableInfo.objectKey(forInteger: value)
+            if table.primaryKeyIsOptional, value == .int(.min) {
+                throw TroveError(
+                    .invalidPrimaryKey,
+                    "the optional primary key \(table.name).\(table.schema.properties[column].name) cannot be \(Int64.min): that key is nil's",
+                    path: path)
+            }
+            if values[column] != value { values[column] = value }  // a copy of the values only when converted
+            objectKey = key
             try state.recordWriter.encode(values, layout: table.layout)
             let inserted = try state.recordWriter.bytes.withUnsafeBytes {
                 try transaction.put(table.objects, key: objectKey, value: $0, mode: .insertOnly)
@@ -47,7 +54,7 @@ extension Database {
             if policy == .error {
                 throw TroveError(
                     .primaryKeyExists,
-                    "a \(table.name) with primary key \(table.schema.properties[column].name) = \(value) already exists; use add(_:update: .modified) to update it",
+                    "a \(table.name) with primary key \(table.schema.properties[column].name) = \(value.swiftValue.map { "\($0)" } ?? "nil") already exists; use add(_:update: .modified) to update it",
                     path: path)
             }
             existing = objectKey
@@ -293,8 +300,7 @@ extension Database {
         }
         let converted = value.converted(to: table.layout.types[column]) ?? value
         if table.keyIsPrimaryKey {
-            guard case .int(let integer) = converted else { return nil }
-            let objectKey = TableInfo.objectKey(forInteger: integer)
+            guard let objectKey = table.objectKey(forPrimaryKey: converted) else { return nil }
             return !checkingExistence || contains(objectKey: objectKey, in: table) ? objectKey : nil
         }
         let key = try primaryKeyKey(converted, table: table)

@@ -17,6 +17,9 @@ final class TableInfo: @unchecked Sendable {
     /// An integer primary key *is* the object key (like SQLite's INTEGER
     /// PRIMARY KEY): no separate index, one lookup instead of two.
     let keyIsPrimaryKey: Bool
+    /// An optional integer primary key: nil is a key too, the smallest
+    /// object key (the one `Int64.min` would have, which it then cannot take).
+    let primaryKeyIsOptional: Bool
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
     let columnIndex: [String: Int]
@@ -52,6 +55,7 @@ final class TableInfo: @unchecked Sendable {
         self.primaryKeyIndex = primaryKeyIndex
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimaryKey }
         keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
+        primaryKeyIsOptional = primaryKeyColumn.map { schema.properties[$0].isOptional } ?? false
         self.indexes = indexes
         self.refs = refs
         self.collections = collections
@@ -113,6 +117,19 @@ final class TableInfo: @unchecked Sendable {
     @inline(__always)
     static func objectKey(forInteger value: Int64) -> UInt64 {
         UInt64(bitPattern: value) ^ (1 << 63)
+    }
+
+    /// The object key of nil in a table keyed by an optional integer primary key.
+    static let nilPrimaryKey = objectKey(forInteger: .min)
+
+    /// The object key of a primary key value in a table keyed by its integer
+    /// primary key; nil for a value that cannot be one.
+    func objectKey(forPrimaryKey value: StoredValue) -> UInt64? {
+        switch value {
+        case .int(let integer): return TableInfo.objectKey(forInteger: integer)
+        case .null where primaryKeyIsOptional: return TableInfo.nilPrimaryKey
+        default: return nil
+        }
     }
 
     /// The integer primary key of an object key of a table keyed by it.

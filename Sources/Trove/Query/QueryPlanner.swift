@@ -421,7 +421,8 @@ enum QueryPlanner {
             if let upper, !upper.inclusive, key(upper.value) == 0 { return ([], true) }
             var keys: [UInt64] = []
             try transaction.withCursor(on: table.objects) { cursor in
-                var start = (low ?? 0).bigEndian
+                // Nil (an optional key's smallest object key) is in no range.
+                var start = Swift.max(low ?? 0, table.primaryKeyIsOptional ? TableInfo.nilPrimaryKey + 1 : 0).bigEndian
                 var entry = try withUnsafeBytes(of: &start) { try cursor.seek(atLeast: $0) }
                 while let current = entry {
                     let key = OrderedKey.objectKey(from: current.key)
@@ -496,8 +497,7 @@ enum QueryPlanner {
         throws -> (keys: [UInt64], exact: Bool)
     {
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
-            guard case .int(let integer) = value else { return ([], true) }
-            let objectKey = TableInfo.objectKey(forInteger: integer)
+            guard let objectKey = table.objectKey(forPrimaryKey: value) else { return ([], true) }
             let found = try transaction.withValue(in: table.objects, key: objectKey) { $0 != nil }
             return (found ? [objectKey] : [], true)
         }

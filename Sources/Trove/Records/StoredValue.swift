@@ -98,6 +98,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         }
         switch value {
         case let v as StoredValue: self = v
+        case is NSNull: self = .null
         case let v as any _TroveStorable: self = v._troveStored
         case let v as NSNumber: self = .double(v.doubleValue)
         case let v as NSString: self = .string(v as String)

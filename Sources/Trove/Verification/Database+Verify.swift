@@ -70,7 +70,7 @@ extension Database {
                 let reader = RecordReader(current.value, layout: layout)
                 if table.keyIsPrimaryKey, let pkColumn {
                     let value = reader.int(at: pkColumn)
-                    if value.map(TableInfo.objectKey(forInteger:)) != objectKey {
+                    if table.objectKey(forPrimaryKey: value.map { .int($0) } ?? .null) != objectKey {
                         problem(
                             .primaryKeyMismatch,
                             "object \(TableInfo.integer(forObjectKey: objectKey)) holds \(schema.properties[pkColumn].name) = \(value.map(String.init) ?? "nil")"

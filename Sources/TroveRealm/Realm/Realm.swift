@@ -206,11 +206,20 @@ public struct Realm: Equatable {
     /// Every stored object of a type, as live results.
     public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> { database.objects(type) }
 
-    /// The object with a primary key, or nil.
-    public func object<Element: Object, KeyType: _TroveStorable>(ofType type: Element.Type, forPrimaryKey key: KeyType)
-        -> Element?
-    {
-        database.object(ofType: type, forPrimaryKey: key)
+    /// The object with a primary key, or nil. The key may be any value the
+    /// key property holds: `nil` (or `NSNull()`) for an optional key.
+    /// A key of another type traps, as Realm's raises.
+    ///
+    /// ```swift
+    /// let rex = realm.object(ofType: Dog.self, forPrimaryKey: "Rex")
+    /// ```
+    public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+        guard let value = StoredValue(any: key) else {
+            realmMisuse(
+                "Cannot look up a \(Element.self) by primary key",
+                TroveError(.invalidPrimaryKey, "\(KeyType.self) is not a type a primary key can have"))
+        }
+        return database.object(ofType: type, forPrimaryKeyValue: value)
     }
 
     /// The object, results or collection a thread-safe reference points at,
