@@ -286,6 +286,45 @@ struct RealmCollectionTests {
         unmanaged.swapAt(0, 1)
         #expect(Array(unmanaged) == [3, 2, 4, 1])
     }
+
+    @Test("lists, sets and maps of numbers aggregate; a map of objects aggregates by key path, managed or not")
+    func primitiveAndMapAggregates() throws {
+        let pound = Pound()
+        pound.fees["a"] = 5
+        pound.fees["b"] = 8
+        pound.byTag["x"] = Dog(value: ["name": "Rex", "age": 3])
+        pound.byTag["y"] = Dog(value: ["name": "Bo", "age": 9])
+        func check() {
+            #expect(pound.fees.min() == 5 && pound.fees.max() == 8)
+            #expect(pound.fees.sum() == 13 && pound.fees.average() == 6.5)
+            #expect(pound.byTag.min(of: \.age) == 3 && pound.byTag.max(of: \.age) == 9)
+            #expect(pound.byTag.sum(of: \.age) == 12 && pound.byTag.average(of: \.age) == 6)
+            #expect(Set(pound.fees.asKeyValueSequence().map(\.key)) == ["a", "b"])
+        }
+        check()
+        let realm = try makeRealm()
+        try realm.write { realm.add(pound) }
+        check()
+        let toys = List<Int>()
+        toys.append(objectsIn: [1, 2, 6])
+        #expect(toys.sum() == 9 && toys.average() == 3 && toys.max() == 6)
+        #expect(List<Int>().average() == nil)
+    }
+
+    @Test("a sort descriptor takes a model key path, through links too; Schema is a top-level type")
+    func keyPathSortDescriptors() throws {
+        #expect(SortDescriptor(keyPath: \Dog.age, ascending: false).keyPath == "age")
+        #expect(SortDescriptor(keyPath: \Walker.dog?.name).keyPath == "dog.name")
+        let realm = try makeRealm()
+        try realm.write {
+            realm.add(Walker(value: ["name": "Ann", "dog": ["Rex", 3]]))
+            realm.add(Walker(value: ["name": "Cy", "dog": ["Bo", 5]]))
+        }
+        let sorted = realm.objects(Walker.self).sorted(by: [SortDescriptor(keyPath: \Walker.dog?.name)])
+        #expect(sorted.map(\.name) == ["Cy", "Ann"])
+        let schema: Schema = realm.schema
+        #expect(schema["Walker"] != nil)
+    }
 }
 
 final class Stamp: Object {

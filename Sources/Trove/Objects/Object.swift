@@ -336,17 +336,34 @@ extension Object {
     /// The probe a link read on this probe hands out, so that a key path
     /// reads on through it (`\.owner?.name`); its columns are field indexes.
     func linkProbe<Target: Object>(_ type: Target.Type, column: Int) -> Target {
-        let info = ModelInfo.of(type)
+        let (probe, recorder) = ModelInfo.of(type).makeProbe()
+        _recorder?.linked[column] = recorder
+        return unsafeDowncast(probe, to: Target.self)
+    }
+}
+
+extension ModelInfo {
+    /// A fresh instance whose property reads record which field they read
+    /// (columns are field indexes), and its recorder.
+    func makeProbe() -> (Object, KeyPathRecorder) {
         let probe = type.init()
         let recorder = KeyPathRecorder(
-            names: info.fields.map(\.schema.name), fallbacks: info.fields.map { $0.schema.defaultValue ?? .null })
+            names: fields.map(\.schema.name), fallbacks: fields.map { $0.schema.defaultValue ?? .null })
         probe._recorder = recorder
-        _recorder?.linked[column] = recorder
         let base = Unmanaged.passUnretained(probe).toOpaque()
-        for (index, field) in info.fields.enumerated() {
+        for (index, field) in fields.enumerated() {
             field.accessor.bindProbe(at: base.advanced(by: field.offset), column: index)
         }
-        return probe
+        return (probe, recorder)
+    }
+
+    /// The property path a model key path reads (`\Person.dog?.name` is
+    /// `dog.name`), from the class alone; nil when it reads no property.
+    func path(of keyPath: AnyKeyPath) -> String? {
+        let (probe, recorder) = makeProbe()
+        guard probe[keyPath: keyPath] != nil else { return nil }
+        let path = recorder.path
+        return path.isEmpty ? nil : path.joined(separator: ".")
     }
 }
 

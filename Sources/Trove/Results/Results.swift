@@ -386,6 +386,20 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible, Expre
         self.ascending = ascending
     }
 
+    /// A sort by the property a model key path reads, through links too
+    /// (`\Task.owner?.name` sorts by `owner.name`). A key path that reads no
+    /// stored property traps.
+    ///
+    /// ```swift
+    /// let newestFirst = SortDescriptor(keyPath: \PhotoData.dateAdded, ascending: false)
+    /// ```
+    public init<Root: Object, Value>(keyPath: KeyPath<Root, Value>, ascending: Bool = true) {
+        guard let path = ModelInfo.of(Root.self).path(of: keyPath) else {
+            preconditionFailure("Trove: \(keyPath) is not a persisted property of \(Root.self)")
+        }
+        self.init(keyPath: path, ascending: ascending)
+    }
+
     /// An ascending sort by the property a string literal names.
     ///
     /// ```swift

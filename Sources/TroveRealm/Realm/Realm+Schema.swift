@@ -32,21 +32,24 @@ extension Realm {
         register(type)
     }
 
-    /// Every object type of a Realm, with its properties.
-    public struct Schema: Sendable, Equatable, CustomStringConvertible {
-        /// The types, in name order.
-        public let objectSchema: [ObjectSchema]
+    /// Realm's `Realm.Schema`: the top-level ``TroveRealm/Schema``.
+    public typealias Schema = TroveRealm.Schema
+}
 
-        /// The schema of the type named `className`, or nil.
-        public subscript(className: String) -> ObjectSchema? { objectSchema.first { $0.className == className } }
+/// Every object type of a Realm, with its properties.
+public struct Schema: Sendable, Equatable, CustomStringConvertible {
+    /// The types, in name order.
+    public let objectSchema: [ObjectSchema]
 
-        /// The type names and their properties.
-        public var description: String {
-            objectSchema.map { schema in
-                "\(schema.className) {" + schema.properties.map { " \($0.name): \($0.typeDescription)" }.joined(separator: ",")
-                    + " }"
-            }.joined(separator: "\n")
-        }
+    /// The schema of the type named `className`, or nil.
+    public subscript(className: String) -> ObjectSchema? { objectSchema.first { $0.className == className } }
+
+    /// The type names and their properties.
+    public var description: String {
+        objectSchema.map { schema in
+            "\(schema.className) {" + schema.properties.map { " \($0.name): \($0.typeDescription)" }.joined(separator: ",")
+                + " }"
+        }.joined(separator: "\n")
     }
 }
 
