@@ -325,6 +325,60 @@ struct RealmCollectionTests {
         let schema: Schema = realm.schema
         #expect(schema["Walker"] != nil)
     }
+
+    @Test("observe(on:) hands each change to the queue, with the collection, map or object frozen at that change")
+    func observeOnAQueue() throws {
+        let realm = try makeRealm()
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3]]])
+        let pound = Pound()
+        try realm.write {
+            realm.add(kennel)
+            realm.add(pound)
+        }
+        let queue = DispatchQueue(label: "observer")
+        let arrived = DispatchSemaphore(value: 0)
+        let seen = Seen()
+        let dogsToken = realm.objects(Dog.self).observe(on: queue) { change in
+            dispatchPrecondition(condition: .onQueue(queue))
+            switch change {
+            case .initial(let dogs): seen.add("dogs initial \(dogs.count) frozen \(dogs.isFrozen)")
+            case .update(let dogs, _, let insertions, _): seen.add("dogs \(dogs.count) inserted \(insertions)")
+            case .error: seen.add("error")
+            }
+            arrived.signal()
+        }
+        arrived.wait()
+        let feesToken = pound.fees.observe(on: queue) { change in
+            if case .update(let fees, _, let insertions, _) = change {
+                seen.add("fees \(insertions) frozen \(fees.isFrozen) \(fees["a"] ?? 0)")
+                arrived.signal()
+            }
+        }
+        let kennelToken = kennel.observe(on: queue) { (change: ObjectChange<Kennel>) in
+            if case .change(let kennel, let properties) = change {
+                seen.add("kennel \(properties.map(\.name)) frozen \(kennel.isFrozen) \(kennel.dogs.count)")
+                arrived.signal()
+            }
+        }
+        try realm.write {
+            kennel.dogs.append(Dog(value: ["name": "Bo", "age": 5]))
+            pound.fees["a"] = 7
+        }
+        for _ in 0..<3 { arrived.wait() }
+        queue.sync {}
+        #expect(seen.all.first == "dogs initial 1 frozen true")
+        #expect(
+            Set(seen.all.dropFirst()) == ["dogs 2 inserted [1]", "fees [\"a\"] frozen true 7", "kennel [\"dogs\"] frozen true 2"])
+        _ = (dogsToken, feesToken, kennelToken)
+    }
+}
+
+/// What observers on another queue saw, in arrival order.
+private final class Seen: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func add(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
 }
 
 final class Stamp: Object {

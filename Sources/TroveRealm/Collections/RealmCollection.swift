@@ -305,7 +305,9 @@ extension RealmCollection {
     /// Observes the collection: the initial state, then the positions that
     /// changed after each commit (Realm's `RealmCollectionChange`).
     /// Notifications come where the Realm belongs (its actor, or the main
-    /// queue); `queue` may only name that queue (TroveRealm traps otherwise).
+    /// queue). With another `queue`, each arrives there asynchronously, with
+    /// the collection frozen at that change: read it on the queue, and thaw
+    /// it on a Realm of that queue to write.
     ///
     /// ```swift
     /// let token = dogs.observe { change in if case .update(_, _, let inserted, _) = change { print(inserted) } }
@@ -338,29 +340,26 @@ extension RealmCollection {
         realmResults.observe(keyPaths: keyPaths, realmChangeHandler(on: queue, block))
     }
 
-    /// Turns Trove's results changes into Realm's. Notifications come where
-    /// the Realm belongs (its actor, or the main queue): a queue is accepted
-    /// only when it is that one (the main queue, for a Realm of the main thread).
+    /// Turns Trove's results changes into Realm's. With a queue other than
+    /// the one the Realm belongs to, each change is handed to the queue with
+    /// the collection frozen at that change (readable on any thread).
     private func realmChangeHandler(
         on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
     ) -> (ResultsChange<Element>) -> Void {
-        if let queue, queue !== DispatchQueue.main || !Database.isOnMainQueue {
-            realmMisuse(
-                "Cannot observe on \(queue.label)",
-                TroveError(
-                    .invalidValue,
-                    "TroveRealm delivers notifications where the Realm belongs (its actor, or the main queue); open a Realm on that queue and observe there"
-                ))
-        }
+        let hop = deliveryQueue(queue)
         return { change in
-            switch change {
-            case .initial(let results): block(.initial(AnyRealmCollection(results)))
-            case .update(let results, let deletions, let insertions, let modifications):
-                block(
-                    .update(
-                        AnyRealmCollection(results), deletions: deletions, insertions: insertions, modifications: modifications))
-            case .error(let error): block(.error(error))
+            func shown(_ results: Results<Element>) -> AnyRealmCollection<Element> {
+                AnyRealmCollection(hop == nil ? results : results.freeze())
             }
+            let realmChange: RealmCollectionChange<AnyRealmCollection<Element>>
+            switch change {
+            case .initial(let results): realmChange = .initial(shown(results))
+            case .update(let results, let deletions, let insertions, let modifications):
+                realmChange = .update(
+                    shown(results), deletions: deletions, insertions: insertions, modifications: modifications)
+            case .error(let error): realmChange = .error(error)
+            }
+            deliver(realmChange, on: hop, to: block)
         }
     }
 

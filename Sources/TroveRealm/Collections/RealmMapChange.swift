@@ -40,24 +40,26 @@ extension Map {
     /// let token = item.prices.observe { change in … }
     /// ```
     public func observe(
-        keyPaths: [String]? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
     ) -> NotificationToken {
         var keys = self.keys
+        let hop = deliveryQueue(queue)
         let handler = { (change: CollectionChangeSet) in
             if let error = change.error {
-                block(.error(Realm.Error(error)))
+                deliver(RealmMapChange<Map>.error(Realm.Error(error)), on: hop, to: block)
                 return
             }
             let newKeys = self.keys
             defer { keys = newKeys }
+            let shown = hop == nil ? self : self.frozenForDelivery()
             if change.isInitial {
-                block(.initial(self))
+                deliver(RealmMapChange<Map>.initial(shown), on: hop, to: block)
                 return
             }
-            block(
-                .update(
-                    self, deletions: change.deletions.map { keys[$0] }, insertions: change.insertions.map { newKeys[$0] },
-                    modifications: change.modifications.map { newKeys[$0] }))
+            deliver(
+                RealmMapChange<Map>.update(
+                    shown, deletions: change.deletions.map { keys[$0] }, insertions: change.insertions.map { newKeys[$0] },
+                    modifications: change.modifications.map { newKeys[$0] }), on: hop, to: block)
         }
         guard let keyPaths, Value._troveLinkTarget != nil else { return observe(handler) }
         do {

@@ -47,14 +47,19 @@ extension Object {
     /// ```swift
     /// let token = dog.observe { (change: ObjectChange<ObjectBase>) in … }
     /// ```
+    ///
+    /// With a `queue` other than the one the Realm belongs to, each change
+    /// arrives there asynchronously, with the object frozen at that change.
     public func observe<T: ObjectBase>(
-        keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
     ) -> NotificationToken {
+        let hop = deliveryQueue(queue)
         let forward: (ObjectChange<Object>) -> Void = { change in
             switch change {
-            case .change(let object, let properties): block(.change(object as! T, properties))
-            case .deleted: block(.deleted)
-            case .error(let error): block(.error(error))
+            case .change(let object, let properties):
+                deliver(ObjectChange<T>.change((hop == nil ? object : object.freeze()) as! T, properties), on: hop, to: block)
+            case .deleted: deliver(ObjectChange<T>.deleted, on: hop, to: block)
+            case .error(let error): deliver(ObjectChange<T>.error(error), on: hop, to: block)
             }
         }
         return observeAsObject(keyPaths: keyPaths, forward)
