@@ -167,4 +167,27 @@ struct AsyncWriteTests {
         #expect(realm.objects(Dog.self).count == 1)
         #expect(!realm.isPerformingAsynchronousWriteOperations)
     }
+
+    @Test("asyncWrite shows an asynchronous write while it runs; a cancelled task throws CancellationError and writes nothing")
+    func asyncWriteAndCancellation() async throws {
+        let fileURL = url()
+        let wrote = try await Task { @MainActor in
+            let realm = try await Realm(configuration: Realm.Configuration(fileURL: fileURL), actor: MainActor.shared)
+            var duringWrite = false
+            try await realm.asyncWrite {
+                duringWrite = realm.isPerformingAsynchronousWriteOperations
+                realm.add(Dog(value: ["name": "Rex"]))
+            }
+            return duringWrite && !realm.isPerformingAsynchronousWriteOperations
+        }.value
+        #expect(wrote)
+        let cancelled = Task { @MainActor in
+            withUnsafeCurrentTask { $0?.cancel() }
+            let realm = try await Realm(configuration: Realm.Configuration(fileURL: fileURL), actor: MainActor.shared)
+            try await realm.asyncWrite { realm.add(Dog(value: ["name": "Bo"])) }
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: fileURL))
+        #expect(realm.objects(Dog.self).map(\.name) == ["Rex"])
+    }
 }

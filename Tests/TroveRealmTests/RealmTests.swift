@@ -262,6 +262,35 @@ struct RealmMigrationTests {
         #expect(realm.object(ofType: Tag.self, forPrimaryKey: "red")?.note == "warm")
         #expect(realm.object(ofType: Tag.self, forPrimaryKey: "blue") == nil)
     }
+
+    @Test(
+        "an object observer hears its own thread's change without old values, as Realm's; an empty AnyRealmValue reads nil by key"
+    )
+    func localChangesAndEmptyMixed() throws {
+        let realm = try makeRealm()
+        let rex = Dog(value: ["name": "Rex", "age": 3])
+        try realm.write { realm.add(rex) }
+        var changes: [(String, Any?, Any?)] = []
+        let token = rex.observe { (change: ObjectChange<ObjectBase>) in
+            if case .change(_, let properties) = change {
+                changes += properties.map { ($0.name, $0.oldValue, $0.newValue) }
+            }
+        }
+        try realm.write { rex.age = 4 }
+        #expect(changes.count == 1 && changes.first?.0 == "age")
+        #expect(changes.first?.1 == nil && changes.first?.2 as? Int == 4)
+        token.invalidate()
+
+        let note = Jotting()
+        #expect(note.value(forKey: "extra") == nil)
+        note.extra.value = .string("hi")
+        #expect(note.value(forKey: "extra") as? String == "hi")
+    }
+}
+
+final class Jotting: Object {
+    @Persisted var text = ""
+    @Persisted var extra = RealmProperty<AnyRealmValue>()
 }
 
 final class Tag: Object {

@@ -64,6 +64,8 @@ extension Database {
         for table in state.pendingTables.values { catalog.publish(table) }
         publishKeyHighWater(state)
         generation &+= 1
+        isDeliveringOwnCommit = true
+        defer { isDeliveringOwnCommit = false }
         deliverChanges(skipping: state.silenced)
     }
 

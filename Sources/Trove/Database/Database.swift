@@ -51,6 +51,8 @@ public final class Database {
     var trackedObjects: TrackedObjects?
     var nextObserverID = 0
     var deliveredTransaction = -1
+    /// True while observers hear of this handle's own commit (not of a refresh).
+    package internal(set) var isDeliveringOwnCommit = false
     /// The isolation the handle was opened in (`#isolation`): where
     /// autorefresh delivers. nil for a handle opened outside any actor.
     package let isolation: (any Actor)?

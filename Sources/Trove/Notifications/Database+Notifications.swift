@@ -42,6 +42,12 @@ public struct PropertyChange: Sendable, CustomStringConvertible {
         return value.swiftValue
     }
 
+    /// The change without its old value (Realm gives none to an observer
+    /// on the thread that made the change).
+    package var withoutOldValue: PropertyChange {
+        PropertyChange(name: name, oldStoredValue: .null, newStoredValue: newStoredValue)
+    }
+
     /// The property's name with its old and new values: `memo: "cat" -> "dog"`.
     public var description: String { "\(name): \(oldStoredValue) -> \(newStoredValue)" }
 }

@@ -81,10 +81,16 @@ extension Database {
     public func asyncWrite<Result>(
         isolation: isolated (any Actor)? = #isolation, _ block: () throws -> Result
     ) async throws -> Result {
+        try await waitForWriter()
+        return try write(block)
+    }
+
+    /// Waits, without blocking the caller's thread, while another handle of
+    /// this process writes; throws `CancellationError` if the task is cancelled meanwhile.
+    package func waitForWriter(isolation: isolated (any Actor)? = #isolation) async throws {
         while environment.isWriterBusy, writeState == nil {
             try Task.checkCancellation()
             try await Task.sleep(for: .milliseconds(1))
         }
-        return try write(block)
     }
 }

@@ -158,7 +158,10 @@ open class Object: CustomStringConvertible {
         let value = property.storable._troveAnyGet(self, field: property.field!)
         // A mixed property reads as the value it holds (nil for `.none`), as a dynamic object's does.
         if let mixed = value as? Mixed { return mixed.boxedValue }
-        if let wrapper = value as? any _TroveWrappedValue { return wrapper._troveWrappedValue }
+        if let wrapper = value as? any _TroveWrappedValue {
+            let wrapped = wrapper._troveWrappedValue
+            return (wrapped as? Mixed).map(\.boxedValue) ?? wrapped
+        }
         return value
     }
 

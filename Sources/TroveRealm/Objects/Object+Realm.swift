@@ -50,13 +50,19 @@ extension Object {
     ///
     /// With a `queue` other than the one the Realm belongs to, each change
     /// arrives there asynchronously, with the object frozen at that change.
+    /// As in Realm, a change this thread's Realm committed itself comes
+    /// without old values (`oldValue` is nil); Trove's own `observe` keeps them.
     public func observe<T: ObjectBase>(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
     ) -> NotificationToken {
         let hop = deliveryQueue(queue)
         let forward: (ObjectChange<Object>) -> Void = { change in
             switch change {
-            case .change(let object, let properties):
+            case .change(let object, var properties):
+                // As Realm: no old values for the observing thread's own change.
+                if hop == nil, object.database?.isDeliveringOwnCommit == true {
+                    properties = properties.map(\.withoutOldValue)
+                }
                 deliver(ObjectChange<T>.change((hop == nil ? object : object.freeze()) as! T, properties), on: hop, to: block)
             case .deleted: deliver(ObjectChange<T>.deleted, on: hop, to: block)
             case .error(let error): deliver(ObjectChange<T>.error(error), on: hop, to: block)

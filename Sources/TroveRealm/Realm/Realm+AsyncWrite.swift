@@ -86,7 +86,9 @@ extension Realm {
 
     /// Runs `block` in a write transaction from async code and returns its
     /// result (Realm's `asyncWrite`). The write happens on the caller's
-    /// isolation, which owns the Realm.
+    /// isolation, which owns the Realm; while another Realm of this process
+    /// writes, it waits without blocking that isolation. A cancelled task
+    /// throws `CancellationError` instead of writing, as in Realm.
     ///
     /// ```swift
     /// let count = try await realm.asyncWrite { realm.add(photo); return realm.objects(Photo.self).count }
@@ -95,7 +97,13 @@ extension Realm {
     public func asyncWrite<Result>(
         _isolation actor: isolated (any Actor)? = #isolation, _ block: () throws -> Result
     ) async throws -> Result {
-        try write(block)
+        try Task.checkCancellation()
+        try await database.waitForWriter()
+        runQueuedWrites()
+        let queue = AsyncWriteQueue.of(database)
+        queue.running = true
+        defer { queue.running = false }
+        return try write(block)
     }
 
     /// Moves the Realm to the latest commit, from async code; returns whether
