@@ -44,6 +44,17 @@ extension Realm {
             code = Error.code(for: error)
         }
 
+        /// An error of a code, as Realm code makes its own (`throw Realm.Error(.fail)`);
+        /// `NSLocalizedDescriptionKey` in `userInfo` gives the message.
+        ///
+        /// ```swift
+        /// throw Realm.Error(.invalidInput, userInfo: [NSLocalizedDescriptionKey: "no photo selected"])
+        /// ```
+        public init(_ code: Code, userInfo: [String: Any] = [:]) {
+            self.code = code
+            underlying = TroveError(.storage, userInfo[NSLocalizedDescriptionKey] as? String ?? "Realm.Error(\(code))")
+        }
+
         /// The message, saying what went wrong and where.
         public var localizedDescription: String { underlying.message }
         /// The message, saying what went wrong and where.

@@ -59,6 +59,20 @@ public struct Realm: Equatable {
     }
 
     /// Opens a Realm from async code, on the caller's isolation (Realm's
+    /// `try await Realm(downloadBeforeOpen:)`; Trove has no sync, so the
+    /// behaviour changes nothing).
+    ///
+    /// ```swift
+    /// @MainActor func load() async throws { let realm = try await Realm(downloadBeforeOpen: .never); … }
+    /// ```
+    public init(
+        configuration: Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws {
+        try self.init(configuration: configuration, isolation: isolation)
+    }
+
+    /// Opens a Realm from async code, on the caller's isolation (Realm's
     /// `Realm.open`): the Realm belongs to that actor.
     ///
     /// ```swift
@@ -116,7 +130,9 @@ public struct Realm: Equatable {
     {
         if !database.isInWriteTransaction { runQueuedWrites() }
         do {
-            return try database.write(withoutNotifying: tokens, block)
+            let result = try database.write(withoutNotifying: tokens, block)
+            Logger.shared.log(level: .debug, "DB: Commit of '\(database.path)' at commit \(database.visibleCommit)")
+            return result
         } catch let error as TroveError {
             throw Realm.Error(error)
         }
@@ -137,6 +153,7 @@ public struct Realm: Equatable {
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         defer { releaseWriteHold() }
         try realmErrors { try database.commitWrite(withoutNotifying: tokens) }
+        Logger.shared.log(level: .debug, "DB: Commit of '\(database.path)' at commit \(database.visibleCommit)")
     }
 
     /// Discards the open write transaction's changes.
@@ -340,18 +357,26 @@ public struct Realm: Equatable {
         let owner =
             isolation is MainActor || (isolation == nil && Database.isOnMainQueue)
             ? "main" : isolation.map { "actor \(ObjectIdentifier($0).hashValue)" } ?? "thread \(pthread_self())"
-        let key = owner + " " + configuration.fileURL.standardizedFileURL.path
+        let path = configuration.fileURL.standardizedFileURL.path
+        let key = owner + " " + path
+        let logger = Logger.shared
         if let cached = handles.withLock({ $0[key]?.database }),
             cached.configuration.encryptionKey == configuration.encryptionKey,
             cached.configuration.readOnly == configuration.readOnly
         {
+            logger.log(level: .detail, "DB: Realm at '\(path)' for \(owner): the open handle")
+            logger.log(level: .trace, "DB: '\(path)' shows commit \(cached.visibleCommit)")
             return cached
         }
+        logger.log(level: .detail, "DB: Open file '\(path)' for \(owner)")
         // A Realm of the main thread belongs to the main actor even when plain
         // code opened it, so it refreshes and notifies on the main queue, as
         // Realm's main-thread Realm does through its run loop.
         let confinement: (any Actor)? = isolation ?? (Database.isOnMainQueue ? MainActor.shared : nil)
         let database = try realmErrors { try Database(configuration: configuration, isolation: confinement) }
+        logger.log(
+            level: .trace,
+            "DB: '\(path)' opened at commit \(database.visibleCommit), schema version \(database.storedSchemaVersion)")
         handles.withLock { handles in
             handles = handles.filter { $0.value.database != nil }
             handles[key] = WeakHandle(database: database)
