@@ -371,6 +371,60 @@ struct RealmCollectionTests {
             Set(seen.all.dropFirst()) == ["dogs 2 inserted [1]", "fees [\"a\"] frozen true 7", "kennel [\"dogs\"] frozen true 2"])
         _ = (dogsToken, feesToken, kennelToken)
     }
+
+    @Test("observe(on: actor) calls the block on the actor with frozen collections, maps and objects")
+    @MainActor
+    func observeOnAnActor() async throws {
+        let realm = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: realmDirectory().appendingPathComponent("actor-\(UUID().uuidString).realm")))
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3]]])
+        let pound = Pound()
+        try realm.write {
+            realm.add(kennel)
+            realm.add(pound)
+        }
+        let watcher = Watcher()
+        let dogs = await kennel.dogs.observe(keyPaths: ["age"], on: watcher) { watcher, change in
+            switch change {
+            case .initial(let dogs): watcher.note("dogs initial \(dogs.count) frozen \(dogs.isFrozen)")
+            case .update(let dogs, _, _, let modifications): watcher.note("dogs \(dogs.count) modified \(modifications)")
+            case .error: watcher.note("error")
+            }
+        }
+        let fees = await pound.fees.observe(on: watcher) { watcher, change in
+            if case .update(let fees, _, let insertions, _) = change { watcher.note("fees \(insertions) \(fees["a"] ?? 0)") }
+        }
+        let object = await kennel.observe(on: watcher) { (watcher, change: ObjectChange<Kennel>) in
+            if case .change(let kennel, let properties) = change {
+                watcher.note("kennel \(properties.map(\.name)) frozen \(kennel.isFrozen)")
+            }
+        }
+        try realm.write { kennel.dogs[0].toys.append("ball") }  // not an observed property of the dogs
+        try realm.write {
+            kennel.dogs[0].age = 4
+            pound.fees["a"] = 2
+        }
+        let lines = await watcher.waitFor(3)
+        #expect(lines.first == "dogs initial 1 frozen true")
+        #expect(Set(lines.dropFirst()) == ["dogs 1 modified [0]", "fees [\"a\"] 2"])
+        try realm.write { kennel.dogs.append(Dog(value: ["name": "Bo", "age": 1])) }
+        let more = await watcher.waitFor(5)
+        #expect(Set(more.dropFirst(3)) == ["dogs 2 modified []", "kennel [\"dogs\"] frozen true"])
+        _ = (dogs, fees, object)
+    }
+}
+
+/// Collects what observers deliver to it.
+actor Watcher {
+    private var lines: [String] = []
+    func note(_ line: String) { lines.append(line) }
+
+    /// The lines once there are at least `count` of them (or after two seconds).
+    func waitFor(_ count: Int) async -> [String] {
+        for _ in 0..<200 where lines.count < count { try? await Task.sleep(for: .milliseconds(10)) }
+        return lines
+    }
 }
 
 /// What observers on another queue saw, in arrival order.

@@ -32,3 +32,113 @@ extension Map {
     /// ```
     public var isFrozen: Bool { database?.isFrozen ?? false }
 }
+
+extension Actor {
+    /// Runs `body` isolated to this actor.
+    func troveRealmRun(_ body: @Sendable (isolated Self) -> Void) {
+        body(self)
+    }
+}
+
+/// Calls `block` on `actor` with `change` (whose collections and objects are
+/// frozen, so any isolation may read them).
+func deliver<A: Actor, Change>(_ change: Change, to actor: A, _ block: @escaping @Sendable (isolated A, Change) -> Void) {
+    let carried = UncheckedBox(change)
+    Task { await actor.troveRealmRun { actor in block(actor, carried.value) } }
+}
+
+extension RealmCollection {
+    /// Observes the collection and calls `block` on `actor` (Realm's
+    /// `observe(keyPaths:on:)` with an actor): first `.initial`, then each
+    /// change, with the collection frozen at that change.
+    ///
+    /// ```swift
+    /// let token = await photos.observe(on: indexer) { indexer, change in indexer.apply(change) }
+    /// ```
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) async -> NotificationToken {
+        let handler = actorChangeHandler(actor, block)
+        guard let keyPaths else { return realmResults.observe(handler) }
+        do {
+            return try realmResults.observe(properties: keyPaths, handler)
+        } catch {
+            realmMisuse("Cannot observe \(keyPaths)", error)
+        }
+    }
+
+    /// ``observe(keyPaths:on:_isolation:_:)`` with the properties given as key paths.
+    ///
+    /// ```swift
+    /// let token = await photos.observe(keyPaths: [\.memo], on: indexer) { indexer, change in … }
+    /// ```
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Element>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) async -> NotificationToken {
+        realmResults.observe(keyPaths: keyPaths, actorChangeHandler(actor, block))
+    }
+
+    private func actorChangeHandler<A: Actor>(
+        _ actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) -> (ResultsChange<Element>) -> Void {
+        { change in
+            switch change {
+            case .initial: deliver(.initial(self.freeze()), to: actor, block)
+            case .update(_, let deletions, let insertions, let modifications):
+                deliver(
+                    .update(self.freeze(), deletions: deletions, insertions: insertions, modifications: modifications),
+                    to: actor, block)
+            case .error(let error): deliver(.error(error), to: actor, block)
+            }
+        }
+    }
+}
+
+extension Map {
+    /// Observes the map and calls `block` on `actor` with each change, the
+    /// map frozen at that change (Realm's `observe(keyPaths:on:)` with an actor).
+    ///
+    /// ```swift
+    /// let token = await item.prices.observe(on: pricer) { pricer, change in … }
+    /// ```
+    public func observe<A: Actor>(
+        keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmMapChange<Map>) -> Void
+    ) async -> NotificationToken {
+        observe(keyPaths: keyPaths) { change in
+            switch change {
+            case .initial(let map): deliver(.initial(map.frozenForDelivery()), to: actor, block)
+            case .update(let map, let deletions, let insertions, let modifications):
+                deliver(
+                    .update(map.frozenForDelivery(), deletions: deletions, insertions: insertions, modifications: modifications),
+                    to: actor, block)
+            case .error(let error): deliver(.error(error), to: actor, block)
+            }
+        }
+    }
+}
+
+extension Object {
+    /// Observes the object and calls `block` on `actor` with each change,
+    /// the object frozen at that change (Realm's `observe(keyPaths:on:)` with an actor).
+    ///
+    /// ```swift
+    /// let token = await photo.observe(keyPaths: ["memo"], on: indexer) { indexer, (change: ObjectChange<Photo>) in … }
+    /// ```
+    public func observe<A: Actor, T: ObjectBase>(
+        keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, ObjectChange<T>) -> Void
+    ) async -> NotificationToken {
+        // The actor is another isolation: old values stay (Realm gives them there).
+        observeAsObject(keyPaths: keyPaths) { change in
+            switch change {
+            case .change(let object, let properties):
+                deliver(ObjectChange<T>.change(object.freeze() as! T, properties), to: actor, block)
+            case .deleted: deliver(ObjectChange<T>.deleted, to: actor, block)
+            case .error(let error): deliver(ObjectChange<T>.error(error), to: actor, block)
+            }
+        }
+    }
+}

@@ -74,7 +74,7 @@ extension Object {
 
 extension _ObservableObject where Self: Object {
     /// Trove's typed `observe`, with the object handed over as an `Object`.
-    fileprivate func observeAsObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Object>) -> Void)
+    func observeAsObject(keyPaths: [String]?, _ block: @escaping (ObjectChange<Object>) -> Void)
         -> NotificationToken
     {
         let forward: (ObjectChange<Self>) -> Void = { change in
