@@ -425,6 +425,25 @@ actor Watcher {
         for _ in 0..<200 where lines.count < count { try? await Task.sleep(for: .milliseconds(10)) }
         return lines
     }
+
+    @Test("deleting while iterating linking objects or an AnyRealmCollection neither skips nor repeats")
+    func iterateWhileDeleting() throws {
+        let realm = try makeRealm()
+        let rex = Dog(value: ["name": "Rex"])
+        try realm.write {
+            for name in ["Ann", "Bo", "Cy"] { realm.add(Walker(value: ["name": name, "dog": rex])) }
+            realm.add(Kennel(value: ["name": "k", "dogs": [["A"], ["B"], ["C"]]]))
+        }
+        let walkers = realm.objects(Walker.self)
+        var seen: [String] = []
+        try realm.write {
+            for walker in AnyRealmCollection(walkers) {
+                seen.append(walker.name)
+                realm.delete(walker)
+            }
+        }
+        #expect(seen == ["Ann", "Bo", "Cy"] && walkers.isEmpty)
+    }
 }
 
 /// What observers on another queue saw, in arrival order.

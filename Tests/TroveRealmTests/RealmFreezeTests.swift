@@ -43,4 +43,28 @@ struct RealmFreezeTests {
         try realm.write { realm.deleteAll() }
         #expect(frozen.thaw() == nil)
     }
+
+    @Test("thaw and resolve read as the Realm does: no refresh past what it shows, a catch-up when it is behind")
+    func thawKeepsTheRealmsVersion() throws {
+        let url = realmDirectory().appendingPathComponent("thaw.realm")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url))
+        let rex = Dog(value: ["name": "Rex", "age": 3])
+        try realm.write { realm.add(rex) }
+        let frozen = rex.freeze()
+        let reference = ThreadSafeReference(to: rex)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let realm = try! Realm(configuration: Realm.Configuration(fileURL: url))
+            try! realm.write { realm.resolve(reference)!.age = 4 }
+            done.signal()
+        }.start()
+        done.wait()
+        if !Thread.isMainThread {
+            #expect(frozen.thaw()?.age == 3)  // this Realm has not refreshed
+            #expect(realm.resolve(ThreadSafeReference(to: rex))?.age == 3)
+        }
+        realm.refresh()
+        #expect(frozen.thaw()?.age == 4)
+        #expect(rex.age == 4)
+    }
 }

@@ -24,11 +24,15 @@ public struct _ThreadSafeHandover: Sendable {
     package let configuration: Configuration
     /// The file the value is in: only a handle on it may resolve it.
     let path: String
+    /// The commit the value was read at: a handle resolving it moves to at
+    /// least this one.
+    let commit: Int
 
     init(_ value: Value, database: Database) {
         self.value = value
         configuration = database.configuration
         path = database.path
+        commit = database.visibleCommit
     }
 
     /// The handover of the collection property `column` of `owner`; traps

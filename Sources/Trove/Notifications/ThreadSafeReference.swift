@@ -64,6 +64,19 @@ extension Database {
         return Confined._resolve(handover, in: self)
     }
 
+    /// ``resolve(_:)`` as Realm resolves: the handle refreshes only when it
+    /// has not yet seen the commit the reference was made at; otherwise the
+    /// value reads as the rest of the handle does (TroveRealm's `thaw()` and
+    /// `resolve`).
+    package func resolveCatchingUp<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        let handover = reference.handover
+        precondition(
+            handover.path == path,
+            "Trove: a ThreadSafeReference to a value of \(handover.path) cannot be resolved by a handle on \(path)")
+        if visibleCommit < handover.commit { refresh() }
+        return Confined._resolve(handover, in: self)
+    }
+
     /// ``write(_:)`` for async code: while another handle of this process
     /// is writing, waits without blocking the thread, then writes.
     ///

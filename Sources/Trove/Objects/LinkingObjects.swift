@@ -76,6 +76,16 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
         return results[position]
     }
 
+    /// Iterates a snapshot of the linking objects taken when the loop starts,
+    /// so deleting them inside the loop neither skips nor repeats any.
+    ///
+    /// ```swift
+    /// try db.write { for chore in owner.chores { try db.delete(chore) } }
+    /// ```
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        (results.map { Array($0) } ?? []).makeIterator()
+    }
+
     /// The linking objects as ``Results``, to filter, sort and aggregate.
     public func asResults() -> Results<Element>? { results }
 

@@ -409,6 +409,14 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
 
     public var _unmanagedObjects: [Element]? { base._unmanagedObjects }
 
+    /// Iterates a snapshot of the objects taken when the loop starts, so
+    /// deleting them inside the loop neither skips nor repeats any.
+    ///
+    /// ```swift
+    /// try realm.write { for dog in AnyRealmCollection(kennel.dogs) { realm.delete(dog) } }
+    /// ```
+    public func makeIterator() -> IndexingIterator<[Element]> { Array(base).makeIterator() }
+
     /// Equal when they wrap the same collection (see each type's `==`).
     public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool {
         lhs.base.isEqual(rhs.base)

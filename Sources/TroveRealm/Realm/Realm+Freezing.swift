@@ -100,7 +100,7 @@ func realmCopy<T: ThreadConfined>(of value: T, from database: Database, frozen: 
         let target =
             frozen
             ? try database.freeze() : try Realm(configuration: Realm.Configuration(database.configuration)).database
-        return target.resolve(ThreadSafeReference(to: value))
+        return target.resolveCatchingUp(ThreadSafeReference(to: value))
     } catch {
         realmMisuse("Cannot \(frozen ? "freeze" : "thaw") \(what)", error)
     }

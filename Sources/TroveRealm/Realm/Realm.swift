@@ -240,9 +240,10 @@ public struct Realm: Equatable {
     }
 
     /// The object, results or collection a thread-safe reference points at,
-    /// read by this Realm after a refresh (so a commit made since the
-    /// reference was taken is seen); nil when the object, or the object
-    /// owning the collection, was deleted.
+    /// read by this Realm as Realm reads it: a Realm that has not yet seen the
+    /// commit the reference was made at refreshes first; one that has reads
+    /// the value as it reads everything else. Nil when the object, or the
+    /// object owning the collection, was deleted.
     ///
     /// ```swift
     /// let reference = ThreadSafeReference(to: dog.owners)
@@ -255,7 +256,7 @@ public struct Realm: Equatable {
     /// Unlike Realm's, a reference may be resolved more than once: it pins
     /// no version of the file (see ``Trove/ThreadSafeReference``).
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        database.resolve(reference)
+        database.resolveCatchingUp(reference)
     }
 
     /// Moves the Realm to the latest commit; returns whether there was one to see.
