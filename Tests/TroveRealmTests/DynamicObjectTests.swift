@@ -359,6 +359,17 @@ struct ModelClassDiscoveryTests {
         #expect(realm.objects(Postcard.self).first?.stamps == 2)
     }
 
+    @Test("a dynamic read in a fresh Realm hands a link out as its model class, as Realm's typed Realms do")
+    func linksAsModelClasses() throws {
+        let url = realmDirectory().appendingPathComponent("links.realm")
+        do {
+            let writer = try Realm(configuration: Realm.Configuration(fileURL: url))
+            try writer.write { writer.add(Walker(value: ["name": "Ann", "dog": ["Rex", 3]])) }
+        }  // the handle goes: the next Realm is a fresh one, with no class bound yet
+        let walker = try #require(try Realm(configuration: Realm.Configuration(fileURL: url)).dynamicObjects("Walker").first)
+        #expect((walker["dog"] as? Dog)?.age == 3)
+    }
+
     @Test("a configuration that names its types lists only those")
     func namedTypesOnly() throws {
         let url = realmDirectory().appendingPathComponent("named-\(UUID().uuidString).realm")

@@ -34,6 +34,13 @@ extension Database {
         return binding
     }
 
+    /// Binds a model class to its table in this handle (creating the table
+    /// if the file lacks it), and the classes it links to; throws what
+    /// ``objectBinding(for:)`` throws.
+    package func bind(_ type: Object.Type) throws {
+        _ = try objectBinding(for: type)
+    }
+
     /// The binding for a type, trapping on a schema error: for APIs that
     /// cannot throw (`objects(_:)`), where a mismatch is a setup mistake.
     func objectBindingOrTrap(for type: Object.Type) -> ObjectBinding {

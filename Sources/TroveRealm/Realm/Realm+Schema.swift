@@ -21,15 +21,17 @@ extension Realm {
         return Schema(objectSchema: schemas)
     }
 
-    /// Gives the file the type `typeName` when it does not store it yet and
-    /// a model class of the program is stored under that name (Realm's
-    /// default configuration has every model class from the start).
+    /// Binds the model class of the program stored under `typeName` (and
+    /// those it links to), giving the file the type if it lacks it: Realm's
+    /// default configuration has every model class from the start, and its
+    /// dynamic reads hand out linked objects as their classes. A class whose
+    /// stored schema differs is left alone (the dynamic API reads the file's).
+    /// A Trove handle wrapped by ``Realm/init(_:)`` keeps the classes it uses.
     func registerModelClass(named typeName: String) {
-        guard configuration.objectTypes == nil, let type = ModelClasses.named(typeName),
-            (try? database.storedSchemas())?.contains(where: { $0.className == typeName }) != true
-        else { return }
-        func register<T: Object>(_ type: T.Type) { _ = database.objects(type) }
-        register(type)
+        guard configuration.objectTypes == nil, Realm.opened(database), let type = ModelClasses.named(typeName) else {
+            return
+        }
+        try? database.bind(type)
     }
 
     /// Realm's `Realm.Schema`: the top-level ``TroveRealm/Schema``.

@@ -352,6 +352,12 @@ public struct Realm: Equatable {
     /// Open handles by isolation (the actor, or the thread outside actors) and file.
     private static let handles = Locked([String: WeakHandle]())
 
+    /// Whether TroveRealm opened `database` for a `Realm(configuration:)`
+    /// (not a Trove handle wrapped by ``init(_:)``).
+    static func opened(_ database: Database) -> Bool {
+        handles.withLock { $0.values.contains { $0.database === database } }
+    }
+
     private static func cachedHandle(_ configuration: Trove.Configuration, isolation: (any Actor)?) throws -> Database {
         // The main actor and plain code on the main thread share one Realm, as in Realm
         // (property initializers of main-actor classes run without an isolation).
