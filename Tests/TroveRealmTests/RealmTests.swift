@@ -291,6 +291,34 @@ struct RealmMigrationTests {
 final class Jotting: Object {
     @Persisted var text = ""
     @Persisted var extra = RealmProperty<AnyRealmValue>()
+
+    @Test("NSString, NSDate and NSData properties store as strings, dates and data and read back as themselves")
+    func foundationClassProperties() throws {
+        let realm = try makeRealm()
+        let entry = LegacyEntry(value: [
+            "title": "first", "note": "hi", "taken": Date(timeIntervalSince1970: 60), "blob": Data([1, 2]),
+        ])
+        try realm.write { realm.add(entry) }
+        let read = try #require(realm.objects(LegacyEntry.self).first)
+        #expect(read.title == "first" && read.note == "hi")
+        #expect((read.taken as Date?)?.timeIntervalSince1970 == 60)
+        #expect((read.blob as Data?) == Data([1, 2]))
+        #expect(realm.objects(LegacyEntry.self).filter("note == 'hi' AND taken > %@", Date(timeIntervalSince1970: 0)).count == 1)
+        try realm.write {
+            read.note = nil
+            read.title = "second"
+        }
+        #expect(read.note == nil && read.title == "second")
+        #expect(read.value(forKey: "title") as? String == "second")
+        #expect(LegacyEntry().title == "" && LegacyEntry().taken == nil)
+    }
+}
+
+final class LegacyEntry: Object {
+    @Persisted var title: NSString = ""
+    @Persisted var note: NSString?
+    @Persisted var taken: NSDate?
+    @Persisted var blob: NSData?
 }
 
 final class Tag: Object {

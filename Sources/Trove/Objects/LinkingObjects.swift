@@ -118,7 +118,7 @@ extension LinkingObjects: Equatable {
     }
 }
 
-extension LinkingObjects: _TroveStorable {
+extension LinkingObjects: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .link }
     public static var _troveDefault: LinkingObjects { LinkingObjects() }
     public init(_troveStored: StoredValue) { self.init() }

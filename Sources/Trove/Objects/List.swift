@@ -293,7 +293,7 @@ extension List: _TroveListStorage {
     }
 }
 
-extension List: _TroveStorable {
+extension List: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Element._troveType }
     public static var _troveIsOptional: Bool { Element._troveIsOptional }
     public static var _troveDefault: List { List() }
@@ -385,7 +385,7 @@ extension List where Element: Object {
             if let current = best, ValueComparison.order(value, current) != keep { continue }
             best = value
         }
-        return best.map { V(_troveStored: $0) }
+        return best.map { V._troveFromStored($0) }
     }
 
     /// The list's objects as live ``Results`` (in list order, repeats included), to query, sort and aggregate.

@@ -200,7 +200,7 @@ extension Map: _TroveMapStorage {
     }
 }
 
-extension Map: _TroveStorable {
+extension Map: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Value._troveType }
     public static var _troveIsOptional: Bool { Value._troveIsOptional }
     public static var _troveDefault: Map { Map() }

@@ -173,7 +173,7 @@ extension MutableSet: _TroveListStorage {
     }
 }
 
-extension MutableSet: _TroveStorable {
+extension MutableSet: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Element._troveType }
     public static var _troveIsOptional: Bool { Element._troveIsOptional }
     public static var _troveDefault: MutableSet { MutableSet() }

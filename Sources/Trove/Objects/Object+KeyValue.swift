@@ -88,7 +88,7 @@ extension _TroveStorable {
 
     /// A stored value as this type, boxed; an empty optional is nil.
     static func _troveAny(fromStored value: StoredValue) -> Any? {
-        flattenOptional(Self(_troveStored: value))
+        flattenOptional(Self._troveFromStored(value))
     }
 
     /// Stores `value` into the field when it has the field's type (or is nil
@@ -124,13 +124,13 @@ extension _TroveStorable {
         }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
         // A mixed value (`.none` too) into a wrapper of one (Realm's `RealmProperty<AnyRealmValue>`).
-        if _troveType == .mixed, let mixed = value as? Mixed { return Self(_troveStored: mixed._troveStored) }
-        if value == nil { return _troveIsOptional ? Self(_troveStored: .null) : nil }
+        if _troveType == .mixed, let mixed = value as? Mixed { return Self._troveFromStored(mixed._troveStored) }
+        if value == nil { return _troveIsOptional ? Self._troveFromStored(.null) : nil }
         if let value, _troveCollection == nil, _troveLinkTarget == nil, let given = StoredValue(any: value), given != .null {
             // Another number type is converted as Realm converts it (a Double into a Float property, an Int into a Double one).
-            if given.fits(_troveType) { return Self(_troveStored: given) }
+            if given.fits(_troveType) { return Self._troveFromStored(given) }
             if let converted = given.converted(to: _troveType), converted.fits(_troveType) {
-                return Self(_troveStored: converted)
+                return Self._troveFromStored(converted)
             }
         }
         return nil

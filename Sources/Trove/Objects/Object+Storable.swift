@@ -1,6 +1,6 @@
 /// An object type is what a link property holds: `@Persisted var owner: Person?`
 /// stores the object key of a `Person`, and reads back the live object.
-extension Object: _TroveStorable {
+extension Object: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .link }
     public static var _troveDefault: Self {
         fatalError("Trove: a link to \(Self.self) must be optional: declare it as `@Persisted var name: \(Self.self)?`")

@@ -13,7 +13,7 @@ public protocol _TroveStorable {
     /// The value of a property declared without an initial value.
     static var _troveDefault: Self { get }
     /// Converts from the stored form (which has the stored type, or null).
-    init(_troveStored: StoredValue)
+    static func _troveFromStored(_ value: StoredValue) -> Self
     /// The stored form.
     var _troveStored: StoredValue { get }
 
@@ -32,17 +32,30 @@ public protocol _TroveStorable {
     static func _troveProbeGet(_ object: Object, column: Int) -> Self
 }
 
+/// A stored type made from its stored form by an initializer: every one but
+/// the Objective-C classes (`NSString`, `NSDate`, `NSData`), which cannot
+/// declare a required initializer in an extension. Trove's plumbing.
+public protocol _TroveStoredInitializable: _TroveStorable {
+    /// Converts from the stored form (which has the stored type, or null).
+    init(_troveStored: StoredValue)
+}
+
+extension _TroveStoredInitializable {
+    @inlinable
+    public static func _troveFromStored(_ value: StoredValue) -> Self { Self(_troveStored: value) }
+}
+
 extension _TroveStorable {
     public static var _troveIsOptional: Bool { false }
     public static var _troveLinkTarget: Object.Type? { nil }
     public static var _troveCollection: CollectionKind? { nil }
 
     @inlinable
-    public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self { Self(_troveStored: value) }
+    public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self { Self._troveFromStored(value) }
 
     @inlinable
     public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
-        Self(_troveStored: object._readManaged(column: column))
+        Self._troveFromStored(object._readManaged(column: column))
     }
 
     @inlinable
@@ -51,7 +64,7 @@ extension _TroveStorable {
     }
 
     public static func _troveProbeGet(_ object: Object, column: Int) -> Self {
-        Self(_troveStored: object._readColumn(column))
+        Self._troveFromStored(object._readColumn(column))
     }
 
     /// The value of an unmanaged object's field, boxed (links and collections).
@@ -65,7 +78,7 @@ extension _TroveStorable {
     }
 }
 
-extension Bool: _TroveStorable {
+extension Bool: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .bool }
     public static var _troveDefault: Bool { false }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -90,7 +103,7 @@ public protocol _TroveWrappedValue {
 }
 
 /// Integers share one conversion; only the stored width differs.
-public protocol _TroveInteger: _TroveStorable, FixedWidthInteger {}
+public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}
 
 extension _TroveInteger {
     public static var _troveDefault: Self { 0 }
@@ -107,7 +120,7 @@ extension _TroveInteger {
     @inlinable
     public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
         guard let slot = object._managedSlot(column: column, of: Self._troveType) else {
-            return Self(_troveStored: object._readManaged(column: column))
+            return Self._troveFromStored(object._readManaged(column: column))
         }
         return Self(littleEndian: slot.loadUnaligned(as: Self.self))
     }
@@ -119,7 +132,7 @@ extension Int32: _TroveInteger { public static var _troveType: PropertyType { .i
 extension Int16: _TroveInteger { public static var _troveType: PropertyType { .int16 } }
 extension Int8: _TroveInteger { public static var _troveType: PropertyType { .int8 } }
 
-extension Float: _TroveStorable {
+extension Float: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .float }
     public static var _troveDefault: Float { 0 }
     @inlinable public init(_troveStored value: StoredValue) { self = Float(value.numeric ?? 0) }
@@ -134,7 +147,7 @@ extension Float: _TroveStorable {
     }
 }
 
-extension Double: _TroveStorable {
+extension Double: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .double }
     public static var _troveDefault: Double { 0 }
     @inlinable public init(_troveStored value: StoredValue) { self = value.numeric ?? 0 }
@@ -149,7 +162,7 @@ extension Double: _TroveStorable {
     }
 }
 
-extension String: _TroveStorable {
+extension String: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .string }
     public static var _troveDefault: String { "" }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -166,7 +179,7 @@ extension String: _TroveStorable {
     }
 }
 
-extension Data: _TroveStorable {
+extension Data: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .data }
     public static var _troveDefault: Data { Data() }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -183,7 +196,7 @@ extension Data: _TroveStorable {
     }
 }
 
-extension Date: _TroveStorable {
+extension Date: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .date }
     public static var _troveDefault: Date { Date(timeIntervalSinceReferenceDate: 0) }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -192,7 +205,7 @@ extension Date: _TroveStorable {
     @inlinable public var _troveStored: StoredValue { .date(self) }
 }
 
-extension UUID: _TroveStorable {
+extension UUID: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .uuid }
     public static var _troveDefault: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -201,7 +214,7 @@ extension UUID: _TroveStorable {
     @inlinable public var _troveStored: StoredValue { .uuid(self) }
 }
 
-extension ObjectId: _TroveStorable {
+extension ObjectId: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .objectId }
     public static var _troveDefault: ObjectId { ObjectId() }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -210,14 +223,14 @@ extension ObjectId: _TroveStorable {
     @inlinable public var _troveStored: StoredValue { .objectId(self) }
 }
 
-extension Decimal128: _TroveStorable {
+extension Decimal128: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .decimal128 }
     public static var _troveDefault: Decimal128 { Decimal128() }
     @inlinable public init(_troveStored value: StoredValue) { self = value.decimal128Value ?? Decimal128() }
     @inlinable public var _troveStored: StoredValue { .decimal128(self) }
 }
 
-extension Decimal: _TroveStorable {
+extension Decimal: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .decimal }
     public static var _troveDefault: Decimal { 0 }
     @inlinable public init(_troveStored value: StoredValue) {
@@ -231,12 +244,12 @@ extension Decimal: _TroveStorable {
     @inlinable public var _troveStored: StoredValue { .decimal(self) }
 }
 
-extension Optional: _TroveStorable where Wrapped: _TroveStorable {
+extension Optional: _TroveStorable, _TroveStoredInitializable where Wrapped: _TroveStorable {
     public static var _troveType: PropertyType { Wrapped._troveType }
     public static var _troveIsOptional: Bool { true }
     public static var _troveDefault: Wrapped? { nil }
     @inlinable public init(_troveStored value: StoredValue) {
-        if case .null = value { self = nil } else { self = Wrapped(_troveStored: value) }
+        if case .null = value { self = nil } else { self = Wrapped._troveFromStored(value) }
     }
     @inlinable public var _troveStored: StoredValue { self.map(\._troveStored) ?? .null }
 
@@ -259,7 +272,7 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
         if Wrapped._troveLinkTarget != nil, Wrapped._troveCollection == nil {
             return Wrapped._troveProbeGet(object, column: column)
         }
-        return Self(_troveStored: object._readColumn(column))
+        return Self._troveFromStored(object._readColumn(column))
     }
 
     @inlinable
@@ -285,14 +298,14 @@ extension Optional: _TroveStorable where Wrapped: _TroveStorable {
 /// ```
 ///
 /// A stored raw value that no case matches reads as the first case.
-public protocol PersistableEnum: _TroveStorable, RawRepresentable, CaseIterable, Codable
+public protocol PersistableEnum: _TroveStoredInitializable, RawRepresentable, CaseIterable, Codable
 where RawValue: _TroveStorable & Codable {}
 
 extension PersistableEnum {
     public static var _troveType: PropertyType { RawValue._troveType }
     public static var _troveDefault: Self { allCases.first! }
     @inlinable public init(_troveStored value: StoredValue) {
-        self = Self(rawValue: RawValue(_troveStored: value)) ?? Self.allCases.first!
+        self = Self(rawValue: RawValue._troveFromStored(value)) ?? Self.allCases.first!
     }
     @inlinable public var _troveStored: StoredValue { rawValue._troveStored }
 }

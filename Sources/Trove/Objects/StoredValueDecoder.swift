@@ -60,7 +60,7 @@ private func produce<T>(_ type: T.Type, key: String, source: DecodingSource, opt
     case .values(let fields):
         let value = fields[key] ?? .null
         if optional, value.isNull { return nil }
-        return (storable.init(_troveStored: value) as! T)
+        return (storable._troveFromStored(value) as! T)
     }
 }
 

@@ -278,7 +278,7 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// The smallest value of a property among the matches; nil when there are none.
     public func min<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Value? {
-        extreme(source.column(for: keyPath), wantLargest: false).map { Value(_troveStored: $0) }
+        extreme(source.column(for: keyPath), wantLargest: false).map { Value._troveFromStored($0) }
     }
 
     /// The largest value of a property among the matches; nil when there are none.
@@ -287,19 +287,19 @@ public struct Results<Element>: RandomAccessCollection {
     /// let nextID = (db.objects(Person.self).max(of: \.id) ?? 0) + 1
     /// ```
     public func max<Value: _TroveStorable>(of keyPath: KeyPath<Element, Value>) -> Value? {
-        extreme(source.column(for: keyPath), wantLargest: true).map { Value(_troveStored: $0) }
+        extreme(source.column(for: keyPath), wantLargest: true).map { Value._troveFromStored($0) }
     }
 
     /// The largest value of a property named as a string (Realm's `max(ofProperty:)`).
     public func max<Value: _TroveStorable>(ofProperty name: String) -> Value? {
         guard let column = table.columnIndex[name] else { return nil }
-        return extreme(column, wantLargest: true).map { Value(_troveStored: $0) }
+        return extreme(column, wantLargest: true).map { Value._troveFromStored($0) }
     }
 
     /// The smallest value of a property named as a string.
     public func min<Value: _TroveStorable>(ofProperty name: String) -> Value? {
         guard let column = table.columnIndex[name] else { return nil }
-        return extreme(column, wantLargest: false).map { Value(_troveStored: $0) }
+        return extreme(column, wantLargest: false).map { Value._troveFromStored($0) }
     }
 
     /// The sum of a numeric property over the matches (0 when there are none).
@@ -326,18 +326,18 @@ public struct Results<Element>: RandomAccessCollection {
             // Added as stored, without a value per record; overflow traps as Int's + does.
             var total: Int64 = 0
             forEachMatchingRecord(aggregating: column) { reader in total += reader.int(at: column) ?? 0 }
-            return Value(_troveStored: .int(total))
+            return Value._troveFromStored(.int(total))
         case .double:
             var total = 0.0
             forEachMatchingRecord(aggregating: column) { reader in
                 if case .double(let value) = reader.value(at: column) { total += value }
             }
-            return Value(_troveStored: .double(total))
+            return Value._troveFromStored(.double(total))
         default:
             var total = Value.zero
             forEachMatchingRecord(aggregating: column) { reader in
                 let value = reader.value(at: column)
-                if !value.isNull { total += Value(_troveStored: value) }
+                if !value.isNull { total += Value._troveFromStored(value) }
             }
             return total
         }

@@ -142,7 +142,7 @@ public enum Mixed: Hashable, CustomStringConvertible {
     }
 }
 
-extension Mixed: _TroveStorable {
+extension Mixed: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .mixed }
     /// A mixed property stores `.none` as null.
     public static var _troveIsOptional: Bool { true }

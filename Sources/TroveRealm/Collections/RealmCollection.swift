@@ -92,26 +92,26 @@ extension RealmCollection {
 
     /// The smallest value of a property, or nil when there are none.
     public func min<T: _TroveStorable>(ofProperty property: String) -> T? {
-        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: false).map { T(_troveStored: $0) } }
+        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: false).map { T._troveFromStored($0) } }
         return realmResults.min(ofProperty: property)
     }
 
     /// The largest value of a property, or nil when there are none.
     public func max<T: _TroveStorable>(ofProperty property: String) -> T? {
-        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: true).map { T(_troveStored: $0) } }
+        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: true).map { T._troveFromStored($0) } }
         return realmResults.max(ofProperty: property)
     }
 
     /// The sum of a numeric property (0 when there are none).
     public func sum<T: _TroveStorable & AdditiveArithmetic>(ofProperty property: String) -> T {
-        numbers(property).reduce(T.zero) { $0 + T(_troveStored: $1) }
+        numbers(property).reduce(T.zero) { $0 + T._troveFromStored($1) }
     }
 
     /// The mean of a numeric property, or nil when there are none.
     public func average<T: _TroveStorable>(ofProperty property: String) -> T? {
         let values = numbers(property).compactMap(\.numeric)
         guard !values.isEmpty else { return nil }
-        return T(_troveStored: .double(values.reduce(0, +) / Double(values.count)))
+        return T._troveFromStored(.double(values.reduce(0, +) / Double(values.count)))
     }
 
     /// The objects a query string matches (no `try`: a bad query traps, as in Realm).
@@ -145,7 +145,7 @@ extension RealmCollection {
     /// let youngest = dogs.min(of: \.age)
     /// ```
     public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        if let values = unmanagedValues(keyPath) { return extreme(values, largest: false).map { V(_troveStored: $0) } }
+        if let values = unmanagedValues(keyPath) { return extreme(values, largest: false).map { V._troveFromStored($0) } }
         return realmResults.min(of: keyPath)
     }
 
@@ -155,7 +155,7 @@ extension RealmCollection {
     /// let oldest = dogs.max(of: \.age)
     /// ```
     public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        if let values = unmanagedValues(keyPath) { return extreme(values, largest: true).map { V(_troveStored: $0) } }
+        if let values = unmanagedValues(keyPath) { return extreme(values, largest: true).map { V._troveFromStored($0) } }
         return realmResults.max(of: keyPath)
     }
 
@@ -177,9 +177,9 @@ extension RealmCollection {
     public func average<V: _TroveStorable, T: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> T? {
         if let values = unmanagedValues(keyPath) {
             let numbers = values.compactMap(\.numeric)
-            return numbers.isEmpty ? nil : T(_troveStored: .double(numbers.reduce(0, +) / Double(numbers.count)))
+            return numbers.isEmpty ? nil : T._troveFromStored(.double(numbers.reduce(0, +) / Double(numbers.count)))
         }
-        return realmResults.average(of: keyPath).map { T(_troveStored: .double($0)) }
+        return realmResults.average(of: keyPath).map { T._troveFromStored(.double($0)) }
     }
 
     /// The sum of a numeric property as an `NSNumber` (Realm code that reads aggregates untyped).

@@ -71,11 +71,11 @@ extension RealmProperty: _TroveWrappedValue {
     }
 }
 
-extension RealmProperty: _TroveStorable {
+extension RealmProperty: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Value._troveType }
     public static var _troveIsOptional: Bool { Value._troveIsOptional }
     public static var _troveDefault: RealmProperty { RealmProperty() }
-    public convenience init(_troveStored value: StoredValue) { self.init(Value(_troveStored: value)) }
+    public convenience init(_troveStored value: StoredValue) { self.init(Value._troveFromStored(value)) }
     public var _troveStored: StoredValue { value._troveStored }
 
     public static func _troveManagedGet(_ object: Object, column: Int) -> RealmProperty {
