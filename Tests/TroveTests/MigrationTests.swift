@@ -321,7 +321,7 @@ enum MixV2 {
     @Test func deleteDataStartsATypeOverAndCreateAddsObjects() throws {
         let url = try versionOneFile()
         let configuration = Configuration(fileURL: url, schemaVersion: 2, objectTypes: [MemoV2.Memo.self]) { migration, _ in
-            try migration.deleteData(forType: "Memo")
+            migration.deleteData(forType: "Memo")
             try migration.create("Memo", value: ["id": .int(10), "body": .string("fresh")])
         }
         let db = try Database(configuration: configuration)

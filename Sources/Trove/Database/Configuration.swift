@@ -162,6 +162,12 @@ public struct Configuration: Sendable {
     /// ```
     public var filePermissions: Int?
 
+    /// More model classes a migration carries to their schemas besides
+    /// ``objectTypes`` (TroveRealm's default configuration: every model class
+    /// of the program, as Realm's default schema). Classes that are not valid
+    /// models, or whose name another class has, are left out.
+    package var migratedModelClasses: (@Sendable () -> [Object.Type])?
+
     /// The file used when none is given: the path in the `TROVE_DEFAULT_FILE`
     /// environment variable when it is set; otherwise `default.trove` in the
     /// app's Application Support directory on Apple platforms, and in

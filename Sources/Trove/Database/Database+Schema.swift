@@ -34,6 +34,12 @@ extension Database {
         return binding
     }
 
+    /// Gives the file a type described by a schema alone, with no class
+    /// (TroveRealm's `RLMRealm` with a custom schema); nothing if it has it.
+    package func createType(_ schema: ObjectSchema) throws {
+        _ = try register(schema)
+    }
+
     /// Binds a model class to its table in this handle (creating the table
     /// if the file lacks it), and the classes it links to; throws what
     /// ``objectBinding(for:)`` throws.

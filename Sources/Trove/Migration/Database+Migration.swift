@@ -37,7 +37,15 @@ extension Database {
             state.isMigration = true
             let transaction = state.transaction
             let old = try Catalog.storedTypeNames(in: transaction).compactMap { try Catalog.storedSchema($0, in: transaction) }
-            let new = configuration.objectTypes.map { ModelInfo.of($0).schema }
+            var new = configuration.objectTypes.map { ModelInfo.of($0).schema }
+            if let more = configuration.migratedModelClasses?() {
+                var names = Set(new.map(\.name))
+                for type in more {
+                    let info = ModelInfo.of(type)
+                    guard info.validate().isEmpty, names.insert(info.schema.name).inserted else { continue }
+                    new.append(info.schema)
+                }
+            }
             let migration = Migration(database: self, state: state, oldSchema: old, newSchema: new)
             try configuration.migration?(migration, stored)
             for schema in new where !migration.converted.contains(schema.name) {
@@ -262,9 +270,10 @@ extension Database {
 
     /// Empties a type (every table it uses) during a migration; a type the
     /// model does not declare is removed from the catalog as well.
-    func deleteType(_ name: String, _ state: WriteState) throws {
+    @discardableResult
+    func deleteType(_ name: String, _ state: WriteState) throws -> Bool {
         let transaction = state.transaction
-        guard let schema = try Catalog.storedSchema(name, in: transaction) else { return }
+        guard let schema = try Catalog.storedSchema(name, in: transaction) else { return false }
         for (tableName, multi) in TableInfo.tableNames(for: schema) {
             if let table = try transaction.existingTable(tableName, isMultiValue: multi) { try transaction.clear(table) }
         }
@@ -273,6 +282,7 @@ extension Database {
             try Array("schema:\(name)".utf8).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
         }
         generation &+= 1
+        return true
     }
 
     /// Moves a stored type to a new name during a migration: its objects,

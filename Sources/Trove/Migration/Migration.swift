@@ -100,11 +100,25 @@ public final class Migration {
     }
 
     /// Deletes every object of a type and the type itself (for a model type,
-    /// it is created again, empty, with its new schema).
-    public func deleteData(forType typeName: String) throws {
-        try database.deleteType(typeName, state)
-        deleted.insert(typeName)
-        converted.insert(typeName)
+    /// it is created again, empty, with its new schema); returns whether the
+    /// file had the type. As with ``delete(_:)``, a failure fails the
+    /// migration (Realm's does not throw here either).
+    ///
+    /// ```swift
+    /// migration.deleteData(forType: "Thumbnail")   // a cache the new version rebuilds
+    /// ```
+    @discardableResult
+    public func deleteData(forType typeName: String) -> Bool {
+        guard state.deferredError == nil else { return false }
+        do {
+            let existed = try database.deleteType(typeName, state)
+            deleted.insert(typeName)
+            converted.insert(typeName)
+            return existed
+        } catch {
+            state.deferredError = error
+            return false
+        }
     }
 
     /// Adds an object of a type in its new schema, from stored values by

@@ -253,3 +253,53 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+extension Realm {
+    /// An ``asyncOpen(configuration:callbackQueue:callback:)`` that has not
+    /// called back yet; ``cancel()`` stops the call.
+    public final class AsyncOpenTask: @unchecked Sendable {
+        private let cancelled = Locked(false)
+
+        /// Stops the callback if it has not run yet.
+        ///
+        /// ```swift
+        /// let task = Realm.asyncOpen { _ in }
+        /// task.cancel()
+        /// ```
+        public func cancel() { cancelled.withLock { $0 = true } }
+
+        var isCancelled: Bool { cancelled.withLock { $0 } }
+    }
+
+    /// Opens a Realm and hands it to `callback` on `callbackQueue` (Realm's
+    /// `asyncOpen`): any migration runs first. The Realm belongs to that queue.
+    ///
+    /// ```swift
+    /// Realm.asyncOpen(configuration: config) { result in
+    ///     if case .success(let realm) = result { show(realm.objects(Photo.self)) }
+    /// }
+    /// ```
+    @discardableResult
+    public static func asyncOpen(
+        configuration: Configuration = .defaultConfiguration, callbackQueue: DispatchQueue = .main,
+        callback: @escaping (Result<Realm, Swift.Error>) -> Void
+    ) -> AsyncOpenTask {
+        let task = AsyncOpenTask()
+        let carried = UncheckedBox(callback)
+        callbackQueue.async {
+            guard !task.isCancelled else { return }
+            carried.value(Result { try Realm(configuration: configuration) })
+        }
+        return task
+    }
+
+    /// Runs the migration of `configuration` now, without keeping the Realm
+    /// open (Realm's `performMigration(for:)`).
+    ///
+    /// ```swift
+    /// try Realm.performMigration(for: config)
+    /// ```
+    public static func performMigration(for configuration: Configuration = .defaultConfiguration) throws {
+        _ = try realmErrors { try Database(configuration: configuration.troveConfiguration) }
+    }
+}

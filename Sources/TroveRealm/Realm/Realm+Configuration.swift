@@ -89,6 +89,8 @@ extension Realm {
             configuration.shouldCompactOnLaunch = shouldCompactOnLaunch
             configuration.seedFileURL = seedFilePath
             if let migrationBlock { configuration.migration = { migration, old in migrationBlock(migration, old) } }
+            // Realm's default schema is every model class: a migration carries them all.
+            if objectTypes == nil { configuration.migratedModelClasses = { ModelClasses.all } }
             return configuration
         }
 
