@@ -337,3 +337,43 @@ enum MixV2 {
         #expect(db.objects(MemoV1.Memo.self).count == 3)
     }
 }
+
+/// A model with narrow integers, enumerated in a migration.
+final class Dial: Object {
+    @Persisted var level: Int8 = 0
+    @Persisted var reading: Int16 = 0
+    @Persisted var name = ""
+}
+
+@Suite("Migrations of narrow integers and deleted data")
+struct MigrationDetailTests {
+    @Test func oldAndNewObjectsReadNarrowIntegersAsTheirTypeAndDeletedDataIsNotEnumerated() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("dials-\(UUID().uuidString).trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [Dial.self]))
+            try db.write {
+                for level in 1...3 { try db.add(Dial(value: ["level": Int8(level), "reading": Int16(level * 10)])) }
+            }
+        }
+        nonisolated(unsafe) var levels: [Int8] = []
+        nonisolated(unsafe) var afterDeletion = 0
+        let config = Configuration(fileURL: url, schemaVersion: 1, objectTypes: [Dial.self]) { migration, _ in
+            migration.enumerateObjects(ofType: "Dial") { old, new in
+                levels.append(old?["level"] as! Int8)
+                #expect(new?["reading"] as? Int16 == (old?["reading"] as? Int16))
+                if old?["level"] as? Int8 == 2 { migration.delete(new!) }
+            }
+            migration.enumerateObjects(ofType: "Dial") { old, new in
+                #expect(new?["level"] as? Int8 == old?["level"] as? Int8)
+            }
+            migration.enumerateObjects(ofType: "NoSuchType") { _, _ in Issue.record("a type in neither schema has no objects") }
+            migration.deleteData(forType: "Dial")
+            try migration.create("Dial", value: ["name": .string("fresh")])
+            migration.enumerateObjects(ofType: "Dial") { _, _ in afterDeletion += 1 }
+        }
+        let db = try Database(configuration: config)
+        #expect(levels == [1, 2, 3])
+        #expect(afterDeletion == 0)
+        #expect(db.objects(Dial.self).map(\.name) == ["fresh"])
+    }
+}

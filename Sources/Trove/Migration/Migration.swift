@@ -77,13 +77,19 @@ public final class Migration {
     /// }
     /// ```
     ///
-    /// It throws only what `block` throws: a failure of its own (a type in
-    /// neither schema, a value a property cannot take) is thrown by the
-    /// migration, which then leaves the file untouched.
+    /// A type in neither schema has no objects: the block is not called (as
+    /// in Realm). It throws only what `block` throws: a failure of its own (a
+    /// value a property cannot take) is thrown by the migration, which then
+    /// leaves the file untouched.
     public func enumerateObjects(
         ofType typeName: String, _ block: (_ oldObject: DynamicObject?, _ newObject: DynamicObject?) throws -> Void
     ) rethrows {
         guard state.deferredError == nil else { return }
+        // A type in neither schema has no objects to visit, nor one whose data
+        // was deleted: what the migration creates is not enumerated (as in Realm).
+        guard oldSchema.contains(where: { $0.name == typeName }) || newSchema.contains(where: { $0.name == typeName }),
+            !deleted.contains(typeName)
+        else { return }
         let converted: TypeConversion
         do {
             converted = try database.convertType(typeName, in: self)
