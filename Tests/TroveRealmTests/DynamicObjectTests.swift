@@ -305,15 +305,11 @@ struct DynamicMigrationTests {
                 }
             }
         }
-        let config = Realm.Configuration(
-            fileURL: url, schemaVersion: 2,
-            migrationBlock: { migration, _ in
-                migration.enumerateObjects(ofType: "NoPetsHere") { _, _ in }  // a type in neither schema fails the migration
-            }, objectTypes: [V2.Pet.self, V2.Keeper.self])
-        #expect(throws: Realm.Error.self) { try Realm(configuration: config) }
         let migrating = Realm.Configuration(
             fileURL: url, schemaVersion: 2,
             migrationBlock: { migration, _ in
+                // A type in neither schema has no objects (as in Realm).
+                migration.enumerateObjects(ofType: "NoPetsHere") { _, _ in Issue.record("no objects to visit") }
                 migration.enumerateObjects(ofType: "Pet") { oldObject, newObject in
                     let old = oldObject!, new = newObject!
                     #expect(old.objectSchema["name"] != nil && old.objectSchema["title"] == nil)
