@@ -76,3 +76,21 @@ struct ConcurrencyTests {
         }
     }
 }
+
+@Suite("Opening while another handle writes")
+struct OpenWhileWritingTests {
+    @Test func aHandleOpensWithoutWaitingForAnotherHandlesWrite() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add(TodoItem(value: ["id": 1])) }
+        let configuration = db.configuration
+        try db.beginWrite()
+        defer { db.cancelWrite() }
+        let opened = DispatchSemaphore(value: 0)
+        Thread {
+            let other = try? Database(configuration: configuration)
+            if other?.objects(TodoItem.self).count == 1 { opened.signal() }
+        }.start()
+        // Before: the open took the writer lock to look for the (absent) key-check table.
+        #expect(opened.wait(timeout: .now() + 5) == .success)
+    }
+}

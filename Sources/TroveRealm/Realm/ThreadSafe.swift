@@ -64,7 +64,11 @@ public final class ThreadSafe<T: ThreadConfined>: Sendable {
         get {
             guard let reference = reference.withLock({ $0 }) else { return nil }
             do {
-                return try Realm(configuration: Realm.Configuration(reference.handover.configuration)).resolve(reference)
+                let value = try Realm(configuration: Realm.Configuration(reference.handover.configuration)).resolve(reference)
+                // Taken again where it was read (as Realm does), so a reader elsewhere
+                // catches up with what this one has seen, its own writes included.
+                if let value { self.reference.withLock { $0 = ThreadSafeReference(to: value) } }
+                return value
             } catch {
                 realmMisuse("Cannot open the Realm of a @ThreadSafe value", error)
             }

@@ -498,6 +498,10 @@ package final class Environment: @unchecked Sendable {
     func openExistingTable(_ name: String, isMultiValue: Bool) throws -> Table? {
         if let table = cachedTable(name) { return table }
         if options.readOnly { return try openInReadTransaction(name, isMultiValue: isMultiValue) }
+        // A table the file does not have (an unencrypted file's key check,
+        // say) needs no write transaction to find out: asking must not wait
+        // for another handle's write.
+        guard try tableNames().contains(name) else { return nil }
         let write = try WriteTransaction(environment: self)
         do {
             let table = try write.openTable(name, isMultiValue: isMultiValue, create: false)
