@@ -100,6 +100,23 @@ private final class Recorder<Element> {
         _ = otherToken
     }
 
+    @Test func aDatabaseObserverHearsEveryOwnCommitEvenAnEmptyOne() throws {
+        let db = try makeDatabase()
+        var resultChanges = 0
+        let results = db.objects(TodoItem.self).observe { change in
+            if case .update = change { resultChanges += 1 }
+        }
+        var calls = 0
+        let token = db.observe { _ in calls += 1 }
+        try db.write {}
+        #expect(calls == 1 && resultChanges == 0)
+        try db.write { try db.add(task(1, "a")) }
+        #expect(calls == 2 && resultChanges == 1)
+        try db.write(withoutNotifying: [token]) {}
+        #expect(calls == 2)
+        _ = (token, results)
+    }
+
     @Test func anotherHandlesCommitArrivesOnRefresh() throws {
         let db = try makeDatabase()
         let other = try Database(configuration: db.configuration)

@@ -74,8 +74,8 @@ extension StoredValue {
 }
 
 extension Database {
-    /// Calls `block` after every commit this handle sees (its own, and others'
-    /// once it refreshes), with the handle.
+    /// Calls `block` after every commit this handle sees (its own, even one
+    /// that changed nothing, and others' once it refreshes), with the handle.
     ///
     /// ```swift
     /// let token = db.observe { db in print("now \(db.objects(PhotoData.self).count) photos") }
@@ -136,7 +136,16 @@ extension Database {
     func deliverChanges(skipping silenced: Set<Int> = []) {
         guard !observers.isEmpty, writeState == nil else { return }
         let snapshot = readTransaction().id
-        guard snapshot != deliveredTransaction else { return }
+        guard snapshot != deliveredTransaction else {
+            // A write that changed nothing leaves the snapshot where it was; the
+            // handle's own commit still tells its database observers, as Realm's does.
+            if isDeliveringOwnCommit {
+                for id in observers.keys.sorted() where !silenced.contains(id) {
+                    (observers[id] as? DatabaseObserver)?.update(in: self, notify: true)
+                }
+            }
+            return
+        }
         deliveredTransaction = snapshot
         // In registration order; an observer may register or remove others while called.
         for id in observers.keys.sorted() {
