@@ -125,7 +125,21 @@ struct RealmTests {
             #expect(error.code == .schemaMismatch)
             #expect(error.fileURL?.lastPathComponent == "v2.realm")
         }
-        #expect(throws: Realm.Error.self) { try schemaVersionAtURL(directory.appendingPathComponent("nothing.realm")) }
+        let nothing = directory.appendingPathComponent("nothing.realm")
+        do {
+            _ = try schemaVersionAtURL(nothing)
+            Issue.record("a missing file has no schema version")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidDatabase)  // Realm's code for a file not yet initialized
+            #expect(error.localizedDescription == "Realm at path '\(nothing.path)' has not been initialized.")
+        }
+        do {
+            _ = try schemaVersionAtURL(URL(fileURLWithPath: "/dev/null"))
+            Issue.record("/dev/null has no schema version")
+        } catch let error as Realm.Error {
+            #expect([.fileAccess, .filePermissionDenied].contains(error.code), "\(error)")
+            #expect(error.localizedDescription.contains("not a regular file (it is a device)"))
+        }
         do {
             _ = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo.realm")))
             Issue.record("opened a file under /dev/null")

@@ -408,7 +408,9 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     configuration.acceptsAnySchemaVersion = true
     configuration.encryptionKey = encryptionKey
     guard FileManager.default.fileExists(atPath: fileURL.path) else {
-        throw Realm.Error(TroveError(.fileAccess, "\(fileURL.path) does not exist", path: fileURL.path, code: ENOENT))
+        // Realm's code and words: no file is a Realm not yet initialized.
+        throw Realm.Error(
+            TroveError(.corruptFile, "Realm at path '\(fileURL.path)' has not been initialized.", path: fileURL.path))
     }
     return try realmErrors { try Database(configuration: configuration, isolation: nil).storedSchemaVersion }
 }

@@ -236,6 +236,17 @@ package final class Environment: @unchecked Sendable {
         registry.withLock { registry in registry.live.values.filter { $0.environment != nil }.count }
     }
 
+    /// What a file that is not a regular file is, for an error message.
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: return "a directory"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFIFO: return "a pipe"
+        case S_IFSOCK: return "a socket"
+        default: return "not a plain file"
+        }
+    }
+
     init(path: String, options: Options) throws {
         self.path = path
         self.options = options
@@ -248,7 +259,17 @@ package final class Environment: @unchecked Sendable {
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         var fileSize = 0
         var info = stat()
-        if stat(path, &info) == 0 { fileSize = Int(info.st_size) }
+        if stat(path, &info) == 0 {
+            fileSize = Int(info.st_size)
+            // A device, a directory or a pipe is no database (LMDB would fail to map it, saying less).
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                mdb_env_close(env)
+                throw TroveError(
+                    .fileAccess,
+                    "\(path) is not a regular file (it is \(Environment.kind(of: info.st_mode))); a database is stored in a file",
+                    path: path)
+            }
+        }
         var mapSize = max(options.initialMapSize, fileSize * 2, 1 << 20)
         if let cap = options.maximumMapSize { mapSize = max(min(mapSize, cap), fileSize) }
         do {
