@@ -65,6 +65,19 @@ import Testing
         #expect(db.objects(Pet.self).count == 2)
     }
 
+    @Test("create makes the class its metatype names at run time, whatever its static type")
+    func createUsesTheDynamicType() throws {
+        let db = try makeDatabase()
+        let type: Object.Type = Owner.self
+        try db.write {
+            let made = try db.create(type, value: ["name": "Ana"])
+            #expect(made is Owner && made.objectSchema.name == "Owner")
+            let updated = try db.create(type, value: made, update: .all)
+            #expect(updated === made || updated == made)
+        }
+        #expect(db.objects(Owner.self).count == 1)
+    }
+
     @Test("create(_:value:update:) adds; with .modified it updates only the given properties, and upserts nested objects")
     func createAndUpdate() throws {
         let db = try makeDatabase()

@@ -29,7 +29,9 @@ extension Database {
             try existing._populate(from: value, database: self, update: update, copyingFor: self)
             return existing
         }
-        let object = T()
+        // The class the metatype names at run time: `create(type(of: photo), …)` with
+        // a static type of `Object` makes a photo.
+        let object = type.init()
         try object._populate(from: value, database: nil, update: update, copyingFor: self)
         try add(object, update: update)
         return object
