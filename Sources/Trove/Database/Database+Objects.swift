@@ -246,7 +246,10 @@ extension Database {
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {
-        let object = T()
+        // The binding's class, not the static `T`: a metatype held as `Object.Type`
+        // (`object(ofType: type(of: photo), …)`) must make a photo, whose fields
+        // the binding stamps (an `Object`-sized instance has no room for them).
+        let object = binding.info.type == T.self ? T() : binding.info.type.init() as! T
         object.bind(to: self, objectKey: objectKey, binding: binding)
         return object
     }
