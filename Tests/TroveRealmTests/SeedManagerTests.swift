@@ -249,6 +249,33 @@ public final class WriteTransaction {
         #expect(try Realm().objects(PhotoData.self).count == 1)
     }
 
+    @Test("the diary's collection view grouped by day: sections by date, newest first, with section-aware changes")
+    func photoDiaryByDay() throws {
+        let manager = RealmManager()
+        for (date, memo) in [("2024-05-01", "산책"), ("2024-05-02", "비"), ("2024-05-01", "공원")] {
+            let photo = PhotoData()
+            photo.date = date
+            photo.memo = memo
+            manager.save(photoData: photo, image: Data([1]))
+        }
+        let byDay = manager.realm.objects(PhotoData.self).sectioned(by: \.date, ascending: false)
+        #expect(byDay.allKeys == ["2024-05-02", "2024-05-01"])
+        #expect(byDay[1].count == 2 && byDay[IndexPath(item: 0, section: 0)].memo == "비")
+        var changes: [(insertedSections: [Int], insertions: [IndexPath])] = []
+        let token = byDay.observe { change in
+            if case .update(_, _, let insertions, _, let sectionsToInsert, _) = change {
+                changes.append((Array(sectionsToInsert), insertions))
+            }
+        }
+        let photo = PhotoData()
+        photo.date = "2024-05-03"
+        photo.memo = "바다"
+        manager.save(photoData: photo, image: Data([2]))
+        #expect(changes.count == 1 && changes.first?.insertedSections == [0])
+        #expect(byDay.allKeys.first == "2024-05-03")
+        token.invalidate()
+    }
+
     @Test("the struct-mapping manager adds persons in a write, with ids from max(ofProperty:) + 1")
     func structMappingManager() throws {
         let person = Person(firstName: "트랜잭션", lastName: "테스트", gender: 0, age: 22, myImage: Data([0x89, 0x50]))

@@ -130,6 +130,31 @@ extension RealmCollection {
         realmResults.sorted(by: keyPath, ascending: ascending)
     }
 
+    /// The objects grouped into live sections by a property, sorted by it
+    /// (Realm's `sectioned(by:ascending:)`).
+    ///
+    /// ```swift
+    /// let byAge = kennel.dogs.sectioned(by: \.age)
+    /// ```
+    public func sectioned<Key: _TroveStorable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        realmResults.sectioned(by: keyPath, ascending: ascending)
+    }
+
+    /// The objects sorted and grouped into live sections by the key `block`
+    /// gives each (Realm's `sectioned(by:sortDescriptors:)`).
+    ///
+    /// ```swift
+    /// let byDay = photos.sectioned(by: { Calendar.current.startOfDay(for: $0.date) },
+    ///                              sortDescriptors: [SortDescriptor(keyPath: "date", ascending: false)])
+    /// ```
+    public func sectioned<Key: Hashable>(by block: @escaping (Element) -> Key, sortDescriptors: [Trove.SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        realmResults.sectioned(by: block, sortDescriptors: sortDescriptors)
+    }
+
     /// The first object of each distinct combination of properties.
     ///
     /// ```swift

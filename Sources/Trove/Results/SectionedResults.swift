@@ -1,0 +1,222 @@
+import Foundation
+
+/// Live results grouped into sections by a key (Realm's `SectionedResults`):
+/// a photo diary's entries by day, contacts by initial. Sections come in the
+/// order of their first element in the results; each keeps the results'
+/// order. Reading it after a commit shows the new grouping.
+///
+/// ```swift
+/// let byDay = db.objects(PhotoData.self)
+///     .sectioned(by: { Calendar.current.startOfDay(for: $0.dateAdded) },
+///                sortDescriptors: [SortDescriptor(keyPath: "dateAdded", ascending: false)])
+/// for day in byDay { print(day.key, day.count) }
+/// let first = byDay[IndexPath(item: 0, section: 0)]
+/// ```
+public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
+    /// The results the sections are made of, in their order.
+    public let results: Results<Element>
+    let sectionKey: (Element) -> Key
+    private let cache = SectionCache<Key>()
+
+    init(results: Results<Element>, sectionKey: @escaping (Element) -> Key) {
+        self.results = results
+        self.sectionKey = sectionKey
+    }
+
+    /// The sections as they are now: each key with its elements' object keys.
+    var sections: [(key: Key, members: [UInt64])] {
+        let generation = results.database.generation
+        if let cached = cache.sections, cache.generation == generation { return cached }
+        let sections = group()
+        cache.sections = sections
+        cache.generation = generation
+        return sections
+    }
+
+    /// Groups the results' elements by key, sections in order of first appearance.
+    func group() -> [(key: Key, members: [UInt64])] {
+        let keys = results.keys
+        var order: [Key] = []
+        var members: [Key: [UInt64]] = [:]
+        var position = 0
+        for element in results {
+            let key = sectionKey(element)
+            if members[key] == nil {
+                order.append(key)
+                members[key] = []
+            }
+            members[key]!.append(keys[position])
+            position += 1
+        }
+        return order.map { ($0, members[$0]!) }
+    }
+
+    /// The position of the first section: 0.
+    public var startIndex: Int { 0 }
+    /// One past the last section: the number of sections.
+    public var endIndex: Int { sections.count }
+
+    /// The section at `position`.
+    public subscript(position: Int) -> ResultsSection<Key, Element> {
+        let section = sections[position]
+        return ResultsSection(key: section.key, members: section.members, results: results)
+    }
+
+    /// The element at `indexPath` (`section`, then `item` in it).
+    public subscript(indexPath: IndexPath) -> Element {
+        self[indexPath[0]][indexPath[1]]
+    }
+
+    /// The keys of the sections, in order.
+    public var allKeys: [Key] { sections.map(\.key) }
+
+    /// Observes the sections: `.initial`, then after each commit that changes
+    /// them the elements deleted (index paths in the old sections), inserted
+    /// and modified (in the new ones), and the sections deleted and inserted.
+    /// An element whose key changed moves: deleted from its old section,
+    /// inserted into its new one.
+    ///
+    /// ```swift
+    /// let token = byDay.observe { change in
+    ///     if case .update(_, let deletions, let insertions, let modifications, let newSections, let goneSections) = change {
+    ///         collectionView.performBatchUpdates { … }
+    ///     }
+    /// }
+    /// ```
+    public func observe(_ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken {
+        var previous: [(key: Key, members: [UInt64])] = []
+        return results.observe { change in
+            switch change {
+            case .initial:
+                previous = group()
+                block(.initial(self))
+            case .update(let results, _, _, let modifications):
+                let current = group()
+                let keys = results.keys
+                let modified = Set(modifications.compactMap { $0 < keys.count ? keys[$0] : nil })
+                let update = SectionedResults.difference(from: previous, to: current, modified: modified)
+                previous = current
+                block(
+                    .update(
+                        self, deletions: update.deletions, insertions: update.insertions,
+                        modifications: update.modifications, sectionsToInsert: update.sectionsToInsert,
+                        sectionsToDelete: update.sectionsToDelete))
+            case .error(let error):
+                block(.error(error))
+            }
+        }
+    }
+
+    /// What turns the old sections into the new ones.
+    static func difference(
+        from old: [(key: Key, members: [UInt64])], to new: [(key: Key, members: [UInt64])], modified: Set<UInt64>
+    ) -> (
+        deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath], sectionsToInsert: IndexSet,
+        sectionsToDelete: IndexSet
+    ) {
+        let oldIndex = Dictionary(old.enumerated().map { ($0.element.key, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let newIndex = Dictionary(new.enumerated().map { ($0.element.key, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        var deletions: [IndexPath] = []
+        var insertions: [IndexPath] = []
+        var modifications: [IndexPath] = []
+        let sectionsToDelete = IndexSet(old.indices.filter { newIndex[old[$0].key] == nil })
+        let sectionsToInsert = IndexSet(new.indices.filter { oldIndex[new[$0].key] == nil })
+        for (newSection, section) in new.enumerated() {
+            guard let oldSection = oldIndex[section.key] else { continue }
+            let changes = ChangeSet.between(old[oldSection].members, section.members) { modified.contains($0) }
+            deletions += changes.deletions.map { IndexPath(indexes: [oldSection, $0]) }
+            insertions += changes.insertions.map { IndexPath(indexes: [newSection, $0]) }
+            modifications += changes.modifications.map { IndexPath(indexes: [newSection, $0]) }
+        }
+        return (deletions, insertions, modifications, sectionsToInsert, sectionsToDelete)
+    }
+}
+
+/// The grouping a ``SectionedResults`` last computed, and for which state of its handle.
+final class SectionCache<Key: Hashable> {
+    var generation: UInt64?
+    var sections: [(key: Key, members: [UInt64])]?
+}
+
+/// One section of a ``SectionedResults`` (Realm's `ResultsSection`): its key
+/// and its elements, in the results' order.
+///
+/// ```swift
+/// for day in byDay { print(day.key, day.map(\.memo)) }
+/// ```
+public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
+    /// The key every element of the section has.
+    public let key: Key
+    let members: [UInt64]
+    let results: Results<Element>
+
+    /// The position of the first element: 0.
+    public var startIndex: Int { 0 }
+    /// One past the last element: the section's count.
+    public var endIndex: Int { members.count }
+
+    /// The element at `position`.
+    public subscript(position: Int) -> Element {
+        results.source.materialize(results.database, members[position])
+    }
+}
+
+/// What a ``SectionedResults`` observer receives (Realm's `SectionedResultsChange`).
+public enum SectionedResultsChange<Collection> {
+    /// The sections when observation starts.
+    case initial(Collection)
+    /// The sections after a commit: elements deleted (index paths in the old
+    /// sections), inserted and modified (in the new ones), and the sections
+    /// inserted (new indices) and deleted (old indices).
+    case update(
+        Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
+        sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
+    /// The results can no longer be computed; no more changes follow.
+    case error(any Error)
+}
+
+extension Results {
+    /// The results grouped by a property, sorted by it (Realm's `sectioned(by:ascending:)`).
+    ///
+    /// ```swift
+    /// let byMood = db.objects(PhotoData.self).sectioned(by: \.mood)
+    /// ```
+    public func sectioned<Key: _TroveStorable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        SectionedResults(results: sorted(by: keyPath, ascending: ascending)) { $0[keyPath: keyPath] }
+    }
+
+    /// The results sorted by `sortDescriptors` and grouped by the key `block`
+    /// gives each element (Realm's `sectioned(by:sortDescriptors:)`); sort so
+    /// that elements of a section are adjacent (by the property the key comes
+    /// from), or sections collect elements from wherever they are.
+    ///
+    /// ```swift
+    /// let byInitial = db.objects(Contact.self)
+    ///     .sectioned(by: { String($0.name.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "name")])
+    /// ```
+    public func sectioned<Key: Hashable>(by block: @escaping (Element) -> Key, sortDescriptors: [SortDescriptor])
+        -> SectionedResults<Key, Element>
+    {
+        SectionedResults(results: sortDescriptors.isEmpty ? self : sorted(by: sortDescriptors), sectionKey: block)
+    }
+}
+
+#if !canImport(Darwin)
+    // UIKit and AppKit give index paths sections and items; Linux's Foundation does not.
+    extension IndexPath {
+        /// The index path of `item` in `section`.
+        ///
+        /// ```swift
+        /// let first = byDay[IndexPath(item: 0, section: 0)]
+        /// ```
+        public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
+
+        /// The section: the first index.
+        public var section: Int { self[0] }
+
+        /// The item in the section: the second index.
+        public var item: Int { self[1] }
+    }
+#endif
