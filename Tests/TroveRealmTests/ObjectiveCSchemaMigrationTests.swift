@@ -55,8 +55,11 @@ struct MigrationAsRealmRunsItTests {
         }
         opened.wait()
         #expect(count == 2)
+        let gate = DispatchSemaphore(value: 0)
+        queue.async { gate.wait() }  // the queue is busy until the task is cancelled
         let cancelled = Realm.asyncOpen(configuration: config, callbackQueue: queue) { _ in count = 99 }
         cancelled.cancel()
+        gate.signal()
         queue.sync {}
         #expect(count == 2)
     }

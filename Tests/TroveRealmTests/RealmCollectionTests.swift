@@ -420,9 +420,9 @@ actor Watcher {
     private var lines: [String] = []
     func note(_ line: String) { lines.append(line) }
 
-    /// The lines once there are at least `count` of them (or after two seconds).
+    /// The lines once there are at least `count` of them (or after ten seconds).
     func waitFor(_ count: Int) async -> [String] {
-        for _ in 0..<200 where lines.count < count { try? await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<1000 where lines.count < count { try? await Task.sleep(for: .milliseconds(10)) }
         return lines
     }
 
