@@ -32,6 +32,10 @@ indirect enum BoundPredicate: Sendable {
     case mapEntry(CollectionPath, key: String, ComparisonOperator, StoredValue, StringOptions)
     /// `songs.@sum.seconds > 300` (also `@avg`, `@min`, `@max`).
     case collectionAggregate(CollectionPath, String, column: Int, ComparisonOperator, StoredValue)
+    /// `value.@type == 'string'`, `value.@type IN {'int', 'double'}`: the kind of
+    /// value a mixed property holds is one of `names` (or, when `matches` is
+    /// false, none of them).
+    case mixedType(column: Int, names: Set<String>, matches: Bool)
 
     /// Checks `expression` against `table` and resolves its property names.
     /// `tables` finds the type a link points at, for key paths through links.
@@ -186,6 +190,9 @@ indirect enum BoundPredicate: Sendable {
         let path = pathName.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         let column = try column(path[0], position: position, in: table)
         let property = table.schema.properties[column]
+        if path.count == 2, path[1] == "@type" {
+            return try bindMixedType(column, of: table, op: op, rhs: rhs, position: comparison.position)
+        }
         if let mapKey, path.count == 1 {
             return try bindMapEntry(column, of: table, key: mapKey, op: op, rhs: rhs, comparison: comparison, tables: tables)
         }
@@ -249,6 +256,60 @@ indirect enum BoundPredicate: Sendable {
                 try convert($0, for: property, op: .equal, position: comparison.position, table: table)
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
+        }
+    }
+
+    /// `value.@type == 'string'`: the names a mixed value's kind may be compared with.
+    static let mixedTypeNames: Set<String> = [
+        "null", "int", "bool", "float", "double", "string", "binary", "data", "date", "timestamp", "objectid", "decimal",
+        "decimal128", "uuid", "object", "link", "numeric",
+    ]
+
+    /// The names a stored mixed value answers `@type` to (Realm's, lowercased).
+    static func typeNames(of value: StoredValue) -> Set<String> {
+        switch value {
+        case .null: return ["null"]
+        case .int: return ["int", "numeric"]
+        case .bool: return ["bool"]
+        case .float: return ["float", "numeric"]
+        case .double: return ["double", "numeric"]
+        case .decimal, .decimal128: return ["decimal", "decimal128", "numeric"]
+        case .string: return ["string"]
+        case .data: return ["binary", "data"]
+        case .date: return ["date", "timestamp"]
+        case .uuid: return ["uuid"]
+        case .objectId: return ["objectid"]
+        case .object: return ["object", "link"]
+        }
+    }
+
+    private static func bindMixedType(
+        _ column: Int, of table: TableInfo, op: ComparisonOperator, rhs: QueryExpression.Operand, position: Int
+    ) throws -> BoundPredicate {
+        let property = table.schema.properties[column]
+        guard property.type == .mixed, property.isInRecord else {
+            throw TroveError(
+                .invalidQuery,
+                "@type applies to a mixed property; \(table.name).\(property.name) is \(property.typeDescription) (at position \(position))",
+                position: position)
+        }
+        func name(_ value: StoredValue) throws -> String {
+            guard case .string(let given) = value, BoundPredicate.mixedTypeNames.contains(given.lowercased()) else {
+                throw TroveError(
+                    .invalidQuery,
+                    "@type compares with a type name: \(BoundPredicate.mixedTypeNames.sorted().joined(separator: ", ")) (at position \(position))",
+                    position: position)
+            }
+            return given.lowercased()
+        }
+        switch (op, rhs) {
+        case (.equal, .value(let value)): return .mixedType(column: column, names: [try name(value)], matches: true)
+        case (.notEqual, .value(let value)): return .mixedType(column: column, names: [try name(value)], matches: false)
+        case (.in, .list(let values)): return .mixedType(column: column, names: Set(try values.map(name)), matches: true)
+        default:
+            throw TroveError(
+                .invalidQuery, "@type is compared with ==, != or IN and a type name such as 'string' (at position \(position))",
+                position: position)
         }
     }
 
@@ -465,6 +526,8 @@ indirect enum BoundPredicate: Sendable {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
+        case .mixedType(let column, let names, let matches):
+            return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
         case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry:
             preconditionFailure("Trove: a query through links is compiled, never evaluated directly")
         }
@@ -480,7 +543,7 @@ indirect enum BoundPredicate: Sendable {
             return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
-        case .compare(let column, _, _, _), .compareList(let column, _, _, _): return [column]
+        case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _): return [column]
         case .compareColumns(let left, _, let right, _): return [left, right]
         }
     }

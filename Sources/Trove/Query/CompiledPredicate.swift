@@ -101,6 +101,8 @@ extension BoundPredicate {
         case .compareList, .compareColumns:
             if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             return { self.evaluate($0) }
+        case .mixedType:
+            return { self.evaluate($0) }
         }
     }
 

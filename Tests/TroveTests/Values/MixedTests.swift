@@ -108,6 +108,23 @@ final class Medal: Object {
         #expect(try names("value == %@", try Decimal128(string: "1.1")) == ["s9"])
     }
 
+    @Test("@type selects by the kind of value a mixed property holds, checked against each value's own kind")
+    func typeOperator() throws {
+        let db = try makeDatabase()
+        try db.write { try addOnePerValue(db) }
+        let settings = db.objects(Setting.self)
+        func names(_ query: String) throws -> [String] { try settings.filter(query).map(\.name).sorted() }
+        #expect(try names("value.@type == 'string'") == ["s5"])
+        #expect(try names("value.@type == 'null'") == ["s0"])
+        #expect(try names("value.@type IN {'int', 'bool'}") == ["s1", "s2"])
+        #expect(try names("value.@type == 'numeric'") == ["s1", "s3", "s4", "s9"])  // int, float, double, decimal128
+        #expect(try names("value.@type == 'binary'") == ["s6"] && names("value.@type == 'DATE'") == ["s7"])
+        #expect(try names("value.@type != 'string'").count == values.count - 1)
+        #expect(try names("value.@type == 'objectId' OR value.@type == 'uuid'") == ["s10", "s8"])
+        #expect(throws: TroveError.self) { try settings.filter("value.@type == 'color'") }
+        #expect(throws: TroveError.self) { try settings.filter("name.@type == 'string'") }
+    }
+
     @Test("key-value access reads a mixed property as the value it holds, nil for .none, and sets it from a plain value")
     func keyValueAccess() throws {
         let setting = Setting()
