@@ -128,7 +128,7 @@ open class Object: CustomStringConvertible {
 
     /// The schema the class declares, whether or not a database stores it
     /// (Realm's `sharedSchema()`); nil when the declaration is not a valid
-    /// model (adding it would throw ``TroveError/Kind/invalidModel``).
+    /// model (adding it would throw `TroveError.Kind.invalidModel`).
     ///
     /// ```swift
     /// PhotoData.sharedSchema()?.primaryKey   // "id"
