@@ -67,4 +67,28 @@ struct RealmFreezeTests {
         #expect(frozen.thaw()?.age == 4)
         #expect(rex.age == 4)
     }
+
+    @Test("thawing a collection frozen elsewhere at a newer commit reads it as this Realm stands, as Realm does")
+    func thawDoesNotMoveTheRealm() throws {
+        let url = realmDirectory().appendingPathComponent("thaw-results.realm")
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url))
+        try realm.write { realm.add([Dog(value: ["name": "Rex"]), Dog(value: ["name": "Bo"])]) }
+        let dogs = realm.objects(Dog.self)
+        #expect(dogs.count == 2)
+        let reference = ThreadSafeReference(to: dogs)
+        nonisolated(unsafe) var frozen: Results<Dog>?
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let other = try! Realm(configuration: Realm.Configuration(fileURL: url))
+            let theirs = other.resolve(reference)!
+            try! other.write { other.delete(theirs.filter("name == 'Bo'")) }
+            frozen = theirs.freeze()
+            done.signal()
+        }.start()
+        done.wait()
+        #expect(frozen?.count == 1)
+        if !Thread.isMainThread { #expect(frozen?.thaw()?.count == 2) }  // this Realm has not refreshed
+        realm.refresh()
+        #expect(frozen?.thaw()?.count == 1)
+    }
 }

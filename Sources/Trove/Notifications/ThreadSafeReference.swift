@@ -77,6 +77,16 @@ extension Database {
         return Confined._resolve(handover, in: self)
     }
 
+    /// ``resolve(_:)`` without refreshing: the value as this handle reads it
+    /// now, or nil if it does not exist there (TroveRealm's `thaw()`, which in
+    /// Realm never moves the Realm).
+    package func resolveAsItStands<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        precondition(
+            reference.handover.path == path,
+            "Trove: a ThreadSafeReference to a value of \(reference.handover.path) cannot be resolved by a handle on \(path)")
+        return Confined._resolve(reference.handover, in: self)
+    }
+
     /// ``write(_:)`` for async code: while another handle of this process
     /// is writing, waits without blocking the thread, then writes.
     ///

@@ -100,7 +100,9 @@ func realmCopy<T: ThreadConfined>(of value: T, from database: Database, frozen: 
         let target =
             frozen
             ? try database.freeze() : try Realm(configuration: Realm.Configuration(database.configuration)).database
-        return target.resolveCatchingUp(ThreadSafeReference(to: value))
+        // Thawing never moves the Realm (Realm's rule): the live value is as it reads now.
+        let reference = ThreadSafeReference(to: value)
+        return frozen ? target.resolveCatchingUp(reference) : target.resolveAsItStands(reference)
     } catch {
         realmMisuse("Cannot \(frozen ? "freeze" : "thaw") \(what)", error)
     }
