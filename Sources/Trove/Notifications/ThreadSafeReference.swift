@@ -56,35 +56,35 @@ extension Database {
     ///
     /// Traps when the reference points into another file.
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+        resolve(reference, refreshing: .always)
+    }
+
+    /// When resolving a reference refreshes the handle.
+    package enum ResolveRefresh {
+        /// Always first (``resolve(_:)``: the latest commit is seen).
+        case always
+        /// Only when the handle has not yet seen the commit the reference was
+        /// made at (Realm's `resolve`).
+        case toReference
+        /// Never: the value as the handle reads it now (Realm's `thaw()`).
+        case never
+    }
+
+    /// ``resolve(_:)`` with a choice of when the handle refreshes (TroveRealm
+    /// resolves and thaws as Realm does).
+    package func resolve<Confined: ThreadConfined>(
+        _ reference: ThreadSafeReference<Confined>, refreshing: ResolveRefresh
+    ) -> Confined? {
         let handover = reference.handover
         precondition(
             handover.path == path,
             "Trove: a ThreadSafeReference to a value of \(handover.path) cannot be resolved by a handle on \(path)")
-        refresh()
+        switch refreshing {
+        case .always: refresh()
+        case .toReference: if visibleCommit < handover.commit { refresh() }
+        case .never: break
+        }
         return Confined._resolve(handover, in: self)
-    }
-
-    /// ``resolve(_:)`` as Realm resolves: the handle refreshes only when it
-    /// has not yet seen the commit the reference was made at; otherwise the
-    /// value reads as the rest of the handle does (TroveRealm's `thaw()` and
-    /// `resolve`).
-    package func resolveCatchingUp<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        let handover = reference.handover
-        precondition(
-            handover.path == path,
-            "Trove: a ThreadSafeReference to a value of \(handover.path) cannot be resolved by a handle on \(path)")
-        if visibleCommit < handover.commit { refresh() }
-        return Confined._resolve(handover, in: self)
-    }
-
-    /// ``resolve(_:)`` without refreshing: the value as this handle reads it
-    /// now, or nil if it does not exist there (TroveRealm's `thaw()`, which in
-    /// Realm never moves the Realm).
-    package func resolveAsItStands<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        precondition(
-            reference.handover.path == path,
-            "Trove: a ThreadSafeReference to a value of \(reference.handover.path) cannot be resolved by a handle on \(path)")
-        return Confined._resolve(reference.handover, in: self)
     }
 
     /// ``write(_:)`` for async code: while another handle of this process

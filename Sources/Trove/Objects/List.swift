@@ -357,13 +357,13 @@ extension List where Element: Object {
     /// The smallest value of a property among the list's objects; nil when
     /// empty. An unmanaged list's are read in memory, as all these aggregates.
     public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        guard place != nil else { return unmanagedExtreme(keyPath, keep: .orderedAscending) }
+        guard place != nil else { return unmanagedExtreme(keyPath, largest: false) }
         return results().min(of: keyPath)
     }
 
     /// The largest value of a property among the list's objects; nil when empty.
     public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        guard place != nil else { return unmanagedExtreme(keyPath, keep: .orderedDescending) }
+        guard place != nil else { return unmanagedExtreme(keyPath, largest: true) }
         return results().max(of: keyPath)
     }
 
@@ -376,16 +376,9 @@ extension List where Element: Object {
         return results().average(of: keyPath)
     }
 
-    /// The value an unmanaged list's objects order first by `keep`, nil skipped.
-    private func unmanagedExtreme<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>, keep: ComparisonResult) -> V? {
-        var best: StoredValue?
-        for object in self {
-            let value = object[keyPath: keyPath]._troveStored
-            if value == .null { continue }
-            if let current = best, ValueComparison.order(value, current) != keep { continue }
-            best = value
-        }
-        return best.map { V._troveFromStored($0) }
+    /// The smallest or largest value of a property among an unmanaged list's objects, nil skipped.
+    private func unmanagedExtreme<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>, largest: Bool) -> V? {
+        ValueComparison.extreme(lazy.map { $0[keyPath: keyPath]._troveStored }, largest: largest).map(V._troveFromStored)
     }
 
     /// The list's objects as live ``Results`` (in list order, repeats included), to query, sort and aggregate.

@@ -2,7 +2,20 @@ import Foundation
 
 /// How two stored values compare in a query: numbers across types, strings
 /// with optional case and diacritic folding, nil equal only to nil.
-enum ValueComparison {
+package enum ValueComparison {
+    /// The smallest (or largest) of `values` as queries order them, nil
+    /// skipped; nil when there is none. Values that cannot be ordered against
+    /// the best so far (another kind) are passed over.
+    package static func extreme<S: Sequence>(_ values: S, largest: Bool) -> StoredValue? where S.Element == StoredValue {
+        let keep: ComparisonResult = largest ? .orderedDescending : .orderedAscending
+        var best: StoredValue?
+        for value in values where value != .null {
+            if let current = best, order(value, current) != keep { continue }
+            best = value
+        }
+        return best
+    }
+
     static func test(_ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions) -> Bool {
         switch op {
         case .equal: return order(actual, expected, options) == .orderedSame

@@ -39,22 +39,9 @@ extension RealmCollection {
 
     public var _unmanagedObjects: [Element]? { nil }
 
-    /// The value of `keyPath` in the unmanaged objects, in order, as stored values.
+    /// The value of `keyPath` in the unmanaged objects, in order, as stored values (nil skipped).
     private func unmanagedValues<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>) -> [StoredValue]? {
         _unmanagedObjects?.map { $0[keyPath: keyPath]._troveStored }.filter { $0 != .null }
-    }
-
-    /// The smallest or largest of stored values (numbers by value, dates by time).
-    private func extreme(_ values: [StoredValue], largest: Bool) -> StoredValue? {
-        values.min { a, b in
-            let less: Bool
-            if case .date(let x) = a, case .date(let y) = b {
-                less = x < y
-            } else {
-                less = (a.numeric ?? 0) < (b.numeric ?? 0)
-            }
-            return largest ? !less && a != b : less
-        }
     }
 
     /// Whether the collection belongs to a frozen Realm.
@@ -92,13 +79,17 @@ extension RealmCollection {
 
     /// The smallest value of a property, or nil when there are none.
     public func min<T: _TroveStorable>(ofProperty property: String) -> T? {
-        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: false).map { T._troveFromStored($0) } }
+        guard _unmanagedObjects == nil else {
+            return ValueComparison.extreme(numbers(property), largest: false).map { T._troveFromStored($0) }
+        }
         return realmResults.min(ofProperty: property)
     }
 
     /// The largest value of a property, or nil when there are none.
     public func max<T: _TroveStorable>(ofProperty property: String) -> T? {
-        guard _unmanagedObjects == nil else { return extreme(numbers(property), largest: true).map { T._troveFromStored($0) } }
+        guard _unmanagedObjects == nil else {
+            return ValueComparison.extreme(numbers(property), largest: true).map { T._troveFromStored($0) }
+        }
         return realmResults.max(ofProperty: property)
     }
 
@@ -170,7 +161,9 @@ extension RealmCollection {
     /// let youngest = dogs.min(of: \.age)
     /// ```
     public func min<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        if let values = unmanagedValues(keyPath) { return extreme(values, largest: false).map { V._troveFromStored($0) } }
+        if let values = unmanagedValues(keyPath) {
+            return ValueComparison.extreme(values, largest: false).map { V._troveFromStored($0) }
+        }
         return realmResults.min(of: keyPath)
     }
 
@@ -180,7 +173,9 @@ extension RealmCollection {
     /// let oldest = dogs.max(of: \.age)
     /// ```
     public func max<V: _TroveStorable>(of keyPath: KeyPath<Element, V>) -> V? {
-        if let values = unmanagedValues(keyPath) { return extreme(values, largest: true).map { V._troveFromStored($0) } }
+        if let values = unmanagedValues(keyPath) {
+            return ValueComparison.extreme(values, largest: true).map { V._troveFromStored($0) }
+        }
         return realmResults.max(of: keyPath)
     }
 
@@ -263,12 +258,7 @@ extension RealmCollection {
     }
 
     private func extremeNumber(_ property: String, largest: Bool) -> NSNumber? {
-        let values = numbers(property)
-        guard let first = values.first else { return nil }
-        let best = values.dropFirst().reduce(first) { current, value in
-            guard let x = value.numeric, let y = current.numeric else { return current }
-            return (largest ? x > y : x < y) ? value : current
-        }
+        guard let best = ValueComparison.extreme(numbers(property), largest: largest) else { return nil }
         if case .int(let v) = best { return NSNumber(value: v) }
         return best.numeric.map { NSNumber(value: $0) }
     }

@@ -256,7 +256,7 @@ public struct Realm: Equatable {
     /// Unlike Realm's, a reference may be resolved more than once: it pins
     /// no version of the file (see ``Trove/ThreadSafeReference``).
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        database.resolveCatchingUp(reference)
+        database.resolve(reference, refreshing: .toReference)
     }
 
     /// Moves the Realm to the latest commit; returns whether there was one to see.
