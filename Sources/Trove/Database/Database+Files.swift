@@ -95,7 +95,8 @@ extension Database {
         var pending = 0
         do {
             try Catalog.writeKeyCheck(in: write)
-            for name in try environment.tableNames() where name != Catalog.keyCheckTable {
+            // The copy starts a change log of its own (its transaction ids start again).
+            for name in try environment.tableNames() where name != Catalog.keyCheckTable && name != ChangeLog.tableName {
                 let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
                 guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {
                     continue

@@ -36,8 +36,15 @@ extension Database {
                 "a write transaction is already open on this handle of \(path); nested writes are not supported, do the work in the open one",
                 path: path)
         }
-        snapshot?.reset()
-        writeState = WriteState(transaction: try WriteTransaction(environment: environment))
+        let state = WriteState(transaction: try WriteTransaction(environment: environment))
+        if !observers.isEmpty, let previous = snapshot, !previous.isParked {
+            // Kept open for the observers, to compare with the commit.
+            state.previousSnapshot = previous
+            snapshot = nil
+        } else {
+            snapshot?.reset()
+        }
+        writeState = state
         generation &+= 1
     }
 
@@ -55,6 +62,7 @@ extension Database {
         }
         do {
             try flushCounters(state)
+            try ChangeLog.append(state.recorder.record, in: state.transaction)
             try state.transaction.commit()
         } catch {
             cancelWrite()
@@ -66,7 +74,8 @@ extension Database {
         generation &+= 1
         isDeliveringOwnCommit = true
         defer { isDeliveringOwnCommit = false }
-        deliverChanges(skipping: state.silenced)
+        deliverChanges(skipping: state.silenced, previous: state.previousSnapshot)
+        if let previous = state.previousSnapshot { retire(previous) }
     }
 
     private func publishKeyHighWater(_ state: WriteState) {
@@ -81,6 +90,11 @@ extension Database {
         guard let state = writeState else { return }
         state.transaction.abort()
         writeState = nil
+        if let previous = state.previousSnapshot {
+            // As without observers: the next read sees the latest commit.
+            previous.reset()
+            if snapshot == nil { snapshot = previous } else { retire(previous) }
+        }
         publishKeyHighWater(state)
         for (name, table) in state.pendingTables {
             table.isRetired = true

@@ -22,6 +22,14 @@ public final class Database {
     let catalog: Catalog
 
     var snapshot: ReadTransaction?
+    /// A parked snapshot kept for reuse: with observers, a refresh keeps the
+    /// old snapshot open while they compare, and parks it here after.
+    var spareSnapshot: ReadTransaction?
+    /// While observers are told of new commits: what they compare.
+    var delivery: Delivery?
+    /// How many times an observer of results ran its query again and
+    /// compared in full, because the change log could not tell it (for tests).
+    var fullComparisons = 0
     var writeState: WriteState? {
         didSet { columnWrites.removeAll(keepingCapacity: true) }
     }
@@ -179,7 +187,9 @@ public final class Database {
             environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }.remove(id)
         }
         writeState?.transaction.abort()
+        writeState?.previousSnapshot?.end()
         snapshot?.end()
+        spareSnapshot?.end()
     }
 
     /// The path of the database file.
@@ -204,6 +214,12 @@ public final class Database {
                 if snapshot.isParked { try snapshot.renew() }
                 return snapshot
             }
+            if let spare = spareSnapshot {
+                spareSnapshot = nil
+                snapshot = spare
+                try spare.renew()
+                return spare
+            }
             let fresh = try ReadTransaction(environment: environment)
             snapshot = fresh
             return fresh
@@ -218,9 +234,21 @@ public final class Database {
     public func refresh() {
         checkIsolation()
         guard writeState == nil, !isFrozen else { return }
-        snapshot?.reset()  // keeps the reader slot; the next read renews it
         generation &+= 1
-        deliverChanges()
+        guard !observers.isEmpty, let previous = snapshot, !previous.isParked else {
+            snapshot?.reset()  // keeps the reader slot; the next read renews it
+            return deliverChanges()
+        }
+        // Observers compare the snapshot they saw with the new one.
+        snapshot = nil
+        deliverChanges(previous: previous)
+        retire(previous)
+    }
+
+    /// Parks a snapshot observers no longer need, for the next refresh.
+    func retire(_ previous: ReadTransaction) {
+        previous.reset()
+        if spareSnapshot == nil { spareSnapshot = previous } else { previous.end() }
     }
 
     // MARK: File preparation
@@ -321,6 +349,10 @@ public final class Database {
         let transaction = try WriteTransaction(environment: environment)
         do {
             try body(transaction)
+            // A catalog change: observers compare in full.
+            var record = ChangeRecord()
+            record.everything = true
+            try ChangeLog.append(record, in: transaction)
             try transaction.commit()
         } catch {
             transaction.abort()

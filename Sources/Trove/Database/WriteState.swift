@@ -22,9 +22,15 @@ final class WriteState {
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
     /// The transaction of a migration: objects may take new primary keys.
     var isMigration = false
+    /// What the transaction changed, for observers here and in other processes.
+    let recorder = ChangeRecorder()
+    /// The snapshot the handle's observers last saw, kept open until they
+    /// hear of this commit (nil when the handle has no observers).
+    var previousSnapshot: ReadTransaction?
 
     init(transaction: WriteTransaction) {
         self.transaction = transaction
+        transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
     }
 }
 

@@ -11,7 +11,7 @@ struct ChangeSet: Equatable {
     var isEmpty: Bool { deletions.isEmpty && insertions.isEmpty && modifications.isEmpty }
 
     /// `changed(key)` says whether an object present in both versions was modified.
-    static func between(_ old: [UInt64], _ new: [UInt64], changed: (UInt64) -> Bool) -> ChangeSet {
+    static func between(_ old: [UInt64], _ new: [UInt64], changed: (UInt64) throws -> Bool) rethrows -> ChangeSet {
         var oldIndex: [UInt64: Int] = [:]
         oldIndex.reserveCapacity(old.count)
         for (index, key) in old.enumerated() where oldIndex[key] == nil { oldIndex[key] = index }
@@ -33,7 +33,7 @@ struct ChangeSet: Equatable {
         }
         for (position, key) in new.enumerated() {
             if let before = oldIndex[key], stays.contains(before), newIndex[key] == position, oldIndex[key] == before {
-                if changed(key) { changes.modifications.append(position) }
+                if try changed(key) { changes.modifications.append(position) }
             } else {
                 changes.insertions.append(position)
             }
@@ -42,7 +42,7 @@ struct ChangeSet: Equatable {
     }
 
     /// Indices into `values` of one longest strictly increasing subsequence (patience sorting).
-    private static func longestIncreasing(_ values: [Int]) -> [Int] {
+    static func longestIncreasing(_ values: [Int]) -> [Int] {
         var tails: [Int] = []  // index into values of the smallest tail of each length
         var previous = [Int](repeating: -1, count: values.count)
         for (index, value) in values.enumerated() {

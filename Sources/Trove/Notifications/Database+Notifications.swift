@@ -132,10 +132,12 @@ extension Database {
     }
 
     /// Brings every observer up to date with the handle's current snapshot,
-    /// once per new snapshot, and calls back those not silenced.
-    func deliverChanges(skipping silenced: Set<Int> = []) {
+    /// once per new snapshot, and calls back those not silenced. `previous`
+    /// is the snapshot they last saw, when the handle kept it open.
+    func deliverChanges(skipping silenced: Set<Int> = [], previous: ReadTransaction? = nil) {
         guard !observers.isEmpty, writeState == nil else { return }
-        let snapshot = readTransaction().id
+        let current = readTransaction()
+        let snapshot = current.id
         guard snapshot != deliveredTransaction else {
             // A write that changed nothing leaves the snapshot where it was; the
             // handle's own commit still tells its database observers, as Realm's does.
@@ -146,6 +148,11 @@ extension Database {
             }
             return
         }
+        let kept = previous.flatMap { !$0.isParked && $0.id == deliveredTransaction ? $0 : nil }
+        delivery = Delivery(
+            previous: kept,
+            changes: kept == nil ? nil : ChangeLog.changes(after: deliveredTransaction, through: snapshot, in: current))
+        defer { delivery = nil }
         deliveredTransaction = snapshot
         // In registration order; an observer may register or remove others while called.
         for id in observers.keys.sorted() {
@@ -164,85 +171,6 @@ final class DatabaseObserver: ChangeObserver {
 
     func update(in database: Database, notify: Bool) {
         if notify { block(database) }
-    }
-}
-
-/// Keeps the keys of a ``Results`` and a fingerprint of each object's
-/// observed properties, and diffs them after each commit.
-final class ResultsObserver<Element>: ChangeObserver {
-    let results: Results<Element>
-    /// Observed properties (through links, too); nil: every property in the record.
-    let paths: [ObservedPath]?
-    let block: (ResultsChange<Element>) -> Void
-    var keys: [UInt64] = []
-    var prints: [UInt64: Int] = [:]
-    var failed = false
-
-    init(results: Results<Element>, paths: [ObservedPath]?, block: @escaping (ResultsChange<Element>) -> Void) {
-        self.results = results
-        self.paths = paths
-        self.block = block
-    }
-
-    /// Reads the current keys and fingerprints.
-    func snapshot(_ database: Database) throws -> (keys: [UInt64], prints: [UInt64: Int]) {
-        let keys = results.keys
-        let table = results.table
-        var prints: [UInt64: Int] = [:]
-        prints.reserveCapacity(keys.count)
-        let transaction = database.readTransaction()
-        guard !table.isRetired, transaction.canSee(table.objects) else { return (keys, prints) }
-        try transaction.withCursor(on: table.objects) { cursor in
-            for key in keys where prints[key] == nil {
-                var bigEndian = key.bigEndian
-                guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
-                var hasher = Hasher()
-                if let paths {
-                    let reader = RecordReader(entry.value, layout: table.layout)
-                    for path in paths {
-                        if path.isPlain {
-                            hasher.combine(reader.value(at: path.column))
-                        } else {
-                            try database.hashPath(path.steps[...], key: key, record: entry.value, into: &hasher, transaction)
-                        }
-                    }
-                } else {
-                    hasher.combine(bytes: entry.value)
-                }
-                prints[key] = hasher.finalize()
-            }
-        }
-        return (keys, prints)
-    }
-
-    func start(_ database: Database) {
-        do {
-            (keys, prints) = try snapshot(database)
-            block(.initial(results))
-        } catch {
-            failed = true
-            block(.error(error))
-        }
-    }
-
-    func update(in database: Database, notify: Bool) {
-        guard !failed else { return }
-        do {
-            let (newKeys, newPrints) = try snapshot(database)
-            let oldPrints = prints
-            let changes = ChangeSet.between(keys, newKeys) { oldPrints[$0] != newPrints[$0] }
-            keys = newKeys
-            prints = newPrints
-            if notify, !changes.isEmpty {
-                block(
-                    .update(
-                        results, deletions: changes.deletions, insertions: changes.insertions,
-                        modifications: changes.modifications))
-            }
-        } catch {
-            failed = true
-            if notify { block(.error(error)) }
-        }
     }
 }
 

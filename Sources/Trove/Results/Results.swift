@@ -44,19 +44,27 @@ public struct Results<Element>: RandomAccessCollection {
     /// The stored schema of the type these results hold.
     public var objectSchema: ObjectSchema { source.table.schema }
 
-    /// The object keys selected, recomputed when the handle's state changed.
-    var keys: [UInt64] {
+    /// The object keys selected, recomputed when the handle's state changed
+    /// (or brought up to date by an observer of these results, from the changes).
+    var keys: ResultKeys {
         if cache.generation == database.generation, let keys = cache.keys { return keys }
-        if table.isRetired { return [] }
+        if table.isRetired { return ResultKeys() }
         do {
             let transaction = database.readTransaction()
-            let keys = try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction)
+            let keys = ResultKeys(try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction))
             cache.keys = keys
             cache.generation = database.generation
             return keys
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
+    }
+
+    /// Takes keys an observer of these results derived for the handle's
+    /// current state, so the next read does not run the query again.
+    func adopt(_ keys: ResultKeys) {
+        cache.keys = keys
+        cache.generation = database.generation
     }
 
     // MARK: Collection
@@ -126,12 +134,12 @@ public struct Results<Element>: RandomAccessCollection {
     /// a time.
     public struct Iterator: IteratorProtocol {
         let results: Results
-        let keys: [UInt64]
+        let keys: ResultKeys
         var position = 0
         var buffer: [Element] = []
         var bufferPosition = 0
 
-        init(results: Results, keys: [UInt64]) {
+        init(results: Results, keys: ResultKeys) {
             self.results = results
             self.keys = keys
         }
@@ -142,7 +150,7 @@ public struct Results<Element>: RandomAccessCollection {
                 guard position < keys.count else { return nil }
                 // Materialize a batch, reading its records in one pass.
                 let end = Swift.min(position + 64, keys.count)
-                buffer = results.source.materializeBatch(results.database, keys[position..<end])
+                buffer = results.source.materializeBatch(results.database, ArraySlice(keys[position..<end]))
                 position = end
                 bufferPosition = 0
             }
@@ -264,7 +272,7 @@ public struct Results<Element>: RandomAccessCollection {
             if predicate != nil, cache.generation == database.generation, let keys = cache.keys,
                 try keys.count * 4 <= transaction.count(of: table.objects)
             {
-                try QueryPlanner.forEachRecord(of: keys, table: table, in: transaction) { _, reader in
+                try QueryPlanner.forEachRecord(of: keys.array, table: table, in: transaction) { _, reader in
                     visit(reader)
                     return true
                 }
@@ -438,7 +446,7 @@ extension Results: Equatable {
 
 final class ResultsCache {
     var generation: UInt64 = .max
-    var keys: [UInt64]?
+    var keys: ResultKeys?
 }
 
 /// How a ``Results`` turns object keys into elements and key paths into

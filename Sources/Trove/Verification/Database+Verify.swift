@@ -35,6 +35,12 @@ extension Database {
                 guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
                 try verifyType(schema, transaction, &report)
             }
+            for entry in try ChangeLog.entries(in: transaction) where entry.record == nil {
+                report.problems.append(
+                    .init(
+                        kind: .damagedRecord, typeName: ChangeLog.tableName,
+                        detail: "the change record of commit \(entry.id) does not decode"))
+            }
             return report
         }
     }

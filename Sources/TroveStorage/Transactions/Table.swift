@@ -11,6 +11,9 @@ package struct Table: Sendable, Hashable {
     let dbi: MDB_dbi
     /// Values are encrypted at rest (``Cipher``); keys never are.
     package let isSealed: Bool
+    /// The table's slot in the environment: a small number, unique among the
+    /// environment's open tables, cheaper to look up by than the name.
+    package var slot: UInt32 { UInt32(dbi) }
 
     init(name: String, isMultiValue: Bool, dbi: MDB_dbi, isSealed: Bool = false) {
         self.name = name

@@ -27,6 +27,10 @@ package final class WriteTransaction: Transaction {
     /// The bytes of keys and values this transaction has written so far (its
     /// replay log): what a change costs, independent of timing.
     package var loggedBytes: Int { log.count }
+    /// Told of every change as it is made, with the table and the key (nil:
+    /// the table was cleared); replays after map growth do not call it again.
+    /// The object layer turns this into the commit's change record.
+    package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
 
     private enum LogOp: UInt8 {
         case put = 1, delete = 2, deleteValue = 3, clear = 4, openTable = 5
@@ -145,6 +149,7 @@ package final class WriteTransaction: Transaction {
         if rc == MDB_KEYEXIST { return false }
         try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
         append(.put, dbi: table.dbi, flags: flags, key: key, value: value)
+        changeHook?(table, key)
         return true
     }
 
@@ -170,6 +175,7 @@ package final class WriteTransaction: Transaction {
         if rc == MDB_NOTFOUND { return false }
         try LMDBCall.check(rc, "deleting from table \(table.name)", path: path)
         append(value == nil ? .delete : .deleteValue, dbi: table.dbi, flags: 0, key: key, value: value)
+        changeHook?(table, key)
         return true
     }
 
@@ -185,6 +191,7 @@ package final class WriteTransaction: Transaction {
         let rc = try perform { withMapAccess { LMDBCall.run { mdb_drop(self.txn!, table.dbi, 0) } } }
         try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
         append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
+        changeHook?(table, nil)
     }
 
     // MARK: Ending
@@ -234,6 +241,7 @@ package final class WriteTransaction: Transaction {
         }
         openedTables = [:]
         log.removeAll()
+        changeHook = nil
         if holdsWriterLock {
             holdsWriterLock = false
             environment.writerLock.unlock()

@@ -1,0 +1,128 @@
+import TroveStorage
+
+/// The file's log of recent commits' ``ChangeRecord``s, keyed by
+/// transaction id (u64 big-endian), in the table `changes`.
+///
+/// A handle's write appends its record in the same transaction, so the log
+/// and the data never disagree, and drops entries older than
+/// ``retained`` commits. A handle that moves from snapshot A to snapshot B
+/// (its own commit, a refresh, autorefresh after another process's commit)
+/// reads the entries A+1 through B and merges them; when one is missing (a
+/// commit that wrote no record, or a handle that fell more than ``retained``
+/// commits behind) there is no record and observers compare in full.
+enum ChangeLog {
+    static let tableName = "changes"
+    /// How many recent commits' records the file keeps (at least).
+    static let retained = 256
+    /// Old records are dropped every this many commits, a leaf at a time,
+    /// rather than one per commit: each commit then changes only the last leaf.
+    static let pruneInterval: UInt64 = 64
+    /// A record is stored in parts of at most this many bytes, keyed by
+    /// transaction id and part number, so that every part sits in a B-tree
+    /// leaf (whose page header the page check verifies) rather than in
+    /// overflow pages.
+    static let partSize = 1024
+
+    /// Stores `record` as the record of `transaction`'s commit, and drops
+    /// old entries. Every commit that changes the file must store one (an
+    /// empty one when nothing observable changed): compaction starts
+    /// transaction ids again from 1, so an id may still have the entry of an
+    /// earlier commit, which this one replaces.
+    static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
+        guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
+        let id = UInt64(transaction.id)
+        var earlier: [[UInt8]] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try entryKey(id, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) == id {
+                earlier.append(Array(current.key))
+                entry = try cursor.next()
+            }
+        }
+        for key in earlier { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
+        let bytes = record.encoded()
+        try bytes.withUnsafeBytes { bytes in
+            for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() {
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + partSize, bytes.count)])
+                try entryKey(id, part).withUnsafeBytes { _ = try transaction.put(table, key: $0, value: slice) }
+            }
+        }
+        guard id > UInt64(retained), id % pruneInterval == 0 else { return }
+        let oldest = id - UInt64(retained)
+        var stale: [[UInt8]] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) <= oldest {
+                stale.append(Array(current.key))
+                entry = try cursor.next()
+            }
+        }
+        for key in stale { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
+    }
+
+    /// What the commits after snapshot `old` up to and including `new`
+    /// changed, read through `transaction` (a snapshot at `new` or later);
+    /// nil when the log does not cover every one of them.
+    static func changes(after old: Int, through new: Int, in transaction: Transaction) -> ChangeRecord? {
+        guard new >= old else { return nil }
+        guard new > old else { return ChangeRecord() }
+        guard new - old <= retained, let table = try? transaction.existingTable(tableName), transaction.canSee(table)
+        else { return nil }
+        var merged = ChangeRecord()
+        do {
+            let complete = try transaction.withCursor(on: table) { cursor -> Bool in
+                var entry = try entryKey(UInt64(old + 1), 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                for id in UInt64(old + 1)...UInt64(new) {
+                    var bytes: [UInt8] = []
+                    var part: UInt32 = 0
+                    while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) == id {
+                        guard current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self).bigEndian == part else {
+                            return false
+                        }
+                        bytes.append(contentsOf: current.value)
+                        part += 1
+                        entry = try cursor.next()
+                    }
+                    guard part > 0, let record = bytes.withUnsafeBytes({ ChangeRecord(decoding: $0) }) else { return false }
+                    merged.merge(record)
+                }
+                return true
+            }
+            return complete ? merged : nil
+        } catch {
+            return nil
+        }
+    }
+
+    /// Every record in the log, by transaction id, for ``Database/verify()``;
+    /// nil in place of a record that does not decode.
+    static func entries(in transaction: Transaction) throws -> [(id: UInt64, record: ChangeRecord?)] {
+        guard let table = try transaction.existingTable(tableName), transaction.canSee(table) else { return [] }
+        var entries: [(id: UInt64, record: ChangeRecord?)] = []
+        var id: UInt64?
+        var bytes: [UInt8] = []
+        func flush() {
+            if let id { entries.append((id, bytes.withUnsafeBytes { ChangeRecord(decoding: $0) })) }
+            bytes = []
+        }
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                let key = current.key.count == 12 ? OrderedKey.objectKey(from: current.key) : UInt64.max
+                if key != id {
+                    flush()
+                    id = key
+                }
+                bytes.append(contentsOf: current.value)
+                entry = try cursor.next()
+            }
+        }
+        flush()
+        return entries
+    }
+
+    /// The key of one part of a transaction's record: id ‖ part, big-endian.
+    private static func entryKey(_ id: UInt64, _ part: Int) -> [UInt8] {
+        withUnsafeBytes(of: id.bigEndian) { Array($0) } + withUnsafeBytes(of: UInt32(part).bigEndian) { Array($0) }
+    }
+}

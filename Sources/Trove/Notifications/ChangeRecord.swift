@@ -1,0 +1,228 @@
+import TroveStorage
+
+/// What one commit, or a run of commits, changed: per type, the objects
+/// whose record was written (inserted, changed or deleted) and the owners
+/// whose lists, sets or maps changed, by property.
+///
+/// Every write transaction of a handle records one (from the storage layer's
+/// change hook, so every path that writes is covered) and stores it in the
+/// file's change log under its transaction id (see ``ChangeLog``), where the
+/// handles of every process read it when they move to a newer snapshot.
+/// Observers derive their change sets from it: they look at the changed
+/// objects only, instead of running their query again and comparing.
+///
+/// A record is conservative: it may name an object that did not change in
+/// the end (written back unchanged, inserted and deleted), never miss one.
+/// A type with more changed objects than ``ChangeRecord/limit`` keeps no
+/// keys (`isOverflowed`), and a change the record cannot describe (a schema
+/// change, a table it does not know) sets ``everything``: observers then
+/// compare in full.
+struct ChangeRecord: Equatable {
+    /// The changes of one type.
+    struct TypeChanges: Equatable {
+        /// Objects whose record was written or deleted.
+        var objects: Set<UInt64> = []
+        /// Per list, set or map property: the owners whose elements changed.
+        var collections: [String: Set<UInt64>] = [:]
+        /// Too many objects changed to list them: treat every object as changed.
+        var isOverflowed = false
+
+        /// How many keys the changes hold.
+        var size: Int { objects.count + collections.values.reduce(0) { $0 + $1.count } }
+
+        /// Every object named, whatever changed about it.
+        var touched: Set<UInt64> {
+            collections.values.reduce(into: objects) { $0.formUnion($1) }
+        }
+
+        mutating func merge(_ other: TypeChanges) {
+            isOverflowed = isOverflowed || other.isOverflowed
+            guard !isOverflowed else {
+                objects = []
+                collections = [:]
+                return
+            }
+            objects.formUnion(other.objects)
+            for (property, owners) in other.collections { collections[property, default: []].formUnion(owners) }
+        }
+    }
+
+    /// Changes beyond objects and their collections (the schema): nothing
+    /// can be derived, every observer compares in full.
+    var everything = false
+    /// By type name.
+    var types: [String: TypeChanges] = [:]
+
+    /// The most keys recorded per type and commit; beyond, the type is overflowed.
+    static let limit = 16_384
+
+    var isEmpty: Bool { !everything && types.isEmpty }
+
+    /// This record followed by `other`.
+    mutating func merge(_ other: ChangeRecord) {
+        everything = everything || other.everything
+        for (name, changes) in other.types { types[name, default: TypeChanges()].merge(changes) }
+    }
+
+    // MARK: Encoding
+
+    /// The stored form: a version byte, the `everything` flag, then per type
+    /// its name, flags, and sorted keys (u64 little-endian) of its objects and
+    /// of each collection property's owners.
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [1, everything ? 1 : 0]
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        func append(_ string: String) {
+            append(UInt32(string.utf8.count))
+            bytes.append(contentsOf: string.utf8)
+        }
+        func append(_ keys: Set<UInt64>) {
+            append(UInt32(keys.count))
+            for key in keys.sorted() { append(key) }
+        }
+        append(UInt32(types.count))
+        for (name, changes) in types.sorted(by: { $0.key < $1.key }) {
+            append(name)
+            bytes.append(changes.isOverflowed ? 1 : 0)
+            append(changes.objects)
+            append(UInt32(changes.collections.count))
+            for (property, owners) in changes.collections.sorted(by: { $0.key < $1.key }) {
+                append(property)
+                append(owners)
+            }
+        }
+        return bytes
+    }
+
+    /// Reads ``encoded()``'s bytes; nil when they are not a record this
+    /// version writes (observers then compare in full).
+    init?(decoding bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        func integer<T: FixedWidthInteger>(_: T.Type) -> T? {
+            guard offset + MemoryLayout<T>.size <= bytes.count else { return nil }
+            defer { offset += MemoryLayout<T>.size }
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        func string() -> String? {
+            guard let count = integer(UInt32.self).map(Int.init), offset + count <= bytes.count else { return nil }
+            defer { offset += count }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)]), as: UTF8.self)
+        }
+        func keys() -> Set<UInt64>? {
+            guard let count = integer(UInt32.self).map(Int.init), offset + count * 8 <= bytes.count else { return nil }
+            var keys = Set<UInt64>(minimumCapacity: count)
+            for _ in 0..<count { keys.insert(integer(UInt64.self)!) }
+            return keys
+        }
+        guard let version = integer(UInt8.self), version == 1, let flag = integer(UInt8.self),
+            let typeCount = integer(UInt32.self)
+        else { return nil }
+        everything = flag != 0
+        for _ in 0..<typeCount {
+            guard let name = string(), let overflow = integer(UInt8.self), let objects = keys(),
+                let collectionCount = integer(UInt32.self)
+            else { return nil }
+            var changes = TypeChanges(objects: objects, isOverflowed: overflow != 0)
+            for _ in 0..<collectionCount {
+                guard let property = string(), let owners = keys() else { return nil }
+                changes.collections[property] = owners
+            }
+            types[name] = changes
+        }
+        guard offset == bytes.count else { return nil }
+    }
+
+    init() {}
+}
+
+/// Builds a write transaction's ``ChangeRecord`` from the storage layer's
+/// change hook: each table is classified once (by its slot), then a change
+/// costs a lookup and a set insertion.
+final class ChangeRecorder {
+    /// One type's changes, shared by the targets of its tables.
+    private final class TypeBox {
+        var changes = ChangeRecord.TypeChanges()
+        var count = 0
+
+        func insert(_ key: UInt64, property: String?) {
+            guard !changes.isOverflowed else { return }
+            let inserted =
+                if let property { changes.collections[property, default: []].insert(key).inserted } else {
+                    changes.objects.insert(key).inserted
+                }
+            if inserted { count += 1 }
+            if count > ChangeRecord.limit { overflow() }
+        }
+
+        func overflow() {
+            changes = ChangeRecord.TypeChanges(isOverflowed: true)
+        }
+    }
+
+    private enum Target {
+        case objects(TypeBox)
+        case collection(TypeBox, property: String)
+        case meta
+        case ignored
+        case unknown
+    }
+
+    private var everything = false
+    private var boxes: [String: TypeBox] = [:]
+    private var targets: [UInt32: Target] = [:]
+
+    /// What the transaction changed so far.
+    var record: ChangeRecord {
+        var record = ChangeRecord()
+        record.everything = everything
+        for (name, box) in boxes where box.count > 0 || box.changes.isOverflowed { record.types[name] = box.changes }
+        return record
+    }
+
+    func noteChange(in table: Table, key: UnsafeRawBufferPointer?) {
+        let target: Target
+        if let known = targets[table.slot] {
+            target = known
+        } else {
+            target = classify(table.name)
+            targets[table.slot] = target
+        }
+        switch target {
+        case .ignored: return
+        case .objects(let box):
+            guard let key, key.count == 8 else { return box.overflow() }
+            box.insert(OrderedKey.objectKey(from: key), property: nil)
+        case .collection(let box, let property):
+            guard let key, key.count >= 8 else { return box.overflow() }
+            box.insert(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), property: property)
+        case .meta:
+            // Counters change with inserts and deletes; anything else in the catalog is the schema.
+            if let key, key.starts(with: "seq:".utf8) || key.starts(with: "auto:".utf8) { return }
+            everything = true
+        case .unknown:
+            everything = true
+        }
+    }
+
+    private func box(_ type: String) -> TypeBox {
+        if let box = boxes[type] { return box }
+        let box = TypeBox()
+        boxes[type] = box
+        return box
+    }
+
+    private func classify(_ name: String) -> Target {
+        if name == Catalog.metaTable { return .meta }
+        if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
+        for prefix in ["idx:", "pk:", "ref:"] where name.hasPrefix(prefix) { return .ignored }
+        if name.hasPrefix("obj:") { return .objects(box(String(name.dropFirst(4)))) }
+        for prefix in ["list:", "set:", "map:"] where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            guard let dot = rest.lastIndex(of: ".") else { return .unknown }
+            return .collection(box(String(rest[..<dot])), property: String(rest[rest.index(after: dot)...]))
+        }
+        return .unknown
+    }
+}

@@ -1,0 +1,272 @@
+import TroveStorage
+
+/// Keeps the keys of an observed ``Results`` and, after each commit, derives
+/// what changed from the commit's ``ChangeRecord``: only the objects the
+/// commits wrote are read (in the snapshot before and the one after), placed
+/// by binary search, and the results' own cache takes the new keys, so the
+/// cost of a delivery follows the size of the change, not of the results.
+///
+/// When the record cannot tell (no record, a schema change, a type with too
+/// many changes, a query or an observed path that reads other types those
+/// commits changed, a query whose keys come from a closure), the query runs
+/// again and the two lists are compared in full, reading the objects in
+/// both at their old and new state.
+final class ResultsObserver<Element>: ChangeObserver {
+    let results: Results<Element>
+    /// Observed properties (through links, too); nil: every property in the record.
+    let paths: [ObservedPath]?
+    let block: (ResultsChange<Element>) -> Void
+    var keys = ResultKeys()
+    /// The snapshot `keys` were read in; nil when they were read inside a write.
+    var basis: Int?
+    var failed = false
+    /// The types other than the results' own whose changes can change what
+    /// the results hold, their order or what is observed; nil when the
+    /// results cannot follow a change record at all.
+    private lazy var dependencies: Set<String>? = Self.dependencies(of: results, paths: paths)
+
+    init(results: Results<Element>, paths: [ObservedPath]?, block: @escaping (ResultsChange<Element>) -> Void) {
+        self.results = results
+        self.paths = paths
+        self.block = block
+    }
+
+    func start(_ database: Database) {
+        keys = results.keys
+        basis = database.isInWriteTransaction ? nil : database.readTransaction().id
+        block(.initial(results))
+    }
+
+    func update(in database: Database, notify: Bool) {
+        guard !failed else { return }
+        do {
+            let current = database.readTransaction()
+            let delivery = database.delivery
+            let changes: ChangeSet
+            if let previous = delivery?.previous, basis == previous.id, let record = delivery?.changes,
+                let touched = touchedObjects(record)
+            {
+                changes = try incrementalChanges(touched, previous: previous, current: current, database)
+            } else {
+                changes = try fullChanges(previous: delivery?.previous, current: current, database)
+            }
+            basis = current.id
+            results.adopt(keys)
+            if notify, !changes.isEmpty {
+                block(
+                    .update(
+                        results, deletions: changes.deletions, insertions: changes.insertions,
+                        modifications: changes.modifications))
+            }
+        } catch {
+            failed = true
+            if notify { block(.error(error)) }
+        }
+    }
+
+    // MARK: From the change record
+
+    /// The objects of the results' type the record names; nil when the
+    /// record does not say enough for these results.
+    private func touchedObjects(_ record: ChangeRecord) -> Set<UInt64>? {
+        guard !record.everything, let dependencies, !results.table.isRetired else { return nil }
+        for name in dependencies where record.types[name] != nil { return nil }
+        guard let own = record.types[results.table.name] else { return [] }
+        return own.isOverflowed ? nil : own.touched
+    }
+
+    private func incrementalChanges(
+        _ touched: Set<UInt64>, previous: Transaction, current: Transaction, _ database: Database
+    ) throws -> ChangeSet {
+        guard !touched.isEmpty else { return ChangeSet() }
+        let table = results.table
+        let sort = results.sort
+        // Where each touched object was (in the snapshot the keys came from).
+        var before: [UInt64: Int] = [:]
+        for key in touched {
+            if let position = try position(of: key, in: keys, previous, table: table, sort: sort) { before[key] = position }
+        }
+        var working = keys
+        for position in before.values.sorted(by: >) { working.remove(at: position) }
+        // Which touched objects match now, placed among the untouched ones.
+        var now: [UInt64] = []
+        if current.canSee(table.objects) {
+            let matches = results.predicate.map { $0.compile(table.layout, current) }
+            try current.withCursor(on: table.objects) { cursor in
+                for key in touched.sorted() {
+                    guard let values = try sortValues(key, cursor, current, table: table, sort: sort, matches: matches)
+                    else { continue }
+                    let position = try working.partitioningIndex { other in
+                        try precedes(other, key, values, current, table: table, sort: sort)
+                    }
+                    working.insert(key, at: position)
+                    now.append(key)
+                }
+            }
+        }
+        var after: [UInt64: Int] = [:]
+        for key in now { after[key] = try position(of: key, in: working, current, table: table, sort: sort) }
+        keys = working
+
+        // Objects in both that kept their place among the untouched ones may
+        // stay; of those, the longest run in the same order does.
+        let oldTouched = before.values.sorted()
+        let newTouched = after.values.sorted()
+        func untouchedBefore(_ position: Int, _ touchedPositions: [Int]) -> Int {
+            position - touchedPositions.partitioningIndex { $0 < position }
+        }
+        var candidates: [(new: Int, old: Int, key: UInt64)] = []
+        for (key, newPosition) in after {
+            guard let oldPosition = before[key],
+                untouchedBefore(oldPosition, oldTouched) == untouchedBefore(newPosition, newTouched)
+            else { continue }
+            candidates.append((newPosition, oldPosition, key))
+        }
+        candidates.sort { $0.new < $1.new }
+        let staying = Set(ChangeSet.longestIncreasing(candidates.map(\.old)).map { candidates[$0].key })
+        var changes = ChangeSet()
+        changes.deletions = before.compactMap { staying.contains($0.key) ? nil : $0.value }.sorted()
+        changes.insertions = after.compactMap { staying.contains($0.key) ? nil : $0.value }.sorted()
+        for key in staying where try fingerprint(key, previous, database) != fingerprint(key, current, database) {
+            changes.modifications.append(after[key]!)
+        }
+        changes.modifications.sort()
+        return changes
+    }
+
+    /// The values `key`'s object sorts by, when it exists and matches; nil otherwise.
+    private func sortValues(
+        _ key: UInt64, _ cursor: Cursor, _ transaction: Transaction, table: TableInfo, sort: [SortKey],
+        matches: ((RecordReader) -> Bool)?
+    ) throws -> [StoredValue]? {
+        var bigEndian = key.bigEndian
+        guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { return nil }
+        var reader = RecordReader(entry.value, layout: table.layout)
+        reader.objectKey = key
+        guard matches?(reader) ?? true else { return nil }
+        return sort.map { $0.value(reader, transaction) }
+    }
+
+    /// Where `key` sits in `list` (sorted as the results sort in
+    /// `transaction`); nil when it is not there.
+    private func position(
+        of key: UInt64, in list: ResultKeys, _ transaction: Transaction, table: TableInfo, sort: [SortKey]
+    ) throws -> Int? {
+        guard !list.isEmpty else { return nil }
+        let position: Int
+        if sort.isEmpty {
+            position = list.partitioningIndex { $0 < key }
+        } else {
+            guard transaction.canSee(table.objects),
+                let values = try transaction.withCursor(
+                    on: table.objects, { try sortValues(key, $0, transaction, table: table, sort: sort, matches: nil) })
+            else { return nil }
+            position = try list.partitioningIndex { other in
+                try precedes(other, key, values, transaction, table: table, sort: sort)
+            }
+        }
+        return position < list.count && list[position] == key ? position : nil
+    }
+
+    /// Whether the object `other` sorts before `key`, whose values are `values`.
+    private func precedes(
+        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ transaction: Transaction, table: TableInfo,
+        sort: [SortKey]
+    ) throws -> Bool {
+        guard !sort.isEmpty else { return other < key }
+        let otherValues =
+            try transaction.withCursor(on: table.objects) {
+                try sortValues(other, $0, transaction, table: table, sort: sort, matches: nil)
+            } ?? sort.map { _ in .null }
+        return SortKey.precedes(otherValues, other, values, key, by: sort)
+    }
+
+    // MARK: In full
+
+    /// Runs the query again and compares the two lists; an object in both
+    /// is modified when its observed values differ between `previous` (when
+    /// the handle kept it) and `current`.
+    private func fullChanges(previous: Transaction?, current: Transaction, _ database: Database) throws -> ChangeSet {
+        database.fullComparisons += 1
+        let old = keys.array
+        keys = results.keys
+        let new = keys.array
+        return try ChangeSet.between(old, new) { key in
+            guard let previous else { return false }
+            return try fingerprint(key, previous, database) != fingerprint(key, current, database)
+        }
+    }
+
+    /// A fingerprint of what is observed of `key`'s object in `transaction`; nil when it does not exist.
+    private func fingerprint(_ key: UInt64, _ transaction: Transaction, _ database: Database) throws -> Int? {
+        let table = results.table
+        guard transaction.canSee(table.objects) else { return nil }
+        return try transaction.withValue(in: table.objects, key: key) { record -> Int? in
+            guard let record else { return nil }
+            var hasher = Hasher()
+            if let paths {
+                let reader = RecordReader(record, layout: table.layout)
+                for path in paths {
+                    if path.isPlain {
+                        hasher.combine(reader.value(at: path.column))
+                    } else {
+                        try database.hashPath(path.steps[...], key: key, record: record, into: &hasher, transaction)
+                    }
+                }
+            } else {
+                hasher.combine(bytes: record)
+            }
+            return hasher.finalize()
+        }
+    }
+
+    // MARK: What the results read
+
+    private static func dependencies(of results: Results<Element>, paths: [ObservedPath]?) -> Set<String>? {
+        var types = Set<String>()
+        if let predicate = results.predicate {
+            guard predicate.collectLinkedTypes(into: &types) else { return nil }
+        }
+        // A sort through links, or by mixed values (of different types, which
+        // do not order among each other), is not followed by binary search.
+        for key in results.sort where key.derived != nil || results.table.layout.types[key.column] == .mixed {
+            return nil
+        }
+        for path in paths ?? [] where !path.isPlain {
+            for (index, step) in path.steps.enumerated() {
+                if index > 0 { types.insert(step.table.name) }
+                if let target = step.table.schema.properties[step.column].objectType { types.insert(target) }
+            }
+        }
+        types.remove(results.table.name)
+        return types
+    }
+}
+
+extension BoundPredicate {
+    /// Adds the types besides the queried one that the predicate reads
+    /// (through links, lists of links, inverse links); false when its
+    /// answer comes from a closure that may read anything.
+    fileprivate func collectLinkedTypes(into types: inout Set<String>) -> Bool {
+        switch self {
+        case .constant, .compare, .compareList, .compareColumns, .mixedType: return true
+        case .objectKeys: return false
+        case .and(let parts), .or(let parts):
+            for part in parts where !part.collectLinkedTypes(into: &types) { return false }
+            return true
+        case .not(let inner): return inner.collectLinkedTypes(into: &types)
+        case .linked(_, let target, let inner):
+            types.insert(target.name)
+            return inner.collectLinkedTypes(into: &types)
+        case .collection(let path, _, let inner):
+            if let target = path.target { types.insert(target.name) }
+            return inner.collectLinkedTypes(into: &types)
+        case .collectionCount(let path, let inner, _, _):
+            if let target = path.target { types.insert(target.name) }
+            return inner?.collectLinkedTypes(into: &types) ?? true
+        case .mapKeys(let path, _, _, _, _), .mapEntry(let path, _, _, _, _), .collectionAggregate(let path, _, _, _, _):
+            if let target = path.target { types.insert(target.name) }
+            return true
+        }
+    }
+}
