@@ -4,6 +4,14 @@
 import Foundation
 
 do {
+    if let flag = CommandLine.arguments.firstIndex(of: "--scale") {
+        // The scale run (issue 22): time and memory of the operations that must not grow with the file.
+        let list = CommandLine.arguments.dropFirst(flag + 1).first ?? "10000,100000,1000000"
+        let sizes = list.split(separator: ",").compactMap { Int($0.replacingOccurrences(of: "_", with: "")) }
+        defer { removeScratch() }
+        try ScaleBenchmark.run(sizes: sizes)
+        exit(0)
+    }
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     let runner = Runner(options: options)
     FileHandle.standardError.write(

@@ -219,12 +219,13 @@ struct CompactionAcrossProcessesTests {
                 }
                 exit(0)
             }
-            let outcome = try Environment.compact(path: url.path, options: Configuration(fileURL: url).environmentOptions) {
-                _ in
-                _ = FileManager.default.createFile(atPath: go, contents: nil)
-                usleep(300_000)  // the child reaches its open and waits on the lock file
-                return true
-            }
+            let outcome = try Environment.compact(
+                path: url.path, options: Configuration(fileURL: url).environmentOptions,
+                decide: { _ in
+                    _ = FileManager.default.createFile(atPath: go, contents: nil)
+                    usleep(300_000)  // the child reaches its open and waits on the lock file
+                    return true
+                }, copy: Database.copyTables)
             guard case .compacted(let before, let after) = outcome else {
                 Issue.record("not compacted: \(outcome)")
                 return

@@ -3,14 +3,15 @@ import TroveStorage
 
 extension Database {
     /// Writes a compacted copy of the database to `url` (which must not exist):
-    /// a consistent snapshot, without the free pages, ready to be opened or shipped.
+    /// the latest commit, rebuilt table by table in key order so every page
+    /// is full (free pages and the room scattered deletes left are gone),
+    /// ready to be opened or shipped. An encrypted file's copy keeps its key.
     ///
     /// ```swift
     /// try db.writeCopy(to: backupURL)
     /// ```
     public func writeCopy(to url: URL) throws {
-        try environment.copy(to: url.path, compact: true)
-        try FileReplacement.adoptMode(of: path, for: url.path)
+        try writeCopy(to: url, encryptionKey: configuration.encryptionKey)
     }
 
     /// Rewrites the file of `configuration` without its free pages, in
@@ -71,7 +72,7 @@ extension Database {
             try FileReplacement.createExclusively(partial + "-lock")
             var target = Configuration(fileURL: URL(fileURLWithPath: partial))
             target.encryptionKey = encryptionKey
-            try copyEveryTable(to: Environment.open(path: partial, options: target.environmentOptions))
+            try Database.copyTables(from: environment, into: Environment.open(path: partial, options: target.environmentOptions))
             try? files.removeItem(atPath: partial + "-lock")
             try FileReplacement.adoptMode(of: path, for: partial)
             try FileReplacement.sync(partial)
@@ -85,43 +86,14 @@ extension Database {
         }
     }
 
-    /// Copies every table of this handle's snapshot into `target`, entry by
-    /// entry, in transactions of a bounded size (values are opened with this
-    /// file's key and sealed with the target's).
-    private func copyEveryTable(to target: Environment) throws {
-        let source = try ReadTransaction(environment: environment)
-        defer { source.end() }
-        var write = try WriteTransaction(environment: target)
-        var pending = 0
-        do {
-            try Catalog.writeKeyCheck(in: write)
-            // The copy starts a change log of its own (its transaction ids start again).
-            for name in try environment.tableNames() where name != Catalog.keyCheckTable && name != ChangeLog.tableName {
-                let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
-                guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {
-                    continue
-                }
-                var to = try write.openTable(name, isMultiValue: isMultiValue)!
-                try source.withCursor(on: from) { cursor in
-                    var entry = try cursor.first()
-                    while let current = entry {
-                        try write.put(to, key: current.key, value: current.value, mode: isMultiValue ? .upsert : .append)
-                        pending += 1
-                        if pending == 50_000 {
-                            // Keep each transaction's replay log small.
-                            try write.commit()
-                            write = try WriteTransaction(environment: target)
-                            to = try write.openTable(name, isMultiValue: isMultiValue)!
-                            pending = 0
-                        }
-                        entry = try cursor.next()
-                    }
-                }
-            }
-            try write.commit()
-        } catch {
-            write.abort()
-            throw error
-        }
+    /// Copies every table of the latest commit of `environment` into
+    /// `target`, densely (see `Environment.copyTables`): values are opened
+    /// with the source's key and sealed with the target's, which gets a key
+    /// check of its own. The change log stays behind: the copy's
+    /// transaction ids start again, and so does its log.
+    static func copyTables(from environment: Environment, into target: Environment) throws {
+        try environment.copyTables(
+            into: target, skipping: [Catalog.keyCheckTable, ChangeLog.tableName],
+            prepare: { try Catalog.writeKeyCheck(in: $0) })
     }
 }

@@ -52,12 +52,14 @@ extension Database {
     static func compactFile(
         _ configuration: Configuration, when decide: (Environment) throws -> Bool
     ) throws -> Environment.CompactionOutcome {
-        try Environment.compact(path: configuration.fileURL.path, options: configuration.environmentOptions) { environment in
-            let transaction = try ReadTransaction(environment: environment)
-            defer { transaction.end() }
-            try Database.checkEncryptionKey(of: environment, in: transaction)
-            return try decide(environment)
-        }
+        try Environment.compact(
+            path: configuration.fileURL.path, options: configuration.environmentOptions,
+            decide: { environment in
+                let transaction = try ReadTransaction(environment: environment)
+                defer { transaction.end() }
+                try Database.checkEncryptionKey(of: environment, in: transaction)
+                return try decide(environment)
+            }, copy: copyTables)
     }
 
     /// Whether opening with `configuration` would migrate: another schema

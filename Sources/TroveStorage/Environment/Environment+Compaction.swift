@@ -28,12 +28,14 @@ extension Environment {
 
     /// Rewrites the file at `path` without its free pages and renames the
     /// copy over it, keeping the file's mode and owner. `decide` sees the
-    /// open environment and says whether to go on.
+    /// open environment and says whether to go on; `copy` writes the copy
+    /// from the open environment into a new one (see ``copyTables(into:skipping:batch:prepare:)``).
     ///
     /// Throws ``TroveError/Kind/fileInUse`` when a handle of this process or
     /// another process has the file open; the file is then left alone.
     package static func compact(
-        path: String, options: Options, decide: (Environment) throws -> Bool
+        path: String, options: Options, decide: (Environment) throws -> Bool,
+        copy: (_ from: Environment, _ into: Environment) throws -> Void
     ) throws -> CompactionOutcome {
         let key = try canonicalPath(path)
         try registry.withLock { registry in
@@ -75,7 +77,14 @@ extension Environment {
         let temporary = key + ".compacting"
         unlink(temporary)
         do {
-            try environment!.copy(to: temporary, compact: true)
+            unlink(temporary + "-lock")
+            do {
+                var copyOptions = options
+                copyOptions.initialMapSize = max(options.initialMapSize, before)
+                let target = try openUnregistered(path: temporary, options: copyOptions)
+                try copy(environment!, target)
+            }
+            unlink(temporary + "-lock")
             try FileReplacement.adoptModeAndOwner(of: key, for: temporary)
             try FileReplacement.sync(temporary)
             guard rename(temporary, key) == 0 else {
@@ -86,6 +95,7 @@ extension Environment {
             }
         } catch {
             unlink(temporary)
+            unlink(temporary + "-lock")
             throw error
         }
         FileReplacement.syncDirectory(of: key)

@@ -682,23 +682,6 @@ package final class Environment: @unchecked Sendable {
     }
 }
 
-extension Environment {
-    /// Writes a consistent copy of the file to `path`; with `compact`, free
-    /// pages are left out and the copy is as small as the data allows.
-    package func copy(to path: String, compact: Bool) throws {
-        var existing = stat()
-        if lstat(path, &existing) == 0 {  // a link, even a dangling one, is not followed
-            throw TroveError(.fileAccess, "cannot copy \(self.path) to \(path): the destination exists", path: path)
-        }
-        // The copy reads through its own read transaction; a concurrent grow
-        // must wait, so hold the gate shared (readers go on).
-        gate.enterShared()
-        defer { gate.leaveShared() }
-        try LMDBCall.check(
-            mdb_env_copy2(handle, path, compact ? UInt32(MDB_CP_COMPACT) : 0), "copying the database to \(path)", path: self.path)
-    }
-}
-
 extension String {
     /// The string with zeros in front up to `width` characters (hex device numbers in /proc/self/maps).
     fileprivate func leftPadded(_ width: Int) -> String {

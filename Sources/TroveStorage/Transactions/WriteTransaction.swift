@@ -8,6 +8,9 @@ package enum PutMode: Sendable {
     case insertOnly
     /// The key is known to sort after every key in the table (bulk loads).
     case append
+    /// In a multi-value table: the key is the last one, and the value sorts
+    /// after each of its values (bulk loads in order).
+    case appendDuplicate
 }
 
 /// The one write transaction of an environment.
@@ -116,6 +119,7 @@ package final class WriteTransaction: Transaction {
         case .upsert: break
         case .insertOnly: flags = table.isMultiValue ? UInt32(MDB_NODUPDATA) : UInt32(MDB_NOOVERWRITE)
         case .append: flags = UInt32(MDB_APPEND)
+        case .appendDuplicate: flags = UInt32(MDB_APPENDDUP)
         }
         if table.isSealed, let cipher = environment.cipher {
             let sealed = try cipher.seal(value, table: table.name, key: key)

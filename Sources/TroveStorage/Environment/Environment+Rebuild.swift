@@ -1,0 +1,55 @@
+import CLMDB
+
+extension Environment {
+    /// Copies every table of the latest commit into `target`, key by key in
+    /// order, appending: each B-tree of the copy is built left to right, so
+    /// its pages are full. (LMDB's own compacting copy writes the pages as
+    /// they are, and after scattered deletes they are half empty: a file with
+    /// half its objects deleted stayed at the size of all of them.)
+    ///
+    /// Values are read with this file's key and written with the target's.
+    /// Tables named in `skipping` are left out. `prepare` runs in the first
+    /// write transaction of the target, before any table is copied. Each
+    /// transaction copies at most `batch` entries, so its replay log stays small.
+    package func copyTables(
+        into target: Environment, skipping: Set<String>, batch: Int = 50_000,
+        prepare: (WriteTransaction) throws -> Void = { _ in }
+    ) throws {
+        let source = try ReadTransaction(environment: self)
+        defer { source.end() }
+        var write = try WriteTransaction(environment: target)
+        var pending = 0
+        do {
+            try prepare(write)
+            for name in try tableNames() where !skipping.contains(name) {
+                let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
+                guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {
+                    continue
+                }
+                var to = try write.openTable(name, isMultiValue: isMultiValue)!
+                var previousKey: [UInt8] = []
+                try source.withCursor(on: from) { cursor in
+                    var entry = try cursor.first()
+                    while let current = entry {
+                        // A further value of the same key in a multi-value table appends to its values.
+                        let sameKey = isMultiValue && current.key.elementsEqual(previousKey)
+                        try write.put(to, key: current.key, value: current.value, mode: sameKey ? .appendDuplicate : .append)
+                        if isMultiValue, !sameKey { previousKey = Array(current.key) }
+                        pending += 1
+                        if pending == batch {
+                            try write.commit()
+                            write = try WriteTransaction(environment: target)
+                            to = try write.openTable(name, isMultiValue: isMultiValue)!
+                            pending = 0
+                        }
+                        entry = try cursor.next()
+                    }
+                }
+            }
+            try write.commit()
+        } catch {
+            write.abort()
+            throw error
+        }
+    }
+}
