@@ -214,6 +214,18 @@ enum ScaleBenchmark {
             Line(
                 operation: "compacted copy", size: size, seconds: seconds, heap: nil,
                 note: "\(compacted / 1_048_576) MB (\(Int(Double(compacted) / Double(max(after, 1)) * 100))% of the file)"))
+
+        // One transaction for everything: its memory must not follow its size.
+        var single = configuration
+        single.fileURL = directory.appendingPathComponent("single.trove")
+        let one = try Database(configuration: single)
+        let oneGrowth = try memoryGrowth {
+            seconds = try time { try one.write { for id in 0..<size { try one.add(item(id)) } } }
+        }
+        lines.append(
+            Line(
+                operation: "insert all in one transaction", size: size, seconds: seconds, heap: oneGrowth?.heap,
+                note: "\(Int(Double(size) / seconds)) objects/s"))
         return lines
     }
 }

@@ -70,6 +70,41 @@ struct EnvironmentTests {
         #expect(stored == value)
     }
 
+    @Test("a write whose replay log moved to its file replays from the file when the map fills")
+    func aSpilledReplayLogReplays() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        options.replayMemoryLimit = 100_000  // not a multiple of an entry: entries straddle the file's chunks
+        let path = makeTemporaryDirectory().appendingPathComponent("spill.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let write = try WriteTransaction(environment: environment)
+        let table = try #require(try write.openTable("data"))
+        for key in 0..<12_000 as Range<UInt64> {
+            try pattern(Int(key % 2_000) + 1, seed: UInt8(key % 251)).withUnsafeBytes {
+                _ = try write.put(table, key: key, value: $0)
+            }
+            if key % 3 == 0 { try write.delete(table, key: key / 2) }
+        }
+        #expect(write.spilledBytes > 0)
+        #expect(write.loggedBytes - write.spilledBytes < 100_000)
+        #expect(write.mapGrowths > 0)
+        try write.commit()
+
+        let read = try ReadTransaction(environment: environment)
+        var expected: [UInt64: [UInt8]] = [:]
+        for key in 0..<12_000 as Range<UInt64> {
+            expected[key] = pattern(Int(key % 2_000) + 1, seed: UInt8(key % 251))
+            if key % 3 == 0 { expected[key / 2] = nil }
+        }
+        #expect(try read.count(of: table) == expected.count)
+        for key in [0, 1, 2, 3, 4_999, 5_000, 6_001, 11_999] as [UInt64] {
+            #expect(try read.withValue(in: table, key: key) { $0.map { Array($0) } } == expected[key])
+        }
+        // The spill file was unlinked when it was made: nothing is left beside the database.
+        let directory = (path as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).allSatisfy { !$0.contains("replay") })
+    }
+
     @Test("a cap on the file size stops a write with fileSizeLimitReached and keeps what was committed")
     func capStopsGrowthAndKeepsCommittedData() throws {
         var options = Environment.Options()

@@ -40,6 +40,8 @@ package final class Environment: @unchecked Sendable {
         package var fileMode: mode_t = 0o644
         /// Whether an existing file opened for writing is narrowed to ``fileMode``.
         package var enforcesFileMode = false
+        /// Bytes of a write's replay log kept in memory before it moves to a file (see ``ReplayLog``).
+        package var replayMemoryLimit = 32 << 20
 
         package init() {}
     }

@@ -61,10 +61,12 @@ struct ByteBuffer: ~Copyable {
         count += 17 + key.count + valueCount
     }
 
-    mutating func removeAll() {
+    /// Forgets the bytes; with `keepingCapacity`, keeps the memory for the next ones.
+    mutating func removeAll(keepingCapacity: Bool = false) {
+        count = 0
+        guard !keepingCapacity else { return }
         free(base)
         base = nil
-        count = 0
         capacity = 0
     }
 

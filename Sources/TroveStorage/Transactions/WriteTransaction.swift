@@ -21,7 +21,7 @@ package enum PutMode: Sendable {
 /// never sees the map size. Only a size cap set by the user stops that, with
 /// ``TroveError/Kind/fileSizeLimitReached``.
 package final class WriteTransaction: Transaction {
-    private var log = ByteBuffer()
+    private var log: ReplayLog
     private var openedTables: [String: Table] = [:]
     private let baseID: Int
     private var holdsWriterLock = true
@@ -30,6 +30,8 @@ package final class WriteTransaction: Transaction {
     /// The bytes of keys and values this transaction has written so far (its
     /// replay log): what a change costs, independent of timing.
     package var loggedBytes: Int { log.count }
+    /// The part of ``loggedBytes`` that moved to the replay log's file.
+    package var spilledBytes: Int { log.spilledBytes }
     /// Told of every change as it is made, with the table and the key (nil:
     /// the table was cleared); replays after map growth do not call it again.
     /// The object layer turns this into the commit's change record.
@@ -57,6 +59,10 @@ package final class WriteTransaction: Transaction {
             throw error
         }
         baseID = Int(mdb_txn_id(txn))
+        let path = environment.path
+        log = ReplayLog(
+            directory: path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".",
+            memoryLimit: environment.options.replayMemoryLimit)
         super.init(environment: environment, txn: txn, visibleTableLimit: limit)
     }
 
@@ -314,54 +320,46 @@ package final class WriteTransaction: Transaction {
     }
 
     private func replay() throws {
-        // Replaying never appends to the log, so its bytes stay put.
-        let bytes = log.bytes
-        do {
-            var offset = 0
-            while offset < bytes.count {
-                let op = LogOp(rawValue: bytes[offset])!
-                let dbi = bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self)
-                let flags = bytes.loadUnaligned(fromByteOffset: offset + 5, as: UInt32.self)
-                let keyCount = Int(bytes.loadUnaligned(fromByteOffset: offset + 9, as: UInt32.self))
-                let valueCount = Int(bytes.loadUnaligned(fromByteOffset: offset + 13, as: UInt32.self))
-                let key = UnsafeRawBufferPointer(rebasing: bytes[(offset + 17)..<(offset + 17 + keyCount)])
-                let valueStart = offset + 17 + keyCount
-                let value = UnsafeRawBufferPointer(rebasing: bytes[valueStart..<(valueStart + valueCount)])
-                offset = valueStart + valueCount
-                var rc: Int32
-                switch op {
-                case .put: rc = rawPut(dbi, key, value, flags)
-                case .delete: rc = rawDelete(dbi, key, nil)
-                case .deleteValue: rc = rawDelete(dbi, key, value)
-                case .clear: rc = withMapAccess { mdb_drop(txn!, dbi, 0) }
-                case .openTable:
-                    var reopened: MDB_dbi = 0
-                    let name = String(decoding: key, as: UTF8.self)
-                    rc = withMapAccess { mdb_dbi_open(txn!, name, flags, &reopened) }
-                    if rc == 0, reopened != dbi {
-                        throw TroveError(
-                            .writeConflict, "table \(name) reopened under another handle while retrying a write on \(path)",
-                            path: path)
+        // Replaying never appends to the log.
+        while true {
+            do {
+                try log.forEach { op, dbi, flags, key, value in
+                    var rc: Int32
+                    switch LogOp(rawValue: op)! {
+                    case .put: rc = rawPut(dbi, key, value, flags)
+                    case .delete: rc = rawDelete(dbi, key, nil)
+                    case .deleteValue: rc = rawDelete(dbi, key, value)
+                    case .clear: rc = withMapAccess { mdb_drop(txn!, dbi, 0) }
+                    case .openTable:
+                        var reopened: MDB_dbi = 0
+                        let name = String(decoding: key, as: UTF8.self)
+                        rc = withMapAccess { mdb_dbi_open(txn!, name, flags, &reopened) }
+                        if rc == 0, reopened != dbi {
+                            throw TroveError(
+                                .writeConflict, "table \(name) reopened under another handle while retrying a write on \(path)",
+                                path: path)
+                        }
                     }
+                    if rc == MDB_MAP_FULL { throw MapFullDuringReplay() }
+                    try LMDBCall.check(rc, "replaying a write after growing the map", path: path)
                 }
-                if rc == MDB_MAP_FULL {
-                    // Still too small: grow again and restart the replay.
-                    mdb_txn_abort(txn!)
-                    txn = nil
-                    mapGrowths += 1
-                    try environment.grow(toFit: environment.mapSize * 2)
-                    txn = try WriteTransaction.begin(environment)
-                    offset = 0
-                    continue
-                }
-                try LMDBCall.check(rc, "replaying a write after growing the map", path: path)
+                return
+            } catch is MapFullDuringReplay {
+                // Still too small: grow again and restart the replay.
+                mdb_txn_abort(txn!)
+                txn = nil
+                mapGrowths += 1
+                try environment.grow(toFit: environment.mapSize * 2)
+                txn = try WriteTransaction.begin(environment)
             }
         }
     }
 
+    private struct MapFullDuringReplay: Error {}
+
     private func append(
         _ op: LogOp, dbi: MDB_dbi, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
     ) {
-        log.appendEntry(op: op.rawValue, dbi: dbi, flags: flags, key: key, value: value)
+        log.append(op: op.rawValue, dbi: dbi, flags: flags, key: key, value: value)
     }
 }
