@@ -58,6 +58,16 @@ struct ChangeRecord: Equatable {
 
     var isEmpty: Bool { !everything && types.isEmpty }
 
+    /// Whether the commits may have changed the object `key` of `type` (its
+    /// record or a collection), or anything of the `others` types.
+    func mayHaveChanged(_ key: UInt64, of type: String, orAnyOf others: Set<String>) -> Bool {
+        if everything { return true }
+        for name in others where types[name] != nil { return true }
+        guard let changes = types[type] else { return false }
+        return changes.isOverflowed || changes.objects.contains(key)
+            || changes.collections.values.contains { $0.contains(key) }
+    }
+
     /// This record followed by `other`.
     mutating func merge(_ other: ChangeRecord) {
         everything = everything || other.everything

@@ -230,8 +230,18 @@ final class ObjectObserver<T: Object>: ChangeObserver {
         (values, prints) = current
     }
 
+    /// The types besides the object's whose changes its observed paths reach.
+    private lazy var reachedTypes: Set<String> = ObservedPath.reachedTypes(
+        paths.map { $0.values.flatMap { $0 } } ?? [], excluding: object._table?.name)
+
     func update(in database: Database, notify: Bool) {
         guard !finished, let table = object._table else { return }
+        // Commits that wrote neither the object nor what its paths reach change nothing here.
+        if let changes = database.delivery?.changes,
+            !changes.mayHaveChanged(object._objectKey, of: table.name, orAnyOf: reachedTypes)
+        {
+            return
+        }
         do {
             guard let current = try read(database) else {
                 finished = true
@@ -498,8 +508,22 @@ final class CollectionObserver: ChangeObserver {
         }
     }
 
+    /// The types besides the owner's whose changes the elements reach.
+    private lazy var reachedTypes: Set<String> = {
+        guard let table = owner._table else { return [] }
+        var types = ObservedPath.reachedTypes(paths ?? [], excluding: nil)
+        if let target = table.schema.properties[column].objectType { types.insert(target) }
+        return types
+    }()
+
     func update(in database: Database, notify: Bool) {
         guard !finished else { return }
+        // Commits that wrote neither the owner nor the elements' types change nothing here.
+        if let changes = database.delivery?.changes, let table = owner._table,
+            !changes.mayHaveChanged(owner._objectKey, of: table.name, orAnyOf: reachedTypes)
+        {
+            return
+        }
         do {
             // The owner was deleted: the collection is empty now, and for good.
             let current = try snapshot(database) ?? ([], [:])

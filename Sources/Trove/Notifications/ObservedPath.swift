@@ -14,6 +14,21 @@ struct ObservedPath {
 
     let steps: [Step]
 
+    /// The types any of `paths` reads beyond its first step's record: every
+    /// type a step is in or links to, except `excluded`. (A change of the
+    /// first type's own objects is looked up by key.)
+    static func reachedTypes(_ paths: [ObservedPath], excluding excluded: String?) -> Set<String> {
+        var types = Set<String>()
+        for path in paths where !path.isPlain {
+            for (index, step) in path.steps.enumerated() {
+                if index > 0 { types.insert(step.table.name) }
+                if let target = step.table.schema.properties[step.column].objectType { types.insert(target) }
+            }
+        }
+        if let excluded { types.remove(excluded) }
+        return types
+    }
+
     /// The observed type's property the path starts with.
     var column: Int { steps[0].column }
 

@@ -232,12 +232,7 @@ final class ResultsObserver<Element>: ChangeObserver {
         for key in results.sort where key.derived != nil || results.table.layout.types[key.column] == .mixed {
             return nil
         }
-        for path in paths ?? [] where !path.isPlain {
-            for (index, step) in path.steps.enumerated() {
-                if index > 0 { types.insert(step.table.name) }
-                if let target = step.table.schema.properties[step.column].objectType { types.insert(target) }
-            }
-        }
+        types.formUnion(ObservedPath.reachedTypes(paths ?? [], excluding: nil))
         types.remove(results.table.name)
         return types
     }
