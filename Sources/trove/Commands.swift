@@ -287,81 +287,39 @@ enum Commands {
         return row
     }
 
-    static func export(_ arguments: Arguments) throws {
-        try arguments.allow(options: ["--type", "--format", "-o", "--output"])
-        guard arguments.positional.count == 1 else { throw UsageError("export takes one FILE") }
-        guard let format = arguments.option("--format") else { throw UsageError("export needs --format json, jsonl or csv") }
-        let db = try open(arguments.positional[0])
-        let names = try arguments.option("--type").map { [$0] } ?? db.storedSchemas().map(\.name)
-        if format == "csv", names.count != 1 { throw UsageError("CSV holds one type: add --type T") }
-        var output = FileHandle.standardOutput
-        if let path = arguments.option("-o", "--output") {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
-            else {
-                throw TroveError(.fileAccess, "cannot write \(path)")
-            }
-            output = handle
-        }
-        if format == "json", names.count > 1 {
-            // Several types: one JSON object keyed by type name.
-            output.write(Data("{".utf8))
-            for (index, name) in names.enumerated() {
-                let results = try db.dynamicObjects(name)
-                output.write(Data(((index > 0 ? "," : "") + "\n\(Formatting.jsonString(name)):").utf8))
-                try write(results.map(Row.init), schema: results.objectSchema, format: "json", to: output, db: db)
-            }
-            output.write(Data("\n}\n".utf8))
-            return
-        }
-        for name in names {
-            let results = try db.dynamicObjects(name)
-            var progress = Progress("exporting \(name):", total: results.count)
-            var rows: [Row] = []
-            rows.reserveCapacity(results.count)
-            for object in results {
-                rows.append(Row(object))
-                progress.update(rows.count)
-            }
-            progress.finish()
-            try write(rows, schema: results.objectSchema, format: format, to: output, db: db)
-        }
-    }
-
+    /// Rows in a format: the table, or (json, jsonl, csv) the form `trove export` writes.
     static func write(
         _ objects: [Row], schema: ObjectSchema, format: String, to output: FileHandle, db: Database
     ) throws {
-        var text: String
-        // JSON carries lists and sets as arrays and maps as objects.
-        func json(_ row: Row) throws -> String {
-            var collections: [String: String] = [:]
-            for property in schema.properties where property.collection != nil && property.collection != .linkingObjects {
-                let entries = try db.entries(of: row.object, property: property.name)
-                collections[property.name] =
-                    property.collection == .map
-                    ? "{" + entries.map { "\(Formatting.jsonString($0.key)):\(Formatting.json($0.value))" }.joined(separator: ",")
-                        + "}"
-                    : "[" + entries.map { Formatting.json($0.value) }.joined(separator: ",") + "]"
-            }
-            return Formatting.jsonObject(row, collections: collections)
+        guard format != "table" else {
+            let text =
+                Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
+                + "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
+            return output.write(Data(text.utf8))
         }
-        switch format {
-        case "table":
-            text = Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
-            text += "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
-        case "json":
-            text =
-                "[" + (try objects.map { "\n  " + (try json($0)) }).joined(separator: ",")
-                + (objects.isEmpty ? "]\n" : "\n]\n")
-        case "jsonl":
-            text = try objects.map { try json($0) + "\n" }.joined()
-        case "csv":
-            text = schema.properties.map { Formatting.csvField($0.name) }.joined(separator: ",") + "\r\n"
-            text += objects.map { $0.values.map { Formatting.csvField(Formatting.plain($0)) }.joined(separator: ",") + "\r\n" }
-                .joined()
-        default:
+        guard ["json", "jsonl", "csv"].contains(format) else {
             throw UsageError("unknown format \(format); use table, json, jsonl or csv")
         }
-        output.write(Data(text.utf8))
+        let exporter = try ObjectExporter(database: db, typeName: schema.name)
+        let text = PortableText(schemas: try db.storedSchemas())
+        let layout = try text.layout(schema.name)
+        let out = OutputBuffer(descriptor: nil)
+        if format == "json" { out.append(UInt8(ascii: "[")) }
+        if format == "csv" { text.writeCSVHeader(layout, to: out) }
+        for (index, row) in objects.enumerated() {
+            let values = try exporter.values(of: row.object)
+            switch format {
+            case "json":
+                out.append(index == 0 ? "\n  " : ",\n  ")
+                text.writeJSON(values, layout, to: out)
+            case "jsonl":
+                text.writeJSON(values, layout, to: out)
+                out.append(UInt8(ascii: "\n"))
+            default: text.writeCSV(values, layout, to: out)
+            }
+        }
+        if format == "json" { out.append(objects.isEmpty ? "]\n" : "\n]\n") }
+        output.write(Data(out.bytes))
     }
 
     // MARK: set and delete
