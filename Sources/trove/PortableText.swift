@@ -24,8 +24,9 @@ import Trove
 /// - In CSV, an empty unquoted cell is null (no value, no link, an empty
 ///   collection); an empty string is written quoted (`""`).
 final class PortableText {
-    /// One property of a type, as it is written and read.
-    struct Field {
+    /// One property of a type, as it is written and read (a class: passed
+    /// around for every value, it is not copied).
+    final class Field {
         let column: Int
         let property: PropertySchema
         /// One value of the property (one element of a collection), never optional:
@@ -34,7 +35,18 @@ final class PortableText {
         /// `"name":`, ready to write.
         let jsonKey: [UInt8]
         let link: Link?
-        var isMixed: Bool { property.type == .mixed }
+        let isMixed: Bool
+        let isCollection: Bool
+
+        init(column: Int, property: PropertySchema, element: PropertySchema, jsonKey: [UInt8], link: Link?) {
+            self.column = column
+            self.property = property
+            self.element = element
+            self.jsonKey = jsonKey
+            self.link = link
+            isMixed = property.type == .mixed
+            isCollection = property.collection != nil
+        }
     }
 
     enum Link {
@@ -46,13 +58,28 @@ final class PortableText {
     }
 
     /// How one type is written and read.
-    struct Layout {
+    final class Layout {
         let schema: ObjectSchema
         /// Stored properties (not linking objects), in schema order.
         let fields: [Field]
         let fieldsByName: [String: Int]
         /// Linking objects: names import accepts and ignores.
         let computed: Set<String>
+
+        init(schema: ObjectSchema, fields: [Field], computed: Set<String>) {
+            self.schema = schema
+            self.fields = fields
+            fieldsByName = Dictionary(uniqueKeysWithValues: fields.enumerated().map { ($1.property.name, $0) })
+            self.computed = computed
+        }
+
+        /// The field named `name`; `position` is where it is expected (objects
+        /// usually list their properties in schema order), checked first.
+        @inline(__always)
+        func field(named name: String, expectedAt position: Int) -> Field? {
+            if position < fields.count, fields[position].property.name == name { return fields[position] }
+            return fieldsByName[name].map { fields[$0] }
+        }
     }
 
     private let schemas: [String: ObjectSchema]
@@ -96,10 +123,7 @@ final class PortableText {
             fields.append(
                 Field(column: column, property: property, element: element, jsonKey: Array(jsonKey.bytes), link: link))
         }
-        let layout = Layout(
-            schema: schema, fields: fields,
-            fieldsByName: Dictionary(uniqueKeysWithValues: fields.enumerated().map { ($1.property.name, $0) }),
-            computed: computed)
+        let layout = Layout(schema: schema, fields: fields, computed: computed)
         layouts[typeName] = layout
         return layout
     }
@@ -232,12 +256,11 @@ final class PortableText {
     func values(fromJSON json: JSONValue, _ layout: Layout) throws -> [PortableValue?] {
         guard case .object(let members) = json else { throw TroveError(.invalidValue, "not a JSON object") }
         var values = [PortableValue?](repeating: nil, count: layout.schema.properties.count)
-        for (name, value) in members {
-            guard let index = layout.fieldsByName[name] else {
+        for (position, (name, value)) in members.enumerated() {
+            guard let field = layout.field(named: name, expectedAt: position) else {
                 if layout.computed.contains(name) { continue }
                 throw TroveError(.invalidProperty, "\(layout.schema.name) has no property named '\(name)'")
             }
-            let field = layout.fields[index]
             values[field.column] = try portable(value, field)
         }
         return values

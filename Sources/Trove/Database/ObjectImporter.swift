@@ -28,10 +28,13 @@ package final class ObjectImporter {
     private let table: TableInfo
     /// How each type's columns are written, by type name (embedded types too).
     private var plans: [String: [Column]] = [:]
+    /// The imported type's plan (looked up for every object otherwise).
+    private var ownPlan: [Column] = []
     private var mixedTargets: [String: PortableTarget] = [:]
     private var pending: [PendingLink] = []
 
-    private struct Column {
+    /// How one column is checked and written (a class: read for every value, never copied).
+    private final class Column {
         let name: String
         let kind: Kind
         let type: PropertyType
@@ -39,6 +42,15 @@ package final class ObjectImporter {
         /// The type of one value (of one element, for a collection), for messages.
         let valueDescription: String
         let isCollection: Bool
+
+        init(name: String, kind: Kind, type: PropertyType, isOptional: Bool, valueDescription: String, isCollection: Bool) {
+            self.name = name
+            self.kind = kind
+            self.type = type
+            self.isOptional = isOptional
+            self.valueDescription = valueDescription
+            self.isCollection = isCollection
+        }
     }
 
     private enum Kind {
@@ -101,7 +113,7 @@ package final class ObjectImporter {
                 "\(typeName) is an embedded object type: its objects are imported inside the objects that hold them (\(owner.table.name).\(owner.table.schema.properties[owner.column].name))",
                 path: database.path)
         }
-        _ = try plan(for: table)
+        ownPlan = try plan(for: table)
     }
 
     /// Checks one object's values (by column of ``schema``; nil takes the
@@ -184,6 +196,7 @@ package final class ObjectImporter {
     // MARK: Checking
 
     private func plan(for table: TableInfo) throws -> [Column] {
+        if table === self.table, !ownPlan.isEmpty { return ownPlan }
         if let known = plans[table.name] { return known }
         let plan = try table.schema.properties.map { property -> Column in
             var element = property
