@@ -16,13 +16,15 @@ enum Commands {
           query FILE TYPE [PREDICATE]    objects of TYPE matching a Realm-style predicate
                 [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]
           export FILE [--type T] --format json|jsonl|csv [-o OUT]
+                                         every object, written as it is read (the form import reads)
           set FILE TYPE PRIMARYKEY PROPERTY VALUE
                                          change one property of one object (VALUE nil for optionals)
           delete FILE TYPE PREDICATE [--yes]
                                          delete the matching objects (asks first on a terminal)
           verify FILE                    check every record and index; exit code 1 on any problem
-          import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]
-                                         rows in one transaction; nothing written if any row is bad
+          import FILE --type T INPUT [--update] [--skip-bad] [--batch N] [--format json|jsonl|csv]
+                                         what export writes, in one transaction: nothing written if any
+                                         row is bad (--batch N: a transaction per N rows)
           shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
           copy FILE DEST [--decrypt]     a consistent, compacted copy; with TROVE_NEW_ENCRYPTION_KEY set,
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
@@ -43,15 +45,41 @@ enum Commands {
         "schema": "usage: trove schema FILE [--swift] [--json]\nexample: trove schema .trove-demo/photos.trove --swift",
         "query":
             "usage: trove query FILE TYPE [PREDICATE] [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]\nexample: trove query .trove-demo/inventory.trove Person \"age > 20\" --sort age:desc",
-        "export":
-            "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
+        "export": """
+        usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]
+        Writes every object of T as it reads it, from one snapshot (without --type: every type but
+        embedded ones, which are written inside their owners; in JSON an object of arrays by type name).
+          lists and sets are JSON arrays, maps JSON objects, embedded objects nested objects;
+          a link is the linked object's primary key (its object key when its type has none: that
+          names the same object only in this file and its copies); linking objects are left out;
+          dates are ISO 8601 in UTC (exact to the nanosecond), data base64, UUIDs, ObjectIds and
+          Decimal128s strings; a mixed value JSON has no type for is tagged: {"$date": "…"},
+          {"$data": "…"}, {"$uuid": "…"}, {"$oid": "…"}, {"$decimal128": "…"}, {"$decimal": "…"},
+          {"$float": 1.5}, {"$double": "inf"}, a link {"$link": "Type", "key": primary key}.
+          CSV: a cell of a list, set, map, embedded object or mixed value holds its JSON text;
+          an empty unquoted cell is null (an empty collection), an empty string is written "".
+        example: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv
+        """,
         "copy":
             "usage: trove copy FILE DEST [--decrypt]   (TROVE_NEW_ENCRYPTION_KEY=<128 hex digits> encrypts the copy)\nexample: TROVE_NEW_ENCRYPTION_KEY=$(cat key.hex) trove copy photos.trove sealed.trove",
         "shell":
             "usage: trove shell FILE\nexample: echo \"PhotoData where mood == 'happy'\" | trove shell .trove-demo/photos.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
-        "import":
-            "usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]\nexample: trove import .trove-demo/inventory.trove --type Person people.csv --update",
+        "import": """
+        usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--batch N] [--format json|jsonl|csv]
+        Reads objects of T in the form trove export writes (see trove export --help), a row at a time;
+        INPUT - is standard input (give --format). A JSON file may be a several-type export: its
+        array of T is read. Import the types T links to first; a link to an object of T that a later
+        row holds is made when the transaction commits. Properties a row leaves out take their defaults.
+          By default every row goes into one transaction: if any row is bad, nothing is written, and
+          every bad row is reported with its line and property. That transaction keeps what it writes
+          in memory until it commits (about twice the data): for big inputs, use --batch N.
+          --batch N   commit every N rows; on a bad row, the batches before it stay and nothing from
+                      its batch on is written (a link must point at an object of its batch or before)
+          --skip-bad  write the good rows, report the bad ones (exit 0)
+          --update    replace a stored object with the same primary key (collections included)
+        example: trove import .trove-demo/inventory.trove --type Person people.csv --update
+        """,
         "set":
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
         "delete":
