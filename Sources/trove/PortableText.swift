@@ -436,23 +436,24 @@ final class PortableText {
             key.type = property.type == .link ? .int : property.type
             return try Formatting.parse(text, as: key)
         } catch {
-            throw invalid("'\(text)'", field, index: index, key: key, as: property)
+            throw invalid("'\(text)'", field, index: index, key: key)
         }
     }
 
-    /// "'x' is not a value of type Int (property tags, element 2)".
-    private func invalid(
-        _ given: String, _ field: Field, index: Int? = nil, key: String? = nil, as property: PropertySchema? = nil,
-        detail: String? = nil
-    ) -> TroveError {
+    /// "'x' is not a value of type Int (property tags, element 2)"; for a
+    /// link, the type of the key it is given by.
+    private func invalid(_ given: String, _ field: Field, index: Int? = nil, key: String? = nil, detail: String? = nil)
+        -> TroveError
+    {
         var place = "property \(field.property.name)"
         if let index { place += ", element \(index + 1)" }
         if let key { place += ", key '\(key)'" }
-        let type: String
-        if let property, property.name != field.element.name {
-            type = "\(property.typeDescription) (\(field.element.objectType ?? "its target")'s \(property.name))"
-        } else {
-            type = field.property.typeDescription
+        var type = field.property.typeDescription
+        if case .key(let linkKey)? = field.link, let target = field.property.objectType {
+            type = linkKey.typeDescription
+            place +=
+                schemas[target]?.primaryKey == nil
+                ? ", a link to a \(target) by its object key" : ", a link to a \(target) by its \(linkKey.name)"
         }
         return TroveError(
             .invalidValue, "\(given) is not a value of type \(type) (\(place))" + (detail.map { ": \($0)" } ?? ""))

@@ -282,6 +282,12 @@ struct ImportExportTests {
             dangling.err.contains(
                 "line 1: Gadget.maker links to a Maker with primary key code = \"nobody\", which is not stored"),
             "\(dangling.err)")
+        // A link given as a key of the wrong type says which key it needs.
+        try #"{"id": 1, "maker": 5}"#.write(toFile: jsonl, atomically: true, encoding: .utf8)
+        let wrongKey = try trove("import", target.path, "--type", "Gadget", jsonl)
+        #expect(
+            wrongKey.err.contains("line 1: 5 is not a value of type String (property maker, a link to a Maker by its code)"),
+            "\(wrongKey.err)")
         // So does a link to a gadget that no row of the input has.
         try #"{"id": 1, "twin": 2}"#.write(toFile: jsonl, atomically: true, encoding: .utf8)
         let missing = try trove("import", target.path, "--type", "Gadget", jsonl)
