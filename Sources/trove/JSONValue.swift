@@ -11,7 +11,7 @@ enum JSONValue {
     case string(String)
     case array([JSONValue])
     /// Members in the order written.
-    case object([(key: String, value: JSONValue)])
+    case object([JSONMember])
 
     /// A short description for messages: the value itself when short.
     var summary: String {
@@ -36,6 +36,13 @@ enum JSONValue {
             return value
         }
     }
+}
+
+/// One member of a JSON object (a struct, not a tuple: arrays of it need no
+/// type metadata made at run time).
+struct JSONMember {
+    let key: String
+    let value: JSONValue
 }
 
 /// Why JSON input could not be read.
@@ -93,7 +100,7 @@ struct JSONParser {
         case UInt8(ascii: "{"):
             guard depth < Self.maximumDepth else { throw error("values nest more than \(Self.maximumDepth) deep") }
             position += 1
-            var members: [(key: String, value: JSONValue)] = []
+            var members: [JSONMember] = []
             if try peek() == UInt8(ascii: "}") {
                 position += 1
                 return .object(members)
@@ -103,7 +110,7 @@ struct JSONParser {
                 let key = try string()
                 guard try peek() == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
                 position += 1
-                members.append((key, try value(depth: depth + 1)))
+                members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
                 switch try peek() {
                 case UInt8(ascii: ","): position += 1
                 case UInt8(ascii: "}"):

@@ -256,7 +256,8 @@ final class PortableText {
     func values(fromJSON json: JSONValue, _ layout: Layout) throws -> [PortableValue?] {
         guard case .object(let members) = json else { throw TroveError(.invalidValue, "not a JSON object") }
         var values = [PortableValue?](repeating: nil, count: layout.schema.properties.count)
-        for (position, (name, value)) in members.enumerated() {
+        for (position, member) in members.enumerated() {
+            let (name, value) = (member.key, member.value)
             guard let field = layout.field(named: name, expectedAt: position) else {
                 if layout.computed.contains(name) { continue }
                 throw TroveError(.invalidProperty, "\(layout.schema.name) has no property named '\(name)'")
@@ -278,7 +279,8 @@ final class PortableText {
         case (.map?, .object(let members)):
             var entries: [PortableEntry] = []
             entries.reserveCapacity(members.count)
-            for (key, value) in members {
+            for member in members {
+                let (key, value) = (member.key, member.value)
                 entries.append(PortableEntry(key: key, value: try element(value, field, key: key)))
             }
             return .entries(entries)
@@ -358,7 +360,7 @@ final class PortableText {
                     } ?? PropertySchema(name: "object key of \(typeName)", type: .int)
                 return .link(typeName: typeName, key: try typed(target.value, as: keyProperty, field, index: index, key: key))
             }
-            guard members.count == 1, let (tag, payload) = members.first else { break }
+            guard members.count == 1, let tag = members.first?.key, let payload = members.first?.value else { break }
             let types: [String: PropertyType] = [
                 "$date": .date, "$data": .data, "$uuid": .uuid, "$oid": .objectId, "$decimal128": .decimal128,
                 "$decimal": .decimal, "$float": .float, "$double": .double,

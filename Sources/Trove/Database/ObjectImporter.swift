@@ -72,9 +72,29 @@ package final class ObjectImporter {
     /// made later held as nil) and what is written once it has its key.
     private struct Prepared {
         var record: [StoredValue]
-        var embedded: [(column: Int, object: Prepared)] = []
-        var collections: [(column: Int, elements: [Element], keys: [String])] = []
-        var deferred: [(column: Int, key: StoredValue)] = []
+        var embedded: [EmbeddedWrite] = []
+        var collections: [CollectionWrite] = []
+        var deferred: [DeferredLink] = []
+    }
+
+    // Structs, not tuples: arrays of tuples make their type metadata at run time, per array.
+
+    private struct EmbeddedWrite {
+        let column: Int
+        let object: Prepared
+    }
+
+    private struct CollectionWrite {
+        let column: Int
+        let elements: [Element]
+        /// A map's keys, one per element.
+        let keys: [String]
+    }
+
+    /// A link to an object not stored yet: its primary key.
+    private struct DeferredLink {
+        let column: Int
+        let key: StoredValue
     }
 
     private enum Element {
@@ -245,10 +265,10 @@ package final class ObjectImporter {
                 switch try self.element(given, element, info, path) {
                 case .value(let value): prepared.record[column] = value
                 case .embedded(let object):
-                    prepared.embedded.append((column, object))
+                    prepared.embedded.append(EmbeddedWrite(column: column, object: object))
                     prepared.record[column] = .null
                 case .pending(let key):
-                    prepared.deferred.append((column, key))
+                    prepared.deferred.append(DeferredLink(column: column, key: key))
                     prepared.record[column] = .null
                 }
             case .collection(let collection, let element):
@@ -278,7 +298,9 @@ package final class ObjectImporter {
                             ? "a map (Map<String, \(element)>)"
                             : "a list (\(collection == .set ? "MutableSet" : "List")<\(element)>)", info, path)
                 }
-                if !elements.isEmpty { prepared.collections.append((column, elements, keys)) }
+                if !elements.isEmpty {
+                    prepared.collections.append(CollectionWrite(column: column, elements: elements, keys: keys))
+                }
             }
         }
         return prepared
@@ -427,14 +449,16 @@ package final class ObjectImporter {
         let objectKey = try database.storeRecord(prepared.record, in: table, policy: policy, state).objectKey
         let root = root ?? objectKey
         let plan = try self.plan(for: table)
-        for (column, object) in prepared.embedded {
+        for embedded in prepared.embedded {
+            let (column, object) = (embedded.column, embedded.object)
             guard case .link(let target) = plan[column].kind else { continue }
             let key = try write(object, table: target.table, policy: .error, state, line: line, root: root)
             guard let record = try database.fetchRecord(objectKey, table: table) else { continue }
             _ = try database.updateColumn(
                 column, to: .int(Int64(bitPattern: key)), objectKey: objectKey, record: record, table: table, state)
         }
-        for (column, elements, keys) in prepared.collections {
+        for collection in prepared.collections {
+            let (column, elements, keys) = (collection.column, collection.elements, collection.keys)
             if elements.contains(where: { if case .pending = $0 { true } else { false } }) {
                 pending.append(
                     PendingLink(
@@ -445,7 +469,8 @@ package final class ObjectImporter {
             try writeCollection(
                 elements, keys: keys, column: column, owner: objectKey, table: table, state, line: line, root: root)
         }
-        for (column, key) in prepared.deferred {
+        for deferred in prepared.deferred {
+            let (column, key) = (deferred.column, deferred.key)
             pending.append(
                 PendingLink(table: table, owner: objectKey, column: column, change: .link(key), line: line, root: root))
         }
