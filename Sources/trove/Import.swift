@@ -45,8 +45,8 @@ enum Import {
             }
             try session.finish()
         } catch let error as UnreadableInput {
-            // Input that cannot be read on from this point: its row is bad, and the rest is not read.
-            session.bad(line: error.line, error.message)
+            // Input that cannot be read on from this point: the import fails there, --skip-bad or not.
+            session.bad(line: error.line, error.message, stopping: true)
             try session.finish()
         } catch {
             if db.isInWriteTransaction { db.cancelWrite() }
@@ -250,6 +250,8 @@ enum Import {
         private var failed = false
         /// With `--batch`: the first line of the batch that was not committed.
         private var uncommittedFrom: Int?
+        /// Where the input stopped making sense (nothing after it was read).
+        private var unreadableFrom: Int?
         private static let reportedRows = 100
 
         init(
@@ -306,14 +308,17 @@ enum Import {
             .invalidValue, .invalidProperty, .invalidPrimaryKey, .primaryKeyExists, .invalidObject,
         ]
 
-        /// Reports a bad row; without `--skip-bad`, the open transaction is dropped and nothing more is written.
-        func bad(line: Int, _ reason: String) {
+        /// Reports a bad row; without `--skip-bad` (or `stopping`: input that
+        /// cannot be read on), the open transaction is dropped and nothing more is written.
+        func bad(line: Int, _ reason: String, stopping: Bool = false) {
             badRows += 1
-            if badRows <= Session.reportedRows {
+            if badRows <= Session.reportedRows || stopping {
                 progress.clear()
-                FileHandle.standardError.write(Data("\(skipBad ? "skipped " : "")line \(line): \(reason)\n".utf8))
+                let skipped = skipBad && !stopping ? "skipped " : ""
+                FileHandle.standardError.write(Data("\(skipped)line \(line): \(reason)\n".utf8))
             }
-            guard !skipBad, !failed else { return }
+            if stopping { unreadableFrom = line }
+            guard !skipBad || stopping, !failed else { return }
             failed = true
             let open = db.isInWriteTransaction
             if open {
@@ -348,7 +353,10 @@ enum Import {
                     uncommittedFrom.map {
                         "the \(Commands.count(written, "\(type) object")) of the \(batches) batch\(batches == 1 ? "" : "es") before line \($0) were committed and stay; nothing from line \($0) on was written to \(path)"
                     } ?? "nothing was written to \(path)"
-                FileHandle.standardError.write(Data("trove: \(rowsText); \(kept) (use --skip-bad to import the rest)\n".utf8))
+                let advice =
+                    unreadableFrom.map { "the input cannot be read past line \($0): mend it and import again" }
+                    ?? "use --skip-bad to import the rest"
+                FileHandle.standardError.write(Data("trove: \(rowsText); \(kept) (\(advice))\n".utf8))
                 exit(1)
             }
             print(

@@ -301,6 +301,11 @@ struct ImportExportTests {
         let broken = try trove("import", target.path, "--type", "Gadget", json)
         #expect(broken.status == 1)
         #expect(broken.err.contains("line 3: not valid JSON"), "\(broken.err)")
+        // Even with --skip-bad: what follows cannot be read, so the import fails and writes nothing.
+        let skipping = try trove("import", target.path, "--type", "Gadget", json, "--skip-bad")
+        #expect(skipping.status == 1)
+        #expect(skipping.err.contains("the input cannot be read past line 3"), "\(skipping.err)")
+        #expect(try Database(fileURL: target).objects(Gadget.self).isEmpty)
     }
 
     @Test("--batch N commits every N rows: the batches before a bad row stay, nothing after it is written")
