@@ -16,13 +16,15 @@ enum Commands {
           query FILE TYPE [PREDICATE]    objects of TYPE matching a Realm-style predicate
                 [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]
           export FILE [--type T] --format json|jsonl|csv [-o OUT]
+                                         every object, written as it is read (the form import reads)
           set FILE TYPE PRIMARYKEY PROPERTY VALUE
                                          change one property of one object (VALUE nil for optionals)
           delete FILE TYPE PREDICATE [--yes]
                                          delete the matching objects (asks first on a terminal)
           verify FILE                    check every record and index; exit code 1 on any problem
-          import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]
-                                         rows in one transaction; nothing written if any row is bad
+          import FILE --type T INPUT [--update] [--skip-bad] [--batch N] [--format json|jsonl|csv]
+                                         what export writes, in one transaction: nothing written if any
+                                         row is bad (--batch N: a transaction per N rows)
           shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
           copy FILE DEST [--decrypt]     a consistent, compacted copy; with TROVE_NEW_ENCRYPTION_KEY set,
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
@@ -43,15 +45,41 @@ enum Commands {
         "schema": "usage: trove schema FILE [--swift] [--json]\nexample: trove schema .trove-demo/photos.trove --swift",
         "query":
             "usage: trove query FILE TYPE [PREDICATE] [--sort KEY[:desc]] [--limit N] [--format table|json|jsonl|csv]\nexample: trove query .trove-demo/inventory.trove Person \"age > 20\" --sort age:desc",
-        "export":
-            "usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]\nexample: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv",
+        "export": """
+        usage: trove export FILE [--type T] --format json|jsonl|csv [-o OUT]
+        Writes every object of T as it reads it, from one snapshot (without --type: every type but
+        embedded ones, which are written inside their owners; in JSON an object of arrays by type name).
+          lists and sets are JSON arrays, maps JSON objects, embedded objects nested objects;
+          a link is the linked object's primary key (its object key when its type has none: that
+          names the same object only in this file and its copies); linking objects are left out;
+          dates are ISO 8601 in UTC (exact to the nanosecond), data base64, UUIDs, ObjectIds and
+          Decimal128s strings; a mixed value JSON has no type for is tagged: {"$date": "…"},
+          {"$data": "…"}, {"$uuid": "…"}, {"$oid": "…"}, {"$decimal128": "…"}, {"$decimal": "…"},
+          {"$float": 1.5}, {"$double": "inf"}, a link {"$link": "Type", "key": primary key}.
+          CSV: a cell of a list, set, map, embedded object or mixed value holds its JSON text;
+          an empty unquoted cell is null (an empty collection), an empty string is written "".
+        example: trove export .trove-demo/photos.trove --type PhotoData --format csv -o photos.csv
+        """,
         "copy":
             "usage: trove copy FILE DEST [--decrypt]   (TROVE_NEW_ENCRYPTION_KEY=<128 hex digits> encrypts the copy)\nexample: TROVE_NEW_ENCRYPTION_KEY=$(cat key.hex) trove copy photos.trove sealed.trove",
         "shell":
             "usage: trove shell FILE\nexample: echo \"PhotoData where mood == 'happy'\" | trove shell .trove-demo/photos.trove",
         "verify": "usage: trove verify FILE [--json]\nexample: trove verify photos.trove",
-        "import":
-            "usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--format json|jsonl|csv]\nexample: trove import .trove-demo/inventory.trove --type Person people.csv --update",
+        "import": """
+        usage: trove import FILE --type T INPUT [--update] [--skip-bad] [--batch N] [--format json|jsonl|csv]
+        Reads objects of T in the form trove export writes (see trove export --help), a row at a time;
+        INPUT - is standard input (give --format). A JSON file may be a several-type export: its
+        array of T is read. Import the types T links to first; a link to an object of T that a later
+        row holds is made when the transaction commits. Properties a row leaves out take their defaults.
+          By default every row goes into one transaction: if any row is bad, nothing is written, and
+          every bad row is reported with its line and property. That transaction keeps what it writes
+          in memory until it commits (about twice the data): for big inputs, use --batch N.
+          --batch N   commit every N rows; on a bad row, the batches before it stay and nothing from
+                      its batch on is written (a link must point at an object of its batch or before)
+          --skip-bad  write the good rows, report the bad ones (exit 0)
+          --update    replace a stored object with the same primary key (collections included)
+        example: trove import .trove-demo/inventory.trove --type Person people.csv --update
+        """,
         "set":
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
         "delete":
@@ -287,81 +315,39 @@ enum Commands {
         return row
     }
 
-    static func export(_ arguments: Arguments) throws {
-        try arguments.allow(options: ["--type", "--format", "-o", "--output"])
-        guard arguments.positional.count == 1 else { throw UsageError("export takes one FILE") }
-        guard let format = arguments.option("--format") else { throw UsageError("export needs --format json, jsonl or csv") }
-        let db = try open(arguments.positional[0])
-        let names = try arguments.option("--type").map { [$0] } ?? db.storedSchemas().map(\.name)
-        if format == "csv", names.count != 1 { throw UsageError("CSV holds one type: add --type T") }
-        var output = FileHandle.standardOutput
-        if let path = arguments.option("-o", "--output") {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path)
-            else {
-                throw TroveError(.fileAccess, "cannot write \(path)")
-            }
-            output = handle
-        }
-        if format == "json", names.count > 1 {
-            // Several types: one JSON object keyed by type name.
-            output.write(Data("{".utf8))
-            for (index, name) in names.enumerated() {
-                let results = try db.dynamicObjects(name)
-                output.write(Data(((index > 0 ? "," : "") + "\n\(Formatting.jsonString(name)):").utf8))
-                try write(results.map(Row.init), schema: results.objectSchema, format: "json", to: output, db: db)
-            }
-            output.write(Data("\n}\n".utf8))
-            return
-        }
-        for name in names {
-            let results = try db.dynamicObjects(name)
-            var progress = Progress("exporting \(name):", total: results.count)
-            var rows: [Row] = []
-            rows.reserveCapacity(results.count)
-            for object in results {
-                rows.append(Row(object))
-                progress.update(rows.count)
-            }
-            progress.finish()
-            try write(rows, schema: results.objectSchema, format: format, to: output, db: db)
-        }
-    }
-
+    /// Rows in a format: the table, or (json, jsonl, csv) the form `trove export` writes.
     static func write(
         _ objects: [Row], schema: ObjectSchema, format: String, to output: FileHandle, db: Database
     ) throws {
-        var text: String
-        // JSON carries lists and sets as arrays and maps as objects.
-        func json(_ row: Row) throws -> String {
-            var collections: [String: String] = [:]
-            for property in schema.properties where property.collection != nil && property.collection != .linkingObjects {
-                let entries = try db.entries(of: row.object, property: property.name)
-                collections[property.name] =
-                    property.collection == .map
-                    ? "{" + entries.map { "\(Formatting.jsonString($0.key)):\(Formatting.json($0.value))" }.joined(separator: ",")
-                        + "}"
-                    : "[" + entries.map { Formatting.json($0.value) }.joined(separator: ",") + "]"
-            }
-            return Formatting.jsonObject(row, collections: collections)
+        guard format != "table" else {
+            let text =
+                Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
+                + "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
+            return output.write(Data(text.utf8))
         }
-        switch format {
-        case "table":
-            text = Formatting.table(objects, schema: schema, terminalWidth: Formatting.terminalWidth) + "\n"
-            text += "(\(objects.count) \(schema.name) object\(objects.count == 1 ? "" : "s"))\n"
-        case "json":
-            text =
-                "[" + (try objects.map { "\n  " + (try json($0)) }).joined(separator: ",")
-                + (objects.isEmpty ? "]\n" : "\n]\n")
-        case "jsonl":
-            text = try objects.map { try json($0) + "\n" }.joined()
-        case "csv":
-            text = schema.properties.map { Formatting.csvField($0.name) }.joined(separator: ",") + "\r\n"
-            text += objects.map { $0.values.map { Formatting.csvField(Formatting.plain($0)) }.joined(separator: ",") + "\r\n" }
-                .joined()
-        default:
+        guard ["json", "jsonl", "csv"].contains(format) else {
             throw UsageError("unknown format \(format); use table, json, jsonl or csv")
         }
-        output.write(Data(text.utf8))
+        let exporter = try ObjectExporter(database: db, typeName: schema.name)
+        let text = PortableText(schemas: try db.storedSchemas())
+        let layout = try text.layout(schema.name)
+        let out = OutputBuffer(descriptor: nil)
+        if format == "json" { out.append(UInt8(ascii: "[")) }
+        if format == "csv" { text.writeCSVHeader(layout, to: out) }
+        for (index, row) in objects.enumerated() {
+            let values = try exporter.values(of: row.object)
+            switch format {
+            case "json":
+                out.append(index == 0 ? "\n  " : ",\n  ")
+                text.writeJSON(values, layout, to: out)
+            case "jsonl":
+                text.writeJSON(values, layout, to: out)
+                out.append(UInt8(ascii: "\n"))
+            default: text.writeCSV(values, layout, to: out)
+            }
+        }
+        if format == "json" { out.append(objects.isEmpty ? "]\n" : "\n]\n") }
+        output.write(Data(out.bytes))
     }
 
     // MARK: set and delete

@@ -21,7 +21,9 @@ enum Formatting {
         }
     }
 
+    /// ISO 8601 in UTC, with the fraction a date needs to read back exactly (``DateText``).
     static func isoDate(_ date: Date) -> String {
+        if let text = DateText.format(date) { return text }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
@@ -71,18 +73,6 @@ enum Formatting {
         text + String(repeating: " ", count: max(0, width - displayWidth(text)))
     }
 
-    static func json(_ value: StoredValue) -> String {
-        switch value {
-        case .null: return "null"
-        case .bool(let v): return v ? "true" : "false"
-        case .int(let v): return String(v)
-        case .float(let v): return v.isFinite ? String(v) : "null"
-        case .double(let v): return v.isFinite ? String(v) : "null"
-        case .decimal(let v): return v.description
-        default: return jsonString(plain(value))
-        }
-    }
-
     static func jsonString(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
@@ -101,22 +91,6 @@ enum Formatting {
             }
         }
         return out + "\""
-    }
-
-    /// One object as JSON; `collections` holds the JSON of its lists, sets
-    /// and maps by name (linking objects are computed, so left out).
-    static func jsonObject(_ row: Row, collections: [String: String] = [:]) -> String {
-        let fields = zip(row.object.objectSchema.properties, row.values).compactMap { property, value -> String? in
-            if property.collection == .linkingObjects { return nil }
-            if property.collection != nil { return "\(jsonString(property.name)):\(collections[property.name] ?? "null")" }
-            return "\(jsonString(property.name)):\(json(value))"
-        }
-        return "{" + fields.joined(separator: ",") + "}"
-    }
-
-    static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     /// A table that fits the terminal: each column as wide as its content, shortened when needed.
@@ -168,6 +142,7 @@ enum Formatting {
             guard let value = Data(base64Encoded: text) else { throw fail() }
             return .data(value)
         case .date:
+            if let date = DateText.parse(text) { return .date(date) }
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             if let date = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return .date(date) }

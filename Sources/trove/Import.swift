@@ -1,265 +1,368 @@
 import Foundation
 import Trove
 
-/// `trove import`: rows from JSON, JSON lines or CSV, checked first, written
-/// in one transaction; nothing is written if any row is bad, unless `--skip-bad`.
+/// `trove import`: objects from JSON, JSON lines or CSV in the form `trove
+/// export` writes (``PortableText``), read and written a row at a time.
+///
+/// By default every row goes into one write transaction: if any row is bad,
+/// nothing is written. With `--batch N`, every N rows are a transaction of
+/// their own: the batches committed before a bad row stay, nothing from the
+/// batch holding it on is written. With `--skip-bad`, bad rows are left out
+/// and the rest is written. Either way the whole input is read, and every bad
+/// row is reported with its line.
 enum Import {
-    struct Row {
-        let line: Int
-        let values: [String: StoredValue]
-    }
-
-    struct BadRow: Error {
-        let line: Int
-        let reason: String
-    }
-
     static func run(_ arguments: Arguments) throws {
-        try arguments.allow(options: ["--type", "--format"], flags: ["--update", "--skip-bad"])
+        try arguments.allow(options: ["--type", "--format", "--batch"], flags: ["--update", "--skip-bad"])
         guard arguments.positional.count == 2 else {
             throw UsageError("import takes FILE INPUT (INPUT may be - for standard input)")
         }
         guard let type = arguments.option("--type") else { throw UsageError("import needs --type T") }
-        let (path, input) = (arguments.positional[0], arguments.positional[1])
-        let data: Data
-        if input == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: input) else {
-                throw TroveError(.fileAccess, "cannot read \(input)")
-            }
-            data = contents
+        let (path, inputPath) = (arguments.positional[0], arguments.positional[1])
+        let format = (arguments.option("--format") ?? URL(fileURLWithPath: inputPath).pathExtension).lowercased()
+        guard ["json", "jsonl", "ndjson", "csv"].contains(format) else {
+            throw UsageError("cannot tell the format of \(inputPath); add --format json, jsonl or csv")
         }
-        let format = arguments.option("--format") ?? URL(fileURLWithPath: input).pathExtension.lowercased()
+        var batchSize: Int?
+        if let text = arguments.option("--batch") {
+            guard let size = Int(text), size > 0 else { throw UsageError("--batch needs a number of rows above 0, not \(text)") }
+            batchSize = size
+        }
         let db = try Commands.open(path, readOnly: false)
-        let schema = try db.dynamicObjects(type).objectSchema
-        var bad: [BadRow] = []
-        let rows: [Row]
-        switch format {
-        case "json": rows = try parseJSONArray(data, schema: schema, bad: &bad)
-        case "jsonl", "ndjson": rows = parseJSONLines(data, schema: schema, bad: &bad)
-        case "csv": rows = try parseCSV(data, schema: schema, bad: &bad)
-        default: throw UsageError("cannot tell the format of \(input); add --format json, jsonl or csv")
-        }
-        let skipBad = arguments.flags.contains("--skip-bad")
-        let policy: UpdatePolicy = arguments.flags.contains("--update") ? .modified : .error
-        if !bad.isEmpty && !skipBad { return report(bad, written: 0, path: path) }
-        var written = 0
-        var progress = Progress("imported", total: rows.count)
-        defer { progress.finish() }
-        try db.write {
-            for row in rows {
-                do {
-                    try db.add(row.values, ofType: type, update: policy)
-                    written += 1
-                    progress.update(written)
-                } catch let error as TroveError where error.kind == .primaryKeyExists {
-                    bad.append(
-                        BadRow(
-                            line: row.line,
-                            reason: "a \(type) with this primary key is already stored (add --update to overwrite it)"))
-                } catch let error as TroveError where error.kind == .invalidValue || error.kind == .invalidPrimaryKey {
-                    bad.append(BadRow(line: row.line, reason: error.message))
-                }
+        let importer = try ObjectImporter(database: db, typeName: type)
+        let text = PortableText(schemas: try db.storedSchemas())
+        let layout = try text.layout(type)
+        let input = try InputReader(path: inputPath)
+        let session = Session(
+            db: db, importer: importer, type: type, path: path, batchSize: batchSize,
+            policy: arguments.flags.contains("--update") ? .modified : .error,
+            skipBad: arguments.flags.contains("--skip-bad"), inputSize: input.size ?? 0)
+        do {
+            try input.skipByteOrderMark()
+            switch format {
+            case "csv": try readCSV(input, layout: layout, text: text, session: session)
+            case "json": try readJSON(input, type: type, layout: layout, text: text, session: session)
+            default: try readJSONLines(input, layout: layout, text: text, session: session)
             }
-            if !bad.isEmpty && !skipBad {
-                written = 0
-                db.cancelWrite()
-            }
+            try session.finish()
+        } catch let error as UnreadableInput {
+            // Input that cannot be read on from this point: the import fails there, --skip-bad or not.
+            session.bad(line: error.line, error.message, stopping: true)
+            try session.finish()
+        } catch {
+            if db.isInWriteTransaction { db.cancelWrite() }
+            throw error
         }
-        if !bad.isEmpty && !skipBad { return report(bad, written: 0, path: path) }
-        print(
-            "imported \(written) \(type) object\(written == 1 ? "" : "s") into \(path)"
-                + (bad.isEmpty ? "" : "; skipped \(bad.count) bad row(s)"))
-        for row in bad { FileHandle.standardError.write(Data("skipped line \(row.line): \(row.reason)\n".utf8)) }
     }
 
-    private static func report(_ bad: [BadRow], written: Int, path: String) {
-        for row in bad.sorted(by: { $0.line < $1.line }) {
-            FileHandle.standardError.write(Data("line \(row.line): \(row.reason)\n".utf8))
-        }
-        FileHandle.standardError.write(
-            Data("trove: \(bad.count) bad row(s); nothing was written to \(path) (use --skip-bad to import the rest)\n".utf8))
-        exit(1)
+    /// Input that cannot be read past `line` (broken JSON inside an array).
+    struct UnreadableInput: Error {
+        let line: Int
+        let message: String
     }
 
     // MARK: Formats
 
-    static func parseJSONArray(_ data: Data, schema: ObjectSchema, bad: inout [BadRow]) throws -> [Row] {
-        let parsed: Any
-        do {
-            parsed = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            throw TroveError(.invalidValue, "the input is not valid JSON: \(error.localizedDescription)")
-        }
-        guard let array = parsed as? [Any] else { throw TroveError(.invalidValue, "the JSON input must be an array of objects") }
-        // Rows are numbered by their position in the array, starting at 1.
-        return array.enumerated().compactMap { index, element in
-            row(from: element, line: index + 1, schema: schema, bad: &bad)
-        }
-    }
-
-    static func parseJSONLines(_ data: Data, schema: ObjectSchema, bad: inout [BadRow]) -> [Row] {
-        let text = String(decoding: data, as: UTF8.self)
-        var rows: [Row] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty { continue }
-            guard let element = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) else {
-                bad.append(BadRow(line: index + 1, reason: "not a JSON object"))
-                continue
+    /// One JSON object per line; blank lines are skipped.
+    static func readJSONLines(_ input: InputReader, layout: PortableText.Layout, text: PortableText, session: Session) throws {
+        while true {
+            var bytes = input.available
+            var newline = bytes.baseAddress.flatMap { base in
+                memchr(base, 0x0A, bytes.count).map { UnsafeRawPointer($0) - UnsafeRawPointer(base) }
             }
-            if let row = row(from: element, line: index + 1, schema: schema, bad: &bad) { rows.append(row) }
-        }
-        return rows
-    }
-
-    private static func row(from element: Any, line: Int, schema: ObjectSchema, bad: inout [BadRow]) -> Row? {
-        guard let object = element as? [String: Any] else {
-            bad.append(BadRow(line: line, reason: "not a JSON object"))
-            return nil
-        }
-        var values: [String: StoredValue] = [:]
-        for (name, raw) in object {
-            guard let property = schema[name] else {
-                bad.append(BadRow(line: line, reason: "\(schema.name) has no property named '\(name)'"))
-                return nil
+            if newline == nil {
+                if try input.fill() { continue }
+                bytes = input.available  // the last line, without a line break
+                newline = nil
             }
-            do {
-                values[name] = try value(raw, as: property)
-            } catch let error as TroveError {
-                bad.append(BadRow(line: line, reason: error.message))
-                return nil
-            } catch {
-                bad.append(BadRow(line: line, reason: "\(error)"))
-                return nil
+            let length = newline ?? bytes.count
+            if length == 0, newline == nil { break }
+            var lineBytes = UnsafeBufferPointer(rebasing: bytes[..<length])
+            while let last = lineBytes.last, last == 0x0D || last == 0x20 || last == 0x09 {
+                lineBytes = UnsafeBufferPointer(rebasing: lineBytes[..<(lineBytes.count - 1)])
             }
-        }
-        return Row(line: line, values: values)
-    }
-
-    /// A JSON value read as the property's type.
-    static func value(_ raw: Any, as property: PropertySchema) throws -> StoredValue {
-        if raw is NSNull {
-            guard property.isOptional else {
-                throw TroveError(.invalidValue, "\(property.name) is \(property.typeDescription) and cannot be null")
-            }
-            return .null
-        }
-        if let text = raw as? String { return try Formatting.parse(text, as: property) }
-        if let number = raw as? NSNumber {
-            let isBool = String(cString: number.objCType) == "c"  // how JSON booleans arrive, on every platform
-            switch property.type {
-            case .bool:
-                guard isBool else { break }
-                return .bool(number.boolValue)
-            case .int, .int8, .int16, .int32:
-                guard !isBool, let exact = Int64(exactly: number.doubleValue) else { break }
-                return .int(exact)
-            case .float: if !isBool { return .float(number.floatValue) }
-            case .double: if !isBool { return .double(number.doubleValue) }
-            case .decimal: if !isBool { return .decimal(number.decimalValue) }
-            case .decimal128:
-                if !isBool, let value = try? Decimal128(string: number.stringValue) { return .decimal128(value) }
-            case .date: if !isBool { return .date(Date(timeIntervalSince1970: number.doubleValue)) }
-            default: break
-            }
-        }
-        throw TroveError(.invalidValue, "\(raw) is not a value of type \(property.typeDescription) (property \(property.name))")
-    }
-
-    static func parseCSV(_ data: Data, schema: ObjectSchema, bad: inout [BadRow]) throws -> [Row] {
-        let records = CSV.parse(String(decoding: data, as: UTF8.self))
-        guard let header = records.first else { return [] }
-        let properties = try header.fields.map { name -> PropertySchema in
-            guard let property = schema[name] else {
-                throw TroveError(.invalidProperty, "the CSV header names '\(name)', which \(schema.name) does not have")
-            }
-            return property
-        }
-        var rows: [Row] = []
-        for record in records.dropFirst() {
-            guard record.fields.count == properties.count else {
-                bad.append(BadRow(line: record.line, reason: "\(record.fields.count) fields, the header has \(properties.count)"))
-                continue
-            }
-            var values: [String: StoredValue] = [:]
-            var failed = false
-            for (property, text) in zip(properties, record.fields) {
-                if text.isEmpty, property.isOptional {
-                    values[property.name] = .null
-                    continue
+            let line = input.line
+            if lineBytes.contains(where: { $0 != 0x20 && $0 != 0x09 }) {
+                try session.row(line: line, input: input) {
+                    var parser = JSONParser(lineBytes, isComplete: true)
+                    let json: JSONValue
+                    do {
+                        json = try parser.value()
+                        try parser.expectEnd()
+                    } catch let error as JSONError {
+                        throw TroveError(.invalidValue, "not a JSON object (\(error.message), column \(error.offset + 1))")
+                    }
+                    return try text.values(fromJSON: json, layout)
                 }
-                do {
-                    values[property.name] = try Formatting.parse(text, as: property)
-                } catch let error as TroveError {
-                    bad.append(BadRow(line: record.line, reason: error.message))
-                    failed = true
+            }
+            input.consume(newline.map { $0 + 1 } ?? length, lineBreaks: newline == nil ? 0 : 1)
+            if newline == nil { break }
+        }
+    }
+
+    /// An array of objects, or an export of several types (an object of
+    /// arrays by type name), of which the array of `type` is read.
+    static func readJSON(
+        _ input: InputReader, type: String, layout: PortableText.Layout, text: PortableText, session: Session
+    ) throws {
+        switch try input.nextByte() {
+        case UInt8(ascii: "["):
+            try readElements(input) { line, json in
+                try session.row(line: line, input: input) { try text.values(fromJSON: json, layout) }
+            }
+        case UInt8(ascii: "{"):
+            input.consume(1)
+            var names: [String] = []
+            var found = false
+            while try input.nextByte() == UInt8(ascii: "\"") {
+                let line = input.line
+                guard case .string(let name) = try readValue(input) else { break }
+                names.append(name)
+                guard try input.nextByte() == UInt8(ascii: ":") else {
+                    throw UnreadableInput(line: line, message: "expected ':' after \"\(name)\"")
+                }
+                input.consume(1)
+                guard try input.nextByte() == UInt8(ascii: "[") else {
+                    throw UnreadableInput(line: input.line, message: "\"\(name)\" must hold an array of objects")
+                }
+                if name == type {
+                    found = true
+                    try readElements(input) { line, json in
+                        try session.row(line: line, input: input) { try text.values(fromJSON: json, layout) }
+                    }
                     break
                 }
+                try readElements(input) { _, _ in }
+                guard try input.nextByte() == UInt8(ascii: ",") else { break }
+                input.consume(1)
             }
-            if !failed { rows.append(Row(line: record.line, values: values)) }
-        }
-        return rows
-    }
-}
-
-/// RFC 4180 CSV: quoted fields may hold commas, quotes ("") and line breaks.
-enum CSV {
-    struct Record {
-        let line: Int
-        let fields: [String]
-    }
-
-    static func parse(_ text: String) -> [Record] {
-        var records: [Record] = []
-        var fields: [String] = []
-        var field = ""
-        var quoted = false
-        var line = 1
-        var recordLine = 1
-        var iterator = Array(text).makeIterator()
-        var pending: Character? = nil
-        func next() -> Character? {
-            if let character = pending {
-                pending = nil
-                return character
+            if !found {
+                throw TroveError(
+                    .invalidValue,
+                    "the JSON input has no array of \(type) objects"
+                        + (names.isEmpty ? "" : " (it has \(names.joined(separator: ", ")))"))
             }
-            return iterator.next()
+        default:
+            throw TroveError(
+                .invalidValue,
+                "the JSON input must be an array of \(type) objects (or an export of several types: an object of arrays by type name)"
+            )
         }
-        while let character = next() {
-            if quoted {
-                if character == "\"" {
-                    if let following = next() {
-                        if following == "\"" { field.append("\"") } else { quoted = false; pending = following }
-                    } else {
-                        quoted = false
-                    }
-                } else {
-                    if character == "\n" || character == "\r\n" { line += 1 }
-                    field.append(character)
+    }
+
+    /// The elements of the array that starts at the next byte, each with the line it starts on.
+    private static func readElements(_ input: InputReader, _ body: (Int, JSONValue) throws -> Void) throws {
+        input.consume(1)  // [
+        if try input.nextByte() == UInt8(ascii: "]") {
+            input.consume(1)
+            return
+        }
+        while true {
+            guard try input.nextByte() != nil else {
+                throw UnreadableInput(line: input.line, message: "the input ends inside the array")
+            }
+            let line = input.line
+            let value = try readValue(input)
+            try body(line, value)
+            switch try input.nextByte() {
+            case UInt8(ascii: ","): input.consume(1)
+            case UInt8(ascii: "]"):
+                input.consume(1)
+                return
+            case let byte:
+                throw UnreadableInput(
+                    line: input.line,
+                    message: byte == nil ? "the input ends inside the array" : "expected ',' or ']' after an element of the array"
+                )
+            }
+        }
+    }
+
+    /// The JSON value at the next byte, reading more input until it is whole.
+    private static func readValue(_ input: InputReader) throws -> JSONValue {
+        while true {
+            var parser = JSONParser(input.available, isComplete: input.isAtEnd)
+            do {
+                let value = try parser.value()
+                input.consume(parser.position)
+                return value
+            } catch let error as JSONError where error.offset < 0 {
+                guard try input.fill() else { continue }  // ended: parsed again as complete input
+            } catch let error as JSONError {
+                let before = input.available.prefix(error.offset).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+                throw UnreadableInput(line: input.line + before, message: "not valid JSON: \(error.message)")
+            }
+        }
+    }
+
+    /// A header naming properties, then one object per record.
+    static func readCSV(_ input: InputReader, layout: PortableText.Layout, text: PortableText, session: Session) throws {
+        func nextRecord() throws -> CSV.Record? {
+            while true {
+                if let record = CSV.record(in: input.available, isComplete: input.isAtEnd) { return record }
+                guard try input.fill() else {
+                    return CSV.record(in: input.available, isComplete: true)
                 }
-                continue
-            }
-            switch character {
-            case "\"": quoted = true
-            case ",":
-                fields.append(field)
-                field = ""
-            case "\n", "\r\n", "\r":
-                fields.append(field)
-                if !(fields.count == 1 && fields[0].isEmpty) { records.append(Record(line: recordLine, fields: fields)) }
-                fields = []
-                field = ""
-                line += 1
-                recordLine = line
-            default: field.append(character)
             }
         }
-        if !field.isEmpty || !fields.isEmpty {
-            fields.append(field)
-            records.append(Record(line: recordLine, fields: fields))
+        guard let header = try nextRecord() else { return }
+        input.consume(header.length, lineBreaks: header.lineBreaks)
+        let fields = try header.fields.map { name -> PortableText.Field? in
+            if let index = layout.fieldsByName[name.text] { return layout.fields[index] }
+            if layout.computed.contains(name.text) { return nil }
+            throw TroveError(
+                .invalidProperty, "the CSV header names '\(name.text)', which \(layout.schema.name) does not have")
         }
-        return records
+        while let record = try nextRecord() {
+            let line = input.line
+            input.consume(record.length, lineBreaks: record.lineBreaks)
+            if record.isBlank { continue }
+            try session.row(line: line, input: input) {
+                guard record.fields.count == fields.count else {
+                    throw TroveError(.invalidValue, "\(record.fields.count) fields, the header has \(fields.count)")
+                }
+                return try text.values(fromCSV: record.fields, fields: fields, layout)
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Rows on their way into the file: transactions, bad rows, the report.
+    final class Session {
+        let db: Database
+        let importer: ObjectImporter
+        let type: String
+        let path: String
+        let batchSize: Int?
+        let policy: UpdatePolicy
+        let skipBad: Bool
+        var progress: Progress
+        /// Rows read, good and bad.
+        private var rows = 0
+        /// Objects written by committed transactions.
+        private var written = 0
+        /// Objects written by the open transaction.
+        private var inTransaction = 0
+        private var batches = 0
+        private var batchStartLine = 1
+        private var badRows = 0
+        /// After a bad row (without `--skip-bad`) nothing more is written; the rest is only checked.
+        private var failed = false
+        /// With `--batch`: the first line of the batch that was not committed.
+        private var uncommittedFrom: Int?
+        /// Where the input stopped making sense (nothing after it was read).
+        private var unreadableFrom: Int?
+        private static let reportedRows = 100
+
+        init(
+            db: Database, importer: ObjectImporter, type: String, path: String, batchSize: Int?, policy: UpdatePolicy,
+            skipBad: Bool, inputSize: Int
+        ) {
+            self.db = db
+            self.importer = importer
+            self.type = type
+            self.path = path
+            self.batchSize = batchSize
+            self.policy = policy
+            self.skipBad = skipBad
+            progress = Progress("importing \(type):", total: inputSize)
+        }
+
+        /// One row: `values` reads it (throwing `TroveError` for a bad one).
+        func row(line: Int, input: InputReader, _ values: () throws -> [PortableValue?]) throws {
+            rows += 1
+            progress.update(rows: rows, bytes: input.consumed)
+            let objectValues: [PortableValue?]
+            do {
+                objectValues = try values()
+            } catch let error as TroveError {
+                return bad(line: line, error.message)
+            }
+            if failed {
+                do {
+                    try importer.check(objectValues)
+                } catch let error as TroveError {
+                    bad(line: line, error.message)
+                }
+                return
+            }
+            if !db.isInWriteTransaction {
+                try db.beginWrite()
+                batchStartLine = line
+            }
+            do {
+                try importer.add(objectValues, update: policy, line: line)
+                inTransaction += 1
+            } catch let error as TroveError where Session.rowFailures.contains(error.kind) {
+                bad(
+                    line: line,
+                    error.kind == .primaryKeyExists
+                        ? "a \(type) with this primary key is already stored (add --update to overwrite it)" : error.message)
+                return
+            }
+            if let batchSize, inTransaction == batchSize { try commit() }
+        }
+
+        /// Kinds of failure that make one row bad (others stop the import).
+        private static let rowFailures: Set<TroveError.Kind> = [
+            .invalidValue, .invalidProperty, .invalidPrimaryKey, .primaryKeyExists, .invalidObject,
+        ]
+
+        /// Reports a bad row; without `--skip-bad` (or `stopping`: input that
+        /// cannot be read on), the open transaction is dropped and nothing more is written.
+        func bad(line: Int, _ reason: String, stopping: Bool = false) {
+            badRows += 1
+            if badRows <= Session.reportedRows || stopping {
+                progress.clear()
+                let skipped = skipBad && !stopping ? "skipped " : ""
+                FileHandle.standardError.write(Data("\(skipped)line \(line): \(reason)\n".utf8))
+            }
+            if stopping { unreadableFrom = line }
+            guard !skipBad || stopping, !failed else { return }
+            failed = true
+            let open = db.isInWriteTransaction
+            if open {
+                db.cancelWrite()
+                importer.discardPendingLinks()
+            }
+            if batches > 0 { uncommittedFrom = open ? batchStartLine : line }
+            inTransaction = 0
+        }
+
+        /// Makes the links to objects imported later, then commits.
+        private func commit() throws {
+            let failures = try importer.resolvePendingLinks(removingUnresolved: skipBad)
+            for failure in failures { bad(line: failure.line, failure.error.message) }
+            guard db.isInWriteTransaction else { return }  // a failure dropped it
+            try db.commitWrite()
+            written += inTransaction - Set(failures.map(\.line)).count
+            inTransaction = 0
+            batches += 1
+        }
+
+        /// Commits what is open and reports; exits 1 when bad rows stopped the import.
+        func finish() throws {
+            if db.isInWriteTransaction { try commit() }
+            progress.finish()
+            if badRows > Session.reportedRows {
+                FileHandle.standardError.write(Data("… and \(badRows - Session.reportedRows) more bad rows\n".utf8))
+            }
+            let rowsText = "\(badRows) bad row\(badRows == 1 ? "" : "s")"
+            if failed {
+                let kept =
+                    uncommittedFrom.map {
+                        "the \(Commands.count(written, "\(type) object")) of the \(batches) batch\(batches == 1 ? "" : "es") before line \($0) were committed and stay; nothing from line \($0) on was written to \(path)"
+                    } ?? "nothing was written to \(path)"
+                let advice =
+                    unreadableFrom.map { "the input cannot be read past line \($0): mend it and import again" }
+                    ?? "use --skip-bad to import the rest"
+                FileHandle.standardError.write(Data("trove: \(rowsText); \(kept) (\(advice))\n".utf8))
+                exit(1)
+            }
+            print(
+                "imported \(Commands.count(written, "\(type) object")) into \(path)"
+                    + (badRows == 0 ? "" : "; skipped \(rowsText)")
+                    + (batchSize == nil ? "" : " in \(Commands.count(batches, "transaction"))"))
+        }
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
 
-/// "imported 40000 of 100000" on stderr, rewritten in place, only when
+/// "exported 40000 of 100000" on stderr, rewritten in place, only when
 /// stderr is a terminal (so pipes and logs stay clean).
 struct Progress {
     let label: String
+    /// What `done` counts up to; for ``update(rows:bytes:)``, the input's bytes (0: not known).
     let total: Int
     private let enabled = isatty(STDERR_FILENO) != 0
     private var last = Date.distantPast
@@ -17,6 +18,20 @@ struct Progress {
         guard enabled, Date().timeIntervalSince(last) > 0.2 else { return }
         last = Date()
         FileHandle.standardError.write(Data("\r\(label) \(done) of \(total)".utf8))
+    }
+
+    /// For input read as it goes: the rows so far, and how far into the input.
+    mutating func update(rows: Int, bytes: Int) {
+        guard enabled, Date().timeIntervalSince(last) > 0.2 else { return }
+        last = Date()
+        let share = total > 0 ? " (\(min(100, bytes * 100 / total))%)" : ""
+        FileHandle.standardError.write(Data("\r\(label) \(rows) rows\(share)".utf8))
+    }
+
+    /// Clears the line (before a message; the next update draws it again).
+    mutating func clear() {
+        finish()
+        last = .distantPast
     }
 
     func finish() {

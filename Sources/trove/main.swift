@@ -25,7 +25,7 @@ do {
     case "info": try Commands.info(arguments)
     case "schema": try Commands.schema(arguments)
     case "query": try Commands.query(arguments)
-    case "export": try Commands.export(arguments)
+    case "export": try Export.run(arguments)
     case "verify": try Commands.verify(arguments)
     case "set": try Commands.set(arguments)
     case "import": try Import.run(arguments)

@@ -104,7 +104,7 @@ struct RecordWriter {
 
     /// Whether `value` is stored as it is in a column of `type` (integers of
     /// every width are `.int`, narrowed as stored).
-    private static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
+    static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (type, value) {
         case (.mixed, _): return true
         case (.bool, .bool), (.int8, .int), (.int16, .int), (.int32, .int), (.int, .int), (.link, .int), (.float, .float),

@@ -1,0 +1,178 @@
+import TroveStorage
+
+/// Reads the objects of one stored type as ``PortableValue``s, in object-key
+/// order, all from the one snapshot the exporter was made in: the `trove`
+/// tool's export. Memory stays flat however many objects there are: records
+/// are read a batch at a time, each object handed on before the next batch.
+///
+/// ```swift
+/// let exporter = try ObjectExporter(database: db, typeName: "Person")
+/// try exporter.forEach { values in print(values) }   // by column of exporter.schema
+/// ```
+package final class ObjectExporter {
+    /// The exported type's schema; values come by column, in its order.
+    package let schema: ObjectSchema
+    private let database: Database
+    private let table: TableInfo
+    private let transaction: Transaction
+    /// How each type's columns are read, by type name (embedded types too).
+    private var plans: [String: [Column]] = [:]
+    /// Targets of links held in mixed values, by type name (nil: not in the file).
+    private var mixedTargets: [String: PortableTarget?] = [:]
+
+    private enum Column {
+        case value
+        case mixed
+        case link(PortableTarget)
+        case collection(CollectionKind, element: Element)
+        /// Linking objects: computed from the links that point here, not stored.
+        case computed
+    }
+
+    private enum Element {
+        case value
+        case mixed
+        case link(PortableTarget)
+    }
+
+    /// Objects per batch: read while the map gate is held, handed on after.
+    private static let batchSize = 256
+
+    /// An exporter of the stored type `typeName` of `database`, reading its
+    /// current snapshot. Throws `TroveError.Kind.invalidModel` when the file
+    /// has no such type.
+    package init(database: Database, typeName: String) throws {
+        self.database = database
+        table = try database.tableInfo(named: typeName)
+        schema = table.schema
+        transaction = database.readTransaction()
+    }
+
+    /// The number of objects the export holds.
+    package var count: Int {
+        get throws { try transaction.count(of: table.objects) }
+    }
+
+    /// Calls `body` with the values of each object, by column of ``schema``
+    /// (linking objects read as null), in object-key order.
+    package func forEach(_ body: ([PortableValue]) throws -> Void) throws {
+        let plan = try self.plan(for: table)
+        var batch: [(key: UInt64, record: [StoredValue])] = []
+        batch.reserveCapacity(Self.batchSize)
+        var start: UInt64 = 0
+        while true {
+            batch.removeAll(keepingCapacity: true)
+            try transaction.withCursor(on: table.objects) { cursor in
+                var first = start.bigEndian
+                var entry = try withUnsafeBytes(of: &first) { try cursor.seek(atLeast: $0) }
+                while let current = entry {
+                    batch.append(
+                        (OrderedKey.objectKey(from: current.key), RecordReader(current.value, layout: table.layout).allValues()))
+                    if batch.count == Self.batchSize { break }
+                    entry = try cursor.next()
+                }
+            }
+            for (key, record) in batch { try body(try values(key, record: record, table: table, plan: plan)) }
+            guard let last = batch.last?.key, batch.count == Self.batchSize, last < .max else { return }
+            start = last + 1
+        }
+    }
+
+    /// The values of one object of the type, as ``forEach(_:)`` gives them.
+    package func values(of object: DynamicObject) throws -> [PortableValue] {
+        guard let record = try database.recordValues(object._objectKey, in: table, transaction) else {
+            throw TroveError(.invalidObject, "this \(table.name) object was deleted", path: database.path)
+        }
+        return try values(object._objectKey, record: record, table: table, plan: try plan(for: table))
+    }
+
+    // MARK: Reading
+
+    private func plan(for table: TableInfo) throws -> [Column] {
+        if let known = plans[table.name] { return known }
+        let plan = try table.schema.properties.map { property -> Column in
+            switch property.collection {
+            case .linkingObjects: return .computed
+            case .list, .set, .map:
+                let element: Element =
+                    property.type == .link
+                    ? .link(try PortableTarget(of: property, in: database)) : property.type == .mixed ? .mixed : .value
+                return .collection(property.collection!, element: element)
+            case nil:
+                if property.type == .link { return .link(try PortableTarget(of: property, in: database)) }
+                return property.type == .mixed ? .mixed : .value
+            }
+        }
+        plans[table.name] = plan
+        return plan
+    }
+
+    private func values(_ objectKey: UInt64, record: [StoredValue], table: TableInfo, plan: [Column]) throws
+        -> [PortableValue]
+    {
+        var values: [PortableValue] = []
+        values.reserveCapacity(plan.count)
+        for (column, kind) in plan.enumerated() {
+            switch kind {
+            case .value: values.append(.value(record[column]))
+            case .mixed: values.append(try mixed(record[column]))
+            case .computed: values.append(.null)
+            case .link(let target): values.append(try link(record[column], to: target))
+            case .collection(let collection, let element):
+                var keys: [String] = []
+                var elements: [StoredValue] = []
+                try Database.forEachCollectionEntry(owner: objectKey, column: column, table: table, transaction) {
+                    key, reader in
+                    if collection == .map { keys.append(String(decoding: key, as: UTF8.self)) }
+                    elements.append(reader.value(at: 0))
+                }
+                let converted = try elements.map { value -> PortableValue in
+                    switch element {
+                    case .value: .value(value)
+                    case .mixed: try mixed(value)
+                    case .link(let target): try link(value, to: target)
+                    }
+                }
+                values.append(
+                    collection == .map
+                        ? .entries(zip(keys, converted).map { PortableEntry(key: $0, value: $1) }) : .elements(converted))
+            }
+        }
+        return values
+    }
+
+    /// A stored link (an object key, or null) as its target's primary key,
+    /// object key or, for an embedded object, values.
+    private func link(_ stored: StoredValue, to target: PortableTarget) throws -> PortableValue {
+        guard case .int(let raw) = stored else { return .null }
+        let key = UInt64(bitPattern: raw)
+        switch target {
+        case .objectKey: return .value(stored)
+        case .integerKey(let table):
+            return key == TableInfo.nilPrimaryKey && table.primaryKeyIsOptional
+                ? .null : .value(.int(TableInfo.integer(forObjectKey: key)))
+        case .primaryKey(let table, let column):
+            return try transaction.withValue(in: table.objects, key: key) { bytes in
+                bytes.map { .value(RecordReader($0, layout: table.layout).value(at: column)) } ?? .null
+            }
+        case .embedded(let table):
+            guard let record = try database.recordValues(key, in: table, transaction) else { return .null }
+            return .object(try values(key, record: record, table: table, plan: try plan(for: table)).map(Optional.some))
+        }
+    }
+
+    /// A mixed value; a link it holds as its target's type and key.
+    private func mixed(_ stored: StoredValue) throws -> PortableValue {
+        guard case .object(let typeName, let key) = stored else { return .value(stored) }
+        if mixedTargets[typeName] == nil {
+            let table = try? database.tableInfo(named: typeName)
+            mixedTargets[typeName] = .some(table.map { PortableTarget($0, owned: false) })
+        }
+        // A deleted target reads as nil.
+        guard let target = mixedTargets[typeName]!,
+            try transaction.withValue(in: target.table.objects, key: key, { $0 != nil }),
+            case .value(let named) = try link(.int(Int64(bitPattern: key)), to: target)
+        else { return .null }
+        return .link(typeName: typeName, key: named)
+    }
+}
