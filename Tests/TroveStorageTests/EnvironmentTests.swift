@@ -70,6 +70,37 @@ struct EnvironmentTests {
         #expect(stored == value)
     }
 
+    @Test("the last commit can be read from another thread while writes grow (remap) the map")
+    func lastCommitIsReadSafelyDuringMapGrowth() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        let path = makeTemporaryDirectory().appendingPathComponent("watch.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let stop = Locked(false)
+        let seen = Locked(0)
+        let thread = Thread {
+            // What the commit watcher does, without its sleep.
+            while !stop.withLock({ $0 }) {
+                let last = environment.lastCommittedTransaction
+                seen.withLock { $0 = max($0, last) }
+            }
+        }
+        thread.start()
+        let value = pattern(4_000, seed: 9)
+        for round in 0..<12 {
+            let write = try WriteTransaction(environment: environment)
+            let table = try #require(try write.openTable("data"))
+            for key in 0..<(UInt64(round + 1) * 400) {
+                try value.withUnsafeBytes { _ = try write.put(table, key: UInt64(round) << 32 | key, value: $0) }
+            }
+            try write.commit()
+        }
+        stop.withLock { $0 = true }
+        while !thread.isFinished { usleep(1_000) }
+        #expect(environment.mapSize >= 64 << 20)  // remapped at least six times
+        #expect(seen.withLock { $0 } > 0)
+    }
+
     @Test("a write whose replay log moved to its file replays from the file when the map fills")
     func aSpilledReplayLogReplays() throws {
         var options = Environment.Options()

@@ -6,8 +6,9 @@ import TroveStorage
 ///
 /// One per environment (an environment attachment), with one thread that
 /// runs only while some handle listens. It polls the last committed
-/// transaction id every ``interval`` — a read of the lock file's shared
-/// memory, no system call — so a commit anywhere is noticed within that
+/// transaction id every ``interval`` — a read of the meta pages in the
+/// memory map (under the map gate, as a write growing the map remaps them),
+/// no system call — so a commit anywhere is noticed within that
 /// interval. (inotify would not see commits: LMDB writes its meta page and
 /// the lock file's counters through the memory map or `pwrite` on another
 /// process's descriptor, and polling shared memory costs less than a wakeup

@@ -362,10 +362,14 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// The id of the last committed transaction, by any process: read from
-    /// the lock file's shared memory, so checking it costs no I/O.
+    /// the meta pages in the map, so checking it costs no I/O. Under the map
+    /// gate: a map resize (a write growing the map) unmaps those pages, and
+    /// the commit watcher reads this from its own thread.
     package var lastCommittedTransaction: Int {
         var info = MDB_envinfo()
+        gate.enterShared()
         mdb_env_info(handle, &info)
+        gate.leaveShared()
         return Int(info.me_last_txnid)
     }
 
@@ -558,7 +562,9 @@ package final class Environment: @unchecked Sendable {
     /// Reader slots in use by every process (LMDB's reader table).
     package var readersInUse: Int {
         var info = MDB_envinfo()
+        gate.enterShared()
         mdb_env_info(handle, &info)
+        gate.leaveShared()
         return Int(info.me_numreaders)
     }
 
