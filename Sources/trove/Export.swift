@@ -19,7 +19,12 @@ enum Export {
         let embedded = Set(
             schemas.flatMap(\.properties).filter { $0.ownsTargets == true }.compactMap(\.objectType))
         let names = arguments.option("--type").map { [$0] } ?? schemas.map(\.name).filter { !embedded.contains($0) }
-        if format == "csv", names.count != 1 { throw UsageError("CSV holds one type: add --type T") }
+        // JSON lines of several types could not be told apart when read back: one type per file, as in CSV.
+        if format != "json", names.count != 1 {
+            throw UsageError(
+                "\(format == "csv" ? "CSV" : "JSON lines") hold one type: add --type T (or --format json for every type, which import reads by type)"
+            )
+        }
         let text = PortableText(schemas: schemas)
         let out: OutputBuffer
         var descriptor: Int32?

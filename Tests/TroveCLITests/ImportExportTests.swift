@@ -231,6 +231,22 @@ struct ImportExportTests {
             for (a, b) in zip(before, after) { expectSame(a, b, format) }
             #expect(try Database(fileURL: target).objects(Part.self).count == 6 * 2 + 3, "\(format): embedded objects")
         }
+        // Every type in one file: JSON only (import picks a type's array); JSON
+        // lines or CSV of several types could not be told apart.
+        let every = folder.appendingPathComponent("every.json").path
+        #expect(try trove("export", original.path, "--format", "json", "-o", every).status == 0)
+        let again = folder.appendingPathComponent("again.trove")
+        try emptyFile(again)
+        for type in ["Maker", "Sticker", "Gadget"] {
+            let imported = try trove("import", again.path, "--type", type, every)
+            #expect(imported.status == 0, "\(type): \(imported.err)")
+        }
+        #expect(try Database(fileURL: again).objects(Gadget.self).count == 6)
+        for format in ["jsonl", "csv"] {
+            let refused = try trove("export", original.path, "--format", format)
+            #expect(refused.status == 2)
+            #expect(refused.err.contains("add --type T"), "\(refused.err)")
+        }
     }
 
     @Test("strings keep quotes, line breaks, control characters and Korean text, escaped as JSON needs")
