@@ -97,7 +97,7 @@ final class ResultsObserver<Element>: ChangeObserver {
                     guard let values = try sortValues(key, cursor, current, table: table, sort: sort, matches: matches)
                     else { continue }
                     let position = try working.partitioningIndex { other in
-                        try precedes(other, key, values, current, table: table, sort: sort)
+                        try precedes(other, key, values, cursor, current, table: table, sort: sort)
                     }
                     working.insert(key, at: position)
                     now.append(key)
@@ -157,27 +157,29 @@ final class ResultsObserver<Element>: ChangeObserver {
         if sort.isEmpty {
             position = list.partitioningIndex { $0 < key }
         } else {
-            guard transaction.canSee(table.objects),
-                let values = try transaction.withCursor(
-                    on: table.objects, { try sortValues(key, $0, transaction, table: table, sort: sort, matches: nil) })
-            else { return nil }
-            position = try list.partitioningIndex { other in
-                try precedes(other, key, values, transaction, table: table, sort: sort)
+            guard transaction.canSee(table.objects) else { return nil }
+            let found = try transaction.withCursor(on: table.objects) { cursor -> Int? in
+                guard let values = try sortValues(key, cursor, transaction, table: table, sort: sort, matches: nil) else {
+                    return nil
+                }
+                return try list.partitioningIndex { other in
+                    try precedes(other, key, values, cursor, transaction, table: table, sort: sort)
+                }
             }
+            guard let found else { return nil }
+            position = found
         }
         return position < list.count && list[position] == key ? position : nil
     }
 
     /// Whether the object `other` sorts before `key`, whose values are `values`.
     private func precedes(
-        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ transaction: Transaction, table: TableInfo,
-        sort: [SortKey]
+        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ cursor: Cursor, _ transaction: Transaction,
+        table: TableInfo, sort: [SortKey]
     ) throws -> Bool {
         guard !sort.isEmpty else { return other < key }
         let otherValues =
-            try transaction.withCursor(on: table.objects) {
-                try sortValues(other, $0, transaction, table: table, sort: sort, matches: nil)
-            } ?? sort.map { _ in .null }
+            try sortValues(other, cursor, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
         return SortKey.precedes(otherValues, other, values, key, by: sort)
     }
 
