@@ -50,6 +50,8 @@ enum QueryPlanner {
         case range(column: Int, ComparisonOperator, StoredValue)
         case between(column: Int, StoredValue, StoredValue)
         case prefix(column: Int, String)
+        /// Ranges, BETWEENs and prefixes on one column, read as one range of its index.
+        case bounded(column: Int, [Access])
         case all([Access])
 
         func describe(_ table: TableInfo) -> String {
@@ -61,10 +63,21 @@ enum QueryPlanner {
             case .members: return "the objects of a collection or an earlier step"
             case .equal(let column, let value): return on(column, "== \(value)")
             case .inList(let column, let count): return on(column, "IN (\(count) values)")
-            case .range(let column, let op, let value): return on(column, "\(op.rawValue) \(value)")
-            case .between(let column, let low, let high): return on(column, "BETWEEN \(low) AND \(high)")
-            case .prefix(let column, let prefix): return on(column, "BEGINSWITH \(StoredValue.string(prefix))")
+            case .range(let column, _, _), .between(let column, _, _), .prefix(let column, _):
+                return on(column, condition)
+            case .bounded(let column, let parts):
+                return on(column, parts.map(\.condition).joined(separator: " AND \(table.schema.properties[column].name) "))
             case .all(let parts): return parts.map { $0.describe(table) }.joined(separator: " and ")
+            }
+        }
+
+        /// A range condition without its column: `>= "m"`, `BETWEEN 1 AND 5`.
+        private var condition: String {
+            switch self {
+            case .range(_, let op, let value): return "\(op.rawValue) \(value)"
+            case .between(_, let low, let high): return "BETWEEN \(low) AND \(high)"
+            case .prefix(_, let prefix): return "BEGINSWITH \(StoredValue.string(prefix))"
+            default: return ""
             }
         }
     }
@@ -340,38 +353,22 @@ enum QueryPlanner {
                 keys: keys, isExact: equalities.allSatisfy(\.isExact) && equalities.count == parts.count,
                 access: .all(equalities.map(\.access)))
         }
+        // Without one: the range conditions on the first indexed column that has
+        // any, merged (both bounds of `name >= 'm' AND name < 'n'`, BETWEEN, BEGINSWITH).
+        var chosen: IndexRange?
         for part in parts {
-            switch part {
-            case .compare(let column, let op, let value, let options)
-            where options.isEmpty && [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
-                guard let index = index(column), matchesEncoding(value, table.layout.types[column]) else { continue }
-                let bound = (value: value, inclusive: op == .lessOrEqual || op == .greaterOrEqual)
-                let lower = op == .greater || op == .greaterOrEqual ? bound : nil
-                let upper = op == .less || op == .lessOrEqual ? bound : nil
-                let found = try range(column: column, lower: lower, upper: upper, table: table, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .range(column: column, op, value))
-            case .compare(let column, .beginsWith, .string(let prefix), let options)
-            where options.isEmpty && table.layout.types[column] == .string:
-                guard let index = index(column) else { continue }
-                let found = try prefixed(prefix, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .prefix(column: column, prefix))
-            case .compareList(let column, .between, let values, let options) where options.isEmpty && values.count == 2:
-                guard let index = index(column), values.allSatisfy({ matchesEncoding($0, table.layout.types[column]) }) else {
-                    continue
-                }
-                let found = try range(
-                    column: column, lower: (values[0], true), upper: (values[1], true), table: table, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .between(column: column, values[0], values[1]))
-            default: continue
+            guard let range = IndexRange(part, types: table.layout.types), index(range.column) != nil else { continue }
+            if chosen == nil {
+                chosen = range
+            } else if chosen?.column == range.column {
+                chosen?.merge(range)
             }
         }
-        return nil
+        guard let chosen, let index = index(chosen.column) else { return nil }
+        let found = try range(chosen, table: table, index: index, transaction)
+        return IndexPlan(
+            keys: found.keys, isExact: found.exact && chosen.conditions.count == parts.count,
+            access: .bounded(column: chosen.column, chosen.conditions))
     }
 
     /// The keys in both ascending lists.
@@ -392,28 +389,19 @@ enum QueryPlanner {
         return result
     }
 
-    /// Whether a bound encodes like the column's index keys (so byte order is value order).
-    private static func matchesEncoding(_ value: StoredValue, _ type: PropertyType) -> Bool {
-        switch (value, type) {
-        case (.int, let type) where type.isInteger: return true
-        case (.double, .double), (.date, .date), (.string, .string), (.data, .data), (.uuid, .uuid), (.bool, .bool),
-            (.objectId, .objectId):
-            return true
-        default: return false
-        }
-    }
-
-    /// Object keys whose indexed value lies between the bounds, ascending.
-    private static func range(
-        column: Int, lower: (value: StoredValue, inclusive: Bool)?, upper: (value: StoredValue, inclusive: Bool)?,
-        table: TableInfo, index: Table, _ transaction: Transaction
-    ) throws -> (keys: [UInt64], exact: Bool) {
+    /// Object keys whose indexed value lies in `range`, ascending.
+    private static func range(_ range: IndexRange, table: TableInfo, index: Table, _ transaction: Transaction) throws
+        -> (keys: [UInt64], exact: Bool)
+    {
+        if range.isEmpty { return ([], true) }
+        let column = range.column
         // An integer primary key: the objects table is ordered by it.
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
             func key(_ value: StoredValue) -> UInt64 {
                 if case .int(let integer) = value { return TableInfo.objectKey(forInteger: integer) }
                 return 0
             }
+            let (lower, upper) = (range.lower, range.upper)
             let low = lower.map { $0.inclusive ? key($0.value) : key($0.value) &+ 1 }
             let high = upper.map { $0.inclusive ? key($0.value) : key($0.value) &- 1 }
             if let low, let high, low > high { return ([], true) }
@@ -434,24 +422,36 @@ enum QueryPlanner {
             return (keys, true)
         }
         let type = table.layout.types[column]
-        var (lower, upper) = (lower, upper)
+        var (lower, upper) = (range.lower, range.upper)
         if type == .double || type == .float {
             // NaN sorts beyond the infinities in the index but matches no range.
             lower = lower ?? (.double(-.infinity), true)
             upper = upper ?? (.double(.infinity), true)
         }
-        let low = lower.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
-        let high = upper.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
-        let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true)
+        // A bound decides alone only when its key holds it whole, shorter than
+        // a cut key: a key as long as a cut one may be shared with longer values.
+        func boundKey(_ value: StoredValue) -> (bytes: [UInt8], exact: Bool) {
+            let (bytes, exact) = IndexKey.make(value, type: type)
+            return (bytes, exact && bytes.count < OrderedKey.maximumLength)
+        }
+        let low = lower.map { (boundKey($0.value), $0.inclusive) }
+        let high = upper.map { (boundKey($0.value), $0.inclusive) }
+        // A cut index entry still starts with the prefix when its value does.
+        let prefix = range.prefix.map { IndexKey.make(.string($0), type: .string) }
+        let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true) && (prefix?.exact ?? true)
         var keys: [UInt64] = []
         // Without a lower bound, start after the nil entries (tag 0): nil is outside every range.
-        let start = low?.0.bytes ?? [OrderedKey.valueTag]
+        var start = low?.0.bytes ?? [OrderedKey.valueTag]
+        if let prefix, start.lexicographicallyPrecedes(prefix.bytes) { start = prefix.bytes }
         try start.withUnsafeBytes { startBytes in
             try transaction.withCursor(on: index) { cursor in
                 var entry = try cursor.seek(atLeast: startBytes)
                 while let current = entry {
                     entry = try cursor.next()
-                    if let (bound, inclusive) = low, exact, !inclusive, current.key.elementsEqual(bound.bytes) { continue }
+                    if let prefix, !current.key.starts(with: prefix.bytes) { break }
+                    if let (bound, inclusive) = low, bound.exact, !inclusive, current.key.elementsEqual(bound.bytes) {
+                        continue
+                    }
                     if let (bound, inclusive) = high {
                         let order = compareBytes(current.key, bound.bytes)
                         // A cut bound keeps the keys equal to it: the records decide.
@@ -459,27 +459,6 @@ enum QueryPlanner {
                     }
                     guard current.value.count == 8 else { continue }
                     keys.append(OrderedKey.objectKey(from: current.value))
-                }
-            }
-        }
-        keys.sort()
-        return (keys, exact)
-    }
-
-    /// Object keys whose indexed string starts with `prefix`, ascending. A
-    /// cut index entry still starts with the prefix when it matches; a cut
-    /// prefix (longer than an index key holds) leaves the records to decide.
-    private static func prefixed(_ prefix: String, index: Table, _ transaction: Transaction) throws
-        -> (keys: [UInt64], exact: Bool)
-    {
-        let (bytes, exact) = IndexKey.make(.string(prefix), type: .string)
-        var keys: [UInt64] = []
-        try bytes.withUnsafeBytes { start in
-            try transaction.withCursor(on: index) { cursor in
-                var entry = try cursor.seek(atLeast: start)
-                while let current = entry, current.key.starts(with: bytes) {
-                    if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
-                    entry = try cursor.next()
                 }
             }
         }
