@@ -135,7 +135,8 @@ enum QueryPlanner {
     }
 
     /// The object keys a query selects, in order; the first `limit` of them
-    /// when given (an unsorted query then stops scanning there).
+    /// when given (an unsorted query then stops scanning there, a sorted one
+    /// keeps only the first `limit` while it reads the matches).
     static func keys(
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int? = nil, in transaction: Transaction
     ) throws -> [UInt64] {
@@ -147,142 +148,19 @@ enum QueryPlanner {
             try forEachMatch(table: table, predicate: predicate, limit: limit, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
+        if let limit, limit <= 0 { return [] }
         if predicate == nil, sort.count == 1, sort[0].derived == nil,
-            let ordered = try indexOrder(table: table, by: sort[0], in: transaction)
+            let ordered = try indexOrder(table: table, by: sort[0], limit: limit, in: transaction)
         {
-            return limit.map { Array(ordered.prefix($0)) } ?? ordered
+            return ordered
         }
-        let sorted = try sortedKeys(table: table, predicate: predicate, sort: sort, in: transaction)
-        return limit.map { Array(sorted.prefix($0)) } ?? sorted
-    }
-
-    private static func sortedKeys(table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction)
-        throws -> [UInt64]
-    {
-        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
-            return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
-        }
-        var selected: [(key: UInt64, sortValues: [StoredValue])] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            selected.append((key, sort.map { $0.value(reader, transaction) }))
-        }
-        selected.sort { left, right in
-            for (index, key) in sort.enumerated() {
-                let order =
-                    ValueComparison.order(left.sortValues[index], right.sortValues[index])
-                    ?? nullOrder(left.sortValues[index], right.sortValues[index])
-                if order == .orderedSame { continue }
-                return (order == .orderedAscending) == key.ascending
-            }
-            return left.key < right.key
-        }
-        return selected.map(\.key)
-    }
-
-    /// Whether ``indexOrder(table:by:in:)`` can serve a sort.
-    static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
-        let column = sort.column
-        let type = table.layout.types[column]
-        // Strings, data, UUIDs and ObjectIds sort by their bytes, as their index keys do.
-        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid, .objectId]
-        guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
-        if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
-        return table.indexes[column] != nil
-    }
-
-    /// All the objects in the order of an index on the sort column, without
-    /// reading a record: nil first when ascending (last when descending), ties
-    /// in object-key order. Values too long for an index key share a cut key;
-    /// only those are read and ordered by their whole value. Nil when no index fits.
-    private static func indexOrder(table: TableInfo, by sort: SortKey, in transaction: Transaction) throws -> [UInt64]? {
-        guard canSortFromIndex(table: table, by: sort) else { return nil }
-        let column = sort.column
-        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
-            // Object keys follow the integer primary key.
-            guard transaction.canSee(table.objects) else { return [] }
-            var keys: [UInt64] = []
-            try transaction.withCursor(on: table.objects) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    keys.append(OrderedKey.objectKey(from: current.key))
-                    entry = try cursor.next()
-                }
-            }
-            return sort.ascending ? keys : keys.reversed()
-        }
-        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
-        guard let index, transaction.canSee(index) else { return nil }
-        var keys: [UInt64] = []
-        var groupStarts: [Int] = []
-        var cutGroups: [Int] = []  // indices into groupStarts
-        var previous: [UInt8] = []
-        try transaction.withCursor(on: index) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                if !current.key.elementsEqual(previous) {
-                    if current.key.count >= OrderedKey.maximumLength { cutGroups.append(groupStarts.count) }
-                    groupStarts.append(keys.count)
-                    previous = Array(current.key)
-                }
-                if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
-                entry = try cursor.next()
-            }
-        }
-        // Values that share a cut key: order them by their whole value, ties by object key.
-        for group in cutGroups {
-            let range = groupStarts[group]..<(group + 1 < groupStarts.count ? groupStarts[group + 1] : keys.count)
-            let values = keys[range].map { key in
-                (key, BoundPredicate.withRecord(key, of: table, transaction) { $0.value(at: column) } ?? .null)
-            }
-            keys.replaceSubrange(
-                range,
-                with: values.sorted { left, right in
-                    let order = ValueComparison.order(left.1, right.1) ?? .orderedSame
-                    if order == .orderedSame { return left.0 < right.0 }
-                    return (order == .orderedAscending) == sort.ascending
-                }.map(\.0))
-        }
-        if sort.ascending { return keys }
-        // Descending: the groups of equal values reversed, each still in key order.
-        var reversed: [UInt64] = []
-        reversed.reserveCapacity(keys.count)
-        var end = keys.count
-        for start in groupStarts.reversed() {
-            reversed.append(contentsOf: keys[start..<end])
-            end = start
-        }
-        return reversed
-    }
-
-    /// The common sort on one integer column, without building values: nil
-    /// first when ascending (last when descending), ties in object-key order.
-    private static func integerSorted(table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, in transaction: Transaction)
-        throws -> [UInt64]
-    {
-        var rows: [(value: Int64, key: UInt64)] = []
-        var nulls: [UInt64] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            if let value = reader.int(at: sort.column) { rows.append((value, key)) } else { nulls.append(key) }
-        }
-        if sort.ascending {
-            rows.sort { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }
-            return nulls + rows.map(\.key)
-        }
-        rows.sort { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-        return rows.map(\.key) + nulls
+        return try sortedKeys(table: table, predicate: predicate, sort: sort, limit: limit, in: transaction)
     }
 
     /// The number of matches when the index alone answers it exactly; nil otherwise.
     static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
         guard let plan = try indexPlan(predicate, table: table, transaction), plan.isExact else { return nil }
         return plan.keys.count
-    }
-
-    /// nil sorts before every value.
-    private static func nullOrder(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult {
-        if a.isNull && !b.isNull { return .orderedAscending }
-        if !a.isNull && b.isNull { return .orderedDescending }
-        return .orderedSame
     }
 
     /// Object keys from an index for an indexed equality or `IN` in the
