@@ -26,19 +26,25 @@ extension QueryPlanner {
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
             selected.append((key, sort.map { $0.value(reader, transaction) }))
         }
-        selected.sort { precedes($0, $1, sort) }
+        let ascending = sort.map(\.ascending)
+        selected.sort { precedes($0, $1, ascending) }
         return selected.prefix(limit ?? .max).map(\.key)
     }
 
-    /// Whether `a` sorts before `b`: by each sort key in turn (nil first when
-    /// ascending, last when descending), then by object key.
-    private static func precedes(_ a: SortedRow, _ b: SortedRow, _ sort: [SortKey]) -> Bool {
-        for (index, key) in sort.enumerated() {
-            let order = ValueComparison.order(a.values[index], b.values[index]) ?? nullOrder(a.values[index], b.values[index])
+    /// Whether `a` sorts before `b`: by each sort key in turn (`ascending`
+    /// says which way; nil first when ascending, last when descending), then
+    /// by object key.
+    private static func precedes(_ a: SortedRow, _ b: SortedRow, _ ascending: [Bool]) -> Bool {
+        precedes(a.key, a.values, b, ascending)
+    }
+
+    private static func precedes(_ key: UInt64, _ values: [StoredValue], _ b: SortedRow, _ ascending: [Bool]) -> Bool {
+        for index in ascending.indices {
+            let order = ValueComparison.order(values[index], b.values[index]) ?? nullOrder(values[index], b.values[index])
             if order == .orderedSame { continue }
-            return (order == .orderedAscending) == key.ascending
+            return (order == .orderedAscending) == ascending[index]
         }
-        return a.key < b.key
+        return key < b.key
     }
 
     /// nil sorts before every value.
@@ -56,24 +62,41 @@ extension QueryPlanner {
     private static func firstSorted(
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int, in transaction: Transaction
     ) throws -> [UInt64]? {
-        var heap = BoundedHeap<SortedRow>(capacity: limit) { precedes($0, $1, sort) }
+        let ascending = sort.map(\.ascending)
+        var heap = BoundedHeap<SortedRow>(capacity: limit) { precedes($0, $1, ascending) }
+        // The keys' parts outside the loop: copying a SortKey retains its closures.
+        let columns = sort.map(\.column)
+        let derived = sort.map(\.derived)
+        let hasDerived = derived.contains { $0 != nil }
         var kinds = [SortValueKind?](repeating: nil, count: sort.count)
         var totallyOrdered = true
         var values: [StoredValue] = []
         values.reserveCapacity(sort.count)
+        var last: SortedRow?
+        var cutoff = FirstKeyCutoff(sort[0], type: table.layout.types[sort[0].column])
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
             guard totallyOrdered else { return }
+            if cutoff?.isPassed(by: reader) == true { return }
             // One buffer for every row: only the rows the heap keeps copy it.
             values.removeAll(keepingCapacity: true)
-            for (index, sortKey) in sort.enumerated() {
-                let value = sortKey.value(reader, transaction)
+            for index in columns.indices {
+                let value: StoredValue
+                if hasDerived, let derived = derived[index] {
+                    value = derived(reader, transaction)
+                } else {
+                    value = reader.value(at: columns[index])
+                }
                 if let kind = SortValueKind(value) {
                     if kind == .unordered || (kinds[index] != nil && kinds[index] != kind) { totallyOrdered = false }
                     kinds[index] = kind
                 }
                 values.append(value)
             }
+            // Most rows sort after the last one kept: tell without offering them.
+            if let last, !precedes(key, values, last, ascending) { return }
             heap.insert((key, values))
+            last = heap.last
+            if let last { cutoff?.update(last.values[0]) }
         }
         return totallyOrdered ? heap.sorted().map(\.key) : nil
     }
@@ -211,5 +234,60 @@ private enum SortValueKind: Equatable {
         case .decimal128(let number): self = number.isNaN ? .unordered : .decimal128
         case .object: self = .object
         }
+    }
+}
+
+/// The first sort key's value in the last row a heap keeps, when that key is
+/// a String or integer column: a row that sorts after it on that key alone
+/// is turned away from the record's bytes, before any value is built (the
+/// rest of its keys cannot bring it back).
+///
+/// Such columns hold values of one kind, never NaN, so turning rows away
+/// hides nothing that would make the order ill-defined: rows whose first
+/// values differ are ordered by them whatever their other values are.
+private struct FirstKeyCutoff {
+    let column: Int
+    let ascending: Bool
+    let isString: Bool
+    /// nil until the heap is full; then the cutoff value (`.null` for nil).
+    private var integer: Int64?
+    private var bytes: [UInt8] = []
+    private var isSet = false
+    private var isNull = false
+
+    init?(_ sort: SortKey, type: PropertyType) {
+        guard sort.derived == nil, type == .string || type.isInteger else { return nil }
+        (column, ascending, isString) = (sort.column, sort.ascending, type == .string)
+    }
+
+    mutating func update(_ value: StoredValue) {
+        isSet = true
+        isNull = false
+        switch value {
+        case .int(let number): integer = number
+        case .string(let text): bytes = Array(text.utf8)
+        default: isNull = true
+        }
+    }
+
+    /// Whether the record sorts after the cutoff on this key.
+    func isPassed(by reader: RecordReader) -> Bool {
+        guard isSet, column < reader.columns else { return false }
+        // nil sorts first when ascending, last when descending.
+        if reader.isNull(column) { return !isNull && !ascending }
+        if isNull { return ascending }
+        let order: Int
+        if isString {
+            guard let value = reader.heapBytes(at: column) else { return false }
+            order = bytes.withUnsafeBytes { cutoff in
+                let common = Swift.min(value.count, cutoff.count)
+                let prefix = common == 0 ? 0 : memcmp(value.baseAddress!, cutoff.baseAddress!, common)
+                return prefix != 0 ? Int(prefix) : value.count - cutoff.count
+            }
+        } else {
+            guard let value = reader.int(at: column), let integer else { return false }
+            order = value < integer ? -1 : (value == integer ? 0 : 1)
+        }
+        return ascending ? order > 0 : order < 0
     }
 }
