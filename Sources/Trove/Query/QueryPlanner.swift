@@ -159,13 +159,14 @@ enum QueryPlanner {
 
     /// The number of matches when the index alone answers it exactly; nil otherwise.
     static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
-        guard let plan = try indexPlan(predicate, table: table, transaction), plan.isExact else { return nil }
+        guard let plan = try indexPlan(predicate, table: table, transaction, ordered: false), plan.isExact else { return nil }
         return plan.keys.count
     }
 
-    /// Object keys from an index for an indexed equality or `IN` in the
-    /// predicate; nil when no index applies.
-    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction)
+    /// Object keys from an index for an indexed equality, `IN` or range in
+    /// the predicate; nil when no index applies. With `ordered` false, the keys
+    /// of a range may come in index order (enough to count them).
+    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction, ordered: Bool = true)
         throws -> IndexPlan?
     {
         let parts: [BoundPredicate]
@@ -243,7 +244,7 @@ enum QueryPlanner {
             }
         }
         guard let chosen, let index = index(chosen.column) else { return nil }
-        let found = try range(chosen, table: table, index: index, transaction)
+        let found = try range(chosen, table: table, index: index, ordered: ordered, transaction)
         return IndexPlan(
             keys: found.keys, isExact: found.exact && chosen.conditions.count == parts.count,
             access: .bounded(column: chosen.column, chosen.conditions))
@@ -267,10 +268,11 @@ enum QueryPlanner {
         return result
     }
 
-    /// Object keys whose indexed value lies in `range`, ascending.
-    private static func range(_ range: IndexRange, table: TableInfo, index: Table, _ transaction: Transaction) throws
-        -> (keys: [UInt64], exact: Bool)
-    {
+    /// Object keys whose indexed value lies in `range`, ascending unless
+    /// `ordered` is false (a count needs no order).
+    private static func range(
+        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, _ transaction: Transaction
+    ) throws -> (keys: [UInt64], exact: Bool) {
         if range.isEmpty { return ([], true) }
         let column = range.column
         // An integer primary key: the objects table is ordered by it.
@@ -340,13 +342,14 @@ enum QueryPlanner {
                 }
             }
         }
-        keys.sort()
+        if ordered { keys.sort() }
         return (keys, exact)
     }
 
     private static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
         let common = Swift.min(a.count, b.count)
-        for index in 0..<common where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+        let order = common == 0 ? 0 : b.withUnsafeBytes { memcmp(a.baseAddress!, $0.baseAddress!, common) }
+        if order != 0 { return order < 0 ? -1 : 1 }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 
