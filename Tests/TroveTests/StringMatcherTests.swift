@@ -21,7 +21,8 @@ struct StringMatcherTests {
         "i\u{307}",
         "\u{212A}", "K", "k", "ﬁ", "fi", "Σ", "σ", "ς", "\r", "\r\n", "\u{1100}\u{1161}", "\u{1100}", "\u{1161}", "\u{11A8}",
         "가\u{11A8}", "😀", "👍🏽", "👍", "🏽", "👨‍👩‍👧", "\u{200D}", "🇰🇷", "🇰", "🇷", "❤️", "❤", "\u{FE0F}", "Ⅻ", "ｃｏｆｆｅｅ", "\u{0}",
-        "ǅ", "ǆ", "Ǆ", "\u{37E}", ";", "\u{1FEF}", "`", "\u{2126}", "Ω", "ω", "ᾳ", "ᾼ",
+        "ǅ", "ǆ", "Ǆ", "\u{37E}", ";", "\u{1FEF}", "`", "\u{2126}", "Ω", "ω", "ᾳ", "ᾼ", "\u{ABFF}", "\u{A000}", "\u{D7A4}",
+        "\u{D7FF}", "\u{D7B0}", "ힰ", "\u{E000}", "\u{10000}",
     ]
 
     static func randomPiece(_ mixed: Bool, using random: inout some RandomNumberGenerator) -> String {
@@ -156,6 +157,13 @@ struct StringMatcherTests {
             if let last = bytes.lastIndex(where: { $0 >= 0xE0 }) {
                 #expect(!StringMatcher.isPlain(Array(bytes[...last])))
                 #expect(!StringMatcher.isPlain(Array(bytes[...(last + 1)])))
+            }
+        }
+        // Each character that is not plain, at the start, second, in the middle and at the end of long text.
+        let long = String(repeating: "서울 coffee ", count: 5)
+        for intruder in Self.special where !StringMatcher.isPlain(Array(intruder.utf8)) {
+            for text in [intruder + long, "a" + intruder + long, "가" + intruder + long, long + intruder + long, long + intruder] {
+                #expect(!StringMatcher.isPlain(Array(text.utf8)), "\(Self.describe(text))")
             }
         }
         // Every ASCII byte and every syllable folds (case and diacritics) to itself, ASCII letters lowered.

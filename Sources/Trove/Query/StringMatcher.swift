@@ -222,32 +222,39 @@ final class StringMatcher {
         if count >= 2, base.load(fromByteOffset: count - 2, as: UInt8.self) >= 0xE0 { return false }
         let check = ChunkCheck()
         var bad = Mask(repeating: false)
-        // The first 32 bytes from a copy with two zero bytes before them (and
-        // zeros after a short text), so every chunk can see the two bytes
-        // before each of its own.
-        var head = (Bytes(), Bytes(), Bytes())
-        withUnsafeMutableBytes(of: &head) { copy in
-            let copied = Swift.min(count, 32)
-            (copy.baseAddress! + 2).copyMemory(from: base, byteCount: copied)
-            let padded = UnsafeRawPointer(copy.baseAddress!)
-            for chunk in 0..<(count > 16 ? 2 : 1) {
-                let at = 2 + 16 * chunk
-                let bytes = padded.loadUnaligned(fromByteOffset: at, as: Bytes.self)
-                bad
-                    .|= check.problems(
-                        bytes, padded.loadUnaligned(fromByteOffset: at - 1, as: Bytes.self),
-                        padded.loadUnaligned(fromByteOffset: at - 2, as: Bytes.self))
-                if let target {
-                    var lowered = check.lowercased(bytes)
-                    withUnsafeBytes(of: &lowered) {
-                        (target + 16 * chunk).copyMemory(from: $0.baseAddress!, byteCount: Swift.min(16, copied - 16 * chunk))
-                    }
+        if count <= 32 {
+            // From a copy with two zero bytes before the text (and zeros after
+            // it), so every chunk can see the two bytes before each of its own.
+            var head = (Bytes(), Bytes(), Bytes())
+            withUnsafeMutableBytes(of: &head) { copy in
+                (copy.baseAddress! + 2).copyMemory(from: base, byteCount: count)
+                let padded = UnsafeRawPointer(copy.baseAddress!)
+                let chunks = stride(from: 2, through: count > 16 ? 18 : 2, by: 16)
+                for at in chunks {
+                    bad
+                        .|= check.problems(
+                            padded.loadUnaligned(fromByteOffset: at, as: Bytes.self),
+                            padded.loadUnaligned(fromByteOffset: at - 1, as: Bytes.self),
+                            padded.loadUnaligned(fromByteOffset: at - 2, as: Bytes.self))
                 }
+                guard let target else { return }
+                for at in chunks {
+                    copy.storeBytes(
+                        of: check.lowercased(padded.loadUnaligned(fromByteOffset: at, as: Bytes.self)), toByteOffset: at,
+                        as: Bytes.self)
+                }
+                target.copyMemory(from: padded + 2, byteCount: count)
             }
+            return !anyLane(bad)
         }
-        var offset = 32
+        // The first two bytes alone (nothing before them to load), then
+        // chunks from the third, the last one ending at the last byte.
+        let (first, second) = (base.load(as: UInt8.self), base.load(fromByteOffset: 1, as: UInt8.self))
+        if !startsPlain(first, second) { return false }
+        target?.storeBytes(of: first &- 0x41 < 26 ? first | 0x20 : first, as: UInt8.self)
+        target?.storeBytes(of: second &- 0x41 < 26 ? second | 0x20 : second, toByteOffset: 1, as: UInt8.self)
+        var offset = 2
         while offset < count {
-            // The last chunk ends at the last byte, overlapping the one before.
             let at = Swift.min(offset, count - 16)
             let bytes = base.loadUnaligned(fromByteOffset: at, as: Bytes.self)
             bad
@@ -258,6 +265,17 @@ final class StringMatcher {
             offset += 16
         }
         return !anyLane(bad)
+    }
+
+    /// ``ChunkCheck/problems(_:_:_:)`` for the first two bytes of a text.
+    private static func startsPlain(_ first: UInt8, _ second: UInt8) -> Bool {
+        func isLead(_ byte: UInt8) -> Bool { byte >= 0xC0 }
+        func isContinuation(_ byte: UInt8) -> Bool { byte & 0xC0 == 0x80 }
+        func isOther(_ byte: UInt8) -> Bool { byte == 0x0D || (isLead(byte) && byte &- 0xEA > 3) }
+        if isOther(first) || isOther(second) { return false }
+        if isContinuation(first) || isContinuation(second) != isLead(first) { return false }
+        if first == 0xEA && second < 0xB0 { return false }
+        return !(first == 0xED && second >= 0x9F)
     }
 
     @inline(__always)
