@@ -94,3 +94,34 @@ struct RowC {
         }
     }
 }
+
+/// A memo of 50–300 characters of mixed Korean and English words, as a
+/// notes app stores them (W10's substring scans).
+struct RowMemo {
+    static let words = [
+        "coffee", "Coffee", "COFFEE", "tea", "lunch", "meeting", "with", "the", "receipt", "taxi", "airport", "dinner",
+        "Seoul", "market", "bread", "milk", "and", "for", "at", "notes", "서울", "부산", "커피", "점심", "회의", "영수증", "택시",
+        "공항", "저녁", "시장", "빵", "우유", "그리고", "에서", "친구", "가족", "오늘", "내일",
+    ]
+    var id: Int
+    var memo: String
+
+    static func make(_ count: Int, seed: UInt64 = 10) -> [RowMemo] {
+        var random = SeededGenerator(seed: seed)
+        return (1...count).map { id in
+            let length = Int.random(in: 50...300, using: &random)
+            var memo = ""
+            var characters = 0
+            while characters < length {
+                let word = words[Int.random(in: 0..<words.count, using: &random)]
+                if !memo.isEmpty {
+                    memo += Int.random(in: 0..<10, using: &random) == 0 ? ", " : " "
+                    characters += 1
+                }
+                memo += word
+                characters += word.count
+            }
+            return RowMemo(id: id, memo: memo)
+        }
+    }
+}

@@ -47,6 +47,18 @@ protocol Engine: AnyObject {
     func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int)
     /// `score` in [low, high) sorted by score, the first `limit`: sum of their ages and score.
     func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int)
+    /// W10: `name` in [low, high) (indexed String); returns the count.
+    func countNameRange(_ low: String, _ high: String) throws -> Int
+    /// W10: every object sorted by `score` (ties by id), the first `limit`:
+    /// how many, and the sum of their ids weighted by position.
+    func firstByScore(limit: Int) throws -> (count: Int, checksum: Int)
+    /// W10: every object sorted by `city` ascending, then `score` descending
+    /// (ties by id), the first `limit`, as ``firstByScore(limit:)``.
+    func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int)
+    func insertMemos(_ rows: [RowMemo]) throws
+    /// W10: memos that contain `needle`; with `caseInsensitive`, ASCII
+    /// letters match either case (SQLite's `LIKE`; the memos' other letters have no case).
+    func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int
     /// W9: gives person `i + 1` the list of friends `friends[i]` (ids of shape-C rows).
     func linkFriends(_ friends: [[Int]]) throws
     /// W9: for each person, the sum of its friends' ages; `checksum` weighs each sum by the person's id.

@@ -12,6 +12,7 @@ extension Runner {
         if options.wants("W7") { try w7() }
         if options.wants("W8") { try w8() }
         if options.wants("W9") { try w9() }
+        if options.wants("W10") { try w10() }
         if options.wants("MIG") { try migrations() }
         if options.wants("ENC") { try encryption() }
     }

@@ -273,13 +273,13 @@ enum Commands {
             }
             results = results.sorted(byKeyPath: key, ascending: parts.count == 1 || parts[1] == "asc")
         }
-        var limit = Int.max
         if let text = arguments.option("--limit") {
-            guard let value = Int(text), value >= 0 else { throw UsageError("--limit needs a number, not \(text)") }
-            limit = value
+            guard let limit = Int(text), limit >= 0 else { throw UsageError("--limit needs a number, not \(text)") }
+            // Stops reading at the last match shown; a sort keeps only the first ones.
+            results = results.prefix(limit)
         }
         let format = arguments.option("--format") ?? "table"
-        var rows = results.prefix(limit).map(Row.init)
+        var rows = results.map(Row.init)
         if format == "table" { rows = try rows.map { try readable($0, in: db) } }
         try write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
     }

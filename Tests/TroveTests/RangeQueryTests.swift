@@ -90,6 +90,80 @@ struct RangeQueryTests {
         #expect(try ids("level > %@", 2.5) == expected { $0.level > 2 })
     }
 
+    @Test("both bounds of a range on an index are read: explain counts only the values between them, and the answers agree")
+    func rangesUseBothBounds() throws {
+        let (db, rows) = try readings()
+        let all = db.objects(Reading.self)
+        typealias Row = (id: Int, level: Int, value: Double?, label: String, taken: Date)
+        /// Checks the answer against a brute-force filter and the candidates explain() counts.
+        func check(
+            _ query: String, _ arguments: [Any?], candidates: (Row) -> Bool, keep: (Row) -> Bool, exact: Bool = true,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) throws {
+            let results = try all.filter(query, arguments: arguments)
+            #expect(results.map(\.id) == rows.filter(keep).map(\.id), "\(query) \(arguments)", sourceLocation: sourceLocation)
+            let plan = results.explain()
+            let count = rows.filter(candidates).count
+            let expected = "\(count) candidate\(count == 1 ? "" : "s"), " + (exact ? "no record read" : "each checked")
+            #expect(
+                plan.contains(expected), "\(query) \(arguments): \(plan), expected \(expected)", sourceLocation: sourceLocation)
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<40 {
+            let (a, b) = (Int.random(in: -55...55, using: &random), Int.random(in: -55...55, using: &random))
+            for (low, high) in [(">", "<"), (">=", "<="), (">", "<="), (">=", "<")] {
+                func inRange(_ x: Int) -> Bool {
+                    (low == ">" ? x > a : x >= a) && (high == "<" ? x < b : x <= b)
+                }
+                try check(
+                    "level \(low) %@ AND level \(high) %@", [a, b], candidates: { inRange($0.level) }, keep: { inRange($0.level) }
+                )
+                // The primary key (the objects table itself), with the bounds written the other way round.
+                try check("id \(high) %@ AND id \(low) %@", [b, a], candidates: { inRange($0.id) }, keep: { inRange($0.id) })
+                // Another condition is checked on the range's candidates only.
+                try check(
+                    "level \(low) %@ AND label != 'a' AND level \(high) %@", [a, b], candidates: { inRange($0.level) },
+                    keep: { inRange($0.level) && $0.label != "a" }, exact: false)
+            }
+            try check(
+                "level BETWEEN {%@, %@} AND level < %@", [a, b, a + 10],
+                candidates: { $0.level >= a && $0.level <= Swift.min(b, a + 9) },
+                keep: { $0.level >= a && $0.level <= Swift.min(b, a + 9) })
+            let (x, y) = (Double(a) / 5, Double(b) / 5)
+            try check(
+                "value >= %@ AND value < %@", [x, y], candidates: { $0.value.map { $0 >= x && $0 < y } ?? false },
+                keep: { $0.value.map { $0 >= x && $0 < y } ?? false })
+            let (from, to) = (Date(timeIntervalSince1970: Double(a + 55) * 9), Date(timeIntervalSince1970: Double(b + 55) * 9))
+            try check(
+                "taken > %@ AND taken <= %@", [from, to], candidates: { $0.taken > from && $0.taken <= to },
+                keep: { $0.taken > from && $0.taken <= to })
+        }
+        let labels = ["", "a", "ab", "b", "bé", "c", "é", "éa", "z"]
+        for low in labels {
+            for high in labels {
+                func between(_ label: String) -> Bool {
+                    !label.utf8.lexicographicallyPrecedes(low.utf8) && label.utf8.lexicographicallyPrecedes(high.utf8)
+                }
+                try check(
+                    "label >= %@ AND label < %@", [low, high], candidates: { between($0.label) }, keep: { between($0.label) })
+                // BEGINSWITH is a range of the index too; with a bound, both narrow it.
+                let prefixed = { (row: Row) in
+                    row.label.utf8.starts(with: low.utf8) && row.label.utf8.lexicographicallyPrecedes(high.utf8)
+                }
+                try check("label BEGINSWITH %@ AND label < %@", [low, high], candidates: prefixed, keep: prefixed)
+            }
+        }
+        #expect(try all.filter("label BEGINSWITH 'a' AND label BEGINSWITH 'b'").explain().contains("0 candidates"))
+        #expect(try all.filter("level > 10 AND level < 5").explain().contains("index on level > 10 AND level < 5: 0 candidates"))
+        #expect(try all.filter("value > %@ AND value < 5", Double.nan).isEmpty)
+        // Ranges on two indexed columns: the first one written is read, the other checked.
+        let twoColumns = try all.filter("level >= 0 AND value < 0 AND level <= 20")
+        #expect(twoColumns.explain().contains("index on level >= 0 AND level <= 20: "))
+        #expect(
+            twoColumns.map(\.id)
+                == rows.filter { (0...20).contains($0.level) && ($0.value ?? 0) < 0 && $0.value != nil }.map(\.id))
+    }
+
     @Test("a sort on an indexed number or date reads the index in order, with nil and ties placed as a sort places them")
     func sortFromIndex() throws {
         let (db, rows) = try readings()

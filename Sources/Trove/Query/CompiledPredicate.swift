@@ -33,6 +33,9 @@ extension BoundPredicate {
                 guard case .string(let text) = reader.value(at: column) else { return false }
                 return regex.matches(diacritics.isEmpty ? text : ValueComparison.fold(text, diacritics))
             }
+        case .compare(let column, let op, .string(let constant), let options) where layout.types[column] == .string:
+            if let onBytes = BoundPredicate.stringComparison(column, op, constant, options) { return onBytes }
+            return { ValueComparison.test($0.value(at: column), op, .string(constant), options) }
         case .compare(let column, let op, let value, let options):
             if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             if options.isEmpty, let fast = BoundPredicate.fastComparison(column, op, value, layout) { return fast }
@@ -136,6 +139,54 @@ extension BoundPredicate {
             default: false
             }
         }
+    }
+
+    /// A comparison of a String column with a constant, on the stored UTF-8
+    /// bytes: without options, `==` and the orderings compare bytes (code
+    /// points), as ``ValueComparison`` does; the string operators, and `==`
+    /// and `!=` under options, go through a ``StringMatcher``.
+    private static func stringComparison(_ column: Int, _ op: ComparisonOperator, _ constant: String, _ options: StringOptions)
+        -> ((RecordReader) -> Bool)?
+    {
+        // nil compares with nothing: only != holds for it.
+        let whenNull = op == .notEqual
+        // Records older than the column read its default value.
+        let fallback = { (reader: RecordReader) in ValueComparison.test(reader.value(at: column), op, .string(constant), options)
+        }
+        if options.isEmpty, let test = byteOrderTest(op) {
+            let constantBytes = Array(constant.utf8)
+            return { reader in
+                guard reader.columns > column else { return fallback(reader) }
+                guard let text = reader.heapBytes(at: column) else { return whenNull }
+                return constantBytes.withUnsafeBytes { test(compareBytes(text, $0)) }
+            }
+        }
+        guard let matcher = StringMatcher(op, constant, options) else { return nil }
+        return { reader in
+            guard reader.columns > column else { return fallback(reader) }
+            guard let text = reader.heapBytes(at: column) else { return whenNull }
+            return matcher.matches(text)
+        }
+    }
+
+    /// What an order (below zero: before) must be for `op` to hold.
+    private static func byteOrderTest(_ op: ComparisonOperator) -> ((Int) -> Bool)? {
+        switch op {
+        case .equal: return { $0 == 0 }
+        case .notEqual: return { $0 != 0 }
+        case .less: return { $0 < 0 }
+        case .lessOrEqual: return { $0 <= 0 }
+        case .greater: return { $0 > 0 }
+        case .greaterOrEqual: return { $0 >= 0 }
+        default: return nil
+        }
+    }
+
+    private static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
+        let common = Swift.min(a.count, b.count)
+        let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+        if order != 0 { return Int(order) }
+        return a.count - b.count
     }
 
     private static func fastComparison(_ column: Int, _ op: ComparisonOperator, _ value: StoredValue, _ layout: RecordLayout)

@@ -50,6 +50,8 @@ enum QueryPlanner {
         case range(column: Int, ComparisonOperator, StoredValue)
         case between(column: Int, StoredValue, StoredValue)
         case prefix(column: Int, String)
+        /// Ranges, BETWEENs and prefixes on one column, read as one range of its index.
+        case bounded(column: Int, [Access])
         case all([Access])
 
         func describe(_ table: TableInfo) -> String {
@@ -61,10 +63,21 @@ enum QueryPlanner {
             case .members: return "the objects of a collection or an earlier step"
             case .equal(let column, let value): return on(column, "== \(value)")
             case .inList(let column, let count): return on(column, "IN (\(count) values)")
-            case .range(let column, let op, let value): return on(column, "\(op.rawValue) \(value)")
-            case .between(let column, let low, let high): return on(column, "BETWEEN \(low) AND \(high)")
-            case .prefix(let column, let prefix): return on(column, "BEGINSWITH \(StoredValue.string(prefix))")
+            case .range(let column, _, _), .between(let column, _, _), .prefix(let column, _):
+                return on(column, condition)
+            case .bounded(let column, let parts):
+                return on(column, parts.map(\.condition).joined(separator: " AND \(table.schema.properties[column].name) "))
             case .all(let parts): return parts.map { $0.describe(table) }.joined(separator: " and ")
+            }
+        }
+
+        /// A range condition without its column: `>= "m"`, `BETWEEN 1 AND 5`.
+        private var condition: String {
+            switch self {
+            case .range(_, let op, let value): return "\(op.rawValue) \(value)"
+            case .between(_, let low, let high): return "BETWEEN \(low) AND \(high)"
+            case .prefix(_, let prefix): return "BEGINSWITH \(StoredValue.string(prefix))"
+            default: return ""
             }
         }
     }
@@ -122,7 +135,8 @@ enum QueryPlanner {
     }
 
     /// The object keys a query selects, in order; the first `limit` of them
-    /// when given (an unsorted query then stops scanning there).
+    /// when given (an unsorted query then stops scanning there, a sorted one
+    /// keeps only the first `limit` while it reads the matches).
     static func keys(
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int? = nil, in transaction: Transaction
     ) throws -> [UInt64] {
@@ -134,147 +148,25 @@ enum QueryPlanner {
             try forEachMatch(table: table, predicate: predicate, limit: limit, in: transaction) { key, _ in keys.append(key) }
             return keys
         }
+        if let limit, limit <= 0 { return [] }
         if predicate == nil, sort.count == 1, sort[0].derived == nil,
-            let ordered = try indexOrder(table: table, by: sort[0], in: transaction)
+            let ordered = try indexOrder(table: table, by: sort[0], limit: limit, in: transaction)
         {
-            return limit.map { Array(ordered.prefix($0)) } ?? ordered
+            return ordered
         }
-        let sorted = try sortedKeys(table: table, predicate: predicate, sort: sort, in: transaction)
-        return limit.map { Array(sorted.prefix($0)) } ?? sorted
-    }
-
-    private static func sortedKeys(table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction)
-        throws -> [UInt64]
-    {
-        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
-            return try integerSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
-        }
-        var selected: [(key: UInt64, sortValues: [StoredValue])] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            selected.append((key, sort.map { $0.value(reader, transaction) }))
-        }
-        selected.sort { left, right in
-            for (index, key) in sort.enumerated() {
-                let order =
-                    ValueComparison.order(left.sortValues[index], right.sortValues[index])
-                    ?? nullOrder(left.sortValues[index], right.sortValues[index])
-                if order == .orderedSame { continue }
-                return (order == .orderedAscending) == key.ascending
-            }
-            return left.key < right.key
-        }
-        return selected.map(\.key)
-    }
-
-    /// Whether ``indexOrder(table:by:in:)`` can serve a sort.
-    static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
-        let column = sort.column
-        let type = table.layout.types[column]
-        // Strings, data, UUIDs and ObjectIds sort by their bytes, as their index keys do.
-        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid, .objectId]
-        guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
-        if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
-        return table.indexes[column] != nil
-    }
-
-    /// All the objects in the order of an index on the sort column, without
-    /// reading a record: nil first when ascending (last when descending), ties
-    /// in object-key order. Values too long for an index key share a cut key;
-    /// only those are read and ordered by their whole value. Nil when no index fits.
-    private static func indexOrder(table: TableInfo, by sort: SortKey, in transaction: Transaction) throws -> [UInt64]? {
-        guard canSortFromIndex(table: table, by: sort) else { return nil }
-        let column = sort.column
-        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
-            // Object keys follow the integer primary key.
-            guard transaction.canSee(table.objects) else { return [] }
-            var keys: [UInt64] = []
-            try transaction.withCursor(on: table.objects) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    keys.append(OrderedKey.objectKey(from: current.key))
-                    entry = try cursor.next()
-                }
-            }
-            return sort.ascending ? keys : keys.reversed()
-        }
-        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
-        guard let index, transaction.canSee(index) else { return nil }
-        var keys: [UInt64] = []
-        var groupStarts: [Int] = []
-        var cutGroups: [Int] = []  // indices into groupStarts
-        var previous: [UInt8] = []
-        try transaction.withCursor(on: index) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                if !current.key.elementsEqual(previous) {
-                    if current.key.count >= OrderedKey.maximumLength { cutGroups.append(groupStarts.count) }
-                    groupStarts.append(keys.count)
-                    previous = Array(current.key)
-                }
-                if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
-                entry = try cursor.next()
-            }
-        }
-        // Values that share a cut key: order them by their whole value, ties by object key.
-        for group in cutGroups {
-            let range = groupStarts[group]..<(group + 1 < groupStarts.count ? groupStarts[group + 1] : keys.count)
-            let values = keys[range].map { key in
-                (key, BoundPredicate.withRecord(key, of: table, transaction) { $0.value(at: column) } ?? .null)
-            }
-            keys.replaceSubrange(
-                range,
-                with: values.sorted { left, right in
-                    let order = ValueComparison.order(left.1, right.1) ?? .orderedSame
-                    if order == .orderedSame { return left.0 < right.0 }
-                    return (order == .orderedAscending) == sort.ascending
-                }.map(\.0))
-        }
-        if sort.ascending { return keys }
-        // Descending: the groups of equal values reversed, each still in key order.
-        var reversed: [UInt64] = []
-        reversed.reserveCapacity(keys.count)
-        var end = keys.count
-        for start in groupStarts.reversed() {
-            reversed.append(contentsOf: keys[start..<end])
-            end = start
-        }
-        return reversed
-    }
-
-    /// The common sort on one integer column, without building values: nil
-    /// first when ascending (last when descending), ties in object-key order.
-    private static func integerSorted(table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, in transaction: Transaction)
-        throws -> [UInt64]
-    {
-        var rows: [(value: Int64, key: UInt64)] = []
-        var nulls: [UInt64] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
-            if let value = reader.int(at: sort.column) { rows.append((value, key)) } else { nulls.append(key) }
-        }
-        if sort.ascending {
-            rows.sort { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }
-            return nulls + rows.map(\.key)
-        }
-        rows.sort { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-        return rows.map(\.key) + nulls
+        return try sortedKeys(table: table, predicate: predicate, sort: sort, limit: limit, in: transaction)
     }
 
     /// The number of matches when the index alone answers it exactly; nil otherwise.
     static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
-        guard let plan = try indexPlan(predicate, table: table, transaction), plan.isExact else { return nil }
+        guard let plan = try indexPlan(predicate, table: table, transaction, ordered: false), plan.isExact else { return nil }
         return plan.keys.count
     }
 
-    /// nil sorts before every value.
-    private static func nullOrder(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult {
-        if a.isNull && !b.isNull { return .orderedAscending }
-        if !a.isNull && b.isNull { return .orderedDescending }
-        return .orderedSame
-    }
-
-    /// Object keys from an index for an indexed equality or `IN` in the
-    /// predicate; nil when no index applies.
-    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction)
+    /// Object keys from an index for an indexed equality, `IN` or range in
+    /// the predicate; nil when no index applies. With `ordered` false, the keys
+    /// of a range may come in index order (enough to count them).
+    static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction, ordered: Bool = true)
         throws -> IndexPlan?
     {
         let parts: [BoundPredicate]
@@ -340,38 +232,22 @@ enum QueryPlanner {
                 keys: keys, isExact: equalities.allSatisfy(\.isExact) && equalities.count == parts.count,
                 access: .all(equalities.map(\.access)))
         }
+        // Without one: the range conditions on the first indexed column that has
+        // any, merged (both bounds of `name >= 'm' AND name < 'n'`, BETWEEN, BEGINSWITH).
+        var chosen: IndexRange?
         for part in parts {
-            switch part {
-            case .compare(let column, let op, let value, let options)
-            where options.isEmpty && [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
-                guard let index = index(column), matchesEncoding(value, table.layout.types[column]) else { continue }
-                let bound = (value: value, inclusive: op == .lessOrEqual || op == .greaterOrEqual)
-                let lower = op == .greater || op == .greaterOrEqual ? bound : nil
-                let upper = op == .less || op == .lessOrEqual ? bound : nil
-                let found = try range(column: column, lower: lower, upper: upper, table: table, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .range(column: column, op, value))
-            case .compare(let column, .beginsWith, .string(let prefix), let options)
-            where options.isEmpty && table.layout.types[column] == .string:
-                guard let index = index(column) else { continue }
-                let found = try prefixed(prefix, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .prefix(column: column, prefix))
-            case .compareList(let column, .between, let values, let options) where options.isEmpty && values.count == 2:
-                guard let index = index(column), values.allSatisfy({ matchesEncoding($0, table.layout.types[column]) }) else {
-                    continue
-                }
-                let found = try range(
-                    column: column, lower: (values[0], true), upper: (values[1], true), table: table, index: index, transaction)
-                return IndexPlan(
-                    keys: found.keys, isExact: found.exact && parts.count == 1,
-                    access: .between(column: column, values[0], values[1]))
-            default: continue
+            guard let range = IndexRange(part, types: table.layout.types), index(range.column) != nil else { continue }
+            if chosen == nil {
+                chosen = range
+            } else if chosen?.column == range.column {
+                chosen?.merge(range)
             }
         }
-        return nil
+        guard let chosen, let index = index(chosen.column) else { return nil }
+        let found = try range(chosen, table: table, index: index, ordered: ordered, transaction)
+        return IndexPlan(
+            keys: found.keys, isExact: found.exact && chosen.conditions.count == parts.count,
+            access: .bounded(column: chosen.column, chosen.conditions))
     }
 
     /// The keys in both ascending lists.
@@ -392,28 +268,20 @@ enum QueryPlanner {
         return result
     }
 
-    /// Whether a bound encodes like the column's index keys (so byte order is value order).
-    private static func matchesEncoding(_ value: StoredValue, _ type: PropertyType) -> Bool {
-        switch (value, type) {
-        case (.int, let type) where type.isInteger: return true
-        case (.double, .double), (.date, .date), (.string, .string), (.data, .data), (.uuid, .uuid), (.bool, .bool),
-            (.objectId, .objectId):
-            return true
-        default: return false
-        }
-    }
-
-    /// Object keys whose indexed value lies between the bounds, ascending.
+    /// Object keys whose indexed value lies in `range`, ascending unless
+    /// `ordered` is false (a count needs no order).
     private static func range(
-        column: Int, lower: (value: StoredValue, inclusive: Bool)?, upper: (value: StoredValue, inclusive: Bool)?,
-        table: TableInfo, index: Table, _ transaction: Transaction
+        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, _ transaction: Transaction
     ) throws -> (keys: [UInt64], exact: Bool) {
+        if range.isEmpty { return ([], true) }
+        let column = range.column
         // An integer primary key: the objects table is ordered by it.
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
             func key(_ value: StoredValue) -> UInt64 {
                 if case .int(let integer) = value { return TableInfo.objectKey(forInteger: integer) }
                 return 0
             }
+            let (lower, upper) = (range.lower, range.upper)
             let low = lower.map { $0.inclusive ? key($0.value) : key($0.value) &+ 1 }
             let high = upper.map { $0.inclusive ? key($0.value) : key($0.value) &- 1 }
             if let low, let high, low > high { return ([], true) }
@@ -434,24 +302,36 @@ enum QueryPlanner {
             return (keys, true)
         }
         let type = table.layout.types[column]
-        var (lower, upper) = (lower, upper)
+        var (lower, upper) = (range.lower, range.upper)
         if type == .double || type == .float {
             // NaN sorts beyond the infinities in the index but matches no range.
             lower = lower ?? (.double(-.infinity), true)
             upper = upper ?? (.double(.infinity), true)
         }
-        let low = lower.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
-        let high = upper.map { (IndexKey.make($0.value, type: type), $0.inclusive) }
-        let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true)
+        // A bound decides alone only when its key holds it whole, shorter than
+        // a cut key: a key as long as a cut one may be shared with longer values.
+        func boundKey(_ value: StoredValue) -> (bytes: [UInt8], exact: Bool) {
+            let (bytes, exact) = IndexKey.make(value, type: type)
+            return (bytes, exact && bytes.count < OrderedKey.maximumLength)
+        }
+        let low = lower.map { (boundKey($0.value), $0.inclusive) }
+        let high = upper.map { (boundKey($0.value), $0.inclusive) }
+        // A cut index entry still starts with the prefix when its value does.
+        let prefix = range.prefix.map { IndexKey.make(.string($0), type: .string) }
+        let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true) && (prefix?.exact ?? true)
         var keys: [UInt64] = []
         // Without a lower bound, start after the nil entries (tag 0): nil is outside every range.
-        let start = low?.0.bytes ?? [OrderedKey.valueTag]
+        var start = low?.0.bytes ?? [OrderedKey.valueTag]
+        if let prefix, start.lexicographicallyPrecedes(prefix.bytes) { start = prefix.bytes }
         try start.withUnsafeBytes { startBytes in
             try transaction.withCursor(on: index) { cursor in
                 var entry = try cursor.seek(atLeast: startBytes)
                 while let current = entry {
                     entry = try cursor.next()
-                    if let (bound, inclusive) = low, exact, !inclusive, current.key.elementsEqual(bound.bytes) { continue }
+                    if let prefix, !current.key.starts(with: prefix.bytes) { break }
+                    if let (bound, inclusive) = low, bound.exact, !inclusive, current.key.elementsEqual(bound.bytes) {
+                        continue
+                    }
                     if let (bound, inclusive) = high {
                         let order = compareBytes(current.key, bound.bytes)
                         // A cut bound keeps the keys equal to it: the records decide.
@@ -462,34 +342,14 @@ enum QueryPlanner {
                 }
             }
         }
-        keys.sort()
-        return (keys, exact)
-    }
-
-    /// Object keys whose indexed string starts with `prefix`, ascending. A
-    /// cut index entry still starts with the prefix when it matches; a cut
-    /// prefix (longer than an index key holds) leaves the records to decide.
-    private static func prefixed(_ prefix: String, index: Table, _ transaction: Transaction) throws
-        -> (keys: [UInt64], exact: Bool)
-    {
-        let (bytes, exact) = IndexKey.make(.string(prefix), type: .string)
-        var keys: [UInt64] = []
-        try bytes.withUnsafeBytes { start in
-            try transaction.withCursor(on: index) { cursor in
-                var entry = try cursor.seek(atLeast: start)
-                while let current = entry, current.key.starts(with: bytes) {
-                    if current.value.count == 8 { keys.append(OrderedKey.objectKey(from: current.value)) }
-                    entry = try cursor.next()
-                }
-            }
-        }
-        keys.sort()
+        if ordered { keys.sort() }
         return (keys, exact)
     }
 
     private static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
         let common = Swift.min(a.count, b.count)
-        for index in 0..<common where a[index] != b[index] { return a[index] < b[index] ? -1 : 1 }
+        let order = common == 0 ? 0 : b.withUnsafeBytes { memcmp(a.baseAddress!, $0.baseAddress!, common) }
+        if order != 0 { return order < 0 ? -1 : 1 }
         return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
     }
 

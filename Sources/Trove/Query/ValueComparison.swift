@@ -98,26 +98,7 @@ package enum ValueComparison {
     {
         switch (actual, expected) {
         case (.string(let value), .string(let pattern)):
-            let v = options.isEmpty ? value : fold(value, options)
-            let p = options.isEmpty ? pattern : fold(pattern, options)
-            switch op {
-            case .beginsWith: return v.hasPrefix(p)
-            case .endsWith: return v.hasSuffix(p)
-            case .contains: return p.isEmpty || v.contains(p)
-            case .like:
-                // Character by character, each folded alone: `?` is one character
-                // of the stored string even where folding lengthens it (ß is "ss").
-                if options.isEmpty { return like(Array(value), Array(pattern), anyRun: "*", anyOne: "?") }
-                return like(
-                    value.map { fold(String($0), options) }, pattern.map { fold(String($0), options) }, anyRun: "*",
-                    anyOne: "?")
-            case .matches:
-                // [d] folds accents in the text and the expression; [c] is the expression's own option.
-                let diacritics: StringOptions = options.intersection(.diacriticInsensitive)
-                let text = diacritics.isEmpty ? value : fold(value, diacritics)
-                return regex(diacritics.isEmpty ? pattern : fold(pattern, diacritics), options)?.matches(text) ?? false
-            default: return false
-            }
+            return test(value, op, FoldedPattern(pattern, op, options), options)
         case (.data(let value), .data(let pattern)):
             switch op {
             case .beginsWith: return value.starts(with: pattern)
@@ -125,6 +106,49 @@ package enum ValueComparison {
             case .contains: return pattern.isEmpty || value.range(of: pattern) != nil
             default: return false
             }
+        default: return false
+        }
+    }
+
+    /// A string constant folded for a comparison's options once, for every
+    /// row of a scan.
+    struct FoldedPattern {
+        let pattern: String
+        /// The whole constant folded (itself without options).
+        let text: String
+        /// For LIKE: each Character folded alone.
+        let characters: [String]
+
+        init(_ pattern: String, _ op: ComparisonOperator, _ options: StringOptions) {
+            self.pattern = pattern
+            text = options.isEmpty ? pattern : ValueComparison.fold(pattern, options)
+            characters = op == .like && !options.isEmpty ? pattern.map { ValueComparison.fold(String($0), options) } : []
+        }
+    }
+
+    /// `test(.string(value), op, .string(pattern), options)` for a string
+    /// operator, `==` or `!=`, with the pattern folded beforehand.
+    static func test(_ value: String, _ op: ComparisonOperator, _ pattern: FoldedPattern, _ options: StringOptions) -> Bool {
+        let p = pattern.text
+        var v: String { options.isEmpty ? value : fold(value, options) }
+        switch op {
+        // (Under options, == and != compare the folded strings, as ``order(_:_:_:)`` does.)
+        case .equal: return options.isEmpty ? bytes(value, p) == .orderedSame : v == p
+        case .notEqual: return options.isEmpty ? bytes(value, p) != .orderedSame : v != p
+        case .beginsWith: return v.hasPrefix(p)
+        case .endsWith: return v.hasSuffix(p)
+        case .contains: return p.isEmpty || v.contains(p)
+        case .like:
+            // Character by character, each folded alone: `?` is one character
+            // of the stored string even where folding lengthens it (ß is "ss").
+            if options.isEmpty { return like(Array(value), Array(pattern.pattern), anyRun: "*", anyOne: "?") }
+            return like(value.map { fold(String($0), options) }, pattern.characters, anyRun: "*", anyOne: "?")
+        case .matches:
+            // [d] folds accents in the text and the expression; [c] is the expression's own option.
+            let diacritics: StringOptions = options.intersection(.diacriticInsensitive)
+            let text = diacritics.isEmpty ? value : fold(value, diacritics)
+            let expression = diacritics.isEmpty ? pattern.pattern : fold(pattern.pattern, diacritics)
+            return regex(expression, options)?.matches(text) ?? false
         default: return false
         }
     }

@@ -105,6 +105,19 @@ struct RecordReader {
         }
     }
 
+    /// The stored bytes of a String or Data column (a string's UTF-8) in
+    /// place, without building a value; nil when it is nil. Only for columns
+    /// the record holds (`column < columns`): older records read defaults.
+    @inline(__always)
+    func heapBytes(at column: Int) -> UnsafeRawBufferPointer? {
+        if isNull(column) { return nil }
+        let slot = header + layout.slotOffsets[column]
+        let offset = Int(load(UInt32.self, slot))
+        let count = Int(load(UInt32.self, slot + 4))
+        if offset + count > bytes.count { RecordReader.damaged(layout, "points past its end") }
+        return UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
+    }
+
     @inline(__always)
     private func load<T: FixedWidthInteger>(_ type: T.Type, _ offset: Int) -> T { Self.load(type, offset, in: bytes) }
 

@@ -57,6 +57,23 @@ extension Results {
         return distinct(keys: keys)
     }
 
+    /// The first `maxLength` elements, as results (the `LIMIT(n)` of a query
+    /// string): unsorted results stop reading at the last one they keep, and
+    /// sorted ones keep only the first `maxLength` while they read the
+    /// matches instead of sorting them all. The elements are the first of the
+    /// full sort, ties included.
+    ///
+    /// ```swift
+    /// let newestTen = db.objects(Photo.self).sorted(by: \.date, ascending: false).prefix(10)
+    /// ```
+    ///
+    /// Like `LIMIT`, the results are live: after a write they are the first
+    /// `maxLength` again, and later filters and sorts apply to what they kept.
+    public func prefix(_ maxLength: Int) -> Results {
+        precondition(maxLength >= 0, "Trove: cannot take a prefix of negative length \(maxLength)")
+        return reshaped("at most \(maxLength)", limit: maxLength) { keys, _ in keys }
+    }
+
     /// How Trove answers these results, one step a line: the index it uses
     /// (and how many candidates it found) or the scan, then the sort and any
     /// `DISTINCT` or `LIMIT`. Runs the index lookup, not the rest.

@@ -30,7 +30,7 @@ struct ResultsQuery: Sendable {
                 steps.append("filter, reading \(columns.map { table.schema.properties[$0].name }.joined(separator: ", "))")
             } else if table.isRetired {
                 steps.append("\(table.name): the type's data was deleted; nothing to read")
-            } else if let predicate, let plan = try QueryPlanner.indexPlan(predicate, table: table, transaction) {
+            } else if let predicate, let plan = try QueryPlanner.indexPlan(predicate, table: table, transaction, ordered: false) {
                 let count = plan.keys.count
                 steps.append(
                     "\(table.name): \(plan.access.describe(table)): \(count) candidate\(count == 1 ? "" : "s")"

@@ -272,6 +272,11 @@ final class LMDBEngine: Engine {
     func countScoreEquals(_ value: Int) throws -> Int { throw unsupported() }
     func countAndSumScore(_ low: Int, _ high: Int) throws -> (count: Int, sum: Int) { throw unsupported() }
     func fetchScoreRange(_ low: Int, _ high: Int, limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
+    func countNameRange(_ low: String, _ high: String) throws -> Int { throw unsupported() }
+    func firstByScore(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
+    func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
+    func insertMemos(_ rows: [RowMemo]) throws { throw unsupported() }
+    func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int { throw unsupported() }
 
     static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
         -> (reads: Int, latencies: [Double])

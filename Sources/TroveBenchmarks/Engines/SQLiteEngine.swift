@@ -29,6 +29,7 @@ final class SQLiteEngine: Engine {
             "CREATE TABLE IF NOT EXISTS c_friends (owner INTEGER, position INTEGER, friend INTEGER, PRIMARY KEY (owner, position)) WITHOUT ROWID"
         )
         try execute("CREATE INDEX IF NOT EXISTS c_friends_friend ON c_friends(friend)")
+        try execute("CREATE TABLE IF NOT EXISTS memo (id INTEGER PRIMARY KEY, memo TEXT)")
     }
 
     deinit {
@@ -350,6 +351,62 @@ final class SQLiteEngine: Engine {
             count += 1
         }
         return (count, checksum)
+    }
+
+    func countNameRange(_ low: String, _ high: String) throws -> Int {
+        try count("SELECT COUNT(*) FROM c WHERE name >= ? AND name < ?") {
+            sqlite3_bind_text($0, 1, low, -1, SQLiteEngine.transient)
+            sqlite3_bind_text($0, 2, high, -1, SQLiteEngine.transient)
+        }
+    }
+
+    /// The first `limit` rows of `order`, every column read, as the object engines do.
+    private func first(_ order: String, limit: Int) throws -> (count: Int, checksum: Int) {
+        let select = try statement("SELECT * FROM c ORDER BY \(order) LIMIT ?")
+        sqlite3_bind_int64(select, 1, Int64(limit))
+        var count = 0
+        var checksum = 0
+        while sqlite3_step(select) == SQLITE_ROW {
+            _ = sqlite3_column_text(select, 1)
+            _ = sqlite3_column_int64(select, 2)
+            _ = sqlite3_column_text(select, 3)
+            _ = sqlite3_column_int64(select, 4)
+            count += 1
+            checksum &+= count &* Int(sqlite3_column_int64(select, 0))
+        }
+        return (count, checksum)
+    }
+
+    func firstByScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        try first("score, id", limit: limit)
+    }
+
+    func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        try first("city, score DESC, id", limit: limit)
+    }
+
+    func insertMemos(_ rows: [RowMemo]) throws {
+        let insert = try statement("INSERT INTO memo VALUES (?, ?)")
+        try transaction {
+            for row in rows {
+                sqlite3_bind_int64(insert, 1, Int64(row.id))
+                sqlite3_bind_text(insert, 2, row.memo, -1, SQLiteEngine.transient)
+                try step(insert)
+                sqlite3_reset(insert)
+            }
+        }
+    }
+
+    /// `LIKE '%…%'` (SQLite folds ASCII case) or `instr(…) > 0` (exact).
+    func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int {
+        if caseInsensitive {
+            return try count("SELECT COUNT(*) FROM memo WHERE memo LIKE ?") {
+                sqlite3_bind_text($0, 1, "%\(needle)%", -1, SQLiteEngine.transient)
+            }
+        }
+        return try count("SELECT COUNT(*) FROM memo WHERE instr(memo, ?) > 0") {
+            sqlite3_bind_text($0, 1, needle, -1, SQLiteEngine.transient)
+        }
     }
 
     static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws

@@ -43,6 +43,11 @@ final class BenchC: Object {
     @Persisted var friends = List<BenchC>()
 }
 
+final class BenchMemo: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var memo = ""
+}
+
 /// Trove, used the way an app uses it: model objects, write blocks, Results.
 class TroveEngine: Engine {
     class var name: String { "Trove" }
@@ -56,7 +61,7 @@ class TroveEngine: Engine {
     init(directory: URL, durability: Durability, encryptionKey: Data?) throws {
         url = directory.appendingPathComponent("bench.trove")
         var configuration = Configuration(
-            fileURL: url, objectTypes: [BenchA.self, BenchB.self, BenchC.self],
+            fileURL: url, objectTypes: [BenchA.self, BenchB.self, BenchC.self, BenchMemo.self],
             durability: durability == .full ? .full : .relaxed)
         configuration.encryptionKey = encryptionKey
         db = try Database(configuration: configuration)
@@ -290,6 +295,44 @@ class TroveEngine: Engine {
             count += 1
         }
         return (count, checksum)
+    }
+
+    func countNameRange(_ low: String, _ high: String) throws -> Int {
+        try db.objects(BenchC.self).filter("name >= %@ AND name < %@", low, high).count
+    }
+
+    private func checksum(_ objects: some Sequence<BenchC>) -> (count: Int, checksum: Int) {
+        var count = 0
+        var checksum = 0
+        for object in objects {
+            count += 1
+            checksum &+= count &* object.id
+        }
+        return (count, checksum)
+    }
+
+    func firstByScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        checksum(db.objects(BenchC.self).sorted(by: \.score).prefix(limit))
+    }
+
+    func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        let sort = [SortDescriptor(keyPath: "city"), SortDescriptor(keyPath: "score", ascending: false)]
+        return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
+    }
+
+    func insertMemos(_ rows: [RowMemo]) throws {
+        try db.write {
+            for row in rows {
+                let object = BenchMemo()
+                object.id = row.id
+                object.memo = row.memo
+                try db.add(object)
+            }
+        }
+    }
+
+    func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int {
+        try db.objects(BenchMemo.self).filter(caseInsensitive ? "memo CONTAINS[c] %@" : "memo CONTAINS %@", needle).count
     }
 
     static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws

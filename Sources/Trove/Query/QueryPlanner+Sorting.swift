@@ -1,0 +1,293 @@
+import Foundation
+import TroveStorage
+
+/// Sorted results: from an index read in order, or by reading the matches'
+/// sort values. With a limit (`first`, `prefix`, `LIMIT`), only the first
+/// `limit` are kept while the matches are read (``BoundedHeap``), ties broken
+/// as the full sort breaks them, so the answer is the full sort's prefix.
+extension QueryPlanner {
+    typealias SortedRow = (key: UInt64, values: [StoredValue])
+
+    static func sortedKeys(
+        table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int?, in transaction: Transaction
+    ) throws -> [UInt64] {
+        // A limit as large as the table keeps everything: sort it all.
+        let bounded = try limit.flatMap { $0 < (try transaction.count(of: table.objects)) ? $0 : nil }
+        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
+            let keys = try integerSorted(table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
+            return limit.map { Array(keys.prefix($0)) } ?? keys
+        }
+        if let bounded,
+            let first = try firstSorted(table: table, predicate: predicate, sort: sort, limit: bounded, in: transaction)
+        {
+            return first
+        }
+        var selected: [SortedRow] = []
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            selected.append((key, sort.map { $0.value(reader, transaction) }))
+        }
+        let ascending = sort.map(\.ascending)
+        selected.sort { precedes($0, $1, ascending) }
+        return selected.prefix(limit ?? .max).map(\.key)
+    }
+
+    /// Whether `a` sorts before `b`: by each sort key in turn (`ascending`
+    /// says which way; nil first when ascending, last when descending), then
+    /// by object key.
+    private static func precedes(_ a: SortedRow, _ b: SortedRow, _ ascending: [Bool]) -> Bool {
+        precedes(a.key, a.values, b, ascending)
+    }
+
+    private static func precedes(_ key: UInt64, _ values: [StoredValue], _ b: SortedRow, _ ascending: [Bool]) -> Bool {
+        for index in ascending.indices {
+            let order = ValueComparison.order(values[index], b.values[index]) ?? nullOrder(values[index], b.values[index])
+            if order == .orderedSame { continue }
+            return (order == .orderedAscending) == ascending[index]
+        }
+        return key < b.key
+    }
+
+    /// nil sorts before every value.
+    private static func nullOrder(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult {
+        if a.isNull && !b.isNull { return .orderedAscending }
+        if !a.isNull && b.isNull { return .orderedDescending }
+        return .orderedSame
+    }
+
+    /// The first `limit` matches of the sort, keeping no more than `limit`
+    /// rows. Nil when a sort value has no place in a total order (NaN, or
+    /// values of different kinds under one key, which compare as equal to
+    /// everything): a full sort's answer then depends on how it sorts, and
+    /// only a full sort gives it.
+    private static func firstSorted(
+        table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int, in transaction: Transaction
+    ) throws -> [UInt64]? {
+        let ascending = sort.map(\.ascending)
+        var heap = BoundedHeap<SortedRow>(capacity: limit) { precedes($0, $1, ascending) }
+        // The keys' parts outside the loop: copying a SortKey retains its closures.
+        let columns = sort.map(\.column)
+        let derived = sort.map(\.derived)
+        let hasDerived = derived.contains { $0 != nil }
+        var kinds = [SortValueKind?](repeating: nil, count: sort.count)
+        var totallyOrdered = true
+        var values: [StoredValue] = []
+        values.reserveCapacity(sort.count)
+        var last: SortedRow?
+        var cutoff = FirstKeyCutoff(sort[0], type: table.layout.types[sort[0].column])
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            guard totallyOrdered else { return }
+            if cutoff?.isPassed(by: reader) == true { return }
+            // One buffer for every row: only the rows the heap keeps copy it.
+            values.removeAll(keepingCapacity: true)
+            for index in columns.indices {
+                let value: StoredValue
+                if hasDerived, let derived = derived[index] {
+                    value = derived(reader, transaction)
+                } else {
+                    value = reader.value(at: columns[index])
+                }
+                if let kind = SortValueKind(value) {
+                    if kind == .unordered || (kinds[index] != nil && kinds[index] != kind) { totallyOrdered = false }
+                    kinds[index] = kind
+                }
+                values.append(value)
+            }
+            // Most rows sort after the last one kept: tell without offering them.
+            if let last, !precedes(key, values, last, ascending) { return }
+            heap.insert((key, values))
+            last = heap.last
+            if let last { cutoff?.update(last.values[0]) }
+        }
+        return totallyOrdered ? heap.sorted().map(\.key) : nil
+    }
+
+    /// The common sort on one integer column, without building values: nil
+    /// first when ascending (last when descending) in the order met, values
+    /// tied in object-key order. With a limit, the first `limit` only.
+    private static func integerSorted(
+        table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, limit: Int?, in transaction: Transaction
+    ) throws -> [UInt64] {
+        let (column, ascending) = (sort.column, sort.ascending)
+        var nulls: [UInt64] = []
+        if let limit {
+            var heap = BoundedHeap<(value: Int64, key: UInt64)>(capacity: limit) { a, b in
+                a.value != b.value ? (a.value < b.value) == ascending : a.key < b.key
+            }
+            try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+                if let value = reader.int(at: column) {
+                    heap.insert((value, key))
+                } else if nulls.count < limit {
+                    nulls.append(key)
+                }
+            }
+            let rows = heap.sorted().map(\.key)
+            return ascending ? nulls + rows : rows + nulls
+        }
+        var rows: [(value: Int64, key: UInt64)] = []
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            if let value = reader.int(at: column) { rows.append((value, key)) } else { nulls.append(key) }
+        }
+        if ascending {
+            rows.sort { $0.value != $1.value ? $0.value < $1.value : $0.key < $1.key }
+            return nulls + rows.map(\.key)
+        }
+        rows.sort { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        return rows.map(\.key) + nulls
+    }
+
+    /// Whether ``indexOrder(table:by:limit:in:)`` can serve a sort.
+    static func canSortFromIndex(table: TableInfo, by sort: SortKey) -> Bool {
+        let column = sort.column
+        let type = table.layout.types[column]
+        // Strings, data, UUIDs and ObjectIds sort by their bytes, as their index keys do.
+        let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid, .objectId]
+        guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
+        if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
+        return table.indexes[column] != nil
+    }
+
+    /// The objects in the order of an index on the sort column, without
+    /// reading a record: nil first when ascending (last when descending), ties
+    /// in object-key order. Values too long for an index key share a cut key;
+    /// only those are read and ordered by their whole value. With a limit, the
+    /// index is read from the end the sort starts at, and only as far as the
+    /// first `limit` need. Nil when no index fits.
+    static func indexOrder(table: TableInfo, by sort: SortKey, limit: Int?, in transaction: Transaction) throws
+        -> [UInt64]?
+    {
+        guard canSortFromIndex(table: table, by: sort) else { return nil }
+        let column = sort.column
+        let wanted = limit ?? .max
+        var keys: [UInt64] = []
+        if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
+            // Object keys follow the integer primary key.
+            guard transaction.canSee(table.objects) else { return [] }
+            try transaction.withCursor(on: table.objects) { cursor in
+                var entry = try sort.ascending ? cursor.first() : cursor.last()
+                while let current = entry, keys.count < wanted {
+                    keys.append(OrderedKey.objectKey(from: current.key))
+                    entry = try sort.ascending ? cursor.next() : cursor.previous()
+                }
+            }
+            return keys
+        }
+        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
+        guard let index, transaction.canSee(index) else { return nil }
+        // One group per index key: its object keys ascending (a descending
+        // sort reads the index backwards, so each group is turned around).
+        var group: [UInt64] = []
+        var groupKey: [UInt8] = []
+        func finishGroup() {
+            if !sort.ascending { group.reverse() }
+            if groupKey.count >= OrderedKey.maximumLength, group.count > 1 {
+                // Values that share a cut key: order them by their whole value, ties by object key.
+                let values = group.map { key in
+                    (key, BoundPredicate.withRecord(key, of: table, transaction) { $0.value(at: column) } ?? .null)
+                }
+                group = values.sorted { left, right in
+                    let order = ValueComparison.order(left.1, right.1) ?? .orderedSame
+                    if order == .orderedSame { return left.0 < right.0 }
+                    return (order == .orderedAscending) == sort.ascending
+                }.map(\.0)
+            }
+            keys.append(contentsOf: group)
+            group.removeAll(keepingCapacity: true)
+        }
+        try transaction.withCursor(on: index) { cursor in
+            var entry = try sort.ascending ? cursor.first() : cursor.last()
+            while let current = entry {
+                if !current.key.elementsEqual(groupKey) {
+                    finishGroup()
+                    if keys.count >= wanted { return }
+                    groupKey = Array(current.key)
+                }
+                if current.value.count == 8 { group.append(OrderedKey.objectKey(from: current.value)) }
+                entry = try sort.ascending ? cursor.next() : cursor.previous()
+            }
+            finishGroup()
+        }
+        return limit.map { Array(keys.prefix($0)) } ?? keys
+    }
+}
+
+/// The kinds of sort values that order among themselves: two values of one
+/// kind always compare, values of different kinds never do.
+private enum SortValueKind: Equatable {
+    case int, double, float, string, date, bool, uuid, data, decimal, objectId, decimal128, object
+    /// NaN: compares with nothing but NaN.
+    case unordered
+
+    /// Nil for nil, which sorts apart from every value.
+    init?(_ value: StoredValue) {
+        switch value {
+        case .null: return nil
+        case .int: self = .int
+        case .double(let number): self = number.isNaN ? .unordered : .double
+        case .float(let number): self = number.isNaN ? .unordered : .float
+        case .string: self = .string
+        case .date(let date): self = date.timeIntervalSinceReferenceDate.isNaN ? .unordered : .date
+        case .bool: self = .bool
+        case .uuid: self = .uuid
+        case .data: self = .data
+        case .decimal(let number): self = number.isNaN ? .unordered : .decimal
+        case .objectId: self = .objectId
+        case .decimal128(let number): self = number.isNaN ? .unordered : .decimal128
+        case .object: self = .object
+        }
+    }
+}
+
+/// The first sort key's value in the last row a heap keeps, when that key is
+/// a String or integer column: a row that sorts after it on that key alone
+/// is turned away from the record's bytes, before any value is built (the
+/// rest of its keys cannot bring it back).
+///
+/// Such columns hold values of one kind, never NaN, so turning rows away
+/// hides nothing that would make the order ill-defined: rows whose first
+/// values differ are ordered by them whatever their other values are.
+private struct FirstKeyCutoff {
+    let column: Int
+    let ascending: Bool
+    let isString: Bool
+    /// nil until the heap is full; then the cutoff value (`.null` for nil).
+    private var integer: Int64?
+    private var bytes: [UInt8] = []
+    private var isSet = false
+    private var isNull = false
+
+    init?(_ sort: SortKey, type: PropertyType) {
+        guard sort.derived == nil, type == .string || type.isInteger else { return nil }
+        (column, ascending, isString) = (sort.column, sort.ascending, type == .string)
+    }
+
+    mutating func update(_ value: StoredValue) {
+        isSet = true
+        isNull = false
+        switch value {
+        case .int(let number): integer = number
+        case .string(let text): bytes = Array(text.utf8)
+        default: isNull = true
+        }
+    }
+
+    /// Whether the record sorts after the cutoff on this key.
+    func isPassed(by reader: RecordReader) -> Bool {
+        guard isSet, column < reader.columns else { return false }
+        // nil sorts first when ascending, last when descending.
+        if reader.isNull(column) { return !isNull && !ascending }
+        if isNull { return ascending }
+        let order: Int
+        if isString {
+            guard let value = reader.heapBytes(at: column) else { return false }
+            order = bytes.withUnsafeBytes { cutoff in
+                let common = Swift.min(value.count, cutoff.count)
+                let prefix = common == 0 ? 0 : memcmp(value.baseAddress!, cutoff.baseAddress!, common)
+                return prefix != 0 ? Int(prefix) : value.count - cutoff.count
+            }
+        } else {
+            guard let value = reader.int(at: column), let integer else { return false }
+            order = value < integer ? -1 : (value == integer ? 0 : 1)
+        }
+        return ascending ? order > 0 : order < 0
+    }
+}
