@@ -332,19 +332,9 @@ enum Commands {
         let text = PortableText(schemas: try db.storedSchemas())
         let layout = try text.layout(schema.name)
         let out = OutputBuffer(descriptor: nil)
-        if format == "json" { out.append(UInt8(ascii: "[")) }
-        if format == "csv" { text.writeCSVHeader(layout, to: out) }
+        text.writeStart(format, layout, to: out)
         for (index, row) in objects.enumerated() {
-            let values = try exporter.values(of: row.object)
-            switch format {
-            case "json":
-                out.append(index == 0 ? "\n  " : ",\n  ")
-                text.writeJSON(values, layout, to: out)
-            case "jsonl":
-                text.writeJSON(values, layout, to: out)
-                out.append(UInt8(ascii: "\n"))
-            default: text.writeCSV(values, layout, to: out)
-            }
+            text.writeRow(try exporter.values(of: row.object), layout, format: format, isFirst: index == 0, to: out)
         }
         if format == "json" { out.append(objects.isEmpty ? "]\n" : "\n]\n") }
         output.write(Data(out.bytes))

@@ -63,21 +63,9 @@ enum Export {
         var progress = Progress("exporting \(name):", total: try exporter.count)
         defer { progress.finish() }
         var done = 0
-        switch format {
-        case "json": out.append(UInt8(ascii: "["))
-        case "csv": text.writeCSVHeader(layout, to: out)
-        default: break
-        }
+        text.writeStart(format, layout, to: out)
         try exporter.forEach { values in
-            switch format {
-            case "json":
-                out.append(done == 0 ? "\n  " : ",\n  ")
-                text.writeJSON(values, layout, to: out)
-            case "jsonl":
-                text.writeJSON(values, layout, to: out)
-                out.append(UInt8(ascii: "\n"))
-            default: text.writeCSV(values, layout, to: out)
-            }
+            text.writeRow(values, layout, format: format, isFirst: done == 0, to: out)
             done += 1
             progress.update(done)
             if let failure = out.failure { throw failure }  // a full disk or a closed pipe: stop reading

@@ -220,6 +220,29 @@ final class PortableText {
 
     // MARK: Writing CSV
 
+    /// What comes before the objects of one type in `format`: `[` or the CSV header.
+    func writeStart(_ format: String, _ layout: Layout, to out: OutputBuffer) {
+        switch format {
+        case "json": out.append(UInt8(ascii: "["))
+        case "csv": writeCSVHeader(layout, to: out)
+        default: break
+        }
+    }
+
+    /// One object in `format` (`json`, `jsonl` or `csv`); `isFirst` for the
+    /// first object of a JSON array.
+    func writeRow(_ values: [PortableValue], _ layout: Layout, format: String, isFirst: Bool, to out: OutputBuffer) {
+        switch format {
+        case "json":
+            out.append(isFirst ? "\n  " : ",\n  ")
+            writeJSON(values, layout, to: out)
+        case "jsonl":
+            writeJSON(values, layout, to: out)
+            out.append(UInt8(ascii: "\n"))
+        default: writeCSV(values, layout, to: out)
+        }
+    }
+
     func writeCSVHeader(_ layout: Layout, to out: OutputBuffer) {
         for (index, field) in layout.fields.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }

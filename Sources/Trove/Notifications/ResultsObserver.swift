@@ -180,7 +180,7 @@ final class ResultsObserver<Element>: ChangeObserver {
         guard !sort.isEmpty else { return other < key }
         let otherValues =
             try sortValues(other, cursor, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
-        return SortKey.precedes(otherValues, other, values, key, by: sort)
+        return SortKey.precedes(otherValues, other, values, key, ascending: sort.map(\.ascending))
     }
 
     // MARK: In full

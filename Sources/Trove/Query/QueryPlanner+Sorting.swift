@@ -39,19 +39,7 @@ extension QueryPlanner {
     }
 
     private static func precedes(_ key: UInt64, _ values: [StoredValue], _ b: SortedRow, _ ascending: [Bool]) -> Bool {
-        for index in ascending.indices {
-            let order = ValueComparison.order(values[index], b.values[index]) ?? nullOrder(values[index], b.values[index])
-            if order == .orderedSame { continue }
-            return (order == .orderedAscending) == ascending[index]
-        }
-        return key < b.key
-    }
-
-    /// nil sorts before every value.
-    private static func nullOrder(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult {
-        if a.isNull && !b.isNull { return .orderedAscending }
-        if !a.isNull && b.isNull { return .orderedDescending }
-        return .orderedSame
+        SortKey.precedes(values, key, b.values, b.key, ascending: ascending)
     }
 
     /// The first `limit` matches of the sort, keeping no more than `limit`

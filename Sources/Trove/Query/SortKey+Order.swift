@@ -7,13 +7,14 @@ extension SortKey {
     /// ascending and last descending), then by object key. This is the order
     /// every sorted query returns, so a live result can place a changed
     /// object by binary search.
+    /// `ascending` holds each sort key's direction.
     static func precedes(
-        _ left: [StoredValue], _ leftKey: UInt64, _ right: [StoredValue], _ rightKey: UInt64, by sort: [SortKey]
+        _ left: [StoredValue], _ leftKey: UInt64, _ right: [StoredValue], _ rightKey: UInt64, ascending: [Bool]
     ) -> Bool {
-        for (index, key) in sort.enumerated() {
+        for index in ascending.indices {
             let order = ValueComparison.order(left[index], right[index]) ?? nullOrder(left[index], right[index])
             if order == .orderedSame { continue }
-            return (order == .orderedAscending) == key.ascending
+            return (order == .orderedAscending) == ascending[index]
         }
         return leftKey < rightKey
     }
