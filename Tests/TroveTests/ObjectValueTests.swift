@@ -27,6 +27,23 @@ import Testing
         expectValid(db)
     }
 
+    @Test("an integer a narrow property cannot hold is refused by name, not stored cut to its width")
+    func narrowIntegersOutOfRangeAreRefused() throws {
+        let db = try makeDatabase()
+        _ = db.objects(AllTypes.self).count  // registers the type
+        try db.write { try db.add(["id": .int(1), "int8": .int(127), "int16": .int(-32_768)], ofType: "AllTypes") }
+        for (property, value) in [("int8", 300), ("int8", -129), ("int16", 40_000), ("int32", 1 << 40)] {
+            let error = expectTroveError(.invalidValue) {
+                try db.write { try db.add(["id": .int(2), property: .int(Int64(value))], ofType: "AllTypes") }
+            }
+            #expect(error?.message.contains("property \(property)") == true, "\(error?.message ?? "")")
+            #expect(error?.message.contains("out of its range") == true, "\(error?.message ?? "")")
+        }
+        let stored = try #require(db.object(ofType: AllTypes.self, forPrimaryKey: 1))
+        #expect(stored.int8 == 127 && stored.int16 == -32_768)
+        #expect(db.objects(AllTypes.self).count == 1)
+    }
+
     @Test("values convert as Realm converts them: any sequence for a list, a Double for a Float, an Int for a Double")
     func realmConversions() throws {
         let parts = List<ConformancePart>()

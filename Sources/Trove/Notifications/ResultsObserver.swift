@@ -86,8 +86,9 @@ final class ResultsObserver<Element>: ChangeObserver {
         for key in touched {
             if let position = try position(of: key, in: keys, previous, table: table, sort: sort) { before[key] = position }
         }
-        var working = keys
-        for position in before.values.sorted(by: >) { working.remove(at: position) }
+        // Edited in place: with the results' cache let go, nothing else shares the chunks.
+        results.releaseKeys()
+        for position in before.values.sorted(by: >) { keys.remove(at: position) }
         // Which touched objects match now, placed among the untouched ones.
         var now: [UInt64] = []
         if current.canSee(table.objects) {
@@ -96,17 +97,16 @@ final class ResultsObserver<Element>: ChangeObserver {
                 for key in touched.sorted() {
                     guard let values = try sortValues(key, cursor, current, table: table, sort: sort, matches: matches)
                     else { continue }
-                    let position = try working.partitioningIndex { other in
+                    let position = try keys.partitioningIndex { other in
                         try precedes(other, key, values, cursor, current, table: table, sort: sort)
                     }
-                    working.insert(key, at: position)
+                    keys.insert(key, at: position)
                     now.append(key)
                 }
             }
         }
         var after: [UInt64: Int] = [:]
-        for key in now { after[key] = try position(of: key, in: working, current, table: table, sort: sort) }
-        keys = working
+        for key in now { after[key] = try position(of: key, in: keys, current, table: table, sort: sort) }
 
         // Objects in both that kept their place among the untouched ones may
         // stay; of those, the longest run in the same order does.

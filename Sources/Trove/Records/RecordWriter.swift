@@ -30,7 +30,8 @@ struct RecordWriter {
                 guard let converted = value.converted(to: type), Self.fits(converted, type) else {
                     throw TroveError(
                         .invalidValue,
-                        "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))")
+                        "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))"
+                            + (type.isInteger && value.typeName == "Int" ? ": out of its range" : ""))
                 }
                 values[column] = converted
             }
@@ -103,11 +104,15 @@ struct RecordWriter {
     }
 
     /// Whether `value` is stored as it is in a column of `type` (integers of
-    /// every width are `.int`, narrowed as stored).
+    /// every width are `.int`; a narrow column takes only what it can hold,
+    /// so 300 is refused by an `Int8` rather than stored as 44).
     static func fits(_ value: StoredValue, _ type: PropertyType) -> Bool {
         switch (type, value) {
         case (.mixed, _): return true
-        case (.bool, .bool), (.int8, .int), (.int16, .int), (.int32, .int), (.int, .int), (.link, .int), (.float, .float),
+        case (.int8, .int(let v)): return Int8(exactly: v) != nil
+        case (.int16, .int(let v)): return Int16(exactly: v) != nil
+        case (.int32, .int(let v)): return Int32(exactly: v) != nil
+        case (.bool, .bool), (.int, .int), (.link, .int), (.float, .float),
             (.double, .double), (.date, .date), (.uuid, .uuid), (.string, .string), (.data, .data), (.decimal, .decimal),
             (.objectId, .objectId), (.decimal128, .decimal128):
             return true

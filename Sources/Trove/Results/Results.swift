@@ -67,6 +67,12 @@ public struct Results<Element>: RandomAccessCollection {
         cache.generation = database.generation
     }
 
+    /// Drops the cached keys, so that an observer holding the only other
+    /// reference edits them in place instead of copying every chunk.
+    func releaseKeys() {
+        cache.keys = nil
+    }
+
     // MARK: Collection
 
     /// The position of the first element: always 0.
