@@ -470,21 +470,25 @@ private actor Listener {
             #expect(await listener.read() == 1)  // takes a snapshot, then stays idle
             var early = 0
             for step in 0..<10_200 {
+                // Counted before the commit: the actor may hear of it before this task reads again.
+                let seen = autorefresh && step % 100 == 99 ? await listener.updates : 0
                 try writer.write { item.title = "step \(step) " + String(repeating: "x", count: 500) }
                 if step == 199 { early = writer.usedFileSize }
                 if autorefresh, step % 100 == 99 {
                     // An app's actor gets to run between bursts of commits (a test
                     // machine's busy thread pool may delay it): wait until it has.
-                    let seen = await listener.updates
                     try await waitFor { await listener.updates > seen }
                 }
             }
             let late = writer.usedFileSize
             if autorefresh {
-                #expect(late <= early + 1024 * 1024, "the file grew from \(early) to \(late) bytes under an idle handle")
+                // Flat: the file holds at most the pages of the commits between
+                // two refreshes (at most about 100 here, each with its change
+                // record), then later commits reuse them.
+                #expect(late <= early + 4 * 1024 * 1024, "the file grew from \(early) to \(late) bytes under an idle handle")
             } else {
                 // The control: a handle that never refreshes pins its snapshot and the file grows.
-                #expect(late > early + 4 * 1024 * 1024, "expected growth without autorefresh: \(early) -> \(late)")
+                #expect(late > early + 64 * 1024 * 1024, "expected growth without autorefresh: \(early) -> \(late)")
             }
             await listener.stop()
         }

@@ -113,9 +113,9 @@ extension Database {
             let reference = DatabaseReference(self)
             let isolation = self.isolation!
             let watcher = environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }
-            let listener: @Sendable (Int) -> Void = { _ in
+            let listener: @Sendable (Int) -> Void = { transaction in
                 guard reference.claim() else { return }
-                Task { await Database.autorefresh(reference, on: isolation) }
+                Task { await Database.autorefresh(reference, on: isolation, seen: transaction) }
             }
             watcherListener = watcher.add(listener)
             // A commit between this handle's snapshot and the watcher's baseline
@@ -129,9 +129,25 @@ extension Database {
 
     /// Runs on the handle's isolation: refreshes the handle (releasing its
     /// old snapshot) and delivers its notifications.
-    private static func autorefresh(_ reference: DatabaseReference, on isolation: isolated any Actor) {
+    ///
+    /// The watcher reads a commit's id from its meta page a moment before
+    /// LMDB lets new snapshots see the commit (it publishes the id in the
+    /// lock file after writing the page). A refresh in that moment finds
+    /// nothing new, and the watcher will not call again for that commit: so
+    /// a handle whose observers have not seen `seen` yet tries again.
+    private static func autorefresh(
+        _ reference: DatabaseReference, on isolation: isolated any Actor, seen: Int, attempt: Int = 0
+    ) {
         reference.finish()
         guard let database = reference.database, database.autorefresh, !database.isInWriteTransaction else { return }
         database.refresh()
+        if !database.observers.isEmpty, !database.isFrozen, database.deliveredTransaction < seen, attempt < 1_000,
+            reference.claim()
+        {
+            Task {
+                try? await Task.sleep(for: .milliseconds(1))
+                Database.autorefresh(reference, on: isolation, seen: seen, attempt: attempt + 1)
+            }
+        }
     }
 }
