@@ -79,10 +79,6 @@ final class ResultsObserver<Element>: ChangeObserver {
         _ touched: Set<UInt64>, previous: Transaction, current: Transaction, _ database: Database
     ) throws -> ChangeSet {
         guard !touched.isEmpty else { return ChangeSet() }
-        for key in touched { neighbourValues.removeValue(forKey: key) }
-        // Their values differ between the two snapshots: never kept.
-        changing = touched
-        defer { changing = [] }
         let table = results.table
         let sort = results.sort
         // Where each touched object was (in the snapshot the keys came from).
@@ -138,21 +134,6 @@ final class ResultsObserver<Element>: ChangeObserver {
         return changes
     }
 
-    /// Sort values of objects a binary search compared with, by key. A search
-    /// probes the same positions first every time (the middle, the quarters…),
-    /// so the top of the search reads memory instead of records. An object's
-    /// entry goes when a commit names it; everything goes after a full comparison.
-    private var neighbourValues: [UInt64: [StoredValue]] = [:]
-    /// The objects the delivery in progress changed.
-    private var changing: Set<UInt64> = []
-
-    private func remember(_ key: UInt64, _ values: [StoredValue]?) -> [StoredValue]? {
-        guard let values, !changing.contains(key) else { return values }
-        if neighbourValues.count >= 4_096 { neighbourValues.removeAll(keepingCapacity: true) }
-        neighbourValues[key] = values
-        return values
-    }
-
     /// The values `key`'s object sorts by, when it exists and matches; nil otherwise.
     private func sortValues(
         _ key: UInt64, _ cursor: Cursor, _ transaction: Transaction, table: TableInfo, sort: [SortKey],
@@ -198,9 +179,7 @@ final class ResultsObserver<Element>: ChangeObserver {
     ) throws -> Bool {
         guard !sort.isEmpty else { return other < key }
         let otherValues =
-            try neighbourValues[other]
-            ?? remember(other, try sortValues(other, cursor, transaction, table: table, sort: sort, matches: nil))
-            ?? sort.map { _ in .null }
+            try sortValues(other, cursor, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
         return SortKey.precedes(otherValues, other, values, key, ascending: sort.map(\.ascending))
     }
 
@@ -211,7 +190,6 @@ final class ResultsObserver<Element>: ChangeObserver {
     /// the handle kept it) and `current`.
     private func fullChanges(previous: Transaction?, current: Transaction, _ database: Database) throws -> ChangeSet {
         database.fullComparisons += 1
-        neighbourValues.removeAll()
         let old = keys.array
         keys = results.keys
         let new = keys.array
