@@ -68,29 +68,14 @@ enum ChangeLog {
         guard new > old else { return ChangeRecord() }
         guard new - old <= retained, let table = try? transaction.existingTable(tableName), transaction.canSee(table)
         else { return nil }
-        var merged = ChangeRecord()
-        do {
-            let complete = try transaction.withCursor(on: table) { cursor -> Bool in
-                var entry = try entryKey(UInt64(old + 1), 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                for id in UInt64(old + 1)...UInt64(new) {
-                    var bytes: [UInt8] = []
-                    var part: UInt32 = 0
-                    while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) == id {
-                        guard current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self).bigEndian == part else {
-                            return false
-                        }
-                        bytes.append(contentsOf: current.value)
-                        part += 1
-                        entry = try cursor.next()
-                    }
-                    guard part > 0, let record = bytes.withUnsafeBytes({ ChangeRecord(decoding: $0) }) else { return false }
-                    merged.merge(record)
-                }
-                return true
+        return try? transaction.withCursor(on: table) { cursor -> ChangeRecord? in
+            var merged = ChangeRecord()
+            var entry = try entryKey(UInt64(old + 1), 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            for id in UInt64(old + 1)...UInt64(new) {
+                guard let record = try record(id, at: &entry, cursor) else { return nil }
+                merged.merge(record)
             }
-            return complete ? merged : nil
-        } catch {
-            return nil
+            return merged
         }
     }
 
@@ -98,27 +83,37 @@ enum ChangeLog {
     /// nil in place of a record that does not decode.
     static func entries(in transaction: Transaction) throws -> [(id: UInt64, record: ChangeRecord?)] {
         guard let table = try transaction.existingTable(tableName), transaction.canSee(table) else { return [] }
-        var entries: [(id: UInt64, record: ChangeRecord?)] = []
-        var id: UInt64?
-        var bytes: [UInt8] = []
-        func flush() {
-            if let id { entries.append((id, bytes.withUnsafeBytes { ChangeRecord(decoding: $0) })) }
-            bytes = []
-        }
-        try transaction.withCursor(on: table) { cursor in
+        return try transaction.withCursor(on: table) { cursor in
+            var entries: [(id: UInt64, record: ChangeRecord?)] = []
             var entry = try cursor.first()
             while let current = entry {
-                let key = current.key.count == 12 ? OrderedKey.objectKey(from: current.key) : UInt64.max
-                if key != id {
-                    flush()
-                    id = key
+                guard current.key.count == 12 else {
+                    entries.append((UInt64.max, nil))
+                    entry = try cursor.next()
+                    continue
                 }
-                bytes.append(contentsOf: current.value)
-                entry = try cursor.next()
+                let id = OrderedKey.objectKey(from: current.key)
+                entries.append((id, try record(id, at: &entry, cursor)))
             }
+            return entries
         }
-        flush()
-        return entries
+    }
+
+    /// The record of commit `id`, whose parts start at `entry`; moves
+    /// `entry` past them. Nil when there is no part 0, a part is missing or
+    /// the bytes do not decode.
+    private static func record(_ id: UInt64, at entry: inout Entry?, _ cursor: Cursor) throws -> ChangeRecord? {
+        var bytes: [UInt8] = []
+        var part: UInt32 = 0
+        var inOrder = true
+        while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) == id {
+            if current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self).bigEndian != part { inOrder = false }
+            bytes.append(contentsOf: current.value)
+            part += 1
+            entry = try cursor.next()
+        }
+        guard inOrder, part > 0 else { return nil }
+        return bytes.withUnsafeBytes { ChangeRecord(decoding: $0) }
     }
 
     /// The key of one part of a transaction's record: id ‖ part, big-endian.

@@ -27,9 +27,6 @@ struct ChangeRecord: Equatable {
         /// Too many objects changed to list them: treat every object as changed.
         var isOverflowed = false
 
-        /// How many keys the changes hold.
-        var size: Int { objects.count + collections.values.reduce(0) { $0 + $1.count } }
-
         /// Every object named, whatever changed about it.
         var touched: Set<UInt64> {
             collections.values.reduce(into: objects) { $0.formUnion($1) }
