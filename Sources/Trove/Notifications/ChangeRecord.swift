@@ -146,31 +146,64 @@ struct ChangeRecord: Equatable {
 
 /// Builds a write transaction's ``ChangeRecord`` from the storage layer's
 /// change hook: each table is classified once (by its slot), then a change
-/// costs a lookup and a set insertion.
+/// appends its key to an array (every put of every write passes here, so no
+/// hashing: keys become sets once, when the record is taken).
 final class ChangeRecorder {
+    /// The keys of one list, set or map property's owners.
+    private final class KeyList {
+        var keys: [UInt64] = []
+    }
+
     /// One type's changes, shared by the targets of its tables.
     private final class TypeBox {
-        var changes = ChangeRecord.TypeChanges()
+        var objects: [UInt64] = []
+        var collections: [String: KeyList] = [:]
+        var isOverflowed = false
+        /// Keys appended, repeats included.
         var count = 0
+        private var compactionAt = ChangeRecord.limit
 
-        func insert(_ key: UInt64, property: String?) {
-            guard !changes.isOverflowed else { return }
-            let inserted =
-                if let property { changes.collections[property, default: []].insert(key).inserted } else {
-                    changes.objects.insert(key).inserted
-                }
-            if inserted { count += 1 }
-            if count > ChangeRecord.limit { overflow() }
+        var changes: ChangeRecord.TypeChanges {
+            guard !isOverflowed else { return ChangeRecord.TypeChanges(isOverflowed: true) }
+            return ChangeRecord.TypeChanges(
+                objects: Set(objects), collections: collections.mapValues { Set($0.keys) }.filter { !$0.value.isEmpty })
+        }
+
+        func list(_ property: String) -> KeyList {
+            if let list = collections[property] { return list }
+            let list = KeyList()
+            collections[property] = list
+            return list
+        }
+
+        @inline(__always)
+        func append(_ key: UInt64, to list: KeyList?) {
+            guard !isOverflowed else { return }
+            if let list { list.keys.append(key) } else { objects.append(key) }
+            count += 1
+            if count > compactionAt { compact() }
+        }
+
+        /// Drops repeats (a loop writing one object again and again is one
+        /// change); past the limit of distinct keys, the type is overflowed.
+        private func compact() {
+            objects = Array(Set(objects))
+            for list in collections.values { list.keys = Array(Set(list.keys)) }
+            count = objects.count + collections.values.reduce(0) { $0 + $1.keys.count }
+            if count > ChangeRecord.limit { return overflow() }
+            compactionAt = count + ChangeRecord.limit
         }
 
         func overflow() {
-            changes = ChangeRecord.TypeChanges(isOverflowed: true)
+            isOverflowed = true
+            objects = []
+            collections = [:]
         }
     }
 
     private enum Target {
         case objects(TypeBox)
-        case collection(TypeBox, property: String)
+        case collection(TypeBox, KeyList)
         case meta
         case ignored
         case unknown
@@ -179,31 +212,36 @@ final class ChangeRecorder {
     private var everything = false
     private var boxes: [String: TypeBox] = [:]
     private var targets: [UInt32: Target] = [:]
+    /// The table changed last: a loop of adds writes one table after another, again and again.
+    private var last: (slot: UInt32, target: Target)?
 
     /// What the transaction changed so far.
     var record: ChangeRecord {
         var record = ChangeRecord()
         record.everything = everything
-        for (name, box) in boxes where box.count > 0 || box.changes.isOverflowed { record.types[name] = box.changes }
+        for (name, box) in boxes where box.count > 0 || box.isOverflowed { record.types[name] = box.changes }
         return record
     }
 
     func noteChange(in table: Table, key: UnsafeRawBufferPointer?) {
         let target: Target
-        if let known = targets[table.slot] {
+        if let last, last.slot == table.slot {
+            target = last.target
+        } else if let known = targets[table.slot] {
             target = known
         } else {
             target = classify(table.name)
             targets[table.slot] = target
         }
+        last = (table.slot, target)
         switch target {
         case .ignored: return
         case .objects(let box):
             guard let key, key.count == 8 else { return box.overflow() }
-            box.insert(OrderedKey.objectKey(from: key), property: nil)
-        case .collection(let box, let property):
+            box.append(OrderedKey.objectKey(from: key), to: nil)
+        case .collection(let box, let list):
             guard let key, key.count >= 8 else { return box.overflow() }
-            box.insert(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), property: property)
+            box.append(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), to: list)
         case .meta:
             // Counters change with inserts and deletes; anything else in the catalog is the schema.
             if let key, key.starts(with: "seq:".utf8) || key.starts(with: "auto:".utf8) { return }
@@ -228,7 +266,8 @@ final class ChangeRecorder {
         for prefix in ["list:", "set:", "map:"] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             guard let dot = rest.lastIndex(of: ".") else { return .unknown }
-            return .collection(box(String(rest[..<dot])), property: String(rest[rest.index(after: dot)...]))
+            let box = box(String(rest[..<dot]))
+            return .collection(box, box.list(String(rest[rest.index(after: dot)...])))
         }
         return .unknown
     }
