@@ -166,6 +166,11 @@ extension Database {
             for property in schema.properties where property.isIndexed && !property.isPrimaryKey {
                 tables.append(TableInfo.indexName(name, property.name))
             }
+            for property in schema.properties where property.isFullTextIndexed {
+                let index = FullTextIndex.tableName(name, property.name)
+                state.fullText[index]?.reset()
+                tables.append(index)
+            }
             for tableName in tables {
                 guard
                     let table = try transaction.existingTable(

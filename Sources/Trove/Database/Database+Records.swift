@@ -94,6 +94,7 @@ extension Database {
             try state.recordWriter.encode(values, layout: table.layout)
         }
         if existing != nil {
+            var oldTexts: [Int: StoredValue] = [:]
             let oldKeys: [Int: [UInt8]] = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
                 guard let bytes else { return [:] }
                 let reader = RecordReader(bytes, layout: table.layout)
@@ -101,7 +102,11 @@ extension Database {
                 for column in table.indexes.keys {
                     keys[column] = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
                 }
+                for column in table.fullTextIndexes.keys { oldTexts[column] = reader.value(at: column) }
                 return keys
+            }
+            for (column, old) in oldTexts {
+                try reindexText(column: column, from: old, to: values[column], objectKey: objectKey, table: table, state)
             }
             try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
             for (column, index) in table.indexes {
@@ -130,6 +135,7 @@ extension Database {
                 IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
                 state.transaction)
         }
+        if !table.fullTextIndexes.isEmpty { try indexTexts(values, objectKey: objectKey, table: table, state) }
         if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
         generation &+= 1
     }
@@ -232,6 +238,7 @@ extension Database {
         for (column, index) in table.indexes {
             try deleteIndexEntry(values[column], column: column, objectKey: objectKey, in: index, table, transaction)
         }
+        if !table.fullTextIndexes.isEmpty { unindexTexts(values, objectKey: objectKey, table: table, state) }
         generation &+= 1
         return true
     }
@@ -271,6 +278,7 @@ extension Database {
         try transaction.clear(table.objects)
         if let pk = table.primaryKeyIndex { try transaction.clear(pk) }
         for index in table.indexes.values { try transaction.clear(index) }
+        try clearFullTextIndexes(of: table, state)
         generation &+= 1
     }
 
@@ -492,6 +500,7 @@ extension Database {
             record = state.recordWriter.bytes
         }
         try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+        try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
         if let index = table.indexes[column] {
             let oldKey = IndexKey.make(old, type: table.layout.types[column]).bytes
             let newKey = IndexKey.make(value, type: table.layout.types[column]).bytes

@@ -135,6 +135,7 @@ extension Database {
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
         var collections: [Int: Table] = [:]
+        var fullTextIndexes: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
@@ -144,6 +145,12 @@ extension Database {
                 let indexName = TableInfo.indexName(schema.name, property.name)
                 guard let table = try transaction.existingTable(indexName, isMultiValue: true) else { return nil }
                 indexes[column] = table
+            }
+            if property.isFullTextIndexed {
+                guard let table = try transaction.existingTable(FullTextIndex.tableName(schema.name, property.name)) else {
+                    return nil
+                }
+                fullTextIndexes[column] = table
             }
             if property.isLink {
                 guard let table = try transaction.existingTable(TableInfo.refsName(schema.name, property.name)) else {
@@ -158,7 +165,7 @@ extension Database {
         }
         return TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections)
+            collections: collections, fullTextIndexes: fullTextIndexes)
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -166,6 +173,7 @@ extension Database {
         let stored = try Catalog.storedSchema(codeSchema.name, in: transaction)
         var schema = codeSchema
         var addedIndexes: [Int] = []
+        var addedFullText: [Int] = []
         if let stored {
             let result = codeSchema.reconcile(withStored: stored)
             try throwIfBlocking(result.blocking, type: codeSchema.name)
@@ -181,18 +189,32 @@ extension Database {
                     try transaction.clear(old)
                 }
             }
+            for (column, property) in schema.properties.enumerated()
+            where property.isFullTextIndexed && !(stored[property.name]?.isFullTextIndexed ?? false) {
+                addedFullText.append(column)
+            }
+            for property in stored.properties
+            where property.isFullTextIndexed && !(schema[property.name]?.isFullTextIndexed ?? false) {
+                if let old = try transaction.existingTable(FullTextIndex.tableName(schema.name, property.name)) {
+                    try transaction.clear(old)
+                }
+            }
         }
         let objects = try transaction.openTable(TableInfo.objectsName(schema.name))!
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
         var collections: [Int: Table] = [:]
+        var fullTextIndexes: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
                 if TableInfo.keysByPrimaryKey(schema) { continue }
                 primaryKeyIndex = try transaction.openTable(TableInfo.primaryKeyName(schema.name))!
             } else if property.isIndexed {
                 indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!
+            }
+            if property.isFullTextIndexed {
+                fullTextIndexes[column] = try transaction.openTable(FullTextIndex.tableName(schema.name, property.name))!
             }
             if property.isLink { refs[column] = try transaction.openTable(TableInfo.refsName(schema.name, property.name))! }
             if let name = TableInfo.collectionName(schema.name, property) {
@@ -202,9 +224,12 @@ extension Database {
         try Catalog.storeSchema(schema, in: transaction)
         let table = TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections)
+            collections: collections, fullTextIndexes: fullTextIndexes)
         if !addedIndexes.isEmpty {
             try buildIndexes(addedIndexes, of: table, in: transaction)
+        }
+        if !addedFullText.isEmpty {
+            try buildFullTextIndexes(addedFullText, of: table, in: transaction)
         }
         return table
     }

@@ -61,6 +61,7 @@ extension Database {
             throw error
         }
         do {
+            try state.transaction.writePending()
             try flushCounters(state)
             try ChangeLog.append(state.recorder.record, in: state.transaction)
             try state.transaction.commit()

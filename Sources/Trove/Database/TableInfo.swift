@@ -22,6 +22,8 @@ final class TableInfo: @unchecked Sendable {
     let primaryKeyIsOptional: Bool
     /// Secondary indexes: value -> object keys.
     let indexes: [Int: Table]
+    /// Full-text indexes of String columns (``FullTextIndex``).
+    let fullTextIndexes: [Int: Table]
     let columnIndex: [String: Int]
     /// Per link column (and list of links): target key + source key -> how
     /// many times the source links to the target. Answers inverse links.
@@ -46,7 +48,7 @@ final class TableInfo: @unchecked Sendable {
 
     init(
         schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
-        collections: [Int: Table] = [:]
+        collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:]
     ) {
         name = schema.name
         self.schema = schema
@@ -57,6 +59,7 @@ final class TableInfo: @unchecked Sendable {
         keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
         primaryKeyIsOptional = primaryKeyColumn.map { schema.properties[$0].isOptional } ?? false
         self.indexes = indexes
+        self.fullTextIndexes = fullTextIndexes
         self.refs = refs
         self.collections = collections
         var elementTables: [Int: TableInfo] = [:]
@@ -65,6 +68,7 @@ final class TableInfo: @unchecked Sendable {
             element.collection = nil
             element.defaultValue = nil
             element.isIndexed = false
+            element.isFullTextIndexed = false
             element.isPrimaryKey = false
             elementTables[column] = TableInfo(
                 schema: ObjectSchema(name: "\(schema.name).\(element.name)", properties: [element]), objects: table,
@@ -102,6 +106,9 @@ final class TableInfo: @unchecked Sendable {
         if schema.primaryKey != nil, !keysByPrimaryKey(schema) { names.append((primaryKeyName(schema.name), false)) }
         for property in schema.properties {
             if property.isIndexed, !property.isPrimaryKey { names.append((indexName(schema.name, property.name), true)) }
+            if property.isFullTextIndexed {
+                names.append((FullTextIndex.tableName(schema.name, property.name), false))
+            }
             if property.isLink { names.append((refsName(schema.name, property.name), false)) }
             if let name = collectionName(schema.name, property) { names.append((name, false)) }
         }

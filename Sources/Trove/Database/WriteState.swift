@@ -27,10 +27,18 @@ final class WriteState {
     /// The snapshot the handle's observers last saw, kept open until they
     /// hear of this commit (nil when the handle has no observers).
     var previousSnapshot: ReadTransaction?
+    /// Per full-text index (by table name), the postings not yet written.
+    var fullText: [String: FullTextPending] = [:]
 
     init(transaction: WriteTransaction) {
         self.transaction = transaction
         transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
+        transaction.pendingWrites = { [weak self] in try self?.writeFullText() }
+    }
+
+    /// Writes every pending full-text posting (before a read of the indexes, and before commit).
+    func writeFullText() throws {
+        for pending in fullText.values where !pending.isEmpty { try pending.write(transaction) }
     }
 }
 

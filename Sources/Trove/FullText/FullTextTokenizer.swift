@@ -1,12 +1,12 @@
 import Foundation
 
-/// Splits text into the terms a full-text index stores, and says whether a
-/// searched word occurs in them (the groundwork of issue 19's `TEXT` operator).
+/// Splits text into the terms a full-text index stores.
 ///
 /// How terms are made:
 /// - **Words.** A run of letters, digits and combining marks outside the
 ///   scripts below is one term, folded: case, diacritics and width are
-///   ignored, so `Café`, `CAFE` and `ｃａｆｅ` are all `cafe`.
+///   ignored, so `Café`, `CAFE` and `ｃａｆｅ` are all `cafe`. A word longer
+///   than ``maximumTermLength`` bytes is cut there (at a character boundary).
 /// - **Hangul, Han and Kana.** These scripts attach particles and endings to
 ///   words without spaces (`산책을`, `산책하고`), so a run of them is stored as
 ///   its characters (unigrams) and its adjacent pairs (bigrams), composed to
@@ -15,9 +15,11 @@ import Foundation
 ///   stand one after another in one run — exactly where the word occurs
 ///   inside the run, two-syllable words included.
 /// - Everything else (spaces, punctuation, symbols, emoji) separates terms.
+///   No word is dropped: there is no stopword list.
 ///
-/// Positions count terms and characters through the text, so a phrase can
-/// later require adjacent positions.
+/// Positions count words and characters through the text: a word takes one,
+/// a character of a Hangul, Han or Kana run takes one. A phrase is terms at
+/// consecutive positions.
 struct FullTextTokenizer {
     /// One stored term.
     struct Token: Equatable, Hashable {
@@ -35,88 +37,159 @@ struct FullTextTokenizer {
         let kind: Kind
     }
 
+    /// The longest term stored, in UTF-8 bytes: LMDB keys hold at most 511,
+    /// and the index adds nine bytes to a term.
+    static let maximumTermLength = 240
+
     /// The terms of `text`, in order.
     static func tokens(in text: String) -> [Token] {
         var tokens: [Token] = []
-        var position = 0
-        var run = String.UnicodeScalarView()
-        var runIsCJK = false
-
-        func flush() {
-            guard !run.isEmpty else { return }
-            if runIsCJK {
-                let characters = Array(
-                    String(run).folding(options: [.widthInsensitive], locale: nil)
-                        .precomposedStringWithCanonicalMapping)
-                for (index, character) in characters.enumerated() {
-                    tokens.append(Token(term: String(character), position: position + index, kind: .unigram))
-                    if index + 1 < characters.count {
-                        tokens.append(
-                            Token(
-                                term: String(character) + String(characters[index + 1]), position: position + index,
-                                kind: .bigram))
-                    }
-                }
-                position += characters.count
-            } else {
-                let folded = fold(String(run))
-                if !folded.isEmpty {
-                    tokens.append(Token(term: folded, position: position, kind: .word))
-                    position += 1
-                }
-            }
-            run = String.UnicodeScalarView()
+        forEachTerm(in: text) { bytes, position, kind, _ in
+            tokens.append(Token(term: String(decoding: bytes, as: UTF8.self), position: position, kind: kind))
         }
-
-        for scalar in text.unicodeScalars {
-            if isCJK(scalar) {
-                if !runIsCJK { flush() }
-                runIsCJK = true
-                run.append(scalar)
-            } else if isWordPart(scalar) || (!run.isEmpty && !runIsCJK && isMark(scalar)) {
-                if runIsCJK { flush() }
-                runIsCJK = false
-                run.append(scalar)
-            } else {
-                flush()
-            }
-        }
-        flush()
         return tokens
     }
 
-    /// Whether the searched `word` occurs in `tokens` (the terms of one text):
-    /// a word equal to a stored word; a Hangul, Han or Kana word inside a run
-    /// (see the type's description). A word that mixes scripts or holds
-    /// several words matches when all its parts match one after another.
-    static func contains(_ word: String, in tokens: [Token]) -> Bool {
-        let parts = Self.tokens(in: word)
-        guard !parts.isEmpty else { return false }
-        let wanted = searchSequence(parts)
-        let positions = Dictionary(grouping: tokens, by: { "\($0.kind)|\($0.term)" }).mapValues { Set($0.map(\.position)) }
-        // Every start where the first part stands, checked for the rest at their offsets.
-        guard let first = wanted.first, let starts = positions["\(first.kind)|\(first.term)"] else { return false }
-        return starts.contains { start in
-            wanted.allSatisfy { part in positions["\(part.kind)|\(part.term)"]?.contains(start + part.position) == true }
-        }
+    /// Calls `body` with each term of `text` in order: its UTF-8 bytes (valid
+    /// only during the call), its position, its kind, and the UTF-8 offsets of
+    /// the text it came from (for a run that needed normalizing, the whole run).
+    static func forEachTerm(
+        in text: String, _ body: (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
+    ) {
+        var text = text
+        text.withUTF8 { scan($0, body) }
     }
 
-    /// What a searched word must find, with positions relative to its first
-    /// part: a run of two or more characters by its bigrams alone.
-    private static func searchSequence(_ parts: [Token]) -> [Token] {
-        let origin = parts[0].position
-        var sequence: [Token] = []
-        for part in parts {
-            if part.kind == .unigram {
-                // A character with a bigram starting at it, or after it in the same run, is covered by bigrams.
-                let coveredByBigram = parts.contains {
-                    $0.kind == .bigram && ($0.position == part.position || $0.position + 1 == part.position)
-                }
-                if coveredByBigram { continue }
+    private static func scan(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
+    ) {
+        var position = 0
+        var word: [UInt8] = []
+        word.reserveCapacity(32)
+        var wordIsASCII = true
+        var wordStart = 0
+        // A run of Hangul, Han or Kana: each scalar with where it starts in `bytes`.
+        var run: [(scalar: Unicode.Scalar, offset: Int)] = []
+        var runNeedsNormalizing = false
+        var scratch: [UInt8] = []
+        scratch.reserveCapacity(16)
+
+        func flushWord(end: Int) {
+            guard !word.isEmpty else { return }
+            defer {
+                word.removeAll(keepingCapacity: true)
+                wordIsASCII = true
             }
-            sequence.append(Token(term: part.term, position: part.position - origin, kind: part.kind))
+            if wordIsASCII {
+                let count = min(word.count, maximumTermLength)
+                word.withUnsafeBufferPointer {
+                    body(UnsafeBufferPointer(rebasing: $0[0..<count]), position, .word, wordStart..<end)
+                }
+            } else {
+                var folded = Array(fold(String(decoding: word, as: UTF8.self)).utf8)
+                guard !folded.isEmpty else { return }
+                if folded.count > maximumTermLength {
+                    var cut = maximumTermLength
+                    while cut > 0, folded[cut] & 0xC0 == 0x80 { cut -= 1 }
+                    folded.removeSubrange(cut...)
+                }
+                folded.withUnsafeBufferPointer { body($0, position, .word, wordStart..<end) }
+            }
+            position += 1
         }
-        return sequence
+
+        func flushRun(end: Int) {
+            guard !run.isEmpty else { return }
+            defer {
+                run.removeAll(keepingCapacity: true)
+                runNeedsNormalizing = false
+            }
+            // Each character's bytes and where it came from.
+            var characters: [(bytes: [UInt8], range: Range<Int>)] = []
+            if runNeedsNormalizing {
+                var scalars = String.UnicodeScalarView()
+                scalars.append(contentsOf: run.map(\.scalar))
+                let normalized = String(scalars).folding(options: [.widthInsensitive], locale: nil)
+                    .precomposedStringWithCanonicalMapping
+                let whole = run[0].offset..<end
+                characters = normalized.map { (Array(String($0).utf8), whole) }
+            } else {
+                for (index, entry) in run.enumerated() {
+                    let next = index + 1 < run.count ? run[index + 1].offset : end
+                    characters.append((Array(bytes[entry.offset..<next]), entry.offset..<next))
+                }
+            }
+            for index in characters.indices {
+                characters[index].bytes.withUnsafeBufferPointer {
+                    body($0, position + index, .unigram, characters[index].range)
+                }
+                if index + 1 < characters.count {
+                    scratch.removeAll(keepingCapacity: true)
+                    scratch.append(contentsOf: characters[index].bytes)
+                    scratch.append(contentsOf: characters[index + 1].bytes)
+                    let range = characters[index].range.lowerBound..<characters[index + 1].range.upperBound
+                    scratch.withUnsafeBufferPointer { body($0, position + index, .bigram, range) }
+                }
+            }
+            position += characters.count
+        }
+
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let byte = bytes[index]
+            if byte < 0x80 {
+                // ASCII: letters and digits build a word (lowercased here), anything else separates.
+                let isLetterOrDigit =
+                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                if isLetterOrDigit {
+                    if !run.isEmpty { flushRun(end: index) }
+                    if word.isEmpty { wordStart = index }
+                    word.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                } else {
+                    flushWord(end: index)
+                    flushRun(end: index)
+                }
+                index += 1
+                continue
+            }
+            let (scalar, length) = decode(bytes, at: index)
+            if isCJK(scalar) {
+                flushWord(end: index)
+                if needsNormalizing(scalar) { runNeedsNormalizing = true }
+                run.append((scalar, index))
+            } else if isWordPart(scalar) || (!word.isEmpty && isMark(scalar)) {
+                if !run.isEmpty { flushRun(end: index) }
+                if word.isEmpty { wordStart = index }
+                word.append(contentsOf: bytes[index..<index + length])
+                wordIsASCII = false
+            } else {
+                flushWord(end: index)
+                flushRun(end: index)
+            }
+            index += length
+        }
+        flushWord(end: count)
+        flushRun(end: count)
+    }
+
+    /// The scalar whose UTF-8 encoding starts at `index` (well-formed: a Swift string's bytes).
+    @inline(__always)
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (Unicode.Scalar, Int) {
+        let lead = UInt32(bytes[index])
+        let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+        var value = lead & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for offset in 1..<length { value = value << 6 | UInt32(bytes[index + offset] & 0x3F) }
+        return (Unicode.Scalar(value) ?? "\u{FFFD}", length)
+    }
+
+    /// Whether `word` occurs in `tokens` (the terms of one text), as the
+    /// index finds it: a word equal to a stored word; a Hangul, Han or Kana
+    /// word inside a run (see the type's description). A word that mixes
+    /// scripts or holds several words matches when all its parts match one
+    /// after another.
+    static func contains(_ word: String, in tokens: [Token]) -> Bool {
+        FullTextQuery("\"\(word.replacingOccurrences(of: "\"", with: " "))\"").matches(tokens)
     }
 
     /// Case, diacritics and width folded.
@@ -130,6 +203,17 @@ struct FullTextTokenizer {
         case 0xAC00...0xD7A3, 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xD7B0...0xD7FF: return true
         case 0x3040...0x309F, 0x30A0...0x30FF, 0x31F0...0x31FF, 0xFF66...0xFF9F, 0xFFA0...0xFFDC: return true
         case 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x2FA1F: return true
+        default: return false
+        }
+    }
+
+    /// Scalars that NFC or width folding change: conjoining and compatibility
+    /// jamo, half-width forms, combining kana marks, compatibility ideographs.
+    private static func needsNormalizing(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0xAC00...0xD7A3, 0x4E00...0x9FFF, 0x3400...0x4DBF: return false
+        case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xD7B0...0xD7FF: return true
+        case 0xFF66...0xFF9F, 0xFFA0...0xFFDC, 0x3099...0x309C, 0xF900...0xFAFF, 0x2F800...0x2FA1F: return true
         default: return false
         }
     }

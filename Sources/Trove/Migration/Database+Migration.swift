@@ -228,6 +228,7 @@ extension Database {
     func rewriteRecord(_ values: [StoredValue], objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws {
         let transaction = state.transaction
         if let old = try recordValues(objectKey, in: table, transaction) {
+            unindexTexts(old, objectKey: objectKey, table: table, state)
             if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
                 try primaryKeyKey(old[column], table: table).withUnsafeBytes { _ = try transaction.delete(pk, key: $0) }
             }
@@ -260,6 +261,7 @@ extension Database {
                 IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
                 transaction)
         }
+        try indexTexts(values, objectKey: objectKey, table: table, state)
         for column in table.refs.keys where table.collections[column] == nil {
             if case .int(let target) = values[column] {
                 try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: objectKey, by: 1, transaction)

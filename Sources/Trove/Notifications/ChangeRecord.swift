@@ -261,7 +261,7 @@ final class ChangeRecorder {
     private func classify(_ name: String) -> Target {
         if name == Catalog.metaTable { return .meta }
         if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
-        for prefix in ["idx:", "pk:", "ref:"] where name.hasPrefix(prefix) { return .ignored }
+        for prefix in ["idx:", "pk:", "ref:", "fts:"] where name.hasPrefix(prefix) { return .ignored }
         if name.hasPrefix("obj:") { return .objects(box(String(name.dropFirst(4)))) }
         for prefix in ["list:", "set:", "map:"] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)

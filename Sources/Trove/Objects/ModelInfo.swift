@@ -90,7 +90,8 @@ final class ModelInfo: @unchecked Sendable {
                     ? options.deleteRule : nil,
                 originProperty: (storable._troveLoadAny(from: UnsafeRawPointer(base) + valueOffset) as? any _TroveOriginNamed)?
                     .originProperty,
-                ownsTargets: target is EmbeddedObject.Type && collection != .linkingObjects ? true : nil)
+                ownsTargets: target is EmbeddedObject.Type && collection != .linkingObjects ? true : nil,
+                isFullTextIndexed: options.fullText)
             return Field(
                 schema: schema, offset: entry.offset, valueOffset: valueOffset,
                 columnOffset: entry.offset + entry.accessor.columnOffset, accessor: entry.accessor, storable: storable,
@@ -151,6 +152,11 @@ final class ModelInfo: @unchecked Sendable {
             if property.isPrimaryKey, ![.int, .int8, .int16, .int32, .string, .uuid, .objectId].contains(property.type) {
                 problems.append(
                     "\(typeName).\(property.name): a primary key must be an integer, String, UUID or ObjectId, not \(property.typeDescription)"
+                )
+            }
+            if property.isFullTextIndexed, property.type != .string || property.collection != nil || property.isPrimaryKey {
+                problems.append(
+                    "\(typeName).\(property.name): a full-text index needs a String property (not a primary key), not \(property.typeDescription)"
                 )
             }
             if property.isIndexed, !property.type.isIndexable {

@@ -29,6 +29,9 @@ public protocol Persistable: Codable, Sendable {
     static var autoIncrementsPrimaryKey: Bool { get }
     /// Properties to keep a secondary index on (by coding key name).
     static var indexedProperties: [String] { get }
+    /// String properties to keep a full-text index on (by coding key name),
+    /// searched with the `TEXT` operator.
+    static var fullTextIndexedProperties: [String] { get }
 }
 
 extension Persistable {
@@ -36,6 +39,8 @@ extension Persistable {
     public static var autoIncrementsPrimaryKey: Bool { false }
     /// No secondary indexes by default.
     public static var indexedProperties: [String] { [] }
+    /// No full-text indexes by default.
+    public static var fullTextIndexedProperties: [String] { [] }
 }
 
 /// The schema of a Persistable type, derived once from its Codable shape.
@@ -71,6 +76,16 @@ enum ValueModel {
                 throw TroveError(.invalidModel, "\(name).indexedProperties names '\(indexed)', which \(name) does not have")
             }
             properties[index].isIndexed = true
+        }
+        for indexed in T.fullTextIndexedProperties {
+            guard let index = properties.firstIndex(where: { $0.name == indexed }),
+                properties[index].type == .string, properties[index].collection == nil
+            else {
+                throw TroveError(
+                    .invalidModel,
+                    "\(name).fullTextIndexedProperties names '\(indexed)', which is not a String property of \(name)")
+            }
+            properties[index].isFullTextIndexed = true
         }
         let schema = ObjectSchema(name: name, properties: properties)
         cache.withLock { $0[ObjectIdentifier(type)] = schema }

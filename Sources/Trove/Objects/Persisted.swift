@@ -65,6 +65,29 @@ public struct Persisted<Value: _TroveStorable> {
         self.init(wrappedValue: Value._troveDefault, primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
     }
 
+    /// A stored property with an index of the given kind; `.fullText` keeps
+    /// a full-text index on a `String` property, which the `TEXT` operator
+    /// searches and ``Results/search(_:in:)`` ranks.
+    ///
+    /// ```swift
+    /// final class Memo: Object {
+    ///     @Persisted(indexed: .fullText) var text = ""
+    /// }
+    /// let hits = try db.objects(Memo.self).filter("text TEXT %@", "산책 공원")
+    /// ```
+    @inlinable
+    public init(wrappedValue: Value, primaryKey: Bool = false, indexed: PropertyIndex, autoIncrement: Bool = false) {
+        self.init(
+            wrappedValue: wrappedValue, primaryKey: primaryKey, indexed: indexed == .general, autoIncrement: autoIncrement)
+        options.fullText = indexed == .fullText
+    }
+
+    /// A stored property with an index of the given kind, starting at its type's default.
+    @inlinable
+    public init(primaryKey: Bool = false, indexed: PropertyIndex, autoIncrement: Bool = false) {
+        self.init(wrappedValue: Value._troveDefault, primaryKey: primaryKey, indexed: indexed, autoIncrement: autoIncrement)
+    }
+
     /// Unavailable: `@Persisted` stores properties only in a subclass of
     /// ``Object``, whose reads and writes go through the enclosing-instance
     /// subscript instead. Anywhere else it does not compile.
@@ -125,6 +148,7 @@ struct PersistedOptions: Sendable {
     @usableFromInline var indexed: Bool
     @usableFromInline var autoIncrement: Bool
     @usableFromInline var deleteRule: DeleteRule = .nullify
+    @usableFromInline var fullText = false
 
     @usableFromInline
     init(primaryKey: Bool, indexed: Bool, autoIncrement: Bool) {
@@ -132,6 +156,22 @@ struct PersistedOptions: Sendable {
         self.indexed = indexed
         self.autoIncrement = autoIncrement
     }
+}
+
+/// The kind of index `@Persisted(indexed:)` keeps on a property.
+///
+/// ```swift
+/// @Persisted(indexed: .general) var date = ""     // the same as indexed: true
+/// @Persisted(indexed: .fullText) var memo = ""    // searched with TEXT
+/// ```
+public enum PropertyIndex: Sendable, Equatable {
+    /// The ordinary index: equality, `IN`, ranges, prefixes and sorting
+    /// read it instead of scanning (`indexed: true`).
+    case general
+    /// A full-text index of a `String` property: the words in it (and, for
+    /// Hangul, Han and Kana, its characters and pairs of them), searched by
+    /// the `TEXT` operator and ranked by ``Results/search(_:in:)``.
+    case fullText
 }
 
 /// What reflection needs from a `Persisted<Value>` field whose `Value` is

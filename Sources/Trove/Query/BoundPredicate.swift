@@ -36,6 +36,12 @@ indirect enum BoundPredicate: Sendable {
     /// value a mixed property holds is one of `names` (or, when `matches` is
     /// false, none of them).
     case mixedType(column: Int, names: Set<String>, matches: Bool)
+    /// `memo TEXT 'walk -rain'`: the objects a full-text index finds
+    /// (`objects` lists them all, for a query of exclusions alone).
+    case fullText(column: Int, index: Table, objects: Table, query: FullTextQuery)
+    /// A ``fullText(column:index:objects:query:)`` answered for one snapshot:
+    /// the keys it found, ascending (see ``resolvingFullText(_:)``).
+    case fullTextKeys(column: Int, keys: [UInt64])
 
     /// Checks `expression` against `table` and resolves its property names.
     /// `tables` finds the type a link points at, for key paths through links.
@@ -196,6 +202,9 @@ indirect enum BoundPredicate: Sendable {
         if let mapKey, path.count == 1 {
             return try bindMapEntry(column, of: table, key: mapKey, op: op, rhs: rhs, comparison: comparison, tables: tables)
         }
+        if op == .text, path.count == 1 {
+            return try bindText(column, of: table, rhs: rhs, position: comparison.position)
+        }
         if path.count > 1 || property.collection != nil {
             var rest = comparison
             rest.lhs = .property(
@@ -257,6 +266,31 @@ indirect enum BoundPredicate: Sendable {
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
         }
+    }
+
+    /// `memo TEXT '산책 공원'`: a search of the property's full-text index.
+    private static func bindText(_ column: Int, of table: TableInfo, rhs: QueryExpression.Operand, position: Int) throws
+        -> BoundPredicate
+    {
+        let property = table.schema.properties[column]
+        guard property.type == .string, property.collection == nil else {
+            throw TroveError(
+                .invalidQuery,
+                "TEXT searches a String property with a full-text index; \(table.name).\(property.name) is \(property.typeDescription) (at position \(position))",
+                position: position)
+        }
+        guard let index = table.fullTextIndexes[column] else {
+            throw TroveError(
+                .invalidQuery,
+                "\(table.name).\(property.name) has no full-text index for TEXT to search; declare it `@Persisted(indexed: .fullText) var \(property.name)` (at position \(position))",
+                position: position)
+        }
+        guard case .value(.string(let text)) = rhs else {
+            throw TroveError(
+                .invalidQuery, "TEXT needs the words to search as a string, such as 'walk park' (at position \(position))",
+                position: position)
+        }
+        return .fullText(column: column, index: index, objects: table.objects, query: FullTextQuery(text))
     }
 
     /// `value.@type == 'string'`: the names a mixed value's kind may be compared with.
@@ -526,10 +560,11 @@ indirect enum BoundPredicate: Sendable {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
+        case .fullTextKeys(_, let keys): return BoundPredicate.contains(keys, record.objectKey)
         case .mixedType(let column, let names, let matches):
             return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
-        case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry:
-            preconditionFailure("Trove: a query through links is compiled, never evaluated directly")
+        case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry, .fullText:
+            preconditionFailure("Trove: a query through links or an index is compiled, never evaluated directly")
         }
     }
 
@@ -543,7 +578,9 @@ indirect enum BoundPredicate: Sendable {
             return [path.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
-        case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _): return [column]
+        case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _),
+            .fullText(let column, _, _, _), .fullTextKeys(let column, _):
+            return [column]
         case .compareColumns(let left, _, let right, _): return [left, right]
         }
     }

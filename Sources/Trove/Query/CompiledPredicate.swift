@@ -106,6 +106,17 @@ extension BoundPredicate {
             return { self.evaluate($0) }
         case .mixedType:
             return { self.evaluate($0) }
+        case .fullText(_, let index, let objects, let query):
+            // Unresolved only where a query cannot throw (a delivery): a failed read traps, as other reads there do.
+            let keys: [UInt64]
+            do {
+                keys = try FullTextIndex.search(query, in: index, objects: objects, transaction).keys
+            } catch {
+                fatalError("Trove: cannot read the full-text index \(index.name) during a query: \(error)")
+            }
+            return { BoundPredicate.contains(keys, $0.objectKey) }
+        case .fullTextKeys(_, let keys):
+            return { BoundPredicate.contains(keys, $0.objectKey) }
         }
     }
 

@@ -379,6 +379,7 @@ struct Token {
             case "MATCHES": return .matches
             case "IN": return .in
             case "BETWEEN": return .between
+            case "TEXT": return .text
             default: return nil
             }
         default: return nil

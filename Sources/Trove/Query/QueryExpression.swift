@@ -89,6 +89,8 @@ package enum ComparisonOperator: String, Sendable {
     case matches = "MATCHES"
     case `in` = "IN"
     case between = "BETWEEN"
+    /// Full-text search of a property with a full-text index.
+    case text = "TEXT"
 
     /// The operator with its operands swapped (`5 < age` is `age > 5`).
     var mirrored: ComparisonOperator? {

@@ -13,6 +13,9 @@ struct SortKey: Sendable {
     /// For a key path through links: whether a record's chain of links ends
     /// at nil before the property (`DISTINCT` leaves such objects out, as Realm does).
     var linkIsBroken: (@Sendable (RecordReader, Transaction) -> Bool)? = nil
+    /// For a sort by relevance to a full-text query: the query, scored per
+    /// snapshot by ``QueryPlanner/ranked(_:in:)`` (``derived`` is then a stand-in).
+    var relevance: FullTextRelevance? = nil
 
     func name(in table: TableInfo) -> String { label ?? table.schema.properties[column].name }
 
@@ -50,6 +53,7 @@ enum QueryPlanner {
         case range(column: Int, ComparisonOperator, StoredValue)
         case between(column: Int, StoredValue, StoredValue)
         case prefix(column: Int, String)
+        case fullText(column: Int)
         /// Ranges, BETWEENs and prefixes on one column, read as one range of its index.
         case bounded(column: Int, [Access])
         case all([Access])
@@ -68,6 +72,7 @@ enum QueryPlanner {
             case .bounded(let column, let parts):
                 return on(column, parts.map(\.condition).joined(separator: " AND \(table.schema.properties[column].name) "))
             case .all(let parts): return parts.map { $0.describe(table) }.joined(separator: " and ")
+            case .fullText(let column): return "full-text index on \(table.schema.properties[column].name)"
             }
         }
 
@@ -91,6 +96,7 @@ enum QueryPlanner {
     ) throws {
         var remaining = limit ?? .max
         guard remaining > 0 else { return }
+        let predicate = try predicate?.resolvingFullText(transaction)
         let matches = predicate.map { $0.compile(table.layout, transaction) }
         if let predicate, let plan = try indexPlan(predicate, table: table, transaction) {
             try forEachRecord(of: plan.keys, table: table, in: transaction) { key, reader in
@@ -140,6 +146,8 @@ enum QueryPlanner {
     static func keys(
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int? = nil, in transaction: Transaction
     ) throws -> [UInt64] {
+        let predicate = try predicate?.resolvingFullText(transaction)
+        let sort = try sort.contains { $0.relevance != nil } ? ranked(sort, in: transaction) : sort
         if sort.isEmpty {
             if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {
                 return limit.map { Array(plan.keys.prefix($0)) } ?? plan.keys
@@ -169,6 +177,7 @@ enum QueryPlanner {
     static func indexPlan(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction, ordered: Bool = true)
         throws -> IndexPlan?
     {
+        let predicate = try predicate.resolvingFullText(transaction)
         let parts: [BoundPredicate]
         if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
         func index(_ column: Int) -> Table? {
@@ -205,6 +214,8 @@ enum QueryPlanner {
                 guard let index = index(column) else { continue }
                 let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
                 equalities.append(IndexPlan(keys: keys, isExact: exact, access: .equal(column: column, value)))
+            case .fullTextKeys(let column, let keys):
+                equalities.append(IndexPlan(keys: keys, isExact: true, access: .fullText(column: column)))
             case .compareList(let column, .in, let values, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()

@@ -26,7 +26,7 @@ package enum ValueComparison {
         case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order(actual, expected, options))
         case .beginsWith, .endsWith, .contains, .like, .matches:
             return stringTest(actual, op, expected, options)
-        case .in, .between: return false
+        case .in, .between, .text: return false  // bound to lists and indexes, never tested here
         }
     }
 
@@ -137,7 +137,9 @@ package enum ValueComparison {
         case .notEqual: return options.isEmpty ? bytes(value, p) != .orderedSame : v != p
         case .beginsWith: return v.hasPrefix(p)
         case .endsWith: return v.hasSuffix(p)
-        case .contains: return p.isEmpty || v.contains(p)
+        // Through NSString: Foundation's `String.contains` converts indices to
+        // UTF-16 and traps ("String index is out of bounds") on some texts.
+        case .contains: return p.isEmpty || NSString(string: v).range(of: p).location != NSNotFound
         case .like:
             // Character by character, each folded alone: `?` is one character
             // of the stored string even where folding lengthens it (ß is "ss").

@@ -57,6 +57,11 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
                 merged.properties[index].isIndexed = property.isIndexed
                 additive.append("\(name).\(property.name): index \(property.isIndexed ? "added" : "removed")")
             }
+            if old.isFullTextIndexed != property.isFullTextIndexed {
+                merged.properties[index].isFullTextIndexed = property.isFullTextIndexed
+                additive.append(
+                    "\(name).\(property.name): full-text index \(property.isFullTextIndexed ? "added" : "removed")")
+            }
             merged.properties[index].isAutoIncrement = property.isAutoIncrement
             // Delete rules and inverse links are behaviour, not layout: the code decides.
             merged.properties[index].deleteRule = property.deleteRule

@@ -10,6 +10,15 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     public var isPrimaryKey: Bool
     /// Whether a secondary index is kept on the property.
     public var isIndexed: Bool
+    /// Whether a full-text index is kept on the property
+    /// (`@Persisted(indexed: .fullText)`), which the `TEXT` operator searches.
+    public var isFullTextIndexed: Bool {
+        get { fullText ?? false }
+        set { fullText = newValue ? true : nil }
+    }
+    /// Stored only when set, so schemas written before full-text indexes
+    /// existed read, compare and encode as they did.
+    private var fullText: Bool?
     /// A primary key that takes the next free value when an object is added with 0.
     public var isAutoIncrement: Bool
     /// What records written before this property existed read for it.
@@ -32,7 +41,8 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     public init(
         name: String, type: PropertyType, isOptional: Bool = false, isPrimaryKey: Bool = false, isIndexed: Bool = false,
         isAutoIncrement: Bool = false, defaultValue: StoredValue? = nil, objectType: String? = nil,
-        collection: CollectionKind? = nil, deleteRule: DeleteRule? = nil, originProperty: String? = nil, ownsTargets: Bool? = nil
+        collection: CollectionKind? = nil, deleteRule: DeleteRule? = nil, originProperty: String? = nil, ownsTargets: Bool? = nil,
+        isFullTextIndexed: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -46,6 +56,7 @@ public struct PropertySchema: Codable, Sendable, Equatable {
         self.deleteRule = deleteRule
         self.originProperty = originProperty
         self.ownsTargets = ownsTargets
+        self.isFullTextIndexed = isFullTextIndexed
     }
 
     /// Realm's name for ``isPrimaryKey``.

@@ -5,7 +5,8 @@ extension Database {
     /// type's tables exist, every record reads under its schema, integer
     /// primary keys match their object keys, every object is in each of its
     /// indexes (primary key included) under its current value, and every
-    /// index entry points at a live object with that value; every link and
+    /// index entry points at a live object with that value; every full-text
+    /// index holds exactly the terms, positions and lengths of the texts; every link and
     /// list element points at a stored object, the inverse-link tables agree
     /// with the links, and every list belongs to a stored object and has no gaps.
     /// Before any of that it reads every B-tree page the snapshot reaches and
@@ -121,6 +122,10 @@ extension Database {
                 let objectKey = missing.suffix(8).withUnsafeBytes { OrderedKey.objectKey(from: $0) }
                 problem(.missingIndexEntry, "object \(objectKey) is missing from the \(property) index")
             }
+        }
+        if !table.fullTextIndexes.isEmpty {
+            let checked = try verifyFullText(table, transaction, problem)
+            report.indexEntriesChecked += checked
         }
     }
 

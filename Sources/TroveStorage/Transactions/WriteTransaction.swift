@@ -36,6 +36,19 @@ package final class WriteTransaction: Transaction {
     /// the table was cleared); replays after map growth do not call it again.
     /// The object layer turns this into the commit's change record.
     package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
+    /// Writes the layer above gathers to make in one sorted pass (full-text
+    /// postings). Whatever reads those tables in this transaction calls
+    /// ``writePending()`` first; the layer above calls it before committing.
+    package var pendingWrites: (() throws -> Void)?
+    private var isWritingPending = false
+
+    /// Runs ``pendingWrites`` (not again from inside itself).
+    package func writePending() throws {
+        guard let pendingWrites, !isWritingPending else { return }
+        isWritingPending = true
+        defer { isWritingPending = false }
+        try pendingWrites()
+    }
 
     private enum LogOp: UInt8 {
         case put = 1, delete = 2, deleteValue = 3, clear = 4, openTable = 5

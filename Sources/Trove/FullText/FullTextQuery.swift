@@ -1,0 +1,123 @@
+/// What a `TEXT` condition searches for, parsed from its text:
+/// `산책 공원` (both), `walk -rain` (not rain), `walk*` (a prefix),
+/// `"morning walk"` (adjacent words). See ``FullTextTokenizer`` for how a
+/// searched word meets the stored terms.
+struct FullTextQuery: Sendable, Hashable {
+    /// One term of a searched word, at its offset from the word's first term.
+    struct Part: Sendable, Hashable {
+        let term: [UInt8]
+        let offset: Int
+        /// Matches every stored word that starts with `term` (`walk*`).
+        let isPrefix: Bool
+    }
+
+    /// One searched word or phrase: its terms must stand at their offsets.
+    struct Element: Sendable, Hashable {
+        let parts: [Part]
+        /// `-word`: an object holding it does not match.
+        let isExcluded: Bool
+    }
+
+    /// The query as written.
+    let text: String
+    let elements: [Element]
+
+    var included: [Element] { elements.filter { !$0.isExcluded } }
+    var excluded: [Element] { elements.filter(\.isExcluded) }
+
+    init(_ text: String) {
+        self.text = text
+        let characters = Array(text)
+        var elements: [Element] = []
+        var index = 0
+        while index < characters.count {
+            if characters[index].isWhitespace {
+                index += 1
+                continue
+            }
+            var excluded = false
+            if characters[index] == "-", index + 1 < characters.count, !characters[index + 1].isWhitespace {
+                excluded = true
+                index += 1
+            }
+            var body: String
+            if characters[index] == "\"" {
+                var end = index + 1
+                while end < characters.count, characters[end] != "\"" { end += 1 }
+                body = String(characters[(index + 1)..<end])
+                index = end + 1
+            } else {
+                var end = index
+                while end < characters.count, !characters[end].isWhitespace, characters[end] != "\"" { end += 1 }
+                body = String(characters[index..<end])
+                index = end
+            }
+            var isPrefix = false
+            while body.hasSuffix("*") {
+                body.removeLast()
+                isPrefix = true
+            }
+            let parts = FullTextQuery.parts(of: body, prefix: isPrefix)
+            if !parts.isEmpty { elements.append(Element(parts: parts, isExcluded: excluded)) }
+        }
+        self.elements = elements
+    }
+
+    /// The terms a searched word must find, offsets from its first: a run of
+    /// two or more Hangul, Han or Kana characters by its bigrams alone.
+    private static func parts(of word: String, prefix: Bool) -> [Part] {
+        let tokens = FullTextTokenizer.tokens(in: word)
+        var kept: [FullTextTokenizer.Token] = []
+        for token in tokens {
+            if token.kind == .unigram {
+                // A character that a bigram starts at, or ends at, is covered by it.
+                let covered = tokens.contains {
+                    $0.kind == .bigram && ($0.position == token.position || $0.position + 1 == token.position)
+                }
+                if covered { continue }
+            }
+            kept.append(token)
+        }
+        guard let origin = kept.first?.position else { return [] }
+        let lastWord = prefix && kept.last?.kind == .word ? kept.count - 1 : -1
+        return kept.enumerated().map { index, token in
+            Part(term: Array(token.term.utf8), offset: token.position - origin, isPrefix: index == lastWord)
+        }
+    }
+
+    // MARK: Matching one text
+
+    /// Whether a text whose terms are `tokens` matches: every included word
+    /// or phrase occurs and no excluded one does. A query of exclusions alone
+    /// matches every text without them; a query with no terms matches nothing.
+    func matches(_ tokens: [FullTextTokenizer.Token]) -> Bool {
+        guard !elements.isEmpty else { return false }
+        let positions = FullTextQuery.positions(of: tokens)
+        for element in elements where (FullTextQuery.starts(of: element, in: positions).isEmpty) != element.isExcluded {
+            return false
+        }
+        return true
+    }
+
+    /// Each stored term of a text with its positions, ascending.
+    static func positions(of tokens: [FullTextTokenizer.Token]) -> [[UInt8]: [Int]] {
+        var positions: [[UInt8]: [Int]] = [:]
+        for token in tokens { positions[Array(token.term.utf8), default: []].append(token.position) }
+        return positions
+    }
+
+    /// The positions where `element` starts in a text whose terms stand at `positions`.
+    static func starts(of element: Element, in positions: [[UInt8]: [Int]]) -> [Int] {
+        func found(_ part: Part) -> Set<Int> {
+            guard part.isPrefix else { return Set(positions[part.term] ?? []) }
+            var all = Set<Int>()
+            // A prefix is whole characters of a word, so only words start with it.
+            for (term, at) in positions where term.starts(with: part.term) { all.formUnion(at) }
+            return all
+        }
+        let sets = element.parts.map(found)
+        return sets[0].filter { start in
+            zip(element.parts, sets).allSatisfy { part, set in set.contains(start + part.offset) }
+        }.sorted()
+    }
+}
