@@ -12,6 +12,12 @@ do {
         try ScaleBenchmark.run(sizes: sizes)
         exit(0)
     }
+    if let flag = CommandLine.arguments.firstIndex(of: "--fts") {
+        // The full-text row (issue 19): Trove's index against SQLite FTS5.
+        let count = CommandLine.arguments.dropFirst(flag + 1).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) }
+        let agreed = try FullTextBenchmark.run(count: count ?? 100_000)
+        exit(agreed ? 0 : 1)
+    }
     let options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
     let runner = Runner(options: options)
     FileHandle.standardError.write(

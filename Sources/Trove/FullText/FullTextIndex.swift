@@ -16,7 +16,7 @@ import TroveStorage
 enum FullTextIndex {
     /// The size a block of postings stops growing at (a single object's
     /// postings may exceed it). Small enough that a block stays on its page.
-    static let blockLimit = 1024
+    static let blockLimit = 1900
     static let lengthTag: UInt8 = 0
     static let statsKey: [UInt8] = [1]
 
@@ -32,6 +32,11 @@ enum FullTextIndex {
             value >>= 7
         }
         bytes.append(UInt8(value))
+    }
+
+    @inline(__always)
+    static func varintSize(_ value: UInt64) -> Int {
+        value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x20_0000 ? 3 : (64 - value.leadingZeroBitCount + 6) / 7
     }
 
     /// Reads one varint at `index`; stops at the end of `bytes` (a damaged
@@ -83,29 +88,47 @@ enum FullTextIndex {
         func positions(at index: Int) -> ArraySlice<UInt32> { positions[starts[index]..<starts[index + 1]] }
     }
 
-    /// Decodes one block's postings onto `list`.
-    static func decode(
-        _ block: UnsafeRawBufferPointer, firstKey: UInt64, into list: inout PostingList, withPositions: Bool
-    ) {
-        splitPostings(block, firstKey: firstKey) { key, encoded in
-            var index = 0
-            let count = readVarint(encoded, &index)
+    /// How much of each posting a reader needs.
+    enum Detail {
+        case keys, counts, positions
+    }
+
+    /// Decodes one block's postings onto `list`: a posting is the distance
+    /// of its key from the previous one (the first's from the block's first
+    /// key, so 0), the length of its positions in bytes, and the positions
+    /// as distances, all varints.
+    static func decode(_ block: UnsafeRawBufferPointer, firstKey: UInt64, into list: inout PostingList, _ detail: Detail) {
+        var index = 0
+        var key = firstKey
+        while index < block.count {
+            key &+= readVarint(block, &index)
+            let length = Int(truncatingIfNeeded: readVarint(block, &index))
+            let end = length >= 0 && length <= block.count - index ? index + length : block.count
             list.keys.append(key)
-            list.counts.append(UInt32(truncatingIfNeeded: count))
-            guard withPositions else { return }
-            if list.starts.isEmpty { list.starts.append(list.positions.count) }
-            var position: UInt32 = 0
-            while index < encoded.count {
-                position &+= UInt32(truncatingIfNeeded: readVarint(encoded, &index))
-                list.positions.append(position)
+            switch detail {
+            case .keys: break
+            case .counts:
+                var count: UInt32 = 0
+                for at in index..<end where block[at] < 0x80 { count += 1 }
+                list.counts.append(count)
+            case .positions:
+                if list.starts.isEmpty { list.starts.append(list.positions.count) }
+                var position: UInt32 = 0
+                var at = index
+                while at < end {
+                    position &+= UInt32(truncatingIfNeeded: readVarint(block, &at))
+                    list.positions.append(position)
+                }
+                list.counts.append(UInt32(list.positions.count - list.starts[list.starts.count - 1]))
+                list.starts.append(list.positions.count)
             }
-            list.starts.append(list.positions.count)
+            index = end
         }
     }
 
     /// The postings of `term` (every word starting with it, for a prefix).
     static func postings(
-        of term: [UInt8], isPrefix: Bool, withPositions: Bool, in table: Table, _ transaction: Transaction
+        of term: [UInt8], isPrefix: Bool, _ detail: Detail, in table: Table, _ transaction: Transaction
     ) throws -> PostingList {
         try (transaction as? WriteTransaction)?.writePending()
         var list = PostingList()
@@ -122,40 +145,46 @@ enum FullTextIndex {
                             termsSeen += 1
                             lastTerm = Array(current.key[0..<termCount])
                         }
-                        decode(current.value, firstKey: firstKey, into: &list, withPositions: withPositions)
+                        decode(current.value, firstKey: firstKey, into: &list, detail)
                     }
                     entry = try cursor.next()
                 }
             }
         }
         // Several words' lists, each ascending: merged into one.
-        if termsSeen > 1 { list = merged(list, withPositions: withPositions) }
+        if termsSeen > 1 { list = merged(list, detail) }
         return list
     }
 
     /// A list sorted by key, one entry per key (counts added, positions joined).
-    private static func merged(_ list: PostingList, withPositions: Bool) -> PostingList {
-        let order = list.keys.indices.sorted { list.keys[$0] < list.keys[$1] }
+    private static func merged(_ list: PostingList, _ detail: Detail) -> PostingList {
+        let order = list.keys.indices.sorted { list.keys[$0] != list.keys[$1] ? list.keys[$0] < list.keys[$1] : $0 < $1 }
         var result = PostingList()
         for index in order {
             let key = list.keys[index]
-            if result.keys.last == key {
-                result.counts[result.counts.count - 1] += list.counts[index]
-                if withPositions {
-                    let joined = (result.positions[result.starts[result.starts.count - 2]...] + list.positions(at: index))
-                        .sorted()
-                    result.positions.removeSubrange(result.starts[result.starts.count - 2]...)
-                    result.positions.append(contentsOf: joined)
-                    result.starts[result.starts.count - 1] = result.positions.count
+            let repeated = result.keys.last == key
+            if !repeated { result.keys.append(key) }
+            switch detail {
+            case .keys: break
+            case .counts:
+                if repeated {
+                    result.counts[result.counts.count - 1] += list.counts[index]
+                } else {
+                    result.counts.append(list.counts[index])
                 }
-                continue
-            }
-            result.keys.append(key)
-            result.counts.append(list.counts[index])
-            if withPositions {
+            case .positions:
                 if result.starts.isEmpty { result.starts.append(0) }
-                result.positions.append(contentsOf: list.positions(at: index))
-                result.starts.append(result.positions.count)
+                if repeated {
+                    let from = result.starts[result.starts.count - 2]
+                    let joined = (result.positions[from...] + list.positions(at: index)).sorted()
+                    result.positions.replaceSubrange(from..., with: joined)
+                    result.starts[result.starts.count - 1] = result.positions.count
+                    result.counts[result.counts.count - 1] = UInt32(joined.count)
+                } else {
+                    result.positions.append(contentsOf: list.positions(at: index))
+                    result.starts.append(result.positions.count)
+                    result.counts.append(list.counts[index])
+                }
             }
         }
         return result
@@ -204,7 +233,7 @@ enum FullTextIndex {
         guard !query.elements.isEmpty, transaction.canSee(table) else { return Matches() }
         var lists: [(keys: [UInt64], counts: [UInt32])] = []
         for element in query.included {
-            lists.append(try occurrences(of: element, in: table, transaction))
+            lists.append(try occurrences(of: element, counting: ranking, in: table, transaction))
             if lists.last!.keys.isEmpty, !ranking { return Matches() }
         }
         var matches = Matches()
@@ -217,37 +246,42 @@ enum FullTextIndex {
                     entry = try cursor.next()
                 }
             }
+        } else if lists.count == 1 {
+            matches.keys = lists[0].keys
+            if ranking {
+                matches.documentFrequencies = [lists[0].keys.count]
+                matches.occurrences = [lists[0].counts]
+            }
         } else {
-            // Intersect, smallest list first; remember where each match sits in each list.
+            // Intersect, smallest list first, galloping through the others.
             let order = lists.indices.sorted { lists[$0].keys.count < lists[$1].keys.count }
+            let others = Array(order.dropFirst())
             var cursors = [Int](repeating: 0, count: lists.count)
-            var found: [[Int]] = []
-            let smallest = lists[order[0]]
-            outer: for (index, key) in smallest.keys.enumerated() {
-                var at = [Int](repeating: 0, count: lists.count)
-                at[order[0]] = index
-                for other in order.dropFirst() {
-                    let keys = lists[other].keys
+            if ranking { matches.occurrences = Array(repeating: [], count: lists.count) }
+            let smallest = lists[order[0]].keys
+            outer: for (index, key) in smallest.enumerated() {
+                for other in others {
                     var low = cursors[other]
-                    // Gallop, then binary search.
-                    var step = 1
-                    while low + step < keys.count, keys[low + step] < key { step *= 2 }
-                    var high = Swift.min(low + step, keys.count)
-                    while low < high {
-                        let middle = (low + high) / 2
-                        if keys[middle] < key { low = middle + 1 } else { high = middle }
+                    let found: Bool = lists[other].keys.withUnsafeBufferPointer { keys in
+                        var step = 1
+                        while low + step < keys.count, keys[low + step] < key { step *= 2 }
+                        var high = Swift.min(low + step, keys.count)
+                        while low < high {
+                            let middle = (low + high) / 2
+                            if keys[middle] < key { low = middle + 1 } else { high = middle }
+                        }
+                        return low < keys.count && keys[low] == key
                     }
                     cursors[other] = low
-                    guard low < keys.count, keys[low] == key else { continue outer }
-                    at[other] = low
+                    guard found else { continue outer }
                 }
                 matches.keys.append(key)
-                if ranking { found.append(at) }
+                if ranking {
+                    cursors[order[0]] = index
+                    for list in lists.indices { matches.occurrences[list].append(lists[list].counts[cursors[list]]) }
+                }
             }
-            if ranking {
-                matches.documentFrequencies = lists.map(\.keys.count)
-                matches.occurrences = lists.indices.map { list in found.map { lists[list].counts[$0[list]] } }
-            }
+            if ranking { matches.documentFrequencies = lists.map(\.keys.count) }
         }
         for element in query.excluded where !matches.keys.isEmpty {
             let excluded = try occurrences(of: element, in: table, transaction).keys
@@ -261,17 +295,19 @@ enum FullTextIndex {
     }
 
     /// The objects where one word or phrase occurs, and how often.
-    static func occurrences(of element: FullTextQuery.Element, in table: Table, _ transaction: Transaction) throws
+    static func occurrences(
+        of element: FullTextQuery.Element, counting: Bool = false, in table: Table, _ transaction: Transaction
+    ) throws
         -> (keys: [UInt64], counts: [UInt32])
     {
         if element.parts.count == 1 {
             let part = element.parts[0]
-            let list = try postings(of: part.term, isPrefix: part.isPrefix, withPositions: false, in: table, transaction)
+            let list = try postings(of: part.term, isPrefix: part.isPrefix, counting ? .counts : .keys, in: table, transaction)
             return (list.keys, list.counts)
         }
         var lists: [PostingList] = []
         for part in element.parts {
-            let list = try postings(of: part.term, isPrefix: part.isPrefix, withPositions: true, in: table, transaction)
+            let list = try postings(of: part.term, isPrefix: part.isPrefix, .positions, in: table, transaction)
             if list.keys.isEmpty { return ([], []) }
             lists.append(list)
         }
@@ -326,12 +362,12 @@ enum FullTextIndex {
     /// BM25 scores (k1 = 1.2, b = 0.75) of the matches of a query, by object
     /// key: the sum over its included words and phrases of their rarity
     /// (idf) times how often each occurs, damped by the text's length against
-    /// the average. Objects that do not match have no score.
+    /// the average. Returns the matches, ascending, with their scores.
     static func scores(_ query: FullTextQuery, in table: Table, objects: Table, _ transaction: Transaction) throws
-        -> [UInt64: Double]
+        -> (keys: [UInt64], scores: [Double])
     {
         let matches = try search(query, in: table, objects: objects, ranking: true, transaction)
-        guard !matches.keys.isEmpty else { return [:] }
+        guard !matches.keys.isEmpty else { return ([], []) }
         let (documents, total) = try stats(in: table, transaction)
         let count = Double(Swift.max(documents, 1))
         let average = Swift.max(Double(total) / count, 1)
@@ -339,17 +375,43 @@ enum FullTextIndex {
         let idf = matches.documentFrequencies.map { frequency in
             log(1 + (count - Double(frequency) + 0.5) / (Double(frequency) + 0.5))
         }
-        var scores: [UInt64: Double] = [:]
+        var scores: [Double] = []
         scores.reserveCapacity(matches.keys.count)
-        for (index, key) in matches.keys.enumerated() {
-            let length = Double(try self.length(of: key, in: table, transaction) ?? 0)
-            var score = 0.0
-            for element in matches.occurrences.indices {
-                let frequency = Double(matches.occurrences[element][index])
-                score += idf[element] * frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / average))
+        try transaction.withCursor(on: table) { cursor in
+            // Lengths are keyed in object order: step forward to the next one when near, seek when not.
+            var current: Entry?
+            var lengthKey = [UInt8](repeating: lengthTag, count: 9)
+            for (index, key) in matches.keys.enumerated() {
+                var steps = 0
+                while let entry = current, entry.key.count == 9, entry.key[0] == lengthTag,
+                    OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: entry.key[1...])) < key, steps < 8
+                {
+                    current = try cursor.next()
+                    steps += 1
+                }
+                if let entry = current, entry.key.count == 9, entry.key[0] == lengthTag,
+                    OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: entry.key[1...])) == key
+                {
+                    // Found by stepping.
+                } else {
+                    withUnsafeBytes(of: key.bigEndian) { lengthKey.replaceSubrange(1..., with: $0) }
+                    current = try lengthKey.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                }
+                var length = 0.0
+                if let entry = current, entry.key.count == 9, entry.key[0] == lengthTag,
+                    OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: entry.key[1...])) == key
+                {
+                    var at = 0
+                    length = Double(readVarint(entry.value, &at))
+                }
+                var score = 0.0
+                for element in matches.occurrences.indices {
+                    let frequency = Double(matches.occurrences[element][index])
+                    score += idf[element] * frequency * (k1 + 1) / (frequency + k1 * (1 - b + b * length / average))
+                }
+                scores.append(score)
             }
-            scores[key] = score
         }
-        return scores
+        return (matches.keys, scores)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import TroveStorage
 
 /// The full-text postings a write transaction adds and removes for one
@@ -7,31 +8,55 @@ import TroveStorage
 /// reads the index (``WriteTransaction/writePending()``) and before commit.
 final class FullTextPending {
     let table: Table
-    private var termIDs: [String: Int32] = [:]
-    private var terms: [[UInt8]] = []
-    /// Per term (by id): the postings added, each with the version of its
-    /// object's text (an object rewritten in the transaction has only its
-    /// last version kept).
-    private var added: [AddedPostings] = []
-    private var removed: [Int32: [UInt64]] = [:]
+    /// The terms met, interned: their bytes one after another in `arena`,
+    /// found through an open-addressing table of ids by FNV-1a hash.
+    @exclusivity(unchecked) private var arena: [UInt8] = []
+    @exclusivity(unchecked) private var termRanges: [Range<Int>] = []
+    @exclusivity(unchecked) private var termHashes: [UInt64] = []
+    @exclusivity(unchecked) private var slots = [Int32](repeating: -1, count: 1024)
+    @exclusivity(unchecked) private var longCount = 0
+    /// Terms of at most 8 bytes (most words, every Hangul pair) by their bytes
+    /// packed into an integer: terms hold no zero byte, so packing is unambiguous.
+    @exclusivity(unchecked) private var smallKeys = [UInt64](repeating: 0, count: 1024)
+    @exclusivity(unchecked) private var smallIDs = [Int32](repeating: -1, count: 1024)
+    @exclusivity(unchecked) private var smallCount = 0
+    /// Grouping one text's terms (see ``add(_:objectKey:)``): per term, the
+    /// text it was last seen in and its place among that text's terms.
+    @exclusivity(unchecked) private var seenIn: [UInt32] = []
+    @exclusivity(unchecked) private var slotOf: [Int32] = []
+    @exclusivity(unchecked) private var textStamp: UInt32 = 0
+    @exclusivity(unchecked) private var tokenTerms: [Int32] = []
+    @exclusivity(unchecked) private var tokenPositions: [UInt32] = []
+    @exclusivity(unchecked) private var touched: [Int32] = []
+    @exclusivity(unchecked) private var groupEnds: [Int] = []
+    @exclusivity(unchecked) private var grouped: [UInt32] = []
+    /// The postings added, in the order added: term, object key, the version
+    /// of the object's text (an object rewritten in the transaction keeps only
+    /// its last version), and where its encoded positions end in `postingBytes`
+    /// (the length of the positions, then the positions, as in a block).
+    @exclusivity(unchecked) private var postingTerms: [Int32] = []
+    @exclusivity(unchecked) private var postingKeys: [UInt64] = []
+    @exclusivity(unchecked) private var postingVersions: [UInt32] = []
+    @exclusivity(unchecked) private var postingEnds: [UInt32] = []
+    @exclusivity(unchecked) private var postingBytes: [UInt8] = []
+    /// Per term, how many postings it has in the lists above.
+    @exclusivity(unchecked) private var postingCounts: [Int32] = []
+    /// Whether a pending text was replaced or removed (its postings are then skipped).
+    @exclusivity(unchecked) private var hasStalePostings = false
+    @exclusivity(unchecked) private var removed: [Int32: [UInt64]] = [:]
     /// Objects whose current text is pending: its version and length.
-    private var addedTexts: [UInt64: (version: UInt32, length: UInt32)] = [:]
+    @exclusivity(unchecked) private var addedTexts: [UInt64: (version: UInt32, length: UInt32)] = [:]
     /// Objects whose stored postings (if any) go.
-    private var removedTexts: Set<UInt64> = []
-    private var nextVersion: UInt32 = 0
-    /// How many postings wait; past a limit they are written early, so a
-    /// huge transaction does not hold them all in memory.
-    private(set) var waiting = 0
-    static let writeEarlyLimit = 4_000_000
-    private var pairs: [(term: Int32, position: UInt32)] = []
-
-    struct AddedPostings {
-        var keys: [UInt64] = []
-        var versions: [UInt32] = []
-        /// Per posting: its count and positions, encoded; `ends[i]` closes posting i.
-        var bytes: [UInt8] = []
-        var ends: [Int] = []
-    }
+    @exclusivity(unchecked) private var removedTexts: Set<UInt64> = []
+    @exclusivity(unchecked) private var nextVersion: UInt32 = 0
+    /// How many postings wait; past a limit (about 150 MB of them) they are
+    /// written early, so a huge transaction does not hold them all in memory.
+    /// Each early write merges into the blocks written before, which costs
+    /// more and fills pages less than one sorted pass: the limit is high.
+    @exclusivity(unchecked) private(set) var waiting = 0
+    static let writeEarlyLimit = 6_000_000
+    @exclusivity(unchecked) private var pairs: [(term: Int32, position: UInt32)] = []
+    @exclusivity(unchecked) private var deltas: [UInt8] = []
 
     init(table: Table) {
         self.table = table
@@ -39,51 +64,160 @@ final class FullTextPending {
 
     var isEmpty: Bool { addedTexts.isEmpty && removedTexts.isEmpty }
 
+    @inline(__always)
     private func id(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
-        let term = String(decoding: bytes, as: UTF8.self)
-        if let id = termIDs[term] { return id }
-        let id = Int32(terms.count)
-        termIDs[term] = id
-        terms.append(Array(bytes))
-        added.append(AddedPostings())
+        guard bytes.count <= 8 else { return longID(of: bytes) }
+        var packed: UInt64 = 0
+        withUnsafeMutableBytes(of: &packed) { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
+        let mask = smallKeys.count - 1
+        var slot = Int(truncatingIfNeeded: (packed &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        while true {
+            let key = smallKeys[slot]
+            if key == packed { return smallIDs[slot] }
+            if key == 0 { break }
+            slot = (slot + 1) & mask
+        }
+        let id = newTerm(bytes, hash: 0)
+        smallKeys[slot] = packed
+        smallIDs[slot] = id
+        smallCount += 1
+        if smallCount * 2 > smallKeys.count { growSmall() }
         return id
     }
 
+    private func growSmall() {
+        let (keys, ids) = (smallKeys, smallIDs)
+        smallKeys = [UInt64](repeating: 0, count: keys.count * 2)
+        smallIDs = [Int32](repeating: -1, count: keys.count * 2)
+        let mask = smallKeys.count - 1
+        for (key, id) in zip(keys, ids) where key != 0 {
+            var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            while smallKeys[slot] != 0 { slot = (slot + 1) & mask }
+            smallKeys[slot] = key
+            smallIDs[slot] = id
+        }
+    }
+
+    private func newTerm(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
+        let id = Int32(termRanges.count)
+        termRanges.append(arena.count..<(arena.count + bytes.count))
+        arena.append(contentsOf: bytes)
+        termHashes.append(hash)
+        postingCounts.append(0)
+        seenIn.append(0)
+        slotOf.append(0)
+        return id
+    }
+
+    private func longID(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let mask = slots.count - 1
+        var slot = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let id = slots[slot]
+            if id < 0 { break }
+            if termHashes[Int(id)] == hash, termRanges[Int(id)].count == bytes.count,
+                arena.withUnsafeBufferPointer({
+                    memcmp($0.baseAddress! + termRanges[Int(id)].lowerBound, bytes.baseAddress!, bytes.count) == 0
+                })
+            {
+                return id
+            }
+            slot = (slot + 1) & mask
+        }
+        let id = newTerm(bytes, hash: hash)
+        slots[slot] = id
+        longCount += 1
+        if longCount * 2 > slots.count { growSlots() }
+        return id
+    }
+
+    private func growSlots() {
+        slots = [Int32](repeating: -1, count: slots.count * 2)
+        let mask = slots.count - 1
+        for (id, hash) in termHashes.enumerated() where termRanges[id].count > 8 {
+            var slot = Int(truncatingIfNeeded: hash) & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(id)
+        }
+    }
+
+    private func term(_ id: Int) -> [UInt8] { Array(arena[termRanges[id]]) }
+
     /// Indexes `text` as the text of `objectKey` (which has none in the index).
     func add(_ text: String, objectKey: UInt64) {
-        pairs.removeAll(keepingCapacity: true)
+        tokenTerms.removeAll(keepingCapacity: true)
+        tokenPositions.removeAll(keepingCapacity: true)
         FullTextTokenizer.forEachTerm(in: text) { bytes, position, _, _ in
-            pairs.append((id(of: bytes), UInt32(truncatingIfNeeded: position)))
+            tokenTerms.append(id(of: bytes))
+            tokenPositions.append(UInt32(truncatingIfNeeded: position))
         }
-        guard let last = pairs.last else { return }
-        var length = last.position + 1
-        for pair in pairs where pair.position + 1 > length { length = pair.position + 1 }
+        guard let last = tokenPositions.last else { return }
         let version = nextVersion
         nextVersion &+= 1
-        addedTexts[objectKey] = (version, length)
-        pairs.sort { $0.term != $1.term ? $0.term < $1.term : $0.position < $1.position }
-        var index = 0
-        while index < pairs.count {
-            let term = Int(pairs[index].term)
-            var end = index
-            while end < pairs.count, pairs[end].term == pairs[index].term { end += 1 }
-            added[term].keys.append(objectKey)
-            added[term].versions.append(version)
-            FullTextIndex.appendVarint(UInt64(end - index), to: &added[term].bytes)
-            var previous: UInt32 = 0
-            for pair in pairs[index..<end] {
-                FullTextIndex.appendVarint(UInt64(pair.position - previous), to: &added[term].bytes)
-                previous = pair.position
-            }
-            added[term].ends.append(added[term].bytes.count)
-            waiting += 1
-            index = end
+        addedTexts[objectKey] = (version, last + 1)
+        // Group positions by term without sorting: count each term's, then place them (in position order).
+        textStamp &+= 1
+        if textStamp == 0 {
+            for index in seenIn.indices { seenIn[index] = 0 }
+            textStamp = 1
         }
+        touched.removeAll(keepingCapacity: true)
+        groupEnds.removeAll(keepingCapacity: true)
+        for term in tokenTerms {
+            let index = Int(term)
+            if seenIn[index] != textStamp {
+                seenIn[index] = textStamp
+                slotOf[index] = Int32(touched.count)
+                touched.append(term)
+                groupEnds.append(0)
+            }
+            groupEnds[Int(slotOf[index])] += 1
+        }
+        var total = 0
+        for group in groupEnds.indices {
+            total += groupEnds[group]
+            groupEnds[group] = total - groupEnds[group]  // for now: where the group starts
+        }
+        grouped.removeAll(keepingCapacity: true)
+        grouped.append(contentsOf: repeatElement(0, count: total))
+        for (term, position) in zip(tokenTerms, tokenPositions) {
+            let group = Int(slotOf[Int(term)])
+            grouped[groupEnds[group]] = position
+            groupEnds[group] += 1  // now: where the group ends
+        }
+        grouped.withUnsafeBufferPointer { grouped in
+            var start = 0
+            for (group, term) in touched.enumerated() {
+                let end = groupEnds[group]
+                // The positions' length first, then the positions as distances.
+                var length = 0
+                var previous: UInt32 = 0
+                for at in start..<end {
+                    length += FullTextIndex.varintSize(UInt64(grouped[at] &- previous))
+                    previous = grouped[at]
+                }
+                FullTextIndex.appendVarint(UInt64(length), to: &postingBytes)
+                previous = 0
+                for at in start..<end {
+                    FullTextIndex.appendVarint(UInt64(grouped[at] &- previous), to: &postingBytes)
+                    previous = grouped[at]
+                }
+                postingTerms.append(term)
+                postingKeys.append(objectKey)
+                postingVersions.append(version)
+                postingEnds.append(UInt32(postingBytes.count))
+                postingCounts[Int(term)] += 1
+                start = end
+            }
+        }
+        waiting += touched.count
     }
 
     /// Takes `text`, the indexed text of `objectKey`, out of the index.
     func remove(_ text: String, objectKey: UInt64) {
-        addedTexts[objectKey] = nil
+        if addedTexts.removeValue(forKey: objectKey) != nil { hasStalePostings = true }
         removedTexts.insert(objectKey)
         var seen = Set<Int32>()
         FullTextTokenizer.forEachTerm(in: text) { bytes, _, _, _ in
@@ -97,9 +231,23 @@ final class FullTextPending {
 
     /// Forgets everything pending (the index was emptied).
     func reset() {
-        termIDs = [:]
-        terms = []
-        added = []
+        arena = []
+        termRanges = []
+        termHashes = []
+        slots = [Int32](repeating: -1, count: 1024)
+        longCount = 0
+        smallKeys = [UInt64](repeating: 0, count: 1024)
+        smallIDs = [Int32](repeating: -1, count: 1024)
+        smallCount = 0
+        seenIn = []
+        slotOf = []
+        postingTerms = []
+        postingKeys = []
+        postingVersions = []
+        postingEnds = []
+        postingBytes = []
+        postingCounts = []
+        hasStalePostings = false
         removed = [:]
         addedTexts = [:]
         removedTexts = []
@@ -109,9 +257,29 @@ final class FullTextPending {
     /// Writes what is pending into the index.
     func write(_ transaction: WriteTransaction) throws {
         guard !isEmpty else { return }
-        let order = terms.indices.filter { !added[$0].keys.isEmpty || removed[Int32($0)] != nil }
-            .sorted { terms[$0].lexicographicallyPrecedes(terms[$1]) }
-        for term in order { try writeTerm(term, transaction) }
+        // The postings grouped by term (a counting sort, keeping the order added).
+        var groupStarts = [Int](repeating: 0, count: postingCounts.count + 1)
+        for term in postingCounts.indices { groupStarts[term + 1] = groupStarts[term] + Int(postingCounts[term]) }
+        var next = groupStarts
+        var byTerm = [Int32](repeating: 0, count: postingTerms.count)
+        for (posting, term) in postingTerms.enumerated() {
+            byTerm[next[Int(term)]] = Int32(posting)
+            next[Int(term)] += 1
+        }
+        let order = arena.withUnsafeBufferPointer { arena in
+            termRanges.indices.filter { postingCounts[$0] > 0 || removed[Int32($0)] != nil }
+                .sorted { a, b in
+                    let (x, y) = (termRanges[a], termRanges[b])
+                    let order = memcmp(
+                        arena.baseAddress! + x.lowerBound, arena.baseAddress! + y.lowerBound, min(x.count, y.count))
+                    return order != 0 ? order < 0 : x.count < y.count
+                }
+        }
+        // An index with nothing in it yet has no blocks to look for.
+        let isFresh = try transaction.withCursor(on: table) { try $0.first() == nil }
+        // Lengths and totals first, then the terms: each kind in key order, and
+        // lengths sort before the totals, which sort before every term, so a
+        // new index is appended to, page after full page.
         var (documents, total) = try FullTextIndex.stats(in: table, transaction)
         for key in removedTexts.sorted() {
             guard let length = try FullTextIndex.length(of: key, in: table, transaction) else { continue }
@@ -124,7 +292,11 @@ final class FullTextPending {
             value.removeAll(keepingCapacity: true)
             FullTextIndex.appendVarint(UInt64(text.length), to: &value)
             try FullTextIndex.lengthKey(key).withUnsafeBytes { k in
-                try value.withUnsafeBytes { _ = try transaction.put(table, key: k, value: $0) }
+                try value.withUnsafeBytes {
+                    if try !transaction.put(table, key: k, value: $0, mode: .append) {
+                        _ = try transaction.put(table, key: k, value: $0)
+                    }
+                }
             }
             documents &+= 1
             total &+= UInt64(text.length)
@@ -135,19 +307,22 @@ final class FullTextPending {
         try FullTextIndex.statsKey.withUnsafeBytes { k in
             try value.withUnsafeBytes { _ = try transaction.put(table, key: k, value: $0) }
         }
+        for term in order {
+            try writeTerm(term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, transaction)
+        }
         reset()
     }
 
     /// One term's blocks with its postings removed and added.
-    private func writeTerm(_ id: Int, _ transaction: WriteTransaction) throws {
-        let term = terms[id]
-        let postings = added[id]
+    private func writeTerm(_ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ transaction: WriteTransaction) throws {
+        let term = term(id)
         // The postings whose text is still current, by key.
         var live: [(key: UInt64, range: Range<Int>)] = []
-        for index in postings.keys.indices {
-            let key = postings.keys[index]
-            guard addedTexts[key]?.version == postings.versions[index] else { continue }
-            live.append((key, (index == 0 ? 0 : postings.ends[index - 1])..<postings.ends[index]))
+        live.reserveCapacity(postings.count)
+        for posting in postings.lazy.map(Int.init) {
+            let key = postingKeys[posting]
+            if hasStalePostings, addedTexts[key]?.version != postingVersions[posting] { continue }
+            live.append((key, (posting == 0 ? 0 : Int(postingEnds[posting - 1]))..<Int(postingEnds[posting])))
         }
         if !zip(live, live.dropFirst()).allSatisfy({ $0.key < $1.key }) { live.sort { $0.key < $1.key } }
         let removals = Set(removed[Int32(id)] ?? [])
@@ -156,7 +331,7 @@ final class FullTextPending {
         prefix.append(0)
 
         // Most often: only additions, all after the term's last key. Append to its last block.
-        if removals.isEmpty {
+        if removals.isEmpty, !isFresh {
             var after = term
             after.append(1)
             let last: (key: [UInt8], value: [UInt8], lastKey: UInt64)? = try after.withUnsafeBytes { afterBytes in
@@ -165,19 +340,28 @@ final class FullTextPending {
                     guard let entry, entry.key.starts(with: prefix), let (_, firstKey) = FullTextIndex.splitBlockKey(entry.key)
                     else { return nil }
                     var list = FullTextIndex.PostingList()
-                    FullTextIndex.decode(entry.value, firstKey: firstKey, into: &list, withPositions: false)
+                    FullTextIndex.decode(entry.value, firstKey: firstKey, into: &list, .keys)
                     return (Array(entry.key), Array(entry.value), list.keys.last ?? firstKey)
                 }
             }
             if last == nil || last!.lastKey < live[0].key {
-                var blocks = BlockWriter(term: term)
+                var blocks = BlockWriter(term: term, into: table, transaction)
                 if let last { blocks.resume(key: last.key, value: last.value, lastKey: last.lastKey) }
-                for posting in live {
-                    postings.bytes.withUnsafeBufferPointer { blocks.append(posting.key, $0[posting.range]) }
+                try postingBytes.withUnsafeBufferPointer { bytes in
+                    for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
                 }
-                try blocks.finish(into: table, transaction)
+                try blocks.flush()
                 return
             }
+        }
+
+        if removals.isEmpty, isFresh {
+            var blocks = BlockWriter(term: term, into: table, transaction)
+            try postingBytes.withUnsafeBufferPointer { bytes in
+                for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
+            }
+            try blocks.flush()
+            return
         }
 
         // Otherwise: decode the blocks the changed keys fall in, merge, write them again.
@@ -207,82 +391,97 @@ final class FullTextPending {
             }
         }
         for key in oldKeys { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
-        var blocks = BlockWriter(term: term)
+        var blocks = BlockWriter(term: term, into: table, transaction)
         var next = 0
         for posting in stored where !removals.contains(posting.key) {
             while next < live.count, live[next].key < posting.key {
-                postings.bytes.withUnsafeBufferPointer { blocks.append(live[next].key, $0[live[next].range]) }
+                try postingBytes.withUnsafeBufferPointer { try blocks.append(live[next].key, $0[live[next].range]) }
                 next += 1
             }
             if next < live.count, live[next].key == posting.key { continue }  // replaced below
-            posting.bytes.withUnsafeBufferPointer { blocks.append(posting.key, $0[...]) }
+            try posting.bytes.withUnsafeBufferPointer { try blocks.append(posting.key, $0[...]) }
         }
         while next < live.count {
-            postings.bytes.withUnsafeBufferPointer { blocks.append(live[next].key, $0[live[next].range]) }
+            try postingBytes.withUnsafeBufferPointer { try blocks.append(live[next].key, $0[live[next].range]) }
             next += 1
         }
-        try blocks.finish(into: table, transaction)
+        try blocks.flush()
     }
 }
 
 /// Cuts a term's postings into blocks of about ``FullTextIndex/blockLimit`` bytes.
 private struct BlockWriter {
     let term: [UInt8]
-    private var blocks: [(firstKey: UInt64, value: [UInt8])] = []
+    let table: Table
+    let transaction: WriteTransaction
+    private var value: [UInt8] = []
+    private var firstKey: UInt64 = 0
     private var lastKey: UInt64 = 0
-    /// The stored block being extended, which keeps its key.
-    private var resumedKey: [UInt8]?
+    /// The current block is a stored one being extended (it keeps its key).
+    private var isResumed = false
+    private var key: [UInt8] = []
 
-    init(term: [UInt8]) {
+    init(term: [UInt8], into table: Table, _ transaction: WriteTransaction) {
         self.term = term
+        self.table = table
+        self.transaction = transaction
+        value.reserveCapacity(FullTextIndex.blockLimit + 64)
     }
 
     mutating func resume(key: [UInt8], value: [UInt8], lastKey: UInt64) {
-        let firstKey = OrderedKey.objectKey(
-            from: key.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[(key.count - 8)...]) })
-        blocks.append((firstKey, value))
+        firstKey = OrderedKey.objectKey(from: key.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[(key.count - 8)...]) })
+        self.value = value
         self.lastKey = lastKey
-        resumedKey = key
+        isResumed = true
     }
 
-    /// Adds one posting: `encoded` is its count and positions.
-    mutating func append(_ key: UInt64, _ encoded: Slice<UnsafeBufferPointer<UInt8>>) {
-        if blocks.isEmpty || blocks[blocks.count - 1].value.count + encoded.count > FullTextIndex.blockLimit {
-            blocks.append((key, []))
-            FullTextIndex.appendVarint(0, to: &blocks[blocks.count - 1].value)
+    /// Adds one posting: `encoded` is the length of its positions and the positions.
+    mutating func append(_ key: UInt64, _ encoded: Slice<UnsafeBufferPointer<UInt8>>) throws {
+        if value.isEmpty || value.count + encoded.count > FullTextIndex.blockLimit {
+            try flush()
+            firstKey = key
+            value.append(0)  // the first key's distance from itself
         } else {
-            FullTextIndex.appendVarint(key - lastKey, to: &blocks[blocks.count - 1].value)
+            FullTextIndex.appendVarint(key - lastKey, to: &value)
         }
-        blocks[blocks.count - 1].value.append(contentsOf: encoded)
+        value.append(contentsOf: encoded)
         lastKey = key
     }
 
-    func finish(into table: Table, _ transaction: WriteTransaction) throws {
-        for block in blocks {
-            let key = FullTextIndex.blockKey(term, block.firstKey)
-            try key.withUnsafeBytes { k in try block.value.withUnsafeBytes { _ = try transaction.put(table, key: k, value: $0) } }
+    /// Writes the current block, if any.
+    mutating func flush() throws {
+        guard !value.isEmpty else { return }
+        key.removeAll(keepingCapacity: true)
+        key.append(contentsOf: term)
+        key.append(0)
+        withUnsafeBytes(of: firstKey.bigEndian) { key.append(contentsOf: $0) }
+        try key.withUnsafeBytes { k in
+            try value.withUnsafeBytes { value in
+                // A new block is a new key: LMDB appends it when it sorts last (a
+                // build, term after term), which leaves pages full.
+                if try isResumed || !transaction.put(table, key: k, value: value, mode: .append) {
+                    _ = try transaction.put(table, key: k, value: value)
+                }
+            }
         }
+        value.removeAll(keepingCapacity: true)
+        isResumed = false
     }
 }
 
 extension FullTextIndex {
-    /// Calls `body` with each posting of a block: its key and its encoded count and positions.
+    /// Calls `body` with each posting of a block: its key and its encoded
+    /// positions, their length first.
     static func splitPostings(
         _ block: UnsafeRawBufferPointer, firstKey: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) -> Void
     ) {
         var index = 0
         var key = firstKey
-        var isFirst = true
         while index < block.count {
-            let delta = readVarint(block, &index)
-            key = isFirst ? firstKey &+ delta : key &+ delta
-            isFirst = false
+            key &+= readVarint(block, &index)
             let start = index
-            var remaining = readVarint(block, &index)
-            while remaining > 0, index < block.count {
-                if block[index] < 0x80 { remaining -= 1 }
-                index += 1
-            }
+            let length = Int(truncatingIfNeeded: readVarint(block, &index))
+            index = length >= 0 && length <= block.count - index ? index + length : block.count
             body(key, UnsafeRawBufferPointer(rebasing: block[start..<index]))
         }
     }

@@ -7,7 +7,8 @@ struct FullTextQuery: Sendable, Hashable {
     struct Part: Sendable, Hashable {
         let term: [UInt8]
         let offset: Int
-        /// Matches every stored word that starts with `term` (`walk*`).
+        /// Matches every stored term that starts with `term`: a word (`walk*`),
+        /// or every term a Hangul, Han or Kana character begins.
         let isPrefix: Bool
     }
 
@@ -64,24 +65,26 @@ struct FullTextQuery: Sendable, Hashable {
     }
 
     /// The terms a searched word must find, offsets from its first: a run of
-    /// two or more Hangul, Han or Kana characters by its bigrams alone.
+    /// two or more Hangul, Han or Kana characters by its bigrams alone, a run
+    /// of one character by every term that character begins.
     private static func parts(of word: String, prefix: Bool) -> [Part] {
         let tokens = FullTextTokenizer.tokens(in: word)
-        var kept: [FullTextTokenizer.Token] = []
+        var kept: [(term: [UInt8], position: Int, isPrefix: Bool)] = []
         for token in tokens {
-            if token.kind == .unigram {
-                // A character that a bigram starts at, or ends at, is covered by it.
-                let covered = tokens.contains {
-                    $0.kind == .bigram && ($0.position == token.position || $0.position + 1 == token.position)
-                }
-                if covered { continue }
+            var term = Array(token.term.utf8)
+            if token.kind == .final {
+                // The end of a longer run is covered by its last bigram.
+                if tokens.contains(where: { $0.kind == .bigram && $0.position + 1 == token.position }) { continue }
+                term.removeLast()
+                kept.append((term, token.position, true))
+            } else {
+                kept.append((term, token.position, false))
             }
-            kept.append(token)
         }
         guard let origin = kept.first?.position else { return [] }
-        let lastWord = prefix && kept.last?.kind == .word ? kept.count - 1 : -1
-        return kept.enumerated().map { index, token in
-            Part(term: Array(token.term.utf8), offset: token.position - origin, isPrefix: index == lastWord)
+        let lastWord = prefix && tokens.last?.kind == .word ? kept.count - 1 : -1
+        return kept.enumerated().map { index, part in
+            Part(term: part.term, offset: part.position - origin, isPrefix: part.isPrefix || index == lastWord)
         }
     }
 
@@ -111,7 +114,7 @@ struct FullTextQuery: Sendable, Hashable {
         func found(_ part: Part) -> Set<Int> {
             guard part.isPrefix else { return Set(positions[part.term] ?? []) }
             var all = Set<Int>()
-            // A prefix is whole characters of a word, so only words start with it.
+            // A prefix is whole characters, so only terms of the same script start with it.
             for (term, at) in positions where term.starts(with: part.term) { all.formUnion(at) }
             return all
         }

@@ -9,11 +9,12 @@ import Foundation
 ///   than ``maximumTermLength`` bytes is cut there (at a character boundary).
 /// - **Hangul, Han and Kana.** These scripts attach particles and endings to
 ///   words without spaces (`산책을`, `산책하고`), so a run of them is stored as
-///   its characters (unigrams) and its adjacent pairs (bigrams), composed to
-///   NFC and width-folded. A searched word of one such character matches a
-///   unigram; a word of n ≥ 2 characters matches where its n − 1 bigrams
-///   stand one after another in one run — exactly where the word occurs
-///   inside the run, two-syllable words included.
+///   its adjacent pairs of characters (bigrams), composed to NFC and
+///   width-folded, and its last character marked as last (`을` + U+0001):
+///   every character then begins exactly one term. A searched word of n ≥ 2
+///   such characters matches where its n − 1 bigrams stand one after another
+///   in one run — exactly where the word occurs inside the run, two-syllable
+///   words included; a word of one character matches every term it begins.
 /// - Everything else (spaces, punctuation, symbols, emoji) separates terms.
 ///   No word is dropped: there is no stopword list.
 ///
@@ -26,10 +27,10 @@ struct FullTextTokenizer {
         enum Kind: Equatable, Hashable {
             /// A folded word of letters and digits.
             case word
-            /// One character of a Hangul, Han or Kana run.
-            case unigram
-            /// Two adjacent characters of such a run, at the first one's position.
+            /// Two adjacent characters of a Hangul, Han or Kana run, at the first one's position.
             case bigram
+            /// The last character of such a run, followed by ``FullTextTokenizer/finalMark``.
+            case final
         }
 
         let term: String
@@ -40,6 +41,8 @@ struct FullTextTokenizer {
     /// The longest term stored, in UTF-8 bytes: LMDB keys hold at most 511,
     /// and the index adds nine bytes to a term.
     static let maximumTermLength = 240
+    /// Follows the last character of a Hangul, Han or Kana run in its term.
+    static let finalMark: UInt8 = 0x01
 
     /// The terms of `text`, in order.
     static func tokens(in text: String) -> [Token] {
@@ -52,7 +55,8 @@ struct FullTextTokenizer {
 
     /// Calls `body` with each term of `text` in order: its UTF-8 bytes (valid
     /// only during the call), its position, its kind, and the UTF-8 offsets of
-    /// the text it came from (for a run that needed normalizing, the whole run).
+    /// the character or word at that position (for a run that needed
+    /// normalizing, the whole run).
     static func forEachTerm(
         in text: String, _ body: (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
     ) {
@@ -63,33 +67,47 @@ struct FullTextTokenizer {
     private static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
     ) {
+        var scanner = TermScanner(bytes: bytes)
+        scanner.scan(body)
+    }
+
+    typealias TermVisitor = (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
+
+    /// The state of one pass over a text (a struct, not captured variables,
+    /// so that the pass runs without boxes or access checks).
+    private struct TermScanner {
+        let bytes: UnsafeBufferPointer<UInt8>
         var position = 0
         var word: [UInt8] = []
-        word.reserveCapacity(32)
         var wordIsASCII = true
         var wordStart = 0
-        // A run of Hangul, Han or Kana: each scalar with where it starts in `bytes`.
+        /// A run of Hangul, Han or Kana: each scalar with where it starts in `bytes`.
         var run: [(scalar: Unicode.Scalar, offset: Int)] = []
         var runNeedsNormalizing = false
         var scratch: [UInt8] = []
-        scratch.reserveCapacity(16)
 
-        func flushWord(end: Int) {
+        init(bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+            word.reserveCapacity(32)
+            scratch.reserveCapacity(16)
+        }
+
+        mutating func flushWord(end: Int, _ body: TermVisitor) {
             guard !word.isEmpty else { return }
             defer {
                 word.removeAll(keepingCapacity: true)
                 wordIsASCII = true
             }
             if wordIsASCII {
-                let count = min(word.count, maximumTermLength)
+                let count = min(word.count, FullTextTokenizer.maximumTermLength)
                 word.withUnsafeBufferPointer {
                     body(UnsafeBufferPointer(rebasing: $0[0..<count]), position, .word, wordStart..<end)
                 }
             } else {
-                var folded = Array(fold(String(decoding: word, as: UTF8.self)).utf8)
+                var folded = Array(FullTextTokenizer.fold(String(decoding: word, as: UTF8.self)).utf8)
                 guard !folded.isEmpty else { return }
-                if folded.count > maximumTermLength {
-                    var cut = maximumTermLength
+                if folded.count > FullTextTokenizer.maximumTermLength {
+                    var cut = FullTextTokenizer.maximumTermLength
                     while cut > 0, folded[cut] & 0xC0 == 0x80 { cut -= 1 }
                     folded.removeSubrange(cut...)
                 }
@@ -98,84 +116,94 @@ struct FullTextTokenizer {
             position += 1
         }
 
-        func flushRun(end: Int) {
+        mutating func flushRun(end: Int, _ body: TermVisitor) {
             guard !run.isEmpty else { return }
             defer {
                 run.removeAll(keepingCapacity: true)
                 runNeedsNormalizing = false
             }
-            // Each character's bytes and where it came from.
-            var characters: [(bytes: [UInt8], range: Range<Int>)] = []
-            if runNeedsNormalizing {
-                var scalars = String.UnicodeScalarView()
-                scalars.append(contentsOf: run.map(\.scalar))
-                let normalized = String(scalars).folding(options: [.widthInsensitive], locale: nil)
-                    .precomposedStringWithCanonicalMapping
-                let whole = run[0].offset..<end
-                characters = normalized.map { (Array(String($0).utf8), whole) }
-            } else {
-                for (index, entry) in run.enumerated() {
+            if !runNeedsNormalizing {
+                // Each character is one scalar, and a pair is two adjacent in the text: emit them in place.
+                for index in run.indices {
+                    let start = run[index].offset
                     let next = index + 1 < run.count ? run[index + 1].offset : end
-                    characters.append((Array(bytes[entry.offset..<next]), entry.offset..<next))
+                    if index + 1 < run.count {
+                        let after = index + 2 < run.count ? run[index + 2].offset : end
+                        body(UnsafeBufferPointer(rebasing: bytes[start..<after]), position + index, .bigram, start..<next)
+                    } else {
+                        scratch.removeAll(keepingCapacity: true)
+                        scratch.append(contentsOf: bytes[start..<next])
+                        scratch.append(FullTextTokenizer.finalMark)
+                        scratch.withUnsafeBufferPointer { body($0, position + index, .final, start..<next) }
+                    }
                 }
+                position += run.count
+                return
             }
+            var scalars = String.UnicodeScalarView()
+            scalars.append(contentsOf: run.map(\.scalar))
+            let normalized = String(scalars).folding(options: [.widthInsensitive], locale: nil)
+                .precomposedStringWithCanonicalMapping
+            let whole = run[0].offset..<end
+            let characters = normalized.map { Array(String($0).utf8) }
             for index in characters.indices {
-                characters[index].bytes.withUnsafeBufferPointer {
-                    body($0, position + index, .unigram, characters[index].range)
-                }
+                scratch.removeAll(keepingCapacity: true)
+                scratch.append(contentsOf: characters[index])
                 if index + 1 < characters.count {
-                    scratch.removeAll(keepingCapacity: true)
-                    scratch.append(contentsOf: characters[index].bytes)
-                    scratch.append(contentsOf: characters[index + 1].bytes)
-                    let range = characters[index].range.lowerBound..<characters[index + 1].range.upperBound
-                    scratch.withUnsafeBufferPointer { body($0, position + index, .bigram, range) }
+                    scratch.append(contentsOf: characters[index + 1])
+                    scratch.withUnsafeBufferPointer { body($0, position + index, .bigram, whole) }
+                } else {
+                    scratch.append(FullTextTokenizer.finalMark)
+                    scratch.withUnsafeBufferPointer { body($0, position + index, .final, whole) }
                 }
             }
             position += characters.count
         }
 
-        var index = 0
-        let count = bytes.count
-        while index < count {
-            let byte = bytes[index]
-            if byte < 0x80 {
-                // ASCII: letters and digits build a word (lowercased here), anything else separates.
-                let isLetterOrDigit =
-                    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
-                if isLetterOrDigit {
-                    if !run.isEmpty { flushRun(end: index) }
-                    if word.isEmpty { wordStart = index }
-                    word.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
-                } else {
-                    flushWord(end: index)
-                    flushRun(end: index)
+        mutating func scan(_ body: TermVisitor) {
+            var index = 0
+            let count = bytes.count
+            while index < count {
+                let byte = bytes[index]
+                if byte < 0x80 {
+                    // ASCII: letters and digits build a word (lowercased here), anything else separates.
+                    let isLetterOrDigit =
+                        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+                    if isLetterOrDigit {
+                        if !run.isEmpty { flushRun(end: index, body) }
+                        if word.isEmpty { wordStart = index }
+                        word.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)
+                    } else {
+                        flushWord(end: index, body)
+                        flushRun(end: index, body)
+                    }
+                    index += 1
+                    continue
                 }
-                index += 1
-                continue
+                let (scalar, length) = FullTextTokenizer.decode(bytes, at: index)
+                if FullTextTokenizer.isCJK(scalar) {
+                    flushWord(end: index, body)
+                    if FullTextTokenizer.needsNormalizing(scalar) { runNeedsNormalizing = true }
+                    run.append((scalar, index))
+                } else if FullTextTokenizer.isWordPart(scalar) || (!word.isEmpty && FullTextTokenizer.isMark(scalar)) {
+                    if !run.isEmpty { flushRun(end: index, body) }
+                    if word.isEmpty { wordStart = index }
+                    word.append(contentsOf: bytes[index..<index + length])
+                    wordIsASCII = false
+                } else {
+                    flushWord(end: index, body)
+                    flushRun(end: index, body)
+                }
+                index += length
             }
-            let (scalar, length) = decode(bytes, at: index)
-            if isCJK(scalar) {
-                flushWord(end: index)
-                if needsNormalizing(scalar) { runNeedsNormalizing = true }
-                run.append((scalar, index))
-            } else if isWordPart(scalar) || (!word.isEmpty && isMark(scalar)) {
-                if !run.isEmpty { flushRun(end: index) }
-                if word.isEmpty { wordStart = index }
-                word.append(contentsOf: bytes[index..<index + length])
-                wordIsASCII = false
-            } else {
-                flushWord(end: index)
-                flushRun(end: index)
-            }
-            index += length
+            flushWord(end: count, body)
+            flushRun(end: count, body)
         }
-        flushWord(end: count)
-        flushRun(end: count)
     }
 
     /// The scalar whose UTF-8 encoding starts at `index` (well-formed: a Swift string's bytes).
     @inline(__always)
-    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (Unicode.Scalar, Int) {
+    fileprivate static func decode(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> (Unicode.Scalar, Int) {
         let lead = UInt32(bytes[index])
         let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
         var value = lead & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
@@ -209,7 +237,7 @@ struct FullTextTokenizer {
 
     /// Scalars that NFC or width folding change: conjoining and compatibility
     /// jamo, half-width forms, combining kana marks, compatibility ideographs.
-    private static func needsNormalizing(_ scalar: Unicode.Scalar) -> Bool {
+    fileprivate static func needsNormalizing(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0xAC00...0xD7A3, 0x4E00...0x9FFF, 0x3400...0x4DBF: return false
         case 0x1100...0x11FF, 0x3130...0x318F, 0xA960...0xA97F, 0xD7B0...0xD7FF: return true
@@ -218,12 +246,12 @@ struct FullTextTokenizer {
         }
     }
 
-    private static func isWordPart(_ scalar: Unicode.Scalar) -> Bool {
+    fileprivate static func isWordPart(_ scalar: Unicode.Scalar) -> Bool {
         let properties = scalar.properties
         return properties.isAlphabetic || properties.numericType != nil
     }
 
-    private static func isMark(_ scalar: Unicode.Scalar) -> Bool {
+    fileprivate static func isMark(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .spacingMark, .enclosingMark: return true
         default: return false

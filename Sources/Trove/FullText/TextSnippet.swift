@@ -38,7 +38,8 @@ public struct TextSnippet: Sendable, Equatable, CustomStringConvertible {
         var bigrams: [Int: [UInt8]] = [:]
         FullTextTokenizer.forEachTerm(in: text) { bytes, position, kind, range in
             tokens.append(.init(term: String(decoding: bytes, as: UTF8.self), position: position, kind: kind))
-            if kind == .bigram { bigrams[position] = Array(bytes) } else { ranges[position] = range }
+            if kind == .bigram { bigrams[position] = Array(bytes) }
+            ranges[position] = range
         }
         let positions = FullTextQuery.positions(of: tokens)
         var matched = Set<Int>()

@@ -147,6 +147,12 @@ enum QueryPlanner {
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int? = nil, in transaction: Transaction
     ) throws -> [UInt64] {
         let predicate = try predicate?.resolvingFullText(transaction)
+        if sort.count == 1, let relevance = sort[0].relevance, let predicate,
+            let plan = try indexPlan(predicate, table: table, transaction), plan.isExact
+        {
+            // A search: its matches ordered by score, no record read.
+            return try relevance.order(plan.keys, limit: limit, in: transaction)
+        }
         let sort = try sort.contains { $0.relevance != nil } ? ranked(sort, in: transaction) : sort
         if sort.isEmpty {
             if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {

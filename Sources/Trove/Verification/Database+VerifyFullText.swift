@@ -54,7 +54,7 @@ extension Database {
                     } else if let (termCount, firstKey) = FullTextIndex.splitBlockKey(current.key) {
                         let term = Array(current.key[0..<termCount])
                         var list = FullTextIndex.PostingList()
-                        FullTextIndex.decode(current.value, firstKey: firstKey, into: &list, withPositions: true)
+                        FullTextIndex.decode(current.value, firstKey: firstKey, into: &list, .positions)
                         if list.keys.first != firstKey || !zip(list.keys, list.keys.dropFirst()).allSatisfy({ $0 < $1 }) {
                             problem(
                                 .danglingIndexEntry,
