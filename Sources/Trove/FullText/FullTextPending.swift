@@ -7,56 +7,91 @@ import TroveStorage
 /// grow), not once per text. Written before anything in the transaction
 /// reads the index (``WriteTransaction/writePending()``) and before commit.
 final class FullTextPending {
+    /// Moved out while it changes (so its lists stay uniquely referenced).
+    private var postings: PendingPostings
+    /// Past this many postings waiting (about 150 MB of them), they are written
+    /// early, so a huge transaction does not hold them all in memory. Each
+    /// early write merges into the blocks written before, which costs more
+    /// and fills pages less than one sorted pass: the limit is high.
+    static let writeEarlyLimit = 6_000_000
+
+    init(table: Table) {
+        postings = PendingPostings(table: table)
+    }
+
+    var table: Table { postings.table }
+    var isEmpty: Bool { postings.isEmpty }
+    var waiting: Int { postings.waiting }
+
+    private func change<R>(_ body: (inout PendingPostings) throws -> R) rethrows -> R {
+        var moved = postings
+        postings = PendingPostings(table: moved.table)
+        defer { postings = moved }
+        return try body(&moved)
+    }
+
+    /// Indexes `text` as the text of `objectKey` (which has none in the index).
+    func add(_ text: String, objectKey: UInt64) { change { $0.add(text, objectKey: objectKey) } }
+    /// Takes `text`, the indexed text of `objectKey`, out of the index.
+    func remove(_ text: String, objectKey: UInt64) { change { $0.remove(text, objectKey: objectKey) } }
+    /// Forgets everything pending (the index was emptied).
+    func reset() { change { $0.reset() } }
+    /// Writes what is pending into the index.
+    func write(_ transaction: WriteTransaction) throws { try change { try $0.write(transaction) } }
+}
+
+/// The state of a ``FullTextPending``: a value, so that its lists are
+/// reached without reference counting in the loops over every term.
+struct PendingPostings {
     let table: Table
     /// The terms met, interned: their bytes one after another in `arena`,
     /// found through an open-addressing table of ids by FNV-1a hash.
-    @exclusivity(unchecked) private var arena: [UInt8] = []
-    @exclusivity(unchecked) private var termRanges: [Range<Int>] = []
-    @exclusivity(unchecked) private var termHashes: [UInt64] = []
-    @exclusivity(unchecked) private var slots = [Int32](repeating: -1, count: 1024)
-    @exclusivity(unchecked) private var longCount = 0
+    var arena: [UInt8] = []
+    var termRanges: [Range<Int>] = []
+    var termHashes: [UInt64] = []
+    var slots: [Int32] = []
+    var longCount = 0
     /// Terms of at most 8 bytes (most words, every Hangul pair) by their bytes
     /// packed into an integer: terms hold no zero byte, so packing is unambiguous.
-    @exclusivity(unchecked) private var smallKeys = [UInt64](repeating: 0, count: 1024)
-    @exclusivity(unchecked) private var smallIDs = [Int32](repeating: -1, count: 1024)
-    @exclusivity(unchecked) private var smallCount = 0
+    var smallKeys: [UInt64] = []
+    var smallIDs: [Int32] = []
+    var smallCount = 0
     /// Grouping one text's terms (see ``add(_:objectKey:)``): per term, the
     /// text it was last seen in and its place among that text's terms.
-    @exclusivity(unchecked) private var seenIn: [UInt32] = []
-    @exclusivity(unchecked) private var slotOf: [Int32] = []
-    @exclusivity(unchecked) private var textStamp: UInt32 = 0
-    @exclusivity(unchecked) private var tokenTerms: [Int32] = []
-    @exclusivity(unchecked) private var tokenPositions: [UInt32] = []
-    @exclusivity(unchecked) private var touched: [Int32] = []
-    @exclusivity(unchecked) private var groupEnds: [Int] = []
-    @exclusivity(unchecked) private var grouped: [UInt32] = []
+    var seenIn: [UInt32] = []
+    var slotOf: [Int32] = []
+    var textStamp: UInt32 = 0
+    var tokenTerms: [Int32] = []
+    var tokenPositions: [UInt32] = []
+    var touched: [Int32] = []
+    var groupEnds: [Int] = []
+    var grouped: [UInt32] = []
     /// The postings added, in the order added: term, object key, the version
     /// of the object's text (an object rewritten in the transaction keeps only
     /// its last version), and where its encoded positions end in `postingBytes`
     /// (the length of the positions, then the positions, as in a block).
-    @exclusivity(unchecked) private var postingTerms: [Int32] = []
-    @exclusivity(unchecked) private var postingKeys: [UInt64] = []
-    @exclusivity(unchecked) private var postingVersions: [UInt32] = []
-    @exclusivity(unchecked) private var postingEnds: [UInt32] = []
-    @exclusivity(unchecked) private var postingBytes: [UInt8] = []
+    var postingTerms: [Int32] = []
+    var postingKeys: [UInt64] = []
+    var postingVersions: [UInt32] = []
+    var postingEnds: [UInt32] = []
+    var postingBytes: [UInt8] = []
     /// Per term, how many postings it has in the lists above.
-    @exclusivity(unchecked) private var postingCounts: [Int32] = []
+    var postingCounts: [Int32] = []
     /// Whether a pending text was replaced or removed (its postings are then skipped).
-    @exclusivity(unchecked) private var hasStalePostings = false
-    @exclusivity(unchecked) private var removed: [Int32: [UInt64]] = [:]
+    var hasStalePostings = false
+    var removed: [Int32: [UInt64]] = [:]
     /// Objects whose current text is pending: its version and length.
-    @exclusivity(unchecked) private var addedTexts: [UInt64: (version: UInt32, length: UInt32)] = [:]
+    var addedTexts: [UInt64: (version: UInt32, length: UInt32)] = [:]
     /// Objects whose stored postings (if any) go.
-    @exclusivity(unchecked) private var removedTexts: Set<UInt64> = []
-    @exclusivity(unchecked) private var nextVersion: UInt32 = 0
+    var removedTexts: Set<UInt64> = []
+    var nextVersion: UInt32 = 0
     /// How many postings wait; past a limit (about 150 MB of them) they are
     /// written early, so a huge transaction does not hold them all in memory.
     /// Each early write merges into the blocks written before, which costs
     /// more and fills pages less than one sorted pass: the limit is high.
-    @exclusivity(unchecked) private(set) var waiting = 0
-    static let writeEarlyLimit = 6_000_000
-    @exclusivity(unchecked) private var pairs: [(term: Int32, position: UInt32)] = []
-    @exclusivity(unchecked) private var deltas: [UInt8] = []
+    var waiting = 0
+    var pairs: [(term: Int32, position: UInt32)] = []
+    var deltas: [UInt8] = []
 
     init(table: Table) {
         self.table = table
@@ -65,8 +100,12 @@ final class FullTextPending {
     var isEmpty: Bool { addedTexts.isEmpty && removedTexts.isEmpty }
 
     @inline(__always)
-    private func id(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+    mutating func id(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard bytes.count <= 8 else { return longID(of: bytes) }
+        if smallKeys.isEmpty {
+            smallKeys = [UInt64](repeating: 0, count: 1024)
+            smallIDs = [Int32](repeating: -1, count: 1024)
+        }
         var packed: UInt64 = 0
         withUnsafeMutableBytes(of: &packed) { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
         let mask = smallKeys.count - 1
@@ -85,7 +124,7 @@ final class FullTextPending {
         return id
     }
 
-    private func growSmall() {
+    mutating func growSmall() {
         let (keys, ids) = (smallKeys, smallIDs)
         smallKeys = [UInt64](repeating: 0, count: keys.count * 2)
         smallIDs = [Int32](repeating: -1, count: keys.count * 2)
@@ -98,7 +137,7 @@ final class FullTextPending {
         }
     }
 
-    private func newTerm(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
+    mutating func newTerm(_ bytes: UnsafeBufferPointer<UInt8>, hash: UInt64) -> Int32 {
         let id = Int32(termRanges.count)
         termRanges.append(arena.count..<(arena.count + bytes.count))
         arena.append(contentsOf: bytes)
@@ -109,9 +148,10 @@ final class FullTextPending {
         return id
     }
 
-    private func longID(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
+    mutating func longID(of bytes: UnsafeBufferPointer<UInt8>) -> Int32 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        if slots.isEmpty { slots = [Int32](repeating: -1, count: 1024) }
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while true {
@@ -133,7 +173,7 @@ final class FullTextPending {
         return id
     }
 
-    private func growSlots() {
+    mutating func growSlots() {
         slots = [Int32](repeating: -1, count: slots.count * 2)
         let mask = slots.count - 1
         for (id, hash) in termHashes.enumerated() where termRanges[id].count > 8 {
@@ -146,7 +186,7 @@ final class FullTextPending {
     private func term(_ id: Int) -> [UInt8] { Array(arena[termRanges[id]]) }
 
     /// Indexes `text` as the text of `objectKey` (which has none in the index).
-    func add(_ text: String, objectKey: UInt64) {
+    mutating func add(_ text: String, objectKey: UInt64) {
         tokenTerms.removeAll(keepingCapacity: true)
         tokenPositions.removeAll(keepingCapacity: true)
         FullTextTokenizer.forEachTerm(in: text) { bytes, position, _, _ in
@@ -216,7 +256,7 @@ final class FullTextPending {
     }
 
     /// Takes `text`, the indexed text of `objectKey`, out of the index.
-    func remove(_ text: String, objectKey: UInt64) {
+    mutating func remove(_ text: String, objectKey: UInt64) {
         if addedTexts.removeValue(forKey: objectKey) != nil { hasStalePostings = true }
         removedTexts.insert(objectKey)
         var seen = Set<Int32>()
@@ -230,14 +270,14 @@ final class FullTextPending {
     }
 
     /// Forgets everything pending (the index was emptied).
-    func reset() {
+    mutating func reset() {
         arena = []
         termRanges = []
         termHashes = []
-        slots = [Int32](repeating: -1, count: 1024)
+        slots = []
         longCount = 0
-        smallKeys = [UInt64](repeating: 0, count: 1024)
-        smallIDs = [Int32](repeating: -1, count: 1024)
+        smallKeys = []
+        smallIDs = []
         smallCount = 0
         seenIn = []
         slotOf = []
@@ -255,7 +295,7 @@ final class FullTextPending {
     }
 
     /// Writes what is pending into the index.
-    func write(_ transaction: WriteTransaction) throws {
+    mutating func write(_ transaction: WriteTransaction) throws {
         guard !isEmpty else { return }
         // The postings grouped by term (a counting sort, keeping the order added).
         var groupStarts = [Int](repeating: 0, count: postingCounts.count + 1)
@@ -307,14 +347,18 @@ final class FullTextPending {
         try FullTextIndex.statsKey.withUnsafeBytes { k in
             try value.withUnsafeBytes { _ = try transaction.put(table, key: k, value: $0) }
         }
+        let blockBuffer = BlockBuffer()
         for term in order {
-            try writeTerm(term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, transaction)
+            try writeTerm(
+                term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, blockBuffer, transaction)
         }
         reset()
     }
 
     /// One term's blocks with its postings removed and added.
-    private func writeTerm(_ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ transaction: WriteTransaction) throws {
+    private func writeTerm(
+        _ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ blockBuffer: BlockBuffer, _ transaction: WriteTransaction
+    ) throws {
         let term = term(id)
         // The postings whose text is still current, by key.
         var live: [(key: UInt64, range: Range<Int>)] = []
@@ -345,7 +389,7 @@ final class FullTextPending {
                 }
             }
             if last == nil || last!.lastKey < live[0].key {
-                var blocks = BlockWriter(term: term, into: table, transaction)
+                var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
                 if let last { blocks.resume(key: last.key, value: last.value, lastKey: last.lastKey) }
                 try postingBytes.withUnsafeBufferPointer { bytes in
                     for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
@@ -356,7 +400,7 @@ final class FullTextPending {
         }
 
         if removals.isEmpty, isFresh {
-            var blocks = BlockWriter(term: term, into: table, transaction)
+            var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
             try postingBytes.withUnsafeBufferPointer { bytes in
                 for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
             }
@@ -391,7 +435,7 @@ final class FullTextPending {
             }
         }
         for key in oldKeys { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
-        var blocks = BlockWriter(term: term, into: table, transaction)
+        var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
         var next = 0
         for posting in stored where !removals.contains(posting.key) {
             while next < live.count, live[next].key < posting.key {
@@ -414,58 +458,109 @@ private struct BlockWriter {
     let term: [UInt8]
     let table: Table
     let transaction: WriteTransaction
-    private var value: [UInt8] = []
+    /// The block being filled (shared by the terms of one write).
+    let value: BlockBuffer
     private var firstKey: UInt64 = 0
     private var lastKey: UInt64 = 0
     /// The current block is a stored one being extended (it keeps its key).
     private var isResumed = false
-    private var key: [UInt8] = []
 
-    init(term: [UInt8], into table: Table, _ transaction: WriteTransaction) {
+    init(term: [UInt8], into table: Table, _ transaction: WriteTransaction, buffer: BlockBuffer) {
         self.term = term
         self.table = table
         self.transaction = transaction
-        value.reserveCapacity(FullTextIndex.blockLimit + 64)
+        value = buffer
+        value.count = 0
     }
 
-    mutating func resume(key: [UInt8], value: [UInt8], lastKey: UInt64) {
+    mutating func resume(key: [UInt8], value stored: [UInt8], lastKey: UInt64) {
         firstKey = OrderedKey.objectKey(from: key.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[(key.count - 8)...]) })
-        self.value = value
+        value.count = 0
+        stored.withUnsafeBufferPointer { value.append($0[...]) }
         self.lastKey = lastKey
         isResumed = true
     }
 
     /// Adds one posting: `encoded` is the length of its positions and the positions.
     mutating func append(_ key: UInt64, _ encoded: Slice<UnsafeBufferPointer<UInt8>>) throws {
-        if value.isEmpty || value.count + encoded.count > FullTextIndex.blockLimit {
+        if value.count == 0 || value.count + encoded.count > FullTextIndex.blockLimit {
             try flush()
             firstKey = key
-            value.append(0)  // the first key's distance from itself
+            value.appendVarint(0)  // the first key's distance from itself
         } else {
-            FullTextIndex.appendVarint(key - lastKey, to: &value)
+            value.appendVarint(key - lastKey)
         }
-        value.append(contentsOf: encoded)
+        value.append(encoded)
         lastKey = key
     }
 
     /// Writes the current block, if any.
     mutating func flush() throws {
-        guard !value.isEmpty else { return }
-        key.removeAll(keepingCapacity: true)
-        key.append(contentsOf: term)
+        guard value.count > 0 else { return }
+        var key = term
         key.append(0)
         withUnsafeBytes(of: firstKey.bigEndian) { key.append(contentsOf: $0) }
+        let bytes = UnsafeRawBufferPointer(start: value.base, count: value.count)
         try key.withUnsafeBytes { k in
-            try value.withUnsafeBytes { value in
-                // A new block is a new key: LMDB appends it when it sorts last (a
-                // build, term after term), which leaves pages full.
-                if try isResumed || !transaction.put(table, key: k, value: value, mode: .append) {
-                    _ = try transaction.put(table, key: k, value: value)
-                }
+            // A new block is a new key: LMDB appends it when it sorts last (a
+            // build, term after term), which leaves pages full.
+            if try isResumed || !transaction.put(table, key: k, value: bytes, mode: .append) {
+                _ = try transaction.put(table, key: k, value: bytes)
             }
         }
-        value.removeAll(keepingCapacity: true)
+        value.count = 0
         isResumed = false
+    }
+}
+
+/// A growable byte buffer that appends a few bytes at a time without a call
+/// (postings are two to five bytes; `Array.append` checked and copied each).
+final class BlockBuffer {
+    private(set) var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    var count = 0
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    @inline(__always)
+    private func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        var grown = capacity * 2
+        while grown < count + more { grown *= 2 }
+        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
+        larger.update(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity = grown
+    }
+
+    @inline(__always)
+    func append(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) {
+        reserve(bytes.count)
+        var at = base + count
+        for byte in bytes {
+            at.pointee = byte
+            at += 1
+        }
+        count += bytes.count
+    }
+
+    @inline(__always)
+    func appendVarint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        while value >= 0x80 {
+            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
+            count += 1
+            value >>= 7
+        }
+        base[count] = UInt8(value)
+        count += 1
     }
 }
 
