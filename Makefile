@@ -49,6 +49,8 @@ test: deps
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	@echo "Full-text smoke run: Trove finds every memo holding a Korean word and agrees with FTS5 on English words (no timing checked)."
+	$(SWIFT) run --skip-build trove-bench --fts 2000 > .build/bench-fts-smoke.txt 2>&1 || (cat .build/bench-fts-smoke.txt; exit 1)
 	@$(MAKE) --no-print-directory fuzz-corpus
 	@$(MAKE) --no-print-directory docs > .build/docs-output.txt 2>&1 || (cat .build/docs-output.txt; exit 1)
 	@python3 scripts/check-doc-comments.py | tail -n 1
@@ -94,6 +96,7 @@ fuzz-corpus: deps
 bench: deps
 	$(SWIFT) build -c release --product trove-bench
 	$(SWIFT) run -c release --skip-build trove-bench $(BENCH_ARGS)
+	$(SWIFT) run -c release --skip-build trove-bench --fts
 
 # The DocC documentation of the Trove module (Sources/Trove/Trove.docc and
 # the doc comments), with the docc that ships in the toolchain: symbol graphs

@@ -1,6 +1,7 @@
 // The photo diary from the third seed document, on Trove: save a photo with a
 // UUID key and JPEG-like bytes, fetch all newest first, fetch by date, update,
-// delete, and find the data again after reopening the file.
+// delete, find the data again after reopening the file, and search the memos
+// (Korean words with their particles and endings, best match first).
 //
 //     swift run PhotoDiary [path/to/photos.trove]
 
@@ -12,7 +13,7 @@ final class PhotoData: Object {
     @Persisted(indexed: true) var date = ""
     @Persisted var dateAdded = Date()
     @Persisted var image: Data?
-    @Persisted var memo = ""
+    @Persisted(indexed: .fullText) var memo = ""
     @Persisted var mood: Mood = .happy
     var thumbnailCache: Data?  // not @Persisted: never stored
 }
@@ -61,6 +62,12 @@ final class PhotoStore {
 
     func delete(_ photo: PhotoData) throws {
         try db.write { try db.delete(photo) }
+    }
+
+    /// The memos that hold every word of `query`, best match first: `산책`
+    /// finds `산책을` and `산책하고`; `-비` leaves out rainy days.
+    func search(_ query: String) throws -> Results<PhotoData> {
+        try db.objects(PhotoData.self).search(query, in: \.memo)
     }
 }
 
@@ -122,10 +129,11 @@ func run() async throws {
     }
 
     let days = ["2024-05-01", "2024-05-02", "2024-05-03"]
+    let memos = ["한강 공원에서 산책을 했다. Walk by the river", "친구와 카페에서 커피", "비 오는 날 산책하고 사진을 찍었다"]
     var saved: [PhotoData] = []
     for (offset, day) in days.enumerated() {
         let photo = try store!.save(
-            date: day, memo: "walk on \(day)", image: fakeJPEG(seed: UInt8(offset)), mood: offset == 2 ? .calm : .happy)
+            date: day, memo: memos[offset], image: fakeJPEG(seed: UInt8(offset)), mood: offset == 2 ? .calm : .happy)
         saved.append(photo)
         checkViewModel()
         print("- saved \(photo.id.prefix(8))… for \(day) (\(photo.image?.count ?? 0) bytes of JPEG)")
@@ -143,7 +151,7 @@ func run() async throws {
         checkViewModel()
     }
 
-    let doomed = saved[0]
+    let doomed = saved[2]
     let doomedID = doomed.id
     try store!.delete(doomed)
     print("- deleted \(doomedID.prefix(8))…; isInvalidated = \(doomed.isInvalidated)")
@@ -172,6 +180,12 @@ func run() async throws {
     let since = "2024-05-02"
     let recent = try reopened.db.objects(PhotoData.self).filter(#Predicate { $0.date >= since && $0.memo.contains("rain") })
     print("- #Predicate date >= \(since) && memo contains \"rain\": \(recent.count) photo(s); plan: \(recent.explain())")
+    // Full-text search: every word must occur; Korean words are found with their particles.
+    for query in ["산책", "공원 river", "rain*", "-산책"] {
+        let hits = try reopened.search(query)
+        let shown = hits.prefix(3).map { hits.snippet(for: $0, length: 12)?.marked() ?? $0.memo }
+        print("- search \"\(query)\": \(hits.count) photo(s)\(shown.isEmpty ? "" : ": " + shown.joined(separator: " | "))")
+    }
     // A frozen snapshot can go to another task; later edits do not change it.
     let frozen = reopened.db.objects(PhotoData.self).sorted(by: \.date).freeze()
     let dates = await Task.detached { frozen.map(\.date) }.value

@@ -173,7 +173,10 @@ enum Commands {
         if arguments.flags.contains("--json") {
             let types = zip(schemas, counts).map { schema, count in
                 "{\"name\":\(Formatting.jsonString(schema.name)),\"objects\":\(count),\"indexes\":["
-                    + schema.properties.filter(\.isIndexed).map { Formatting.jsonString($0.name) }.joined(separator: ",") + "]}"
+                    + schema.properties.filter(\.isIndexed).map { Formatting.jsonString($0.name) }.joined(separator: ",")
+                    + "],\"fullTextIndexes\":["
+                    + schema.properties.filter(\.isFullTextIndexed).map { Formatting.jsonString($0.name) }.joined(separator: ",")
+                    + "]}"
             }
             print(
                 "{\"file\":\(Formatting.jsonString(path)),\"formatVersion\":\(db.fileFormatVersion),\"schemaVersion\":\(db.storedSchemaVersion),"
@@ -198,9 +201,11 @@ enum Commands {
         print("types:")
         for (schema, count) in zip(schemas, counts) {
             let indexes = schema.properties.filter(\.isIndexed).map { $0.isPrimaryKey ? "\($0.name) (primary key)" : $0.name }
+            let fullText = schema.properties.filter(\.isFullTextIndexed).map(\.name)
             print(
                 "  \(schema.name): \(Commands.count(count, "object"))"
-                    + (indexes.isEmpty ? "" : "; indexed: \(indexes.joined(separator: ", "))"))
+                    + (indexes.isEmpty ? "" : "; indexed: \(indexes.joined(separator: ", "))")
+                    + (fullText.isEmpty ? "" : "; full-text: \(fullText.joined(separator: ", "))"))
         }
     }
 
@@ -224,7 +229,11 @@ enum Commands {
                 for property in schema.properties {
                     var options: [String] = []
                     if property.isPrimaryKey { options.append("primaryKey: true") }
-                    if property.isIndexed && !property.isPrimaryKey { options.append("indexed: true") }
+                    if property.isFullTextIndexed {
+                        options.append("indexed: .fullText")
+                    } else if property.isIndexed && !property.isPrimaryKey {
+                        options.append("indexed: true")
+                    }
                     if property.isAutoIncrement { options.append("autoIncrement: true") }
                     let wrapper = options.isEmpty ? "@Persisted" : "@Persisted(\(options.joined(separator: ", ")))"
                     print("    \(wrapper) var \(property.name): \(property.typeDescription)")
@@ -243,6 +252,7 @@ enum Commands {
                 var notes: [String] = []
                 if property.isPrimaryKey { notes.append("primary key") }
                 if property.isIndexed && !property.isPrimaryKey { notes.append("indexed") }
+                if property.isFullTextIndexed { notes.append("full-text indexed") }
                 if property.isAutoIncrement { notes.append("auto-increment") }
                 return "  \(property.name): \(property.typeDescription)"
                     + (notes.isEmpty ? "" : "  (\(notes.joined(separator: ", ")))")
