@@ -129,7 +129,7 @@ func run() async throws {
     }
 
     let days = ["2024-05-01", "2024-05-02", "2024-05-03"]
-    let memos = ["한강 공원에서 산책을 했다. Walk by the river", "친구와 카페에서 커피", "비 오는 날 산책하고 사진을 찍었다"]
+    let memos = ["비 오는 날 산책하고 사진을 찍었다", "친구와 카페에서 커피", "한강 공원에서 산책을 했다. Walk by the river"]
     var saved: [PhotoData] = []
     for (offset, day) in days.enumerated() {
         let photo = try store!.save(
@@ -151,7 +151,7 @@ func run() async throws {
         checkViewModel()
     }
 
-    let doomed = saved[2]
+    let doomed = saved[0]
     let doomedID = doomed.id
     try store!.delete(doomed)
     print("- deleted \(doomedID.prefix(8))…; isInvalidated = \(doomed.isInvalidated)")

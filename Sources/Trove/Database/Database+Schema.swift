@@ -228,6 +228,14 @@ extension Database {
         if !addedIndexes.isEmpty {
             try buildIndexes(addedIndexes, of: table, in: transaction)
         }
+        if !fullTextIndexes.isEmpty {
+            // An older Trove would write without keeping the index in step: it must refuse the file.
+            let meta = try transaction.openTable(Catalog.metaTable)!
+            let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
+            if format < Database.fullTextFormatVersion {
+                try Catalog.put(Database.fullTextFormatVersion.littleEndian, key: "format", in: meta, transaction)
+            }
+        }
         if !addedFullText.isEmpty {
             try buildFullTextIndexes(addedFullText, of: table, in: transaction)
         }

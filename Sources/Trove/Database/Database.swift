@@ -84,8 +84,13 @@ public final class Database {
     /// moves to a newer commit and cannot write.
     public internal(set) var isFrozen = false
 
-    /// The current file format; a file with a higher one was written by a newer Trove.
-    static let formatVersion: UInt32 = 1
+    /// The newest file format this Trove reads and writes; a file with a
+    /// higher one was written by a newer Trove. New files start at 1; a file
+    /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
+    /// so that a Trove that cannot keep the index in step refuses to write it.
+    static let formatVersion: UInt32 = 2
+    /// The format of a file with a full-text index.
+    static let fullTextFormatVersion: UInt32 = 2
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
@@ -287,7 +292,7 @@ public final class Database {
             // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
             try Catalog.writeKeyCheck(in: transaction)
             let meta = try transaction.openTable(Catalog.metaTable)!
-            try Catalog.put(UInt32(Database.formatVersion).littleEndian, key: "format", in: meta, transaction)
+            try Catalog.put(UInt32(1).littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
         }
     }

@@ -1,6 +1,6 @@
 import TroveStorage
 
-/// A sort by relevance to a full-text query (``Results/sorted(byRelevanceTo:in:)``):
+/// A sort by relevance to a full-text query (``Results/sorted(byRelevanceTo:in:)-(_,String)``):
 /// best BM25 score first, ties in object-key order.
 struct FullTextRelevance: Sendable {
     let column: Int

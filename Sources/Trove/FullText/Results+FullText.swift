@@ -21,7 +21,7 @@ extension Results {
         try filter("\(property) TEXT %@", query).sorted(byRelevanceTo: query, in: property)
     }
 
-    /// ``search(_:in:)`` with a key path: `search("walk", in: \.memo)`.
+    /// ``search(_:in:)-(_,String)`` with a key path: `search("walk", in: \.memo)`.
     public func search(_ query: String, in keyPath: KeyPath<Element, String>) throws -> Results {
         try search(query, in: table.schema.properties[source.column(for: keyPath)].name)
     }
@@ -29,7 +29,7 @@ extension Results {
     /// These results ordered by relevance to a full-text query (BM25 over
     /// the property's full-text index), best first; objects the query does
     /// not match come last, in object-key order. Combine with a `TEXT`
-    /// filter (or use ``search(_:in:)``) to keep only matches.
+    /// filter (or use ``search(_:in:)-(_,String)``) to keep only matches.
     ///
     /// ```swift
     /// let ranked = try db.objects(Photo.self).filter("memo TEXT %@ AND date > %@", "walk", start)
@@ -51,7 +51,7 @@ extension Results {
         return with(predicate: predicate, sort: [relevance.sortKey(propertyName: property)])
     }
 
-    /// ``sorted(byRelevanceTo:in:)`` with a key path.
+    /// ``sorted(byRelevanceTo:in:)-(_,String)`` with a key path.
     public func sorted(byRelevanceTo query: String, in keyPath: KeyPath<Element, String>) -> Results {
         sorted(byRelevanceTo: query, in: table.schema.properties[source.column(for: keyPath)].name)
     }
@@ -70,8 +70,8 @@ extension Results {
     }
 
     /// An excerpt of an object's searched text around the words these
-    /// results' full-text search found (from ``search(_:in:)``,
-    /// ``sorted(byRelevanceTo:in:)`` or a `TEXT` filter), with them highlighted.
+    /// results' full-text search found (from ``search(_:in:)-(_,String)``,
+    /// ``sorted(byRelevanceTo:in:)-(_,String)`` or a `TEXT` filter), with them highlighted.
     /// Nil when the results have no full-text search.
     ///
     /// ```swift

@@ -63,7 +63,7 @@ public struct TextSnippet: Sendable, Equatable, CustomStringConvertible {
         // The window of `width` positions holding the most matches (the first such).
         var first = all[0]
         let hits = matched.sorted()
-        if !hits.isEmpty {
+        if !hits.isEmpty, all.count > width {
             var best = -1
             for hit in hits {
                 let start = Swift.max(all[0], hit - Swift.min(3, width / 4))
@@ -73,6 +73,15 @@ public struct TextSnippet: Sendable, Equatable, CustomStringConvertible {
                     first = start
                 }
             }
+        }
+        // A window near the end still shows `width` positions.
+        if all.count > width { first = Swift.min(first, all[all.count - width]) }
+        // Start at the beginning of the word a Hangul, Han or Kana run makes, while the hits stay in view.
+        let lastHit = hits.last.map { hit in hits.filter { $0 < first + width }.last ?? hit } ?? first
+        while first > all[0], let here = ranges[first], let before = ranges[first - 1], before.upperBound == here.lowerBound,
+            lastHit - (first - 1) < width
+        {
+            first -= 1
         }
         let shown = all.filter { $0 >= first && $0 < first + width }
         let utf8 = Array(text.utf8)

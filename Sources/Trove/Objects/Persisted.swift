@@ -67,7 +67,7 @@ public struct Persisted<Value: _TroveStorable> {
 
     /// A stored property with an index of the given kind; `.fullText` keeps
     /// a full-text index on a `String` property, which the `TEXT` operator
-    /// searches and ``Results/search(_:in:)`` ranks.
+    /// searches and ``Results/search(_:in:)-(_,String)`` ranks.
     ///
     /// ```swift
     /// final class Memo: Object {
@@ -169,8 +169,8 @@ public enum PropertyIndex: Sendable, Equatable {
     /// read it instead of scanning (`indexed: true`).
     case general
     /// A full-text index of a `String` property: the words in it (and, for
-    /// Hangul, Han and Kana, its characters and pairs of them), searched by
-    /// the `TEXT` operator and ranked by ``Results/search(_:in:)``.
+    /// Hangul, Han and Kana, its pairs of adjacent characters), searched by
+    /// the `TEXT` operator and ranked by ``Results/search(_:in:)-(_,String)``.
     case fullText
 }
 

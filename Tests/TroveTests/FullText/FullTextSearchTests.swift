@@ -27,6 +27,18 @@ enum SearchDocV2 {
     }
 }
 
+enum SearchNoteV1 {
+    final class SearchNote: Object {
+        @Persisted(indexed: .fullText) var body = ""
+    }
+}
+
+enum SearchNoteV2 {
+    final class SearchNote: Object {
+        @Persisted(indexed: .fullText) var text = ""
+    }
+}
+
 /// A generated corpus of English and Korean memos, and plain-Swift answers
 /// to searches of it that share no code with the index.
 struct SearchCorpus {
@@ -364,6 +376,10 @@ struct FullTextSearchTests {
         #expect(TextSnippet(of: "Café CAFE cafe", matching: "cafe").highlights.count == 3)
         #expect(TextSnippet(of: "no match here", matching: "zebra", length: 2).marked() == "no match…")
         #expect(db.objects(SearchMemo.self).snippet(for: english[0]) == nil)
+        // The README's example.
+        #expect(
+            TextSnippet(of: "한강 공원에서 산책을 했다. Walk by the river", matching: "산책 -비").marked()
+                == "한강 공원에서 [산책]을 했다. Walk by the river")
     }
 
     @Test func badSearchesSayWhatIsWrong() throws {
@@ -438,6 +454,46 @@ struct FullTextSearchTests {
 
 @Suite("Full-text index checks")
 struct FullTextVerifyTests {
+    @Test func aMigrationRenamesAndRewritesAnIndexedProperty() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("notes.trove")
+        do {
+            let db = try Database(
+                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [SearchNoteV1.SearchNote.self]))
+            try db.write {
+                for body in ["산책 공원", "rainy walk", "커피 한 잔"] {
+                    let note = SearchNoteV1.SearchNote()
+                    note.body = body
+                    try db.add(note)
+                }
+            }
+        }
+        let db = try Database(
+            configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: [SearchNoteV2.SearchNote.self]) {
+                migration, _ in
+                migration.renameProperty(onType: "SearchNote", from: "body", to: "text")
+                migration.enumerateObjects(ofType: "SearchNote") { _, new in
+                    if let new, let text = new["text"] as? String, text.hasPrefix("커피") { new["text"] = "녹차 한 잔" }
+                }
+            })
+        let notes = db.objects(SearchNoteV2.SearchNote.self)
+        #expect(try notes.filter("text TEXT '산책'").map(\.text) == ["산책 공원"])
+        #expect(try notes.filter("text TEXT 'walk'").count == 1)
+        #expect(try notes.filter("text TEXT '커피'").count == 0)
+        #expect(try notes.filter("text TEXT '녹차'").count == 1)
+        expectValid(db)
+    }
+
+    @Test func aFileWithAFullTextIndexTellsOlderTrovesToStayAway() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("format.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SearchDocV1.SearchDoc.self]))
+            #expect(db.fileFormatVersion == 1)
+        }
+        // A Trove that does not know full-text indexes reads up to format 1: it refuses this file.
+        let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SearchDocV2.SearchDoc.self]))
+        #expect(db.fileFormatVersion == 2)
+    }
+
     @Test func verifyNoticesAnIndexOutOfStepWithTheTexts() throws {
         let db = try makeDatabase()
         try db.write {
