@@ -217,6 +217,9 @@ struct FullTextSearchTests {
         #expect(ids(try memos.filter("text TEXT 'walk' AND note TEXT '산책'")) == [0, 6, 12, 18])
         #expect(try memos.filter("text TEXT 'walk' AND note TEXT '산책'").count == 4)
         #expect(try memos.filter("text TEXT 'walk'").explain().contains("full-text index on text"))
+        // No stopwords: the commonest words are searchable.
+        #expect(ids(try memos.filter("text TEXT 'in the'")) == Array(stride(from: 0, to: 20, by: 2)))
+        #expect(ids(try memos.filter("text TEXT '\"at home\"'")) == Array(stride(from: 1, to: 20, by: 2)))
     }
 
     @Test func everyQueryMatchesThePlainAnswerAcrossWritesAndDeletes() throws {
@@ -454,6 +457,28 @@ struct FullTextSearchTests {
 
 @Suite("Full-text index checks")
 struct FullTextVerifyTests {
+    @Test func encryptedFilesAndCompactedCopiesKeepTheIndex() throws {
+        let directory = makeTemporaryDirectory()
+        var configuration = Configuration(fileURL: directory.appendingPathComponent("sealed.trove"))
+        configuration.encryptionKey = Data((0..<64).map { UInt8($0) })
+        let db = try Database(configuration: configuration)
+        try db.write {
+            for (id, text) in ["비밀 일기: 공원에서 산책", "secret walk", "nothing"].enumerated() {
+                let memo = SearchMemo()
+                memo.id = id
+                memo.text = text
+                try db.add(memo)
+            }
+        }
+        #expect(try db.objects(SearchMemo.self).filter("text TEXT '산책'").map(\.id) == [0])
+        expectValid(db)
+        let copyURL = directory.appendingPathComponent("copy.trove")
+        try db.writeCopy(to: copyURL, encryptionKey: nil)
+        let copy = try Database(configuration: Configuration(fileURL: copyURL))
+        #expect(try copy.objects(SearchMemo.self).search("walk", in: \.text).map(\.id) == [1])
+        expectValid(copy)
+    }
+
     @Test func aMigrationRenamesAndRewritesAnIndexedProperty() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("notes.trove")
         do {
