@@ -71,9 +71,10 @@ struct PendingPostings {
     /// its last version), and where its encoded positions end in `postingBytes`
     /// (the length of the positions, then the positions, as in a block).
     var postingTerms: [Int32] = []
-    var postingKeys: [UInt64] = []
+    /// Key and bytes of each posting side by side: the write reads them term
+    /// by term, jumping through the lists, so one cache line should hold both.
+    var postingPlaces: [(key: UInt64, start: UInt32, end: UInt32)] = []
     var postingVersions: [UInt32] = []
-    var postingEnds: [UInt32] = []
     var postingBytes: [UInt8] = []
     /// Per term, how many postings it has in the lists above.
     var postingCounts: [Int32] = []
@@ -238,6 +239,7 @@ struct PendingPostings {
                     length += FullTextIndex.varintSize(UInt64(grouped[at] &- previous))
                     previous = grouped[at]
                 }
+                let postingStart = UInt32(postingBytes.count)
                 FullTextIndex.appendVarint(UInt64(length), to: &postingBytes)
                 previous = 0
                 for at in start..<end {
@@ -245,9 +247,8 @@ struct PendingPostings {
                     previous = grouped[at]
                 }
                 postingTerms.append(term)
-                postingKeys.append(objectKey)
+                postingPlaces.append((objectKey, postingStart, UInt32(postingBytes.count)))
                 postingVersions.append(version)
-                postingEnds.append(UInt32(postingBytes.count))
                 postingCounts[Int(term)] += 1
                 start = end
             }
@@ -282,9 +283,8 @@ struct PendingPostings {
         seenIn = []
         slotOf = []
         postingTerms = []
-        postingKeys = []
+        postingPlaces = []
         postingVersions = []
-        postingEnds = []
         postingBytes = []
         postingCounts = []
         hasStalePostings = false
@@ -364,9 +364,9 @@ struct PendingPostings {
         var live: [(key: UInt64, range: Range<Int>)] = []
         live.reserveCapacity(postings.count)
         for posting in postings.lazy.map(Int.init) {
-            let key = postingKeys[posting]
-            if hasStalePostings, addedTexts[key]?.version != postingVersions[posting] { continue }
-            live.append((key, (posting == 0 ? 0 : Int(postingEnds[posting - 1]))..<Int(postingEnds[posting])))
+            let place = postingPlaces[posting]
+            if hasStalePostings, addedTexts[place.key]?.version != postingVersions[posting] { continue }
+            live.append((place.key, Int(place.start)..<Int(place.end)))
         }
         if !zip(live, live.dropFirst()).allSatisfy({ $0.key < $1.key }) { live.sort { $0.key < $1.key } }
         let removals = Set(removed[Int32(id)] ?? [])
