@@ -194,6 +194,18 @@ struct FullTextSearchTests {
         #expect(ids(try memos.filter("text TEXT %@", "-산책")) == [2, 3, 5])
         #expect(ids(try memos.filter("text TEXT ''")) == [])
         #expect(ids(try memos.filter("text TEXT '!!! 🎉'")) == [])
+        // Decomposed Hangul (as some keyboards and file systems store it), Japanese and half-width Kana.
+        try db.write {
+            for (id, text) in [(10, "공원 " + "산책로".decomposedStringWithCanonicalMapping), (11, "東京で散歩した"), (12, "ｶﾞｲﾄﾞ付き散歩")] {
+                let memo = SearchMemo()
+                memo.id = id
+                memo.text = text
+                try db.add(memo)
+            }
+        }
+        #expect(ids(try memos.filter("text TEXT %@", "산책로")) == [4, 10])
+        #expect(ids(try memos.filter("text TEXT %@", "散歩")) == [11, 12])
+        #expect(ids(try memos.filter("text TEXT %@", "ガイド")) == [12])
         expectValid(db)
     }
 
