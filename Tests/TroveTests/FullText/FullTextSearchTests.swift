@@ -27,6 +27,13 @@ enum SearchDocV2 {
     }
 }
 
+struct SearchEntry: Persistable {
+    static var primaryKey: KeyPath<SearchEntry, Int> { \.id }
+    static var fullTextIndexedProperties: [String] { ["body"] }
+    var id: Int
+    var body: String
+}
+
 enum SearchNoteV1 {
     final class SearchNote: Object {
         @Persisted(indexed: .fullText) var body = ""
@@ -434,6 +441,43 @@ struct FullTextSearchTests {
         }
         try db.write { db.objects(SearchMemo.self).first!.text = "run" }
         #expect(changes == ["initial 1", "2: -[] +[1]", "1: -[0] +[]"])
+    }
+
+    @Test func rankedLiveResultsReorderWhenABetterMatchArrives() throws {
+        let db = try makeDatabase()
+        try store(["a walk", "a long walk in the park with the dog"], in: db)
+        let ranked = try db.objects(SearchMemo.self).search("walk", in: "text")
+        var seen: [[Int]] = []
+        var insertions: [[Int]] = []
+        let token = ranked.observe { change in
+            switch change {
+            case .initial(let results): seen.append(results.map(\.id))
+            case .update(let results, _, let inserted, _):
+                seen.append(results.map(\.id))
+                insertions.append(inserted)
+            case .error: break
+            }
+        }
+        defer { token.invalidate() }
+        try db.write {
+            let memo = SearchMemo()
+            memo.id = 5
+            memo.text = "walk walk walk"
+            try db.add(memo)
+        }
+        #expect(seen == [[0, 1], [5, 0, 1]])
+        #expect(insertions == [[0]])
+    }
+
+    @Test func persistableStructsAreSearchedToo() throws {
+        let db = try makeDatabase()
+        try db.write {
+            try db.add(SearchEntry(id: 1, body: "공원에서 산책을 했다"))
+            try db.add(SearchEntry(id: 2, body: "coffee"))
+        }
+        #expect(try db.values(SearchEntry.self).search("산책", in: \.body).map(\.id) == [1])
+        #expect(try db.values(SearchEntry.self).filter("body TEXT 'COFFEE'").map(\.id) == [2])
+        expectValid(db)
     }
 
     @Test func addingAndRemovingTheIndexBuildsAndDropsIt() throws {
