@@ -108,7 +108,11 @@ struct PendingPostings {
             smallIDs = [Int32](repeating: -1, count: 1024)
         }
         var packed: UInt64 = 0
-        withUnsafeMutableBytes(of: &packed) { $0.copyMemory(from: UnsafeRawBufferPointer(bytes)) }
+        var shift: UInt64 = 0
+        for byte in bytes {
+            packed |= UInt64(byte) &<< shift
+            shift &+= 8
+        }
         let mask = smallKeys.count - 1
         var slot = Int(truncatingIfNeeded: (packed &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
         while true {
