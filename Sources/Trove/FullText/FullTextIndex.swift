@@ -158,6 +158,18 @@ enum FullTextIndex {
 
     /// A list sorted by key, one entry per key (counts added, positions joined).
     private static func merged(_ list: PostingList, _ detail: Detail) -> PostingList {
+        if detail == .keys {
+            // Keys alone (a count, a filter): sort them as numbers and drop repeats.
+            var keys = list.keys
+            keys.sort()
+            var kept = 0
+            for index in keys.indices where kept == 0 || keys[index] != keys[kept - 1] {
+                keys[kept] = keys[index]
+                kept += 1
+            }
+            keys.removeSubrange(kept...)
+            return PostingList(keys: keys)
+        }
         let order = list.keys.indices.sorted { list.keys[$0] != list.keys[$1] ? list.keys[$0] < list.keys[$1] : $0 < $1 }
         var result = PostingList()
         for index in order {
