@@ -500,7 +500,9 @@ extension Database {
             record = state.recordWriter.bytes
         }
         try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
-        try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
+        if !table.fullTextIndexes.isEmpty {
+            try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
+        }
         if let index = table.indexes[column] {
             let oldKey = IndexKey.make(old, type: table.layout.types[column]).bytes
             let newKey = IndexKey.make(value, type: table.layout.types[column]).bytes

@@ -66,13 +66,12 @@ struct PendingPostings {
     var touched: [Int32] = []
     var groupEnds: [Int] = []
     var grouped: [UInt32] = []
-    /// The postings added, in the order added: term, object key, the version
-    /// of the object's text (an object rewritten in the transaction keeps only
-    /// its last version), and where its encoded positions end in `postingBytes`
-    /// (the length of the positions, then the positions, as in a block).
+    /// The postings added, in the order added: the term; the object key and
+    /// where its encoded positions lie in `postingBytes` (their length, then
+    /// the positions, as in a block), side by side because the write reads
+    /// them term by term, jumping through the list; the version of the
+    /// object's text (an object rewritten in the transaction keeps only its last).
     var postingTerms: [Int32] = []
-    /// Key and bytes of each posting side by side: the write reads them term
-    /// by term, jumping through the lists, so one cache line should hold both.
     var postingPlaces: [(key: UInt64, start: UInt32, end: UInt32)] = []
     var postingVersions: [UInt32] = []
     var postingBytes: [UInt8] = []
@@ -86,13 +85,8 @@ struct PendingPostings {
     /// Objects whose stored postings (if any) go.
     var removedTexts: Set<UInt64> = []
     var nextVersion: UInt32 = 0
-    /// How many postings wait; past a limit (about 150 MB of them) they are
-    /// written early, so a huge transaction does not hold them all in memory.
-    /// Each early write merges into the blocks written before, which costs
-    /// more and fills pages less than one sorted pass: the limit is high.
+    /// How many postings wait (see ``FullTextPending/writeEarlyLimit``).
     var waiting = 0
-    var pairs: [(term: Int32, position: UInt32)] = []
-    var deltas: [UInt8] = []
 
     init(table: Table) {
         self.table = table
@@ -114,7 +108,7 @@ struct PendingPostings {
             shift &+= 8
         }
         let mask = smallKeys.count - 1
-        var slot = Int(truncatingIfNeeded: (packed &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+        var slot = Self.smallSlot(packed, count: smallKeys.count)
         while true {
             let key = smallKeys[slot]
             if key == packed { return smallIDs[slot] }
@@ -129,13 +123,20 @@ struct PendingPostings {
         return id
     }
 
+    /// Where a packed term starts probing: the top bits of a multiplicative hash
+    /// (`count` is a power of two).
+    @inline(__always)
+    static func smallSlot(_ packed: UInt64, count: Int) -> Int {
+        Int(truncatingIfNeeded: (packed &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - count.trailingZeroBitCount))
+    }
+
     mutating func growSmall() {
         let (keys, ids) = (smallKeys, smallIDs)
         smallKeys = [UInt64](repeating: 0, count: keys.count * 2)
         smallIDs = [Int32](repeating: -1, count: keys.count * 2)
         let mask = smallKeys.count - 1
         for (key, id) in zip(keys, ids) where key != 0 {
-            var slot = Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 40) & mask
+            var slot = Self.smallSlot(key, count: smallKeys.count)
             while smallKeys[slot] != 0 { slot = (slot + 1) & mask }
             smallKeys[slot] = key
             smallIDs[slot] = id
@@ -351,19 +352,17 @@ struct PendingPostings {
         try FullTextIndex.statsKey.withUnsafeBytes { k in
             try value.withUnsafeBytes { _ = try transaction.put(table, key: k, value: $0) }
         }
-        let blockBuffer = BlockBuffer()
+        var blocks = BlockWriter(into: table, transaction)
         for term in order {
-            try writeTerm(
-                term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, blockBuffer, transaction)
+            try writeTerm(term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, &blocks)
         }
         reset()
     }
 
     /// One term's blocks with its postings removed and added.
-    private func writeTerm(
-        _ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ blockBuffer: BlockBuffer, _ transaction: WriteTransaction
-    ) throws {
+    private func writeTerm(_ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ blocks: inout BlockWriter) throws {
         let term = term(id)
+        let transaction = blocks.transaction
         // The postings whose text is still current, by key.
         var live: [(key: UInt64, range: Range<Int>)] = []
         live.reserveCapacity(postings.count)
@@ -378,22 +377,27 @@ struct PendingPostings {
         var prefix = term
         prefix.append(0)
 
-        // Most often: only additions, all after the term's last key. Append to its last block.
-        if removals.isEmpty, !isFresh {
+        // Most often: only additions, all after the term's last key (in a new
+        // index, there is none). Append to its last block.
+        if removals.isEmpty {
             var after = term
             after.append(1)
-            let last: (key: [UInt8], value: [UInt8], lastKey: UInt64)? = try after.withUnsafeBytes { afterBytes in
-                try transaction.withCursor(on: table) { cursor in
-                    let entry = try cursor.seek(atLeast: afterBytes) != nil ? try cursor.previous() : try cursor.last()
-                    guard let entry, entry.key.starts(with: prefix), let (_, firstKey) = FullTextIndex.splitBlockKey(entry.key)
-                    else { return nil }
-                    var list = FullTextIndex.PostingList()
-                    FullTextIndex.decode(entry.value, firstKey: firstKey, into: &list, .keys)
-                    return (Array(entry.key), Array(entry.value), list.keys.last ?? firstKey)
+            let last: (key: [UInt8], value: [UInt8], lastKey: UInt64)? =
+                isFresh
+                ? nil
+                : try after.withUnsafeBytes { afterBytes in
+                    try transaction.withCursor(on: table) { cursor in
+                        let entry = try cursor.seek(atLeast: afterBytes) != nil ? try cursor.previous() : try cursor.last()
+                        guard let entry, entry.key.starts(with: prefix),
+                            let (_, firstKey) = FullTextIndex.splitBlockKey(entry.key)
+                        else { return nil }
+                        var list = FullTextIndex.PostingList()
+                        FullTextIndex.decode(entry.value, firstKey: firstKey, into: &list, .keys)
+                        return (Array(entry.key), Array(entry.value), list.keys.last ?? firstKey)
+                    }
                 }
-            }
             if last == nil || last!.lastKey < live[0].key {
-                var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
+                blocks.start(term: term)
                 if let last { blocks.resume(key: last.key, value: last.value, lastKey: last.lastKey) }
                 try postingBytes.withUnsafeBufferPointer { bytes in
                     for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
@@ -401,15 +405,6 @@ struct PendingPostings {
                 try blocks.flush()
                 return
             }
-        }
-
-        if removals.isEmpty, isFresh {
-            var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
-            try postingBytes.withUnsafeBufferPointer { bytes in
-                for posting in live { try blocks.append(posting.key, bytes[posting.range]) }
-            }
-            try blocks.flush()
-            return
         }
 
         // Otherwise: decode the blocks the changed keys fall in, merge, write them again.
@@ -439,7 +434,7 @@ struct PendingPostings {
             }
         }
         for key in oldKeys { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
-        var blocks = BlockWriter(term: term, into: table, transaction, buffer: blockBuffer)
+        blocks.start(term: term)
         var next = 0
         for posting in stored where !removals.contains(posting.key) {
             while next < live.count, live[next].key < posting.key {
@@ -457,114 +452,66 @@ struct PendingPostings {
     }
 }
 
-/// Cuts a term's postings into blocks of about ``FullTextIndex/blockLimit`` bytes.
+/// Cuts a term's postings into blocks of about ``FullTextIndex/blockLimit``
+/// bytes and writes each as it fills. One writer serves every term of a
+/// write (``start(term:)``), reusing its buffer.
 private struct BlockWriter {
-    let term: [UInt8]
     let table: Table
     let transaction: WriteTransaction
-    /// The block being filled (shared by the terms of one write).
-    let value: BlockBuffer
+    private var term: [UInt8] = []
+    private var value: [UInt8] = []
     private var firstKey: UInt64 = 0
     private var lastKey: UInt64 = 0
     /// The current block is a stored one being extended (it keeps its key).
     private var isResumed = false
 
-    init(term: [UInt8], into table: Table, _ transaction: WriteTransaction, buffer: BlockBuffer) {
-        self.term = term
+    init(into table: Table, _ transaction: WriteTransaction) {
         self.table = table
         self.transaction = transaction
-        value = buffer
-        value.count = 0
+        value.reserveCapacity(FullTextIndex.blockLimit + 64)
+    }
+
+    /// Begins the blocks of another term.
+    mutating func start(term: [UInt8]) {
+        self.term = term
+        value.removeAll(keepingCapacity: true)
+        isResumed = false
     }
 
     mutating func resume(key: [UInt8], value stored: [UInt8], lastKey: UInt64) {
         firstKey = OrderedKey.objectKey(from: key.withUnsafeBytes { UnsafeRawBufferPointer(rebasing: $0[(key.count - 8)...]) })
-        value.count = 0
-        stored.withUnsafeBufferPointer { value.append($0[...]) }
+        value = stored
         self.lastKey = lastKey
         isResumed = true
     }
 
     /// Adds one posting: `encoded` is the length of its positions and the positions.
     mutating func append(_ key: UInt64, _ encoded: Slice<UnsafeBufferPointer<UInt8>>) throws {
-        if value.count == 0 || value.count + encoded.count > FullTextIndex.blockLimit {
+        if value.isEmpty || value.count + encoded.count > FullTextIndex.blockLimit {
             try flush()
             firstKey = key
-            value.appendVarint(0)  // the first key's distance from itself
+            value.append(0)  // the first key's distance from itself
         } else {
-            value.appendVarint(key - lastKey)
+            FullTextIndex.appendVarint(key - lastKey, to: &value)
         }
-        value.append(encoded)
+        value.append(contentsOf: encoded)
         lastKey = key
     }
 
     /// Writes the current block, if any.
     mutating func flush() throws {
-        guard value.count > 0 else { return }
-        var key = term
-        key.append(0)
-        withUnsafeBytes(of: firstKey.bigEndian) { key.append(contentsOf: $0) }
-        let bytes = UnsafeRawBufferPointer(start: value.base, count: value.count)
-        try key.withUnsafeBytes { k in
-            // A new block is a new key: LMDB appends it when it sorts last (a
-            // build, term after term), which leaves pages full.
-            if try isResumed || !transaction.put(table, key: k, value: bytes, mode: .append) {
-                _ = try transaction.put(table, key: k, value: bytes)
+        guard !value.isEmpty else { return }
+        try FullTextIndex.blockKey(term, firstKey).withUnsafeBytes { k in
+            try value.withUnsafeBytes { bytes in
+                // A new block is a new key: LMDB appends it when it sorts last (a
+                // build, term after term), which leaves pages full.
+                if try isResumed || !transaction.put(table, key: k, value: bytes, mode: .append) {
+                    _ = try transaction.put(table, key: k, value: bytes)
+                }
             }
         }
-        value.count = 0
+        value.removeAll(keepingCapacity: true)
         isResumed = false
-    }
-}
-
-/// A growable byte buffer that appends a few bytes at a time without a call
-/// (postings are two to five bytes; `Array.append` checked and copied each).
-final class BlockBuffer {
-    private(set) var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    var count = 0
-
-    init(capacity: Int = 4096) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-    }
-
-    deinit { base.deallocate() }
-
-    @inline(__always)
-    private func reserve(_ more: Int) {
-        guard count + more > capacity else { return }
-        var grown = capacity * 2
-        while grown < count + more { grown *= 2 }
-        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: grown)
-        larger.update(from: base, count: count)
-        base.deallocate()
-        base = larger
-        capacity = grown
-    }
-
-    @inline(__always)
-    func append(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) {
-        reserve(bytes.count)
-        var at = base + count
-        for byte in bytes {
-            at.pointee = byte
-            at += 1
-        }
-        count += bytes.count
-    }
-
-    @inline(__always)
-    func appendVarint(_ value: UInt64) {
-        reserve(10)
-        var value = value
-        while value >= 0x80 {
-            base[count] = UInt8(truncatingIfNeeded: value) | 0x80
-            count += 1
-            value >>= 7
-        }
-        base[count] = UInt8(value)
-        count += 1
     }
 }
 

@@ -77,7 +77,7 @@ public struct TextSnippet: Sendable, Equatable, CustomStringConvertible {
         // A window near the end still shows `width` positions.
         if all.count > width { first = Swift.min(first, all[all.count - width]) }
         // Start at the beginning of the word a Hangul, Han or Kana run makes, while the hits stay in view.
-        let lastHit = hits.last.map { hit in hits.filter { $0 < first + width }.last ?? hit } ?? first
+        let lastHit = hits.last(where: { $0 < first + width }) ?? first
         while first > all[0], let here = ranges[first], let before = ranges[first - 1], before.upperBound == here.lowerBound,
             lastHit - (first - 1) < width
         {
