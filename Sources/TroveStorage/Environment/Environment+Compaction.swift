@@ -177,7 +177,7 @@ extension Environment {
 }
 
 /// `open(2)` (the name `open` is taken inside types that have an `open` method).
-private func openDescriptor(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
+func openDescriptor(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
     #if canImport(Glibc)
         Glibc.open(path, flags, mode)
     #else

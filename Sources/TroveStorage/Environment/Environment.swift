@@ -261,6 +261,14 @@ package final class Environment: @unchecked Sendable {
         if options.readOnly { flags |= UInt32(MDB_RDONLY) }
         var fileSize = 0
         var info = stat()
+        if !options.readOnly, stat(path, &info) != 0, errno == ENOENT {
+            do {
+                try Environment.createFile(at: path, mode: options.fileMode)
+            } catch {
+                mdb_env_close(env)
+                throw error
+            }
+        }
         if stat(path, &info) == 0 {
             fileSize = Int(info.st_size)
             // A device, a directory or a pipe is no database (LMDB would fail to map it, saying less).
