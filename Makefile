@@ -3,8 +3,10 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench docs format deps build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps build clean
 FUZZ_SECONDS ?= 60
+# bench-instructions: default sizes divided by this.
+DIVIDE ?= 10
 
 # Installs what is missing: LMDB (the engine), OpenSSL's libcrypto on Linux
 # (encryption at rest) and SQLite's headers (the benchmark baseline), from apt on
@@ -91,6 +93,12 @@ fuzz-corpus: deps
 		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target: /"; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
+
+# Instruction counts of chosen rows against SQLite under callgrind (repeatable; a few minutes).
+bench-instructions: deps
+	@command -v valgrind >/dev/null || { SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq valgrind; }
+	$(SWIFT) build -c release --product trove-bench
+	./scripts/bench-instructions.sh $(DIVIDE)
 
 # Trove beside raw SQLite and raw LMDB, release build; writes bench-results/latest.{json,svg}.
 bench: deps

@@ -23,10 +23,32 @@ struct Row: Codable {
     var unit: String
     var durability: String
     var figures: [String: Figure]
+    /// Trove's ratio to each other engine, round by round (rows whose
+    /// engines run in rounds; others compare the medians).
+    var ratios: [String: RatioSpread]? = nil
 
+    /// Trove's ratio to `other`: the median of the rounds' ratios when the
+    /// row has them, else the ratio of the median rates.
     func ratio(_ engine: String, over other: String) -> Double? {
+        if engine == "Trove", let spread = ratios?[other] { return spread.median }
         guard let mine = figures[engine]?.value, let theirs = figures[other]?.value, theirs > 0 else { return nil }
         return mine / theirs
+    }
+}
+
+/// The median and the range of a ratio measured in several rounds.
+struct RatioSpread: Codable {
+    var median: Double
+    var low: Double
+    var high: Double
+    var rounds: Int
+
+    init?(_ ratios: [Double]) {
+        guard let low = ratios.min(), let high = ratios.max() else { return nil }
+        self.median = TroveBenchmarks.median(ratios)
+        self.low = low
+        self.high = high
+        self.rounds = ratios.count
     }
 }
 

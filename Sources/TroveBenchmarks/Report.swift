@@ -70,7 +70,8 @@ func markdownTable(_ rows: [Row], bars: [Bar]) -> String {
         guard let value = row.ratio("Trove", over: other) else { return "—" }
         let bar = bars.first { $0.workload == "\(row.workload) \(row.title)" && $0.against == other }
         let mark = bar.map { $0.met ? " ✅ (≥ \($0.threshold)×)" : " ❌ (≥ \($0.threshold)×)" } ?? ""
-        return String(format: "%.2f×", value) + mark
+        let spread = row.ratios?[other].map { $0.rounds > 1 ? String(format: " [%.2f–%.2f]", $0.low, $0.high) : "" } ?? ""
+        return String(format: "%.2f×", value) + spread + mark
     }
     for row in rows {
         lines.append(
@@ -94,7 +95,9 @@ func markdownTable(_ rows: [Row], bars: [Bar]) -> String {
         }
     }
     lines.append("")
-    lines.append("Speed ratios: above 1 means Trove is faster.")
+    lines.append(
+        "Speed ratios: above 1 means Trove is faster. The engines take turns in each round; a ratio is the median of the rounds' ratios, [lowest–highest] round beside it."
+    )
     lines.append("")
     lines.append(contentsOf: extras)
     lines.append("")

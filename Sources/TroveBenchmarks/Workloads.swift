@@ -64,7 +64,7 @@ extension Runner {
     private func lookupsB(_ rows: [RowB], _ ids: [Int]) -> (any Engine) throws -> Sample {
         { engine in
             try engine.insertB(rows)
-            let result = try engine.lookupB(ids)
+            let result = try measuredSection { try engine.lookupB(ids) }
             return Sample(
                 seconds: result.latencies.reduce(0, +), operations: ids.count, answer: "\(result.checksum)",
                 latencies: result.latencies)
@@ -238,7 +238,7 @@ extension Runner {
                 latencies.reserveCapacity(n)
                 for index in 0..<n {
                     let start = now()
-                    answer &+= try query(engine, index)
+                    answer &+= try measuredSection { try query(engine, index) }
                     latencies.append(Double(now() - start) / 1e9)
                 }
                 return Sample(seconds: latencies.reduce(0, +), operations: n, answer: "\(answer)", latencies: latencies)

@@ -29,8 +29,9 @@ do {
     let bars = evaluateBars(runner.rows)
     print(markdownTable(runner.rows, bars: bars))
 
-    // A quick run writes no report (and runs no helper processes, which hang under valgrind).
-    if !options.quick {
+    // A quick run, or one of chosen engines (under valgrind), writes no report
+    // (and runs no helper processes, which hang under valgrind).
+    if !options.quick && options.engines == nil {
         let report = Report(
             date: ISO8601DateFormatter().string(from: Date()),
             machine: .init(
