@@ -71,10 +71,10 @@ struct VerifyTests {
         }
         // 3. Object 7's record cut short.
         try [UInt8](repeating: 5, count: 3).withUnsafeBytes {
-            _ = try write.put(people.objects, key: TableInfo.objectKey(forInteger: 7), value: $0)
+            try people.store.replace(TableInfo.objectKey(forInteger: 7), record: $0, in: write)
         }
         // 4. A contact's record deleted behind its index's back.
-        _ = try write.delete(contacts.objects, key: TableInfo.objectKey(forInteger: 1))
+        try contacts.store.delete(TableInfo.objectKey(forInteger: 1), in: write)
         try write.commit()
         db.refresh()
 

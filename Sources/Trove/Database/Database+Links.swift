@@ -135,7 +135,7 @@ extension Database {
                 .invalidValue, "\(table.name).\(property.name) stores an object key, not \(value.typeName)", path: path)
         }
         let target = try tableInfo(named: property.objectType ?? "")
-        if try readTransaction().withValue(in: target.objects, key: UInt64(bitPattern: raw), { $0 == nil }) {
+        if try !target.store.contains(UInt64(bitPattern: raw), in: readTransaction()) {
             throw TroveError(
                 .invalidValue, "\(table.name).\(property.name) = \(raw): there is no \(target.name) with that object key",
                 path: path)
@@ -174,9 +174,7 @@ extension Database {
                 return nil
             }
         }
-        let value = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
-            bytes.map { RecordReader($0, layout: table.layout).value(at: column) }
-        }
+        let value = try table.store.withRecord(objectKey, in: transaction) { $0?.value(at: column) }
         if case .int(let key) = value { return [UInt64(bitPattern: key)] }
         return []
     }
@@ -192,7 +190,7 @@ extension Database {
         var pending = roots
         while let (table, key) = pending.popLast() {
             guard seen.insert("\(table.name)#\(key)").inserted,
-                try transaction.withValue(in: table.objects, key: key, { $0 != nil })
+                try table.store.contains(key, in: transaction)
             else { continue }
             order.append((table, key))
             for (column, property) in table.schema.properties.enumerated() where property.isLink {

@@ -125,7 +125,7 @@ extension Database {
                     : "this \(type(of: object)) belongs to another Database handle", path: path)
         }
         if try isLinked(table) {
-            guard try readTransaction().withValue(in: table.objects, key: object._objectKey, { $0 != nil }) else {
+            guard try table.store.contains(object._objectKey, in: readTransaction()) else {
                 throw TroveError(.invalidObject, "this \(type(of: object)) was already deleted", path: path)
             }
             try deleteObjects([(table, object._objectKey)], state)

@@ -45,7 +45,7 @@ extension Database {
             objectKey = key
             try state.recordWriter.encode(values, layout: table.layout)
             let inserted = try state.recordWriter.bytes.withUnsafeBytes {
-                try transaction.put(table.objects, key: objectKey, value: $0, mode: .insertOnly)
+                try table.store.insert(objectKey, record: $0, in: transaction)
             }
             if inserted {
                 try finishInsert(values, objectKey: objectKey, table: table, state)
@@ -95,9 +95,8 @@ extension Database {
         }
         if existing != nil {
             var oldTexts: [Int: StoredValue] = [:]
-            let oldKeys: [Int: [UInt8]] = try transaction.withValue(in: table.objects, key: objectKey) { bytes in
-                guard let bytes else { return [:] }
-                let reader = RecordReader(bytes, layout: table.layout)
+            let oldKeys: [Int: [UInt8]] = try table.store.withRecord(objectKey, in: transaction) { reader in
+                guard let reader else { return [:] }
                 var keys: [Int: [UInt8]] = [:]
                 for column in table.indexes.keys {
                     keys[column] = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
@@ -108,7 +107,7 @@ extension Database {
             for (column, old) in oldTexts {
                 try reindexText(column: column, from: old, to: values[column], objectKey: objectKey, table: table, state)
             }
-            try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+            try state.recordWriter.bytes.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
             for (column, index) in table.indexes {
                 let newKey = IndexKey.make(values[column], type: table.layout.types[column]).bytes
                 if let oldKey = oldKeys[column] {
@@ -121,9 +120,7 @@ extension Database {
             generation &+= 1
             return (objectKey, values)
         }
-        try state.recordWriter.bytes.withUnsafeBytes {
-            _ = try transaction.put(table.objects, key: objectKey, value: $0, mode: .append)
-        }
+        try state.recordWriter.bytes.withUnsafeBytes { try table.store.append(objectKey, record: $0, in: transaction) }
         try finishInsert(values, objectKey: objectKey, table: table, state)
         return (objectKey, values)
     }
@@ -175,9 +172,7 @@ extension Database {
         }
         let largest: Int64?
         if table.keyIsPrimaryKey {
-            largest = try state.transaction.withCursor(on: table.objects) { cursor in
-                try cursor.last().map { TableInfo.integer(forObjectKey: OrderedKey.objectKey(from: $0.key)) }
-            }
+            largest = try table.store.lastKey(in: state.transaction).map { TableInfo.integer(forObjectKey: $0) }
         } else {
             largest = try state.transaction.withCursor(on: table.primaryKeyIndex!) { cursor in
                 try cursor.last().flatMap { OrderedKey.int64(from: $0.key) }
@@ -218,9 +213,7 @@ extension Database {
 
     /// Every column of a stored object, or nil when it does not exist.
     func recordValues(_ objectKey: UInt64, in table: TableInfo, _ transaction: Transaction) throws -> [StoredValue]? {
-        try transaction.withValue(in: table.objects, key: objectKey) { bytes in
-            bytes.map { RecordReader($0, layout: table.layout).allValues() }
-        }
+        try table.store.withRecord(objectKey, in: transaction) { $0?.allValues() }
     }
 
     /// Deletes one stored object and its index entries. Returns false if it
@@ -229,7 +222,7 @@ extension Database {
     func deleteRecord(_ objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws -> Bool {
         let transaction = state.transaction
         guard let values = try recordValues(objectKey, in: table, transaction) else { return false }
-        try transaction.delete(table.objects, key: objectKey)
+        try table.store.delete(objectKey, in: transaction)
         noteDeleted(objectKey: objectKey, values: values, table: table, state)
         if let column = table.primaryKeyColumn, let pkTable = table.primaryKeyIndex {
             let key = try primaryKeyKey(values[column], table: table)
@@ -258,10 +251,7 @@ extension Database {
     /// Deletes every object of a table at once (its indexes emptied with it).
     func deleteAllRecords(in table: TableInfo, _ state: WriteState) throws {
         let transaction = state.transaction
-        let lastKey = try transaction.withCursor(on: table.objects) { cursor in
-            try cursor.last().map { OrderedKey.objectKey(from: $0.key) }
-        }
-        guard let lastKey else { return }
+        guard let lastKey = try table.store.lastKey(in: transaction) else { return }
         var largestAuto: StoredValue?
         if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement {
             if table.keyIsPrimaryKey {
@@ -275,7 +265,7 @@ extension Database {
         var values = table.layout.fallbacks
         if let column = table.primaryKeyColumn, let largestAuto { values[column] = largestAuto }
         noteDeleted(objectKey: lastKey, values: values, table: table, state)
-        try transaction.clear(table.objects)
+        try table.store.clear(in: transaction)
         if let pk = table.primaryKeyIndex { try transaction.clear(pk) }
         for index in table.indexes.values { try transaction.clear(index) }
         try clearFullTextIndexes(of: table, state)
@@ -320,7 +310,7 @@ extension Database {
     // MARK: Live property access
 
     func contains(objectKey: UInt64, in table: TableInfo) -> Bool {
-        (try? readTransaction().withValue(in: table.objects, key: objectKey) { $0 != nil }) ?? false
+        (try? table.store.contains(objectKey, in: readTransaction())) ?? false
     }
 
     func readColumn(_ column: Int, objectKey: UInt64, table: TableInfo) -> StoredValue {
@@ -336,7 +326,7 @@ extension Database {
     /// A copy of a stored record, or nil when the object does not exist.
     func fetchRecord(_ objectKey: UInt64, table: TableInfo) throws -> [UInt8]? {
         if table.isRetired { return nil }
-        return try readTransaction().withValue(in: table.objects, key: objectKey) { $0.map { Array($0) } }
+        return try table.store.recordCopy(objectKey, in: readTransaction())
     }
 
     /// ``fetchRecord(_:table:)`` for reads that cannot throw (property getters):
@@ -389,7 +379,7 @@ extension Database {
     /// Copies the object's record from the current snapshot straight into the
     /// object; false when the object is not stored.
     func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
-        try readTransaction().withValue(in: table.objects, key: object._objectKey) { bytes in
+        try table.store.withRecordBytes(object._objectKey, in: readTransaction()) { bytes in
             guard let bytes else { return false }
             object.keepRecord(bytes, layout: table.layout, generation: generation)
             return true
@@ -397,29 +387,15 @@ extension Database {
     }
 
     /// Fills the record copies of freshly materialized objects of one table
-    /// in one pass: a cursor walks keys that follow each other without a new search.
+    /// in one pass (keys that follow each other are read without a new search).
     /// Generic so that an array of a subclass is not copied into an `[Object]`.
     func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
-            try readTransaction().withCursor(on: table.objects) { cursor in
-                var previous: UInt64?
+            try table.store.withLookupCursor(in: readTransaction()) { lookups in
                 for object in objects {
-                    let key = object._objectKey
-                    var entry: Entry?
-                    if let previous, key > previous, let next = try cursor.next(),
-                        OrderedKey.objectKey(from: next.key) == key
-                    {
-                        entry = next
-                    } else {
-                        var bigEndian = key.bigEndian
-                        entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(exactly: $0) }
-                    }
-                    previous = key
-                    if let entry {
-                        object.keepRecord(entry.value, layout: table.layout, generation: generation)
-                    } else {
-                        previous = nil
+                    if let bytes = try lookups.record(object._objectKey) {
+                        object.keepRecord(bytes, layout: table.layout, generation: generation)
                     }
                 }
             }
@@ -499,7 +475,7 @@ extension Database {
             try state.recordWriter.encode(values, layout: table.layout)
             record = state.recordWriter.bytes
         }
-        try record.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+        try record.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
         if !table.fullTextIndexes.isEmpty {
             try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
         }

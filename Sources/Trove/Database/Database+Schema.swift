@@ -245,17 +245,12 @@ extension Database {
     /// Fills new indexes from the records already stored.
     private func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
         var entries: [(column: Int, key: [UInt8], objectKey: UInt64)] = []
-        try transaction.withCursor(on: table.objects) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                let reader = RecordReader(current.value, layout: table.layout)
-                let objectKey = OrderedKey.objectKey(from: current.key)
-                for column in columns {
-                    let key = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
-                    entries.append((column, key, objectKey))
-                }
-                entry = try cursor.next()
+        try table.store.scan(in: transaction) { reader in
+            for column in columns {
+                let key = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
+                entries.append((column, key, reader.objectKey))
             }
+            return true
         }
         for entry in entries {
             try putIndexEntry(entry.key, objectKey: entry.objectKey, in: table.indexes[entry.column]!, transaction)

@@ -129,10 +129,7 @@ extension Database {
         var next = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
         // Never below the largest key present, nor below any key this process
         // handed out in a write that was cancelled.
-        let last = try state.transaction.withCursor(on: table.objects) { cursor in
-            try cursor.last().map { OrderedKey.objectKey(from: $0.key) }
-        }
-        if let last, last >= next { next = last + 1 }
+        if let last = try table.store.lastKey(in: state.transaction), last >= next { next = last + 1 }
         next = max(next, catalog.highestKey(table.name) + 1)
         state.nextKeys[counterName] = next + 1
         return next

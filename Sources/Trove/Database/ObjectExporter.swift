@@ -50,7 +50,7 @@ package final class ObjectExporter {
 
     /// The number of objects the export holds.
     package var count: Int {
-        get throws { try transaction.count(of: table.objects) }
+        get throws { try table.store.count(in: transaction) }
     }
 
     /// Calls `body` with the values of each object, by column of ``schema``
@@ -62,15 +62,9 @@ package final class ObjectExporter {
         var start: UInt64 = 0
         while true {
             batch.removeAll(keepingCapacity: true)
-            try transaction.withCursor(on: table.objects) { cursor in
-                var first = start.bigEndian
-                var entry = try withUnsafeBytes(of: &first) { try cursor.seek(atLeast: $0) }
-                while let current = entry {
-                    batch.append(
-                        (OrderedKey.objectKey(from: current.key), RecordReader(current.value, layout: table.layout).allValues()))
-                    if batch.count == Self.batchSize { break }
-                    entry = try cursor.next()
-                }
+            try table.store.scan(in: transaction, from: start) { reader in
+                batch.append((reader.objectKey, reader.allValues()))
+                return batch.count < Self.batchSize
             }
             for (key, record) in batch { try body(try values(key, record: record, table: table, plan: plan)) }
             guard let last = batch.last?.key, batch.count == Self.batchSize, last < .max else { return }
@@ -152,9 +146,7 @@ package final class ObjectExporter {
             return key == TableInfo.nilPrimaryKey && table.primaryKeyIsOptional
                 ? .null : .value(.int(TableInfo.integer(forObjectKey: key)))
         case .primaryKey(let table, let column):
-            return try transaction.withValue(in: table.objects, key: key) { bytes in
-                bytes.map { .value(RecordReader($0, layout: table.layout).value(at: column)) } ?? .null
-            }
+            return try table.store.withRecord(key, in: transaction) { $0.map { .value($0.value(at: column)) } ?? .null }
         case .embedded(let table):
             guard let record = try database.recordValues(key, in: table, transaction) else { return .null }
             return .object(try values(key, record: record, table: table, plan: try plan(for: table)).map(Optional.some))
@@ -170,7 +162,7 @@ package final class ObjectExporter {
         }
         // A deleted target reads as nil.
         guard let target = mixedTargets[typeName]!,
-            try transaction.withValue(in: target.table.objects, key: key, { $0 != nil }),
+            try target.table.store.contains(key, in: transaction),
             case .value(let named) = try link(.int(Int64(bitPattern: key)), to: target)
         else { return .null }
         return .link(typeName: typeName, key: named)

@@ -3,14 +3,15 @@ import TroveStorage
 /// One object type as stored in one file: its schema, the layout of its
 /// records, and the LMDB tables that hold its objects and indexes.
 ///
-/// This is the physical-layout boundary: the object layer reads and writes
-/// records only through ``Database`` methods that use these tables, so the
-/// layout can change (to column clusters) without touching objects.
+/// Its objects are reached only through ``store`` (``ObjectStore``), the
+/// physical-layout boundary, so the layout can change (to column clusters)
+/// without touching the rest of the object layer.
 final class TableInfo: @unchecked Sendable {
     let name: String
     let schema: ObjectSchema
     let layout: RecordLayout
-    let objects: Table
+    /// The objects (``ObjectStore``); only it touches their table.
+    let store: ObjectStore
     /// Primary key value -> object key (unique), for String and UUID keys.
     let primaryKeyIndex: Table?
     let primaryKeyColumn: Int?
@@ -53,7 +54,7 @@ final class TableInfo: @unchecked Sendable {
         name = schema.name
         self.schema = schema
         layout = RecordLayout(schema)
-        self.objects = objects
+        store = ObjectStore(table: objects, layout: layout)
         self.primaryKeyIndex = primaryKeyIndex
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimaryKey }
         keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false

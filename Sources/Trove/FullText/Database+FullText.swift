@@ -62,21 +62,15 @@ extension Database {
         while let start = resume {
             resume = nil
             batch.removeAll(keepingCapacity: true)
-            try transaction.withCursor(on: table.objects) { cursor in
-                var bigEndian = start.bigEndian
-                var entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
-                while let current = entry {
-                    let key = OrderedKey.objectKey(from: current.key)
-                    if batch.count >= 10_000 {
-                        resume = key
-                        return
-                    }
-                    let reader = RecordReader(current.value, layout: table.layout)
-                    for column in columns {
-                        if case .string(let text) = reader.value(at: column) { batch.append((key, column, text)) }
-                    }
-                    entry = try cursor.next()
+            try table.store.scan(in: transaction, from: start) { reader in
+                if batch.count >= 10_000 {
+                    resume = reader.objectKey
+                    return false
                 }
+                for column in columns {
+                    if case .string(let text) = reader.value(at: column) { batch.append((reader.objectKey, column, text)) }
+                }
+                return true
             }
             for item in batch {
                 let target = pending[item.column]!

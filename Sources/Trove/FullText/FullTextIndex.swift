@@ -251,13 +251,7 @@ enum FullTextIndex {
         var matches = Matches()
         if lists.isEmpty {
             // Exclusions alone: every object, less the excluded.
-            try transaction.withCursor(on: objects) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    matches.keys.append(OrderedKey.objectKey(from: current.key))
-                    entry = try cursor.next()
-                }
-            }
+            matches.keys = try ObjectStore.allKeys(inObjectTable: objects, transaction)
         } else if lists.count == 1 {
             matches.keys = lists[0].keys
             if ranking {

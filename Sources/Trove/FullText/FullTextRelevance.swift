@@ -5,6 +5,7 @@ import TroveStorage
 struct FullTextRelevance: Sendable {
     let column: Int
     let index: Table
+    /// The type's objects table (``ObjectStore/table``), for a query of exclusions alone.
     let objects: Table
     let query: FullTextQuery
 

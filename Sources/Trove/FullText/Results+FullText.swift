@@ -47,7 +47,7 @@ extension Results {
                 "Trove: cannot sort \(table.name) by relevance to \(property): it has no full-text index; declare it `@Persisted(indexed: .fullText) var \(property)`"
             )
         }
-        let relevance = FullTextRelevance(column: column, index: index, objects: table.objects, query: FullTextQuery(query))
+        let relevance = FullTextRelevance(column: column, index: index, objects: table.store.table, query: FullTextQuery(query))
         return with(predicate: predicate, sort: [relevance.sortKey(propertyName: property)])
     }
 

@@ -92,14 +92,9 @@ extension Database {
         }
         // Every object with its old values.
         var objects: [(key: UInt64, old: [StoredValue])] = []
-        try transaction.withCursor(on: oldTable.objects) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                let key = OrderedKey.objectKey(from: current.key)
-                let values = RecordReader(current.value, layout: oldTable.layout).allValues()
-                objects.append((key, values))
-                entry = try cursor.next()
-            }
+        try oldTable.store.scan(in: transaction) { reader in
+            objects.append((reader.objectKey, reader.allValues()))
+            return true
         }
         // Where each new property comes from.
         let sources: [Int?] = target.properties.map { property in
@@ -243,7 +238,7 @@ extension Database {
             }
         }
         try state.recordWriter.encode(values, layout: table.layout)
-        try state.recordWriter.bytes.withUnsafeBytes { _ = try transaction.put(table.objects, key: objectKey, value: $0) }
+        try state.recordWriter.bytes.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
         if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
             var bigEndian = objectKey.bigEndian
             let claimed = try primaryKeyKey(values[column], table: table).withUnsafeBytes { k in

@@ -198,17 +198,17 @@ final class ObjectObserver<T: Object>: ChangeObserver {
     func read(_ database: Database) throws -> (values: [StoredValue], prints: [Int: Int])? {
         guard let table = object._table else { return nil }
         let transaction = database.readTransaction()
-        guard transaction.canSee(table.objects) else { return nil }
+        guard table.store.isVisible(in: transaction) else { return nil }
         let key = object._objectKey
-        return try transaction.withValue(in: table.objects, key: key) { bytes in
-            guard let bytes else { return nil }
-            let values = RecordReader(bytes, layout: table.layout).allValues()
+        return try table.store.withRecord(key, in: transaction) { record in
+            guard let record else { return nil }
+            let values = record.allValues()
             var prints: [Int: Int] = [:]
             if let paths {
                 for (column, group) in paths where !(group.count == 1 && group[0].isPlain) {
                     var hasher = Hasher()
                     for path in group {
-                        try database.hashPath(path.steps[...], key: key, record: bytes, into: &hasher, transaction)
+                        try database.hashPath(path.steps[...], key: key, record: record, into: &hasher, transaction)
                     }
                     prints[column] = hasher.finalize()
                 }
@@ -217,7 +217,7 @@ final class ObjectObserver<T: Object>: ChangeObserver {
                 where !table.layout.inRecord[column] && property.collection != .linkingObjects {
                     var hasher = Hasher()
                     try database.hashPath(
-                        [ObservedPath.Step(table: table, column: column)], key: key, record: bytes, into: &hasher, transaction)
+                        [ObservedPath.Step(table: table, column: column)], key: key, record: record, into: &hasher, transaction)
                     prints[column] = hasher.finalize()
                 }
             }

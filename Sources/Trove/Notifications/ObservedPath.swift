@@ -68,7 +68,7 @@ extension Database {
     /// collection's entries, the objects linking here, and through links, what
     /// the rest of the steps reach from each target.
     func hashPath(
-        _ steps: ArraySlice<ObservedPath.Step>, key: UInt64, record: UnsafeRawBufferPointer?, into hasher: inout Hasher,
+        _ steps: ArraySlice<ObservedPath.Step>, key: UInt64, record: RecordReader?, into hasher: inout Hasher,
         _ transaction: Transaction
     ) throws {
         guard let step = steps.first else { return }
@@ -92,21 +92,18 @@ extension Database {
         } else {
             let value: StoredValue
             if let record {
-                value = RecordReader(record, layout: table.layout).value(at: step.column)
+                value = record.value(at: step.column)
             } else {
-                value =
-                    try transaction.withValue(in: table.objects, key: key) { bytes in
-                        bytes.map { RecordReader($0, layout: table.layout).value(at: step.column) }
-                    } ?? .null
+                value = try table.store.withRecord(key, in: transaction) { $0?.value(at: step.column) } ?? .null
             }
             hasher.combine(value)
             if !rest.isEmpty, case .int(let target) = value { targets.append(UInt64(bitPattern: target)) }
         }
-        guard let next = rest.first, transaction.canSee(next.table.objects) else { return }
+        guard let next = rest.first, next.table.store.isVisible(in: transaction) else { return }
         for target in targets {
-            try transaction.withValue(in: next.table.objects, key: target) { bytes in
-                guard let bytes else { return }
-                try hashPath(rest, key: target, record: bytes, into: &hasher, transaction)
+            try next.table.store.withRecord(target, in: transaction) { reader in
+                guard let reader else { return }
+                try hashPath(rest, key: target, record: reader, into: &hasher, transaction)
             }
         }
     }

@@ -91,18 +91,15 @@ final class ResultsObserver<Element>: ChangeObserver {
         for position in before.values.sorted(by: >) { keys.remove(at: position) }
         // Which touched objects match now, placed among the untouched ones.
         var now: [UInt64] = []
-        if current.canSee(table.objects) {
+        if table.store.isVisible(in: current) {
             let matches = results.predicate.map { $0.compile(table.layout, current) }
-            try current.withCursor(on: table.objects) { cursor in
-                for key in touched.sorted() {
-                    guard let values = try sortValues(key, cursor, current, table: table, sort: sort, matches: matches)
-                    else { continue }
-                    let position = try keys.partitioningIndex { other in
-                        try precedes(other, key, values, cursor, current, table: table, sort: sort)
-                    }
-                    keys.insert(key, at: position)
-                    now.append(key)
+            for key in touched.sorted() {
+                guard let values = try sortValues(key, current, table: table, sort: sort, matches: matches) else { continue }
+                let position = try keys.partitioningIndex { other in
+                    try precedes(other, key, values, current, table: table, sort: sort)
                 }
+                keys.insert(key, at: position)
+                now.append(key)
             }
         }
         var after: [UInt64: Int] = [:]
@@ -136,15 +133,13 @@ final class ResultsObserver<Element>: ChangeObserver {
 
     /// The values `key`'s object sorts by, when it exists and matches; nil otherwise.
     private func sortValues(
-        _ key: UInt64, _ cursor: Cursor, _ transaction: Transaction, table: TableInfo, sort: [SortKey],
+        _ key: UInt64, _ transaction: Transaction, table: TableInfo, sort: [SortKey],
         matches: ((RecordReader) -> Bool)?
     ) throws -> [StoredValue]? {
-        var bigEndian = key.bigEndian
-        guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { return nil }
-        var reader = RecordReader(entry.value, layout: table.layout)
-        reader.objectKey = key
-        guard matches?(reader) ?? true else { return nil }
-        return sort.map { $0.value(reader, transaction) }
+        try table.store.withRecord(key, in: transaction) { reader in
+            guard let reader, matches?(reader) ?? true else { return nil }
+            return sort.map { $0.value(reader, transaction) }
+        }
     }
 
     /// Where `key` sits in `list` (sorted as the results sort in
@@ -157,29 +152,23 @@ final class ResultsObserver<Element>: ChangeObserver {
         if sort.isEmpty {
             position = list.partitioningIndex { $0 < key }
         } else {
-            guard transaction.canSee(table.objects) else { return nil }
-            let found = try transaction.withCursor(on: table.objects) { cursor -> Int? in
-                guard let values = try sortValues(key, cursor, transaction, table: table, sort: sort, matches: nil) else {
-                    return nil
-                }
-                return try list.partitioningIndex { other in
-                    try precedes(other, key, values, cursor, transaction, table: table, sort: sort)
-                }
+            guard table.store.isVisible(in: transaction),
+                let values = try sortValues(key, transaction, table: table, sort: sort, matches: nil)
+            else { return nil }
+            position = try list.partitioningIndex { other in
+                try precedes(other, key, values, transaction, table: table, sort: sort)
             }
-            guard let found else { return nil }
-            position = found
         }
         return position < list.count && list[position] == key ? position : nil
     }
 
     /// Whether the object `other` sorts before `key`, whose values are `values`.
     private func precedes(
-        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ cursor: Cursor, _ transaction: Transaction,
-        table: TableInfo, sort: [SortKey]
+        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ transaction: Transaction, table: TableInfo,
+        sort: [SortKey]
     ) throws -> Bool {
         guard !sort.isEmpty else { return other < key }
-        let otherValues =
-            try sortValues(other, cursor, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
+        let otherValues = try sortValues(other, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
         return SortKey.precedes(otherValues, other, values, key, ascending: sort.map(\.ascending))
     }
 
@@ -202,21 +191,20 @@ final class ResultsObserver<Element>: ChangeObserver {
     /// A fingerprint of what is observed of `key`'s object in `transaction`; nil when it does not exist.
     private func fingerprint(_ key: UInt64, _ transaction: Transaction, _ database: Database) throws -> Int? {
         let table = results.table
-        guard transaction.canSee(table.objects) else { return nil }
-        return try transaction.withValue(in: table.objects, key: key) { record -> Int? in
-            guard let record else { return nil }
+        guard table.store.isVisible(in: transaction) else { return nil }
+        return try table.store.withRecord(key, in: transaction) { reader -> Int? in
+            guard let reader else { return nil }
             var hasher = Hasher()
             if let paths {
-                let reader = RecordReader(record, layout: table.layout)
                 for path in paths {
                     if path.isPlain {
                         hasher.combine(reader.value(at: path.column))
                     } else {
-                        try database.hashPath(path.steps[...], key: key, record: record, into: &hasher, transaction)
+                        try database.hashPath(path.steps[...], key: key, record: reader, into: &hasher, transaction)
                     }
                 }
             } else {
-                hasher.combine(bytes: record)
+                hasher.combine(bytes: reader.bytes)
             }
             return hasher.finalize()
         }

@@ -290,7 +290,7 @@ indirect enum BoundPredicate: Sendable {
                 .invalidQuery, "TEXT needs the words to search as a string, such as 'walk park' (at position \(position))",
                 position: position)
         }
-        return .fullText(column: column, index: index, objects: table.objects, query: FullTextQuery(text))
+        return .fullText(column: column, index: index, objects: table.store.table, query: FullTextQuery(text))
     }
 
     /// `value.@type == 'string'`: the names a mixed value's kind may be compared with.
@@ -634,12 +634,7 @@ extension BoundPredicate {
         -> R?
     {
         do {
-            return try transaction.withValue(in: table.objects, key: key) { bytes in
-                guard let bytes else { return nil }
-                var reader = RecordReader(bytes, layout: table.layout)
-                reader.objectKey = key
-                return body(reader)
-            }
+            return try table.store.withRecord(key, in: transaction) { $0.map(body) }
         } catch {
             fatalError("Trove: cannot read a \(table.name) during a query: \(error)")
         }

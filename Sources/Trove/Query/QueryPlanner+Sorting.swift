@@ -12,7 +12,7 @@ extension QueryPlanner {
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int?, in transaction: Transaction
     ) throws -> [UInt64] {
         // A limit as large as the table keeps everything: sort it all.
-        let bounded = try limit.flatMap { $0 < (try transaction.count(of: table.objects)) ? $0 : nil }
+        let bounded = try limit.flatMap { $0 < (try table.store.count(in: transaction)) ? $0 : nil }
         if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
             let keys = try integerSorted(table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
             return limit.map { Array(keys.prefix($0)) } ?? keys
@@ -149,15 +149,7 @@ extension QueryPlanner {
         var keys: [UInt64] = []
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
             // Object keys follow the integer primary key.
-            guard transaction.canSee(table.objects) else { return [] }
-            try transaction.withCursor(on: table.objects) { cursor in
-                var entry = try sort.ascending ? cursor.first() : cursor.last()
-                while let current = entry, keys.count < wanted {
-                    keys.append(OrderedKey.objectKey(from: current.key))
-                    entry = try sort.ascending ? cursor.next() : cursor.previous()
-                }
-            }
-            return keys
+            return try table.store.keys(in: transaction, ascending: sort.ascending, limit: wanted)
         }
         let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
         guard let index, transaction.canSee(index) else { return nil }

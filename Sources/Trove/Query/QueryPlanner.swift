@@ -108,17 +108,12 @@ enum QueryPlanner {
             return
         }
         if case .constant(false) = predicate { return }
-        try transaction.withCursor(on: table.objects) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                var reader = RecordReader(current.value, layout: table.layout)
-                reader.objectKey = OrderedKey.objectKey(from: current.key)
-                if matches?(reader) ?? true {
-                    try visit(reader.objectKey, reader)
-                    remaining -= 1
-                    if remaining == 0 { return }
-                }
-                entry = try cursor.next()
+        try table.store.withRecordCursor(in: transaction) { records in
+            while let reader = try records.next() {
+                guard matches?(reader) ?? true else { continue }
+                try visit(reader.objectKey, reader)
+                remaining -= 1
+                if remaining == 0 { return }
             }
         }
     }
@@ -129,11 +124,10 @@ enum QueryPlanner {
         of keys: [UInt64], table: TableInfo, in transaction: Transaction, _ visit: (UInt64, RecordReader) throws -> Bool
     ) throws {
         guard !keys.isEmpty else { return }
-        try transaction.withCursor(on: table.objects) { cursor in
+        try table.store.withLookupCursor(in: transaction, stepping: false) { lookups in
             for key in keys {
-                var bigEndian = key.bigEndian
-                guard let entry = try withUnsafeBytes(of: &bigEndian, { try cursor.seek(exactly: $0) }) else { continue }
-                var reader = RecordReader(entry.value, layout: table.layout)
+                guard let bytes = try lookups.record(key) else { continue }
+                var reader = RecordReader(bytes, layout: table.layout)
                 reader.objectKey = key
                 if try !visit(key, reader) { return }
             }
@@ -187,9 +181,10 @@ enum QueryPlanner {
         let parts: [BoundPredicate]
         if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
         func index(_ column: Int) -> Table? {
-            // An integer primary key is the object key itself: the objects table is its index.
+            // An integer primary key is the object key itself: the objects are their own index
+            // (`lookup` and `range` read them through the store; the table only says "indexed").
             if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
-                return transaction.canSee(table.objects) ? table.objects : nil
+                return table.store.isVisible(in: transaction) ? table.store.table : nil
             }
             let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
             // An index created after this snapshot began is invisible to it: scan instead.
@@ -304,19 +299,9 @@ enum QueryPlanner {
             if let low, let high, low > high { return ([], true) }
             if let lower, !lower.inclusive, key(lower.value) == .max { return ([], true) }
             if let upper, !upper.inclusive, key(upper.value) == 0 { return ([], true) }
-            var keys: [UInt64] = []
-            try transaction.withCursor(on: table.objects) { cursor in
-                // Nil (an optional key's smallest object key) is in no range.
-                var start = Swift.max(low ?? 0, table.primaryKeyIsOptional ? TableInfo.nilPrimaryKey + 1 : 0).bigEndian
-                var entry = try withUnsafeBytes(of: &start) { try cursor.seek(atLeast: $0) }
-                while let current = entry {
-                    let key = OrderedKey.objectKey(from: current.key)
-                    if let high, key > high { break }
-                    keys.append(key)
-                    entry = try cursor.next()
-                }
-            }
-            return (keys, true)
+            // Nil (an optional key's smallest object key) is in no range.
+            let start = Swift.max(low ?? 0, table.primaryKeyIsOptional ? TableInfo.nilPrimaryKey + 1 : 0)
+            return (try table.store.keys(in: transaction, from: start, through: high), true)
         }
         let type = table.layout.types[column]
         var (lower, upper) = (range.lower, range.upper)
@@ -375,7 +360,7 @@ enum QueryPlanner {
     {
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
             guard let objectKey = table.objectKey(forPrimaryKey: value) else { return ([], true) }
-            let found = try transaction.withValue(in: table.objects, key: objectKey) { $0 != nil }
+            let found = try table.store.contains(objectKey, in: transaction)
             return (found ? [objectKey] : [], true)
         }
         let (key, exact) = IndexKey.make(value, type: table.layout.types[column])

@@ -86,7 +86,7 @@ public struct Results<Element>: RandomAccessCollection {
         if table.isRetired { return 0 }
         if cache.generation == database.generation, let keys = cache.keys { return keys.count }
         do {
-            guard let predicate else { return try database.readTransaction().count(of: table.objects) }
+            guard let predicate else { return try table.store.count(in: database.readTransaction()) }
             if let exact = try QueryPlanner.exactCount(table: table, predicate: predicate, in: database.readTransaction()) {
                 return exact
             }
@@ -276,7 +276,7 @@ public struct Results<Element>: RandomAccessCollection {
                 return
             }
             if predicate != nil, cache.generation == database.generation, let keys = cache.keys,
-                try keys.count * 4 <= transaction.count(of: table.objects)
+                try keys.count * 4 <= table.store.count(in: transaction)
             {
                 try QueryPlanner.forEachRecord(of: keys.array, table: table, in: transaction) { _, reader in
                     visit(reader)

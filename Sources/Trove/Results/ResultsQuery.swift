@@ -38,7 +38,7 @@ struct ResultsQuery: Sendable {
             } else if case .constant(false) = predicate {
                 steps.append("\(table.name): nothing (the predicate is always false)")
             } else {
-                let total = transaction.canSee(table.objects) ? try transaction.count(of: table.objects) : 0
+                let total = table.store.isVisible(in: transaction) ? try table.store.count(in: transaction) : 0
                 let columns = (predicate?.columns ?? []).sorted().map { table.schema.properties[$0].name }
                 steps.append(
                     "\(table.name): scan of \(total) object\(total == 1 ? "" : "s")"

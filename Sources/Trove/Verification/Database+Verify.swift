@@ -60,37 +60,33 @@ extension Database {
         // The index entries every object should have: (index, key bytes ++ object key).
         var expected: [Int: Set<[UInt8]>] = [:]
         let pkColumn = table.primaryKeyColumn
-        try transaction.withCursor(on: table.objects) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                entry = try cursor.next()
-                report.objectsChecked += 1
-                guard current.key.count == 8 else {
-                    problem(.damagedRecord, "an object key is \(current.key.count) bytes, not 8")
-                    continue
+        try table.store.forEachStoredEntry(in: transaction) { current in
+            report.objectsChecked += 1
+            guard current.key.count == 8 else {
+                problem(.damagedRecord, "an object key is \(current.key.count) bytes, not 8")
+                return
+            }
+            let objectKey = OrderedKey.objectKey(from: current.key)
+            if let damage = RecordReader.problem(in: current.value, layout: layout) {
+                problem(.damagedRecord, "object \(objectKey) \(damage)")
+                return
+            }
+            let reader = RecordReader(current.value, layout: layout)
+            if table.keyIsPrimaryKey, let pkColumn {
+                let value = reader.int(at: pkColumn)
+                if table.objectKey(forPrimaryKey: value.map { .int($0) } ?? .null) != objectKey {
+                    problem(
+                        .primaryKeyMismatch,
+                        "object \(TableInfo.integer(forObjectKey: objectKey)) holds \(schema.properties[pkColumn].name) = \(value.map(String.init) ?? "nil")"
+                    )
                 }
-                let objectKey = OrderedKey.objectKey(from: current.key)
-                if let damage = RecordReader.problem(in: current.value, layout: layout) {
-                    problem(.damagedRecord, "object \(objectKey) \(damage)")
-                    continue
-                }
-                let reader = RecordReader(current.value, layout: layout)
-                if table.keyIsPrimaryKey, let pkColumn {
-                    let value = reader.int(at: pkColumn)
-                    if table.objectKey(forPrimaryKey: value.map { .int($0) } ?? .null) != objectKey {
-                        problem(
-                            .primaryKeyMismatch,
-                            "object \(TableInfo.integer(forObjectKey: objectKey)) holds \(schema.properties[pkColumn].name) = \(value.map(String.init) ?? "nil")"
-                        )
-                    }
-                }
-                var columns = Array(table.indexes.keys)
-                if let pkColumn, table.primaryKeyIndex != nil { columns.append(pkColumn) }
-                for column in columns {
-                    var key = IndexKey.make(reader.value(at: column), type: layout.types[column]).bytes
-                    OrderedKey.appendBigEndian(objectKey, to: &key)
-                    expected[column, default: []].insert(key)
-                }
+            }
+            var columns = Array(table.indexes.keys)
+            if let pkColumn, table.primaryKeyIndex != nil { columns.append(pkColumn) }
+            for column in columns {
+                var key = IndexKey.make(reader.value(at: column), type: layout.types[column]).bytes
+                OrderedKey.appendBigEndian(objectKey, to: &key)
+                expected[column, default: []].insert(key)
             }
         }
         var indexTables = table.indexes
@@ -135,7 +131,7 @@ extension Database {
         _ table: TableInfo, _ transaction: Transaction, _ problem: (VerificationReport.Problem.Kind, String) -> Void
     ) throws {
         func exists(_ key: UInt64, in target: TableInfo) throws -> Bool {
-            try transaction.withValue(in: target.objects, key: key) { $0 != nil }
+            try target.store.contains(key, in: transaction)
         }
         for column in Set(table.refs.keys).union(table.collections.keys).sorted() {
             let property = table.schema.properties[column]
@@ -180,16 +176,12 @@ extension Database {
                     }
                 }
             } else {
-                try transaction.withCursor(on: table.objects) { cursor in
-                    var entry = try cursor.first()
-                    while let current = entry {
-                        entry = try cursor.next()
-                        guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil else {
-                            continue
-                        }
-                        if case .int(let target) = RecordReader(current.value, layout: table.layout).value(at: column) {
-                            expected[[UInt64(bitPattern: target), OrderedKey.objectKey(from: current.key)], default: 0] += 1
-                        }
+                try table.store.forEachStoredEntry(in: transaction) { current in
+                    guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil else {
+                        return
+                    }
+                    if case .int(let target) = RecordReader(current.value, layout: table.layout).value(at: column) {
+                        expected[[UInt64(bitPattern: target), OrderedKey.objectKey(from: current.key)], default: 0] += 1
                     }
                 }
             }

@@ -15,27 +15,23 @@ extension Database {
             var expected: [UInt64: (postings: Int, hash: Int, length: UInt64)] = [:]
             var documents: UInt64 = 0
             var total: UInt64 = 0
-            try transaction.withCursor(on: table.objects) { cursor in
-                var entry = try cursor.first()
-                while let current = entry {
-                    entry = try cursor.next()
-                    guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil,
-                        case .string(let text) = RecordReader(current.value, layout: table.layout).value(at: column)
-                    else { continue }
-                    var positions: [[UInt8]: [UInt32]] = [:]
-                    var length: UInt64 = 0
-                    FullTextTokenizer.forEachTerm(in: text) { bytes, position, _, _ in
-                        positions[Array(bytes), default: []].append(UInt32(position))
-                        length = Swift.max(length, UInt64(position) + 1)
-                    }
-                    guard !positions.isEmpty else { continue }
-                    let key = OrderedKey.objectKey(from: current.key)
-                    var hash = 0
-                    for (term, at) in positions { hash &+= Self.postingHash(term[...], key, at.sorted()[...]) }
-                    expected[key] = (positions.count, hash, length)
-                    documents += 1
-                    total += length
+            try table.store.forEachStoredEntry(in: transaction) { current in
+                guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil,
+                    case .string(let text) = RecordReader(current.value, layout: table.layout).value(at: column)
+                else { return }
+                var positions: [[UInt8]: [UInt32]] = [:]
+                var length: UInt64 = 0
+                FullTextTokenizer.forEachTerm(in: text) { bytes, position, _, _ in
+                    positions[Array(bytes), default: []].append(UInt32(position))
+                    length = Swift.max(length, UInt64(position) + 1)
                 }
+                guard !positions.isEmpty else { return }
+                let key = OrderedKey.objectKey(from: current.key)
+                var hash = 0
+                for (term, at) in positions { hash &+= Self.postingHash(term[...], key, at.sorted()[...]) }
+                expected[key] = (positions.count, hash, length)
+                documents += 1
+                total += length
             }
             var found: [UInt64: (postings: Int, hash: Int, length: UInt64?)] = [:]
             var stats: (UInt64, UInt64)?

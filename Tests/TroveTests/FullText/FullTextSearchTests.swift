@@ -594,7 +594,7 @@ struct FullTextVerifyTests {
         var writer = RecordWriter()
         try writer.encode(values, layout: table.layout)
         try writer.bytes.withUnsafeBytes {
-            _ = try transaction.put(table.objects, key: TableInfo.objectKey(forInteger: 1), value: $0)
+            try table.store.replace(TableInfo.objectKey(forInteger: 1), record: $0, in: transaction)
         }
         try transaction.commit()
         let report = try db.verify()

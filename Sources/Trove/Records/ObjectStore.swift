@@ -1,0 +1,251 @@
+import TroveStorage
+
+/// Where one type's objects are stored: the only code that knows how records
+/// lie in the file. Everything above it — writes, queries, live results,
+/// verification, export — finds, scans, counts and changes objects through
+/// these operations and reads them through ``RecordReader``.
+///
+/// Today each object is one LMDB record in `obj:<Type>`, keyed by its object
+/// key (u64 big-endian) and holding the record encoding (see
+/// `docs/ARCHITECTURE.md`, Records). Reads inside a write transaction see
+/// the transaction's own changes.
+struct ObjectStore {
+    /// The `obj:<Type>` table.
+    let table: Table
+    let layout: RecordLayout
+
+    // MARK: Reading
+
+    /// Whether a snapshot can see the table (one created after the snapshot began is empty to it).
+    func isVisible(in transaction: Transaction) -> Bool { transaction.canSee(table) }
+
+    func count(in transaction: Transaction) throws -> Int { try transaction.count(of: table) }
+
+    func contains(_ objectKey: UInt64, in transaction: Transaction) throws -> Bool {
+        try transaction.withValue(in: table, key: objectKey) { $0 != nil }
+    }
+
+    /// Calls `body` with a reader of the object's record, or nil when it is not stored.
+    func withRecord<R>(_ objectKey: UInt64, in transaction: Transaction, _ body: (RecordReader?) throws -> R) throws -> R {
+        try transaction.withValue(in: table, key: objectKey) { bytes in
+            guard let bytes else { return try body(nil) }
+            var reader = RecordReader(bytes, layout: layout)
+            reader.objectKey = objectKey
+            return try body(reader)
+        }
+    }
+
+    /// The raw bytes of the object's record in place, for checks that must
+    /// not trap on a damaged record (``RecordReader`` does).
+    func withRecordBytes<R>(
+        _ objectKey: UInt64, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try transaction.withValue(in: table, key: objectKey, body)
+    }
+
+    /// A copy of the object's record, or nil when it is not stored.
+    func recordCopy(_ objectKey: UInt64, in transaction: Transaction) throws -> [UInt8]? {
+        try transaction.withValue(in: table, key: objectKey) { $0.map { Array($0) } }
+    }
+
+    /// The largest object key stored, or nil when there is none.
+    func lastKey(in transaction: Transaction) throws -> UInt64? {
+        try transaction.withCursor(on: table) { cursor in try cursor.last().map { OrderedKey.objectKey(from: $0.key) } }
+    }
+
+    /// Visits the records in key order from the first key at least `start`,
+    /// until `visit` returns false.
+    func scan(in transaction: Transaction, from start: UInt64 = 0, _ visit: (RecordReader) throws -> Bool) throws {
+        try withRecordCursor(in: transaction, from: start) { records in
+            while let reader = try records.next() {
+                guard try visit(reader) else { return }
+            }
+        }
+    }
+
+    /// Calls `body` with a cursor over the records in key order from the
+    /// first key at least `start`. Hot loops (query scans) step it
+    /// themselves: a closure call per record costs more than reading it.
+    func withRecordCursor<R>(
+        in transaction: Transaction, from start: UInt64 = 0, _ body: (inout RecordCursor) throws -> R
+    ) throws -> R {
+        try transaction.withCursor(on: table) { cursor in
+            var records = RecordCursor(cursor: cursor, layout: layout, start: start)
+            return try body(&records)
+        }
+    }
+
+    /// ``scan(in:from:_:)`` with each record's raw bytes (checks that must not trap).
+    func scanRecords(
+        in transaction: Transaction, from start: UInt64 = 0, _ visit: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try transaction.withCursor(on: table) { cursor in
+            var entry: Entry?
+            if start == 0 {
+                entry = try cursor.first()
+            } else {
+                var bigEndian = start.bigEndian
+                entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
+            }
+            while let current = entry {
+                guard try visit(OrderedKey.objectKey(from: current.key), current.value) else { return }
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// Every stored entry as it lies in the file, key bytes and record bytes,
+    /// for ``Database/verify()``: nothing is decoded, so damage is reported, not trapped on.
+    func forEachStoredEntry(in transaction: Transaction, _ visit: (Entry) throws -> Void) throws {
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                try visit(current)
+                entry = try cursor.next()
+            }
+        }
+    }
+
+    /// The object keys from `start` through `end` (inclusive), in order, without reading records.
+    func keys(in transaction: Transaction, from start: UInt64, through end: UInt64?) throws -> [UInt64] {
+        var keys: [UInt64] = []
+        try scanRecords(in: transaction, from: start) { key, _ in
+            if let end, key > end { return false }
+            keys.append(key)
+            return true
+        }
+        return keys
+    }
+
+    /// The first `limit` object keys in ascending or descending order, without reading records.
+    func keys(in transaction: Transaction, ascending: Bool, limit: Int) throws -> [UInt64] {
+        guard isVisible(in: transaction) else { return [] }
+        var keys: [UInt64] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try ascending ? cursor.first() : cursor.last()
+            while let current = entry, keys.count < limit {
+                keys.append(OrderedKey.objectKey(from: current.key))
+                entry = try ascending ? cursor.next() : cursor.previous()
+            }
+        }
+        return keys
+    }
+
+    /// Calls `body` with a cursor for looking up many objects in a row;
+    /// `stepping` when the keys often follow each other in the table.
+    func withLookupCursor<R>(
+        in transaction: Transaction, stepping: Bool = true, _ body: (inout LookupCursor) throws -> R
+    ) throws -> R {
+        try transaction.withCursor(on: table) { cursor in
+            var lookups = LookupCursor(cursor: cursor, stepping: stepping)
+            return try body(&lookups)
+        }
+    }
+
+    /// Every object key of an objects table (``table``), for callers that
+    /// keep the table rather than the store in their values.
+    static func allKeys(inObjectTable table: Table, _ transaction: Transaction) throws -> [UInt64] {
+        var keys: [UInt64] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                keys.append(OrderedKey.objectKey(from: current.key))
+                entry = try cursor.next()
+            }
+        }
+        return keys
+    }
+
+    // MARK: Writing
+
+    /// Stores a new object's record; false (and nothing written) when the key is taken.
+    func insert(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws -> Bool {
+        try transaction.put(table, key: objectKey, value: record, mode: .insertOnly)
+    }
+
+    /// Stores a record under a key that is known to be new and usually the
+    /// largest (LMDB appends then, and searches otherwise).
+    func append(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws {
+        _ = try transaction.put(table, key: objectKey, value: record, mode: .append)
+    }
+
+    /// Replaces (or stores) the object's record.
+    func replace(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws {
+        _ = try transaction.put(table, key: objectKey, value: record)
+    }
+
+    @discardableResult
+    func delete(_ objectKey: UInt64, in transaction: WriteTransaction) throws -> Bool {
+        try transaction.delete(table, key: objectKey)
+    }
+
+    /// Deletes every object.
+    func clear(in transaction: WriteTransaction) throws { try transaction.clear(table) }
+}
+
+/// Records in key order, read one at a time (``ObjectStore/withRecordCursor(in:from:_:)``).
+struct RecordCursor {
+    fileprivate let cursor: Cursor
+    fileprivate let layout: RecordLayout
+    fileprivate var start: UInt64?
+
+    fileprivate init(cursor: Cursor, layout: RecordLayout, start: UInt64) {
+        self.cursor = cursor
+        self.layout = layout
+        self.start = start
+    }
+
+    /// The next record, or nil after the last; valid until the next call.
+    @inline(__always)
+    mutating func next() throws -> RecordReader? {
+        let entry: Entry?
+        if let first = start {
+            start = nil
+            if first == 0 {
+                entry = try cursor.first()
+            } else {
+                var bigEndian = first.bigEndian
+                entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
+            }
+        } else {
+            entry = try cursor.next()
+        }
+        guard let entry else { return nil }
+        var reader = RecordReader(entry.value, layout: layout)
+        reader.objectKey = OrderedKey.objectKey(from: entry.key)
+        return reader
+    }
+}
+
+/// Looks up objects one after another (``ObjectStore/withLookupCursor(in:_:)``):
+/// keys that follow each other in the table are read by stepping instead
+/// of a new search, as long as stepping keeps finding them.
+struct LookupCursor {
+    fileprivate let cursor: Cursor
+    private var previous: UInt64?
+    private var stepping: Bool
+
+    fileprivate init(cursor: Cursor, stepping: Bool) {
+        self.cursor = cursor
+        self.stepping = stepping
+    }
+
+    /// The record of `key` in place, or nil when it is not stored; valid until the next call.
+    @inline(__always)
+    mutating func record(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
+        var entry: Entry?
+        if stepping, let previous, key > previous {
+            if let next = try cursor.next(), OrderedKey.objectKey(from: next.key) == key {
+                entry = next
+            } else {
+                stepping = false
+            }
+        }
+        if entry == nil {
+            var bigEndian = key.bigEndian
+            entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(exactly: $0) }
+        }
+        previous = entry == nil ? nil : key
+        return entry?.value
+    }
+}
