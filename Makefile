@@ -50,7 +50,7 @@ test: deps
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
-	@grep -cE '^\| (W|MIG|ENC)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
 	@echo "Full-text smoke run: Trove finds every memo holding a Korean word and agrees with FTS5 on English words (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --fts 2000 > .build/bench-fts-smoke.txt 2>&1 || (cat .build/bench-fts-smoke.txt; exit 1)
 	@$(MAKE) --no-print-directory fuzz-corpus

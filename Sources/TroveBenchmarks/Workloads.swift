@@ -15,18 +15,34 @@ extension Runner {
         if options.wants("W10") { try w10() }
         if options.wants("MIG") { try migrations() }
         if options.wants("ENC") { try encryption() }
+        if options.wants("STRUCT") { try structs() }
+    }
+
+    /// W1 and W3's shape-B work with a `Persistable` struct instead of a class:
+    /// compare each row with the plain row of the same name (the bar: within 1.5×).
+    func structs() throws {
+        let count = options.size(100_000)
+        try shapeBVariant("STRUCT", "Persistable struct", StructTroveEngine.self, RowB.make(count))
     }
 
     /// W1, W3 and W4's work with an encryption key (issue 7): compare each
     /// row's ratio with the plain row of the same name.
+    /// W1's bulk insert and W3's full scan of shape B on another Trove engine, beside SQLite.
+    private func shapeBVariant(_ workload: String, _ label: String, _ trove: any Engine.Type, _ rows: [RowB]) throws {
+        let engines: [any Engine.Type] = [trove, SQLiteEngine.self]
+        try run(
+            workload, "\(label): bulk insert, shape B", size: rows.count, unit: "objects/s", engines: engines,
+            body: bulkInsertB(rows, workload: workload))
+        try run(
+            workload, "\(label): full scan, shape B", size: rows.count, unit: "objects/s", engines: engines,
+            body: fullScanB(rows))
+    }
+
     func encryption() throws {
         let count = options.size(100_000)
         let rows = RowB.make(count)
         let engines: [any Engine.Type] = [EncryptedTroveEngine.self, SQLiteEngine.self]
-        try run(
-            "ENC", "encrypted: bulk insert, shape B", size: count, unit: "objects/s", engines: engines,
-            body: bulkInsertB(rows, workload: "ENC"))
-        try run("ENC", "encrypted: full scan, shape B", size: count, unit: "objects/s", engines: engines, body: fullScanB(rows))
+        try shapeBVariant("ENC", "encrypted", EncryptedTroveEngine.self, rows)
         var random = SeededGenerator(seed: 4)
         let ids = Array(1...count).shuffled(using: &random)
         try run(

@@ -117,4 +117,13 @@ struct ValueBinding {
     let table: TableInfo
     let schema: ObjectSchema
     let columns: [Int]
+    /// Each coding key's column in the record.
+    let valueColumns: ValueColumns
+
+    init(table: TableInfo, schema: ObjectSchema, columns: [Int]) {
+        self.table = table
+        self.schema = schema
+        self.columns = columns
+        valueColumns = ValueColumns(names: schema.properties.map(\.name), columns: columns)
+    }
 }

@@ -137,11 +137,8 @@ extension Database {
     public func add<T: Persistable>(_ value: T, update: UpdatePolicy = .error) throws -> T {
         let state = try requireWrite("add(_:)")
         let binding = try valueBinding(for: T.self)
-        let encoded = try StoredValueEncoder.encode(value)
-        var values = binding.table.layout.fallbacks
-        for (property, column) in zip(binding.schema.properties, binding.columns) {
-            values[column] = encoded[property.name] ?? .null
-        }
+        let values = try StoredValueEncoder.encode(
+            value, columns: binding.valueColumns, defaults: binding.table.layout.fallbacks)
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
         if let column = binding.table.primaryKeyColumn, stored.values[column] != values[column] {
             return try decodeValue(T.self, from: stored.values, binding: binding)
@@ -196,10 +193,29 @@ extension Database {
     }
 
     func loadValue<T: Persistable>(_ type: T.Type, objectKey: UInt64, binding: ValueBinding) throws -> T {
-        guard let values = try recordValues(objectKey, in: binding.table, readTransaction()) else {
-            throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+        try binding.table.store.withRecord(objectKey, in: readTransaction()) { record in
+            guard let record else {
+                throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+            }
+            return try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns)
         }
-        return try decodeValue(type, from: values, binding: binding)
+    }
+
+    /// The values of `keys`, in order, read with one cursor (keys that follow
+    /// each other are read without a new search).
+    func loadValues<T: Persistable>(_ type: T.Type, keys: some Collection<UInt64>, binding: ValueBinding) throws -> [T] {
+        var values: [T] = []
+        values.reserveCapacity(keys.count)
+        try binding.table.store.withLookupCursor(in: readTransaction()) { lookups in
+            for key in keys {
+                guard let bytes = try lookups.record(key) else {
+                    throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+                }
+                let record = RecordReader(bytes, layout: binding.table.layout)
+                values.append(try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
+            }
+        }
+        return values
     }
 
     func decodeValue<T: Persistable>(_ type: T.Type, from values: [StoredValue], binding: ValueBinding) throws -> T {

@@ -7,6 +7,54 @@ enum StoredValueDecoder {
     static func decode<T: Decodable>(_ type: T.Type, from fields: [String: StoredValue]) throws -> T {
         try T(from: FieldDecoder(source: .values(fields), key: nil))
     }
+
+    /// Decodes straight from a stored record: each coding key's column is
+    /// read in place, nothing is collected first.
+    static func decode<T: Decodable>(_ type: T.Type, from record: RecordReader, columns: ValueColumns) throws -> T {
+        try T(from: FieldDecoder(source: .record(RecordFields(record, columns)), key: nil))
+    }
+}
+
+/// The columns of a Persistable type's coding keys, in the order its
+/// Codable implementation reads them (the schema's order).
+final class ValueColumns: Sendable {
+    let names: [String]
+    let columns: [Int]
+
+    init(names: [String], columns: [Int]) {
+        self.names = names
+        self.columns = columns
+    }
+
+    /// The column of `key`. `expected` is the position of the key expected
+    /// next (Codable reads and writes keys in declaration order): compared
+    /// first, and moved past the key found.
+    @inline(__always)
+    func column(for key: String, expected: inout Int) -> Int? {
+        if expected < names.count, names[expected] == key {
+            expected += 1
+            return columns[expected - 1]
+        }
+        guard let position = names.firstIndex(of: key) else { return nil }
+        expected = position + 1
+        return columns[position]
+    }
+}
+
+/// One record being decoded, read by coding key.
+final class RecordFields {
+    let reader: RecordReader
+    let columns: ValueColumns
+    @exclusivity(unchecked) private var next = 0
+
+    init(_ reader: RecordReader, _ columns: ValueColumns) {
+        self.reader = reader
+        self.columns = columns
+    }
+
+    func value(_ key: String) -> StoredValue {
+        columns.column(for: key, expected: &next).map { reader.value(at: $0) } ?? .null
+    }
 }
 
 /// Collects the properties of a Persistable type while it decodes.
@@ -21,7 +69,26 @@ final class SchemaProbe {
 
 enum DecodingSource {
     case values([String: StoredValue])
+    case record(RecordFields)
     case probe(SchemaProbe)
+
+    /// The stored value of `key` (null when there is none); nil while probing.
+    @inline(__always)
+    func stored(_ key: String) -> StoredValue? {
+        switch self {
+        case .values(let fields): return fields[key] ?? .null
+        case .record(let fields): return fields.value(key)
+        case .probe: return nil
+        }
+    }
+
+    var keys: [String] {
+        switch self {
+        case .values(let fields): return Array(fields.keys)
+        case .record(let fields): return fields.columns.names
+        case .probe: return []
+        }
+    }
 }
 
 func SchemaProbeDecoder(probe: SchemaProbe) -> some Decoder {
@@ -57,8 +124,8 @@ private func produce<T>(_ type: T.Type, key: String, source: DecodingSource, opt
     case .probe(let probe):
         probe.note(key, storable, optional: optional)
         return (storable._troveDefault as! T)
-    case .values(let fields):
-        let value = fields[key] ?? .null
+    case .values, .record:
+        let value = source.stored(key) ?? .null
         if optional, value.isNull { return nil }
         return (storable._troveFromStored(value) as! T)
     }
@@ -68,16 +135,17 @@ struct KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let source: DecodingSource
     var codingPath: [any CodingKey] { [] }
 
-    var allKeys: [Key] {
-        guard case .values(let fields) = source else { return [] }
-        return fields.keys.compactMap { Key(stringValue: $0) }
-    }
+    var allKeys: [Key] { source.keys.compactMap { Key(stringValue: $0) } }
 
     func contains(_ key: Key) -> Bool { true }
 
-    func decodeNil(forKey key: Key) throws -> Bool {
-        guard case .values(let fields) = source else { return false }
-        return fields[key.stringValue]?.isNull ?? true
+    func decodeNil(forKey key: Key) throws -> Bool { source.stored(key.stringValue)?.isNull ?? false }
+
+    /// A property of a storable type read without the generic path's dynamic casts.
+    @inline(__always)
+    private func direct<T: _TroveStorable & Decodable>(_ type: T.Type, _ key: Key) throws -> T {
+        guard let value = source.stored(key.stringValue) else { return try decode(type, key.stringValue) }
+        return T._troveFromStored(value)
     }
 
     private func decode<T: Decodable>(_ type: T.Type, _ key: String) throws -> T {
@@ -109,23 +177,23 @@ struct KeyedFieldDecoder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
         try decodeOptional(type, key.stringValue)
     }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decode(type, key.stringValue) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try direct(type, key) }
     func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decode(type, key.stringValue) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try direct(type, key) }
     func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decode(type, key.stringValue) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try direct(type, key) }
     func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decode(type, key.stringValue) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try direct(type, key) }
     func decodeIfPresent(_ type: Float.Type, forKey key: Key) throws -> Float? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decode(type, key.stringValue) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try direct(type, key) }
     func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decode(type, key.stringValue) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try direct(type, key) }
     func decodeIfPresent(_ type: Int8.Type, forKey key: Key) throws -> Int8? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decode(type, key.stringValue) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try direct(type, key) }
     func decodeIfPresent(_ type: Int16.Type, forKey key: Key) throws -> Int16? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try decode(type, key.stringValue) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try direct(type, key) }
     func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try decodeOptional(type, key.stringValue) }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try decode(type, key.stringValue) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try direct(type, key) }
     func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try decodeOptional(type, key.stringValue) }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { throw unsupported(type, key.stringValue) }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { throw unsupported(type, key.stringValue) }
@@ -151,10 +219,7 @@ struct SingleFieldDecoder: SingleValueDecodingContainer {
     let key: String
     var codingPath: [any CodingKey] { [] }
 
-    func decodeNil() -> Bool {
-        guard case .values(let fields) = source else { return false }
-        return fields[key]?.isNull ?? true
-    }
+    func decodeNil() -> Bool { source.stored(key)?.isNull ?? false }
 
     private func decode<T>(_ type: T.Type, generic: Void) throws -> T {
         guard let value = try produce(type, key: key, source: source, optional: false) else { throw unsupported(type, key) }

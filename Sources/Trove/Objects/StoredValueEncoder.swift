@@ -7,6 +7,14 @@ enum StoredValueEncoder {
         try value.encode(to: FieldEncoder(sink: sink, key: nil))
         return sink.fields
     }
+
+    /// Encodes straight into a record's values: each coding key's value goes
+    /// to its column (`columns`), the others keep `defaults`.
+    static func encode<T: Encodable>(_ value: T, columns: ValueColumns, defaults: [StoredValue]) throws -> [StoredValue] {
+        let sink = EncodingSink(columns: columns, values: defaults)
+        try value.encode(to: FieldEncoder(sink: sink, key: nil))
+        return sink.values
+    }
 }
 
 func unsupported(_ type: Any.Type, _ key: String) -> TroveError {
@@ -16,8 +24,28 @@ func unsupported(_ type: Any.Type, _ key: String) -> TroveError {
     )
 }
 
+/// Where encoded values go: by coding key, or by column when the sink knows
+/// the columns. Synthesized `encode(to:)` writes the keys in declaration
+/// order, so each key is first compared with the one expected next.
 final class EncodingSink {
     var fields: [String: StoredValue] = [:]
+    private let columns: ValueColumns?
+    // One encode runs on one thread: the checks for overlapping access cost more than the writes.
+    @exclusivity(unchecked) private(set) var values: [StoredValue]
+    @exclusivity(unchecked) private var next = 0
+
+    init(columns: ValueColumns? = nil, values: [StoredValue] = []) {
+        self.columns = columns
+        self.values = values
+    }
+
+    func store(_ value: StoredValue, for key: String) {
+        guard let columns else {
+            fields[key] = value
+            return
+        }
+        if let column = columns.column(for: key, expected: &next) { values[column] = value }
+    }
 }
 
 /// At the top level a keyed container; below a key, a single value (an enum's raw value).
@@ -61,20 +89,20 @@ struct SingleFieldEncoder: SingleValueEncodingContainer {
     let key: String
     var codingPath: [any CodingKey] { [] }
 
-    mutating func encodeNil() throws { sink.fields[key] = .null }
+    mutating func encodeNil() throws { sink.store(.null, for: key) }
     mutating func encode<T: Encodable>(_ value: T) throws {
         guard let storable = value as? any _TroveStorable else { throw unsupported(T.self, key) }
-        sink.fields[key] = storable._troveStored
+        sink.store(storable._troveStored, for: key)
     }
-    mutating func encode(_ value: Bool) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: String) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Double) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Float) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Int) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Int8) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Int16) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Int32) throws { sink.fields[key] = value._troveStored }
-    mutating func encode(_ value: Int64) throws { sink.fields[key] = value._troveStored }
+    mutating func encode(_ value: Bool) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: String) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Double) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Float) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Int) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Int8) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Int16) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Int32) throws { sink.store(value._troveStored, for: key) }
+    mutating func encode(_ value: Int64) throws { sink.store(value._troveStored, for: key) }
     mutating func encode(_ value: UInt) throws { throw unsupported(UInt.self, key) }
     mutating func encode(_ value: UInt8) throws { throw unsupported(UInt8.self, key) }
     mutating func encode(_ value: UInt16) throws { throw unsupported(UInt16.self, key) }
@@ -92,7 +120,7 @@ struct KeyedFieldEncoder<Key: CodingKey>: KeyedEncodingContainerProtocol {
             throw TroveError(
                 .invalidModel, "property '\(nested)' is a nested struct; Persistable properties must be single values")
         }
-        sink.fields[key.stringValue] = value
+        sink.store(value, for: key.stringValue)
     }
 
     mutating func encodeNil(forKey key: Key) throws { try store(.null, key) }

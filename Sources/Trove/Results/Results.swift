@@ -511,12 +511,10 @@ struct ResultsSource<Element> {
                 }
             },
             materializeBatch: { database, keys in
-                keys.map { key in
-                    do {
-                        return try database.loadValue(Element.self, objectKey: key, binding: binding)
-                    } catch {
-                        fatalError("Trove: cannot read a \(binding.table.name) value: \(error)")
-                    }
+                do {
+                    return try database.loadValues(Element.self, keys: keys, binding: binding)
+                } catch {
+                    fatalError("Trove: cannot read a \(binding.table.name) value: \(error)")
                 }
             },
             columnForKeyPath: { keyPath in

@@ -34,6 +34,27 @@ final class BenchB: Object {
     }
 }
 
+/// Shape B as a `Persistable` struct (issue 18: structs within 1.5× of classes).
+struct BenchBValue: Persistable {
+    static var primaryKey: KeyPath<BenchBValue, Int> { \.id }
+    var id = 0
+    var flag = false
+    var int8: Int8 = 0
+    var int16: Int16 = 0
+    var int32: Int32 = 0
+    var int64: Int64 = 0
+    var float: Float = 0
+    var double: Double = 0
+    var string = ""
+    var data = Data()
+
+    var checksum: Int64 {
+        RowB.checksum(
+            id: id, flag: flag, int8: int8, int16: int16, int32: int32, int64: int64, float: float, double: double,
+            stringBytes: string.utf8.count, dataBytes: data.count)
+    }
+}
+
 final class BenchC: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted(indexed: true) var name = ""
@@ -62,7 +83,7 @@ class TroveEngine: Engine {
         url = directory.appendingPathComponent("bench.trove")
         var configuration = Configuration(
             fileURL: url, objectTypes: [BenchA.self, BenchB.self, BenchC.self, BenchMemo.self],
-            durability: durability == .full ? .full : .relaxed)
+            valueTypes: [BenchBValue.self], durability: durability == .full ? .full : .relaxed)
         configuration.encryptionKey = encryptionKey
         db = try Database(configuration: configuration)
     }
@@ -375,6 +396,35 @@ class TroveEngine: Engine {
                 }
                 return latencies
             })
+    }
+}
+
+/// Trove with shape B as a `Persistable` struct instead of an `Object`
+/// class, reported in the Trove column of its own rows ("STRUCT").
+final class StructTroveEngine: TroveEngine {
+    required convenience init(directory: URL, durability: Durability) throws {
+        try self.init(directory: directory, durability: durability, encryptionKey: nil)
+    }
+
+    override func insertB(_ rows: [RowB]) throws {
+        try db.write {
+            for row in rows {
+                try db.add(
+                    BenchBValue(
+                        id: row.id, flag: row.flag, int8: row.int8, int16: row.int16, int32: row.int32, int64: row.int64,
+                        float: row.float, double: row.double, string: row.string, data: Data(row.data)))
+            }
+        }
+    }
+
+    override func scanB() throws -> (count: Int, checksum: Int64) {
+        var count = 0
+        var sum: Int64 = 0
+        for value in db.values(BenchBValue.self) {
+            count += 1
+            sum = sum &+ value.checksum
+        }
+        return (count, sum)
     }
 }
 
