@@ -1,12 +1,16 @@
 // A power cut for one database file, loaded with LD_PRELOAD into a child
 // writer by Tests/TroveTests/PowerLossTests.swift (which compiles it).
 //
-// Every write, sync and truncate on the file named by TROVE_POWERCUT_FILE is
-// passed through (the process keeps working on the real file) and appended to
-// the journal named by TROVE_POWERCUT_JOURNAL, with whether it was durable
+// The plan file named by TROVE_POWERCUT_PLAN gives, a line each, the database
+// file, the journal and the operation to cut at; the test rewrites it each
+// round, so the environment is set once (changing it while other threads of
+// the test runner read it crashes them).
+//
+// Every write, sync and truncate on the planned file is passed through (the
+// process keeps working on the real file) and appended to the journal, with
+// whether it was durable
 // when it returned (a descriptor opened with O_SYNC or O_DSYNC, as LMDB's
-// meta-page writes are). At the operation numbered TROVE_POWERCUT_AT the
-// process dies with SIGKILL before doing it; a write that was cut is journaled
+// meta-page writes are). At the planned operation the process dies with SIGKILL before doing it; a write that was cut is journaled
 // as in flight. The test rebuilds the disk from the journal: synced data
 // stays, anything else may be lost, torn or reordered.
 //
@@ -17,8 +21,8 @@
 // file linked to the name), then for 'W' u8 flags (1 durable on return, 2 in
 // flight), u64 offset, u64 length and the bytes; for 'T' u64 size; for 'B'
 // u64 length and the bytes. Integers are little-endian (the host's).
-// A process that never opens the file (or runs without TROVE_POWERCUT_FILE)
-// only has its calls forwarded.
+// A process that never opens the file (or runs without a plan) only has its
+// calls forwarded.
 
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -68,12 +72,26 @@ static void resolve(void) {
 
 __attribute__((constructor)) static void setup(void) {
     resolve();
-    const char *file = getenv("TROVE_POWERCUT_FILE"), *journal = getenv("TROVE_POWERCUT_JOURNAL");
-    const char *at = getenv("TROVE_POWERCUT_AT");
-    if (!file || !journal || strlen(file) >= sizeof target || strlen(journal) >= sizeof journal_path) return;
-    strcpy(target, file);
+    const char *plan = getenv("TROVE_POWERCUT_PLAN");
+    if (!plan) return;
+    int fd = real_open(plan, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char text[2 * 4096 + 64];
+    ssize_t length = read(fd, text, sizeof text - 1);
+    real_close(fd);
+    if (length <= 0) return;
+    text[length] = 0;
+    // Three lines: the database file, the journal, the operation to cut at.
+    char *journal = strchr(text, '\n');
+    if (!journal) return;
+    *journal++ = 0;
+    char *at = strchr(journal, '\n');
+    if (!at) return;
+    *at++ = 0;
+    if (strlen(text) >= sizeof target || strlen(journal) >= sizeof journal_path) return;
     strcpy(journal_path, journal);
-    cut_at = at ? atol(at) : 0;
+    cut_at = atol(at);
+    strcpy(target, text);
 }
 
 // The journal opens when the process first touches the file: other processes

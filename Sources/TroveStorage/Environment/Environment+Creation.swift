@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -18,6 +19,7 @@ extension Environment {
     /// A link, unlike a rename, never replaces a file: when another process
     /// created `path` first, its file is kept.
     static func createFile(at path: String, mode: mode_t) throws {
+        removeAbandonedCreations(of: path)
         let temporary = path + ".creating-\(getpid())"
         unlink(temporary)
         defer { unlink(temporary) }
@@ -37,5 +39,18 @@ extension Environment {
                 .fileAccess, "cannot create \(path): \(String(cString: strerror(code)))", path: path, code: code)
         }
         FileReplacement.syncDirectory(of: path)
+    }
+
+    /// Deletes what a process that died while creating `path` left beside it
+    /// (`path.creating-<pid>` of a process that no longer runs).
+    static func removeAbandonedCreations(of path: String) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[..<$0]) } ?? "."
+        let prefix = (slash.map { String(path[path.index(after: $0)...]) } ?? path) + ".creating-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "/" : directory)) ?? []
+        for name in names {
+            guard name.hasPrefix(prefix), let pid = pid_t(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) == -1, errno == ESRCH { unlink(directory + "/" + name) }
+        }
     }
 }
