@@ -193,12 +193,7 @@ extension Database {
     }
 
     func loadValue<T: Persistable>(_ type: T.Type, objectKey: UInt64, binding: ValueBinding) throws -> T {
-        try binding.table.store.withRecord(objectKey, in: readTransaction()) { record in
-            guard let record else {
-                throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
-            }
-            return try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns)
-        }
+        try loadValues(type, keys: CollectionOfOne(objectKey), binding: binding)[0]
     }
 
     /// The values of `keys`, in order, read with one cursor (keys that follow

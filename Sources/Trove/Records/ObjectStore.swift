@@ -75,46 +75,18 @@ struct ObjectStore {
         }
     }
 
-    /// ``scan(in:from:_:)`` with each record's raw bytes (checks that must not trap).
-    func scanRecords(
-        in transaction: Transaction, from start: UInt64 = 0, _ visit: (UInt64, UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
-        try transaction.withCursor(on: table) { cursor in
-            var entry: Entry?
-            if start == 0 {
-                entry = try cursor.first()
-            } else {
-                var bigEndian = start.bigEndian
-                entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
-            }
-            while let current = entry {
-                guard try visit(OrderedKey.objectKey(from: current.key), current.value) else { return }
-                entry = try cursor.next()
-            }
-        }
-    }
-
     /// Every stored entry as it lies in the file, key bytes and record bytes,
     /// for ``Database/verify()``: nothing is decoded, so damage is reported, not trapped on.
     func forEachStoredEntry(in transaction: Transaction, _ visit: (Entry) throws -> Void) throws {
-        try transaction.withCursor(on: table) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                try visit(current)
-                entry = try cursor.next()
-            }
+        try Self.forEachEntry(of: table, in: transaction, from: 0) {
+            try visit($0)
+            return true
         }
     }
 
     /// The object keys from `start` through `end` (inclusive), in order, without reading records.
     func keys(in transaction: Transaction, from start: UInt64, through end: UInt64?) throws -> [UInt64] {
-        var keys: [UInt64] = []
-        try scanRecords(in: transaction, from: start) { key, _ in
-            if let end, key > end { return false }
-            keys.append(key)
-            return true
-        }
-        return keys
+        try Self.keys(of: table, in: transaction, from: start, through: end)
     }
 
     /// The first `limit` object keys in ascending or descending order, without reading records.
@@ -145,15 +117,33 @@ struct ObjectStore {
     /// Every object key of an objects table (``table``), for callers that
     /// keep the table rather than the store in their values.
     static func allKeys(inObjectTable table: Table, _ transaction: Transaction) throws -> [UInt64] {
+        try keys(of: table, in: transaction, from: 0, through: nil)
+    }
+
+    private static func keys(of table: Table, in transaction: Transaction, from start: UInt64, through end: UInt64?)
+        throws -> [UInt64]
+    {
         var keys: [UInt64] = []
+        try forEachEntry(of: table, in: transaction, from: start) { entry in
+            let key = OrderedKey.objectKey(from: entry.key)
+            if let end, key > end { return false }
+            keys.append(key)
+            return true
+        }
+        return keys
+    }
+
+    /// The table's entries in key order from the first object key at least `start`, until `visit` returns false.
+    private static func forEachEntry(
+        of table: Table, in transaction: Transaction, from start: UInt64, _ visit: (Entry) throws -> Bool
+    ) throws {
         try transaction.withCursor(on: table) { cursor in
-            var entry = try cursor.first()
+            var entry = try firstEntry(cursor, atLeast: start)
             while let current = entry {
-                keys.append(OrderedKey.objectKey(from: current.key))
+                guard try visit(current) else { return }
                 entry = try cursor.next()
             }
         }
-        return keys
     }
 
     // MARK: Writing
@@ -183,6 +173,14 @@ struct ObjectStore {
     func clear(in transaction: WriteTransaction) throws { try transaction.clear(table) }
 }
 
+/// The first entry whose object key is at least `start`.
+@inline(__always)
+private func firstEntry(_ cursor: Cursor, atLeast start: UInt64) throws -> Entry? {
+    if start == 0 { return try cursor.first() }
+    var bigEndian = start.bigEndian
+    return try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
+}
+
 /// Records in key order, read one at a time (``ObjectStore/withRecordCursor(in:from:_:)``).
 struct RecordCursor {
     fileprivate let cursor: Cursor
@@ -201,12 +199,7 @@ struct RecordCursor {
         let entry: Entry?
         if let first = start {
             start = nil
-            if first == 0 {
-                entry = try cursor.first()
-            } else {
-                var bigEndian = first.bigEndian
-                entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
-            }
+            entry = try firstEntry(cursor, atLeast: first)
         } else {
             entry = try cursor.next()
         }

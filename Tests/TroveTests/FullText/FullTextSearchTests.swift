@@ -169,20 +169,21 @@ struct SearchCorpus {
     }
 }
 
+/// Stores one memo per text, with the text's position as its id.
+private func store(_ texts: [String], in db: Database) throws {
+    try db.write {
+        for (id, text) in texts.enumerated() {
+            let memo = SearchMemo()
+            memo.id = id
+            memo.text = text
+            try db.add(memo)
+        }
+    }
+}
+
 @Suite("Full-text search")
 struct FullTextSearchTests {
     private func ids(_ results: Results<SearchMemo>) -> [Int] { results.map(\.id).sorted() }
-
-    private func store(_ texts: [String], in db: Database) throws {
-        try db.write {
-            for (id, text) in texts.enumerated() {
-                let memo = SearchMemo()
-                memo.id = id
-                memo.text = text
-                try db.add(memo)
-            }
-        }
-    }
 
     @Test func koreanWordsAreFoundWithTheirParticlesAndEndings() throws {
         let db = try makeDatabase()
@@ -518,14 +519,7 @@ struct FullTextVerifyTests {
         var configuration = Configuration(fileURL: directory.appendingPathComponent("sealed.trove"))
         configuration.encryptionKey = Data((0..<64).map { UInt8($0) })
         let db = try Database(configuration: configuration)
-        try db.write {
-            for (id, text) in ["비밀 일기: 공원에서 산책", "secret walk", "nothing"].enumerated() {
-                let memo = SearchMemo()
-                memo.id = id
-                memo.text = text
-                try db.add(memo)
-            }
-        }
+        try store(["비밀 일기: 공원에서 산책", "secret walk", "nothing"], in: db)
         #expect(try db.objects(SearchMemo.self).filter("text TEXT '산책'").map(\.id) == [0])
         expectValid(db)
         let copyURL = directory.appendingPathComponent("copy.trove")
@@ -577,14 +571,7 @@ struct FullTextVerifyTests {
 
     @Test func verifyNoticesAnIndexOutOfStepWithTheTexts() throws {
         let db = try makeDatabase()
-        try db.write {
-            for (id, text) in ["산책 공원", "walk in the park", "비 오는 날"].enumerated() {
-                let memo = SearchMemo()
-                memo.id = id
-                memo.text = text
-                try db.add(memo)
-            }
-        }
+        try store(["산책 공원", "walk in the park", "비 오는 날"], in: db)
         expectValid(db)
         // Rewrite one record behind the index's back, through the storage layer.
         let table = try db.tableInfo(named: "SearchMemo")
