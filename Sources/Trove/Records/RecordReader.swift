@@ -61,7 +61,21 @@ struct RecordReader {
         guard column < columns else { return layout.fallbacks[column] }
         if isNull(column, in: bytes) { return .null }
         let slot = header + layout.slotOffsets[column]
-        switch layout.types[column] {
+        let type = layout.types[column]
+        if type.isVariableSize {
+            guard let value = variableValue(type, heap(slot)) else {
+                RecordReader.damaged(layout, "holds a damaged mixed value")
+            }
+            return value
+        }
+        return fixedValue(type, in: bytes, at: slot)
+    }
+
+    /// A fixed-size value from its slot at `slot` (records and cluster columns share the encoding).
+    @inline(__always)
+    static func fixedValue(_ type: PropertyType, in bytes: UnsafeRawBufferPointer, at slot: Int) -> StoredValue {
+        func load<T: FixedWidthInteger>(_ type: T.Type, _ offset: Int) -> T { Self.load(type, offset, in: bytes) }
+        switch type {
         case .bool: return .bool(bytes[slot] != 0)
         case .int8: return .int(Int64(Int8(bitPattern: bytes[slot])))
         case .int16: return .int(Int64(Int16(bitPattern: load(UInt16.self, slot))))
@@ -73,17 +87,22 @@ struct RecordReader {
         case .uuid:
             let raw = bytes.loadUnaligned(fromByteOffset: slot, as: uuid_t.self)
             return .uuid(UUID(uuid: raw))
-        case .string: return .string(String(decoding: heap(slot), as: UTF8.self))
-        case .data: return .data(Data(heap(slot)))
-        case .decimal: return .decimal(Decimal(string: String(decoding: heap(slot), as: UTF8.self)) ?? 0)
         case .objectId: return .objectId(ObjectId(bytes: Array(bytes[slot..<slot + 12])))
         case .decimal128:
             return .decimal128(Decimal128(bid: (low: load(UInt64.self, slot), high: load(UInt64.self, slot + 8))))
-        case .mixed:
-            guard let value = MixedEncoding.decode(heap(slot)) else {
-                RecordReader.damaged(layout, "holds a damaged mixed value")
-            }
-            return value
+        case .string, .data, .decimal, .mixed: preconditionFailure("Trove: \(type) is not a fixed-size value")
+        }
+    }
+
+    /// A variable-size value from its bytes; nil for a damaged mixed value.
+    @inline(__always)
+    static func variableValue(_ type: PropertyType, _ bytes: UnsafeRawBufferPointer) -> StoredValue? {
+        switch type {
+        case .string: return .string(String(decoding: bytes, as: UTF8.self))
+        case .data: return .data(Data(bytes))
+        case .decimal: return .decimal(Decimal(string: String(decoding: bytes, as: UTF8.self)) ?? 0)
+        case .mixed: return MixedEncoding.decode(bytes)
+        default: preconditionFailure("Trove: \(type) is not a variable-size value")
         }
     }
 

@@ -132,38 +132,45 @@ extension RecordWriter {
         let columns = Int(record[0]) | Int(record[1]) << 8
         guard column < columns, record[2 + column / 8] & (1 << UInt8(column % 8)) == 0 else { return false }
         let slot = 2 + RecordLayout.bitmapSize(columns) + layout.slotOffsets[column]
-        return record.withUnsafeMutableBytes { bytes -> Bool in
-            switch (type, value) {
-            case (.bool, .bool(let v)): bytes[slot] = v ? 1 : 0
-            case (.int8, .int(let v)):
-                guard let narrow = Int8(exactly: v) else { return false }
-                bytes[slot] = UInt8(bitPattern: narrow)
-            case (.int16, .int(let v)):
-                guard let narrow = Int16(exactly: v) else { return false }
-                bytes.storeBytes(of: UInt16(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt16.self)
-            case (.int32, .int(let v)):
-                guard let narrow = Int32(exactly: v) else { return false }
-                bytes.storeBytes(of: UInt32(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt32.self)
-            case (.int, .int(let v)), (.link, .int(let v)):
-                bytes.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
-            case (.float, .float(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
-            case (.double, .double(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
-            case (.date, .date(let v)):
-                bytes.storeBytes(
-                    of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
-            case (.uuid, .uuid(let v)):
-                withUnsafeBytes(of: v.uuid) { source in
-                    for index in 0..<16 { bytes[slot + index] = source[index] }
-                }
-            case (.objectId, .objectId(let v)):
-                for (index, byte) in v.bytes.enumerated() { bytes[slot + index] = byte }
-            case (.decimal128, .decimal128(let v)):
-                bytes.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
-                bytes.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
-            default: return false
+        return record.withUnsafeMutableBytes { storeFixed(value, type, into: $0, at: slot) }
+    }
+
+    /// Writes a fixed-size value into its slot at `slot`; false when the value
+    /// is not of the slot's type (or out of a narrow integer's range).
+    @inline(__always)
+    static func storeFixed(_ value: StoredValue, _ type: PropertyType, into bytes: UnsafeMutableRawBufferPointer, at slot: Int)
+        -> Bool
+    {
+        switch (type, value) {
+        case (.bool, .bool(let v)): bytes[slot] = v ? 1 : 0
+        case (.int8, .int(let v)):
+            guard let narrow = Int8(exactly: v) else { return false }
+            bytes[slot] = UInt8(bitPattern: narrow)
+        case (.int16, .int(let v)):
+            guard let narrow = Int16(exactly: v) else { return false }
+            bytes.storeBytes(of: UInt16(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt16.self)
+        case (.int32, .int(let v)):
+            guard let narrow = Int32(exactly: v) else { return false }
+            bytes.storeBytes(of: UInt32(bitPattern: narrow).littleEndian, toByteOffset: slot, as: UInt32.self)
+        case (.int, .int(let v)), (.link, .int(let v)):
+            bytes.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
+        case (.float, .float(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
+        case (.double, .double(let v)): bytes.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+        case (.date, .date(let v)):
+            bytes.storeBytes(
+                of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+        case (.uuid, .uuid(let v)):
+            withUnsafeBytes(of: v.uuid) { source in
+                for index in 0..<16 { bytes[slot + index] = source[index] }
             }
-            return true
+        case (.objectId, .objectId(let v)):
+            for (index, byte) in v.bytes.enumerated() { bytes[slot + index] = byte }
+        case (.decimal128, .decimal128(let v)):
+            bytes.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
+            bytes.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
+        default: return false
         }
+        return true
     }
 }
 

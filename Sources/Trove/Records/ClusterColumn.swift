@@ -1,0 +1,128 @@
+import Foundation
+
+/// One property's values for the objects of a cluster, as one stored value
+/// (the column-cluster layout of issue 18: one LMDB value per cluster and
+/// column, so a scan reads only the columns it needs and an update of one
+/// property rewrites only that column).
+///
+/// `[u16 count, top bit set when a null bitmap follows][null bitmap, a bit
+/// per slot, set = nil, only when some slot is nil]` then either
+/// `count` fixed-size slots (the record slot encoding: bool and Int8 1 byte,
+/// Int16 2, Int32 and Float 4, Int, link, Double and Date 8, ObjectId 12,
+/// UUID and Decimal128 16) or, for String, Data, Decimal and Mixed,
+/// `count + 1` u32 offsets from the start of the bytes that follow them.
+/// All integers are little-endian; values are read unaligned (LMDB aligns an
+/// inline value to 2 bytes only). Without nils, 509 eight-byte values fill
+/// one 4 KiB overflow page (4,080 bytes after LMDB's page header).
+struct ClusterColumn {
+    let bytes: UnsafeRawBufferPointer
+    let type: PropertyType
+    let count: Int
+    private let hasNulls: Bool
+    private let dataStart: Int
+
+    /// Reads a column; nil when its structure is damaged (never traps).
+    init?(_ bytes: UnsafeRawBufferPointer, type: PropertyType) {
+        guard bytes.count >= 2 else { return nil }
+        let header = Int(bytes.loadUnaligned(as: UInt16.self).littleEndian)
+        let count = header & 0x7FFF
+        hasNulls = header & 0x8000 != 0
+        let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(count) : 0)
+        self.bytes = bytes
+        self.type = type
+        self.count = count
+        self.dataStart = dataStart
+        if type.isVariableSize {
+            let heapStart = dataStart + 4 * (count + 1)
+            guard bytes.count >= heapStart else { return nil }
+            var previous = 0
+            for slot in 0...count {
+                let offset = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian)
+                guard offset >= previous, heapStart + offset <= bytes.count else { return nil }
+                previous = offset
+            }
+        } else {
+            guard bytes.count >= dataStart + count * type.slotWidth else { return nil }
+        }
+    }
+
+    @inline(__always)
+    func isNull(_ slot: Int) -> Bool { hasNulls && bytes[2 + slot / 8] & (1 << UInt8(slot % 8)) != 0 }
+
+    /// The value in `slot`; nil for a damaged mixed value.
+    func value(_ slot: Int) -> StoredValue? {
+        if isNull(slot) { return .null }
+        if type.isVariableSize { return RecordReader.variableValue(type, variableBytes(slot)) }
+        return RecordReader.fixedValue(type, in: bytes, at: dataStart + slot * type.slotWidth)
+    }
+
+    /// An integer column's value without building a ``StoredValue`` (scans, sums).
+    @inline(__always)
+    func int(_ slot: Int) -> Int64? {
+        if isNull(slot) { return nil }
+        let at = dataStart + slot * type.slotWidth
+        switch type {
+        case .int, .link: return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: Int64.self))
+        case .int32: return Int64(Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: Int32.self)))
+        case .int16: return Int64(Int16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: Int16.self)))
+        case .int8: return Int64(Int8(bitPattern: bytes[at]))
+        default: return nil
+        }
+    }
+
+    /// The stored bytes of a String, Data, Decimal or Mixed value in place.
+    @inline(__always)
+    func variableBytes(_ slot: Int) -> UnsafeRawBufferPointer {
+        let heapStart = dataStart + 4 * (count + 1)
+        let start = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian)
+        let end = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot + 4, as: UInt32.self).littleEndian)
+        return UnsafeRawBufferPointer(rebasing: bytes[(heapStart + start)..<(heapStart + end)])
+    }
+
+    /// Encodes `values` (already checked against the column: nil only where
+    /// optional, each of the column's type) as a column.
+    static func encode(_ values: [StoredValue], type: PropertyType) -> [UInt8] {
+        precondition(values.count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
+        let hasNulls = values.contains { $0.isNull }
+        let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(values.count) : 0)
+        var encoded: [UInt8]
+        if type.isVariableSize {
+            var heap: [UInt8] = []
+            var offsets: [UInt32] = [0]
+            offsets.reserveCapacity(values.count + 1)
+            for value in values {
+                switch value {
+                case .null: break
+                case _ where type == .mixed: heap.append(contentsOf: MixedEncoding.encode(value))
+                case .string(var text): text.withUTF8 { heap.append(contentsOf: $0) }
+                case .data(let data): heap.append(contentsOf: data)
+                case .decimal(let decimal): heap.append(contentsOf: decimal.description.utf8)
+                default:
+                    precondition(type == .mixed, "Trove: a \(value.typeName) value in a \(type) column")
+                    heap.append(contentsOf: MixedEncoding.encode(value))
+                }
+                offsets.append(UInt32(heap.count))
+            }
+            encoded = [UInt8](repeating: 0, count: dataStart + 4 * offsets.count)
+            encoded.withUnsafeMutableBytes { raw in
+                for (index, offset) in offsets.enumerated() {
+                    raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * index, as: UInt32.self)
+                }
+            }
+            encoded.append(contentsOf: heap)
+        } else {
+            encoded = [UInt8](repeating: 0, count: dataStart + values.count * type.slotWidth)
+            encoded.withUnsafeMutableBytes { raw in
+                for (slot, value) in values.enumerated() where !value.isNull {
+                    let stored = RecordWriter.storeFixed(value, type, into: raw, at: dataStart + slot * type.slotWidth)
+                    precondition(stored, "Trove: a \(value.typeName) value in a \(type) column")
+                }
+            }
+        }
+        encoded.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: (UInt16(values.count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+            for (slot, value) in values.enumerated() where value.isNull { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) }
+        }
+        return encoded
+    }
+}

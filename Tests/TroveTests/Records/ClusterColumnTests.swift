@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+@Suite("Cluster columns")
+struct ClusterColumnTests {
+    /// Sample values of every column type, nil among them.
+    static let samples: [(PropertyType, [StoredValue])] = [
+        (.bool, [.bool(true), .null, .bool(false)]),
+        (.int8, [.int(-128), .int(127), .null]),
+        (.int16, [.int(-30_000), .null, .int(1)]),
+        (.int32, [.int(Int64(Int32.min)), .int(7), .null]),
+        (.int, [.int(.min), .int(.max), .null, .int(0)]),
+        (.link, [.int(42), .null]),
+        (.float, [.float(-1.5), .null, .float(.infinity)]),
+        (.double, [.double(.pi), .double(-0.0), .null]),
+        (.date, [.date(Date(timeIntervalSinceReferenceDate: 12_345.5)), .null]),
+        (.uuid, [.uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .null]),
+        (.objectId, [.objectId(try! ObjectId(string: "507f1f77bcf86cd799439011")), .null]),
+        (.decimal128, [.decimal128(try! Decimal128(string: "-12.345")), .null]),
+        (.string, [.string("산책"), .string(""), .null, .string(String(repeating: "x", count: 3_000))]),
+        (.data, [.data(Data([0, 255, 7])), .null, .data(Data())]),
+        (.decimal, [.decimal(Decimal(string: "1.25")!), .null]),
+        (.mixed, [.int(3), .string("mixed"), .null, .double(2.5), .bool(true)]),
+    ]
+
+    @Test("every type round-trips through a column, nil included, and integers read without building values")
+    func roundTrip() throws {
+        for (type, values) in Self.samples {
+            let encoded = ClusterColumn.encode(values, type: type)
+            try encoded.withUnsafeBytes { bytes in
+                let column = try #require(ClusterColumn(bytes, type: type), "\(type)")
+                #expect(column.count == values.count)
+                for (slot, value) in values.enumerated() {
+                    #expect(column.value(slot) == value, "\(type) slot \(slot)")
+                    #expect(column.isNull(slot) == value.isNull)
+                    if type.isInteger || type == .link, case .int(let integer) = value {
+                        #expect(column.int(slot) == integer)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("509 integers without nil fill one 4 KiB overflow page; a nil adds the bitmap")
+    func sizeOfAFullCluster() {
+        let full = ClusterColumn.encode((0..<509).map { .int(Int64($0)) }, type: .int)
+        // One LMDB overflow page holds 4,080 bytes after its 16-byte header.
+        #expect(full.count == 2 + 509 * 8)
+        #expect(full.count <= 4_096 - 16)
+        let withNil = ClusterColumn.encode([.null] + (1..<509).map { .int(Int64($0)) }, type: .int)
+        #expect(withNil.count == 2 + 64 + 509 * 8)
+    }
+
+    @Test("a damaged column is refused instead of read out of bounds")
+    func damaged() {
+        var encoded = ClusterColumn.encode([.string("abc"), .string("defg")], type: .string)
+        encoded.withUnsafeBytes { #expect(ClusterColumn($0, type: .string) != nil) }
+        // An offset past the end (no nils: the offsets follow the count).
+        encoded[2 + 4 * 2] = 200
+        encoded.withUnsafeBytes { #expect(ClusterColumn($0, type: .string) == nil) }
+        // Shorter than its count of fixed slots.
+        let cut = Array(ClusterColumn.encode([.int(1), .int(2)], type: .int).dropLast())
+        cut.withUnsafeBytes { #expect(ClusterColumn($0, type: .int) == nil) }
+        [UInt8]([1]).withUnsafeBytes { #expect(ClusterColumn($0, type: .int) == nil) }
+    }
+}
