@@ -161,7 +161,7 @@ extension Database {
         let transaction = state.transaction
         for name in try Catalog.storedTypeNames(in: transaction) {
             guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
-            var tables = [TableInfo.objectsName(name)]
+            var tables = [TableInfo.objectsName(name), TableInfo.clustersName(name)]
             if schema.primaryKey != nil { tables.append(TableInfo.primaryKeyName(name)) }
             for property in schema.properties where property.isIndexed && !property.isPrimaryKey {
                 tables.append(TableInfo.indexName(name, property.name))
@@ -177,8 +177,15 @@ extension Database {
                         tableName, isMultiValue: tableName.hasPrefix(Environment.multiValuePrefix))
                 else { continue }
                 // Remember the largest key and auto-increment value, so neither is handed out again.
-                let last = try transaction.withCursor(on: table) { cursor in try cursor.last().map { Array($0.key) } }
-                if let last, tableName == TableInfo.objectsName(name) {
+                var last = try transaction.withCursor(on: table) { cursor in try cursor.last().map { Array($0.key) } }
+                if tableName == TableInfo.clustersName(name) {
+                    // The largest object key is the last cluster's last.
+                    let clusters = ClusterTable(table: table, layout: RecordLayout(schema))
+                    last = try clusters.lastKey(in: transaction, nil).map { key in
+                        withUnsafeBytes(of: key.bigEndian) { Array($0) }
+                    }
+                }
+                if let last, tableName == TableInfo.objectsName(name) || tableName == TableInfo.clustersName(name) {
                     let key = last.withUnsafeBytes { OrderedKey.objectKey(from: $0) }
                     state.deletedBeyond["seq:\(name)"] = max(state.deletedBeyond["seq:\(name)"] ?? 0, key + 1)
                     if TableInfo.keysByPrimaryKey(schema), schema.primaryKey?.isAutoIncrement == true {

@@ -130,7 +130,10 @@ extension Database {
 
     /// Opens the tables of a stored schema; nil if one is missing.
     func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
-        guard let objects = try transaction.existingTable(TableInfo.objectsName(schema.name)) else { return nil }
+        guard
+            let objects = try transaction.existingTable(TableInfo.objectsName(schema.name))
+                ?? transaction.existingTable(TableInfo.clustersName(schema.name))
+        else { return nil }
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
@@ -200,7 +203,11 @@ extension Database {
                 }
             }
         }
-        let objects = try transaction.openTable(TableInfo.objectsName(schema.name))!
+        let objects =
+            try transaction.existingTable(TableInfo.objectsName(schema.name))
+            ?? transaction.existingTable(TableInfo.clustersName(schema.name))
+            ?? transaction.openTable(
+                TableInfo.clustersForNewTypes ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]

@@ -1,3 +1,4 @@
+import Foundation
 import TroveStorage
 
 /// One object type as stored in one file: its schema, the layout of its
@@ -86,6 +87,11 @@ final class TableInfo: @unchecked Sendable {
     }
 
     static func objectsName(_ type: String) -> String { "obj:\(type)" }
+    /// The table of a type whose objects are in column clusters (``ClusterTable``).
+    static func clustersName(_ type: String) -> String { "\(ObjectStore.clusterPrefix)\(type)" }
+    /// Whether new types get column clusters: an experiment while issue 18 is
+    /// under way (`TROVE_LAYOUT=clusters`); files keep the layout they have.
+    static let clustersForNewTypes = ProcessInfo.processInfo.environment["TROVE_LAYOUT"] == "clusters"
     static func primaryKeyName(_ type: String) -> String { "pk:\(type)" }
     static func indexName(_ type: String, _ property: String) -> String {
         "\(Environment.multiValuePrefix)\(type).\(property)"
@@ -103,7 +109,7 @@ final class TableInfo: @unchecked Sendable {
 
     /// Every LMDB table a stored type uses, with whether it holds several values per key.
     static func tableNames(for schema: ObjectSchema) -> [(name: String, isMultiValue: Bool)] {
-        var names = [(objectsName(schema.name), false)]
+        var names = [(objectsName(schema.name), false), (clustersName(schema.name), false)]
         if schema.primaryKey != nil, !keysByPrimaryKey(schema) { names.append((primaryKeyName(schema.name), false)) }
         for property in schema.properties {
             if property.isIndexed, !property.isPrimaryKey { names.append((indexName(schema.name, property.name), true)) }

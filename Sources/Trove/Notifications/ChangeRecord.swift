@@ -203,6 +203,7 @@ final class ChangeRecorder {
 
     private enum Target {
         case objects(TypeBox)
+        case clusters(TypeBox)
         case collection(TypeBox, KeyList)
         case meta
         case ignored
@@ -239,6 +240,10 @@ final class ChangeRecorder {
         case .objects(let box):
             guard let key, key.count == 8 else { return box.overflow() }
             box.append(OrderedKey.objectKey(from: key), to: nil)
+        case .clusters(let box):
+            // The store reports each object (8-byte keys); the cluster parts it writes say nothing of which.
+            guard let key else { return box.overflow() }
+            if key.count == 8 { box.append(OrderedKey.objectKey(from: key), to: nil) }
         case .collection(let box, let list):
             guard let key, key.count >= 8 else { return box.overflow() }
             box.append(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), to: list)
@@ -263,6 +268,7 @@ final class ChangeRecorder {
         if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
         for prefix in ["idx:", "pk:", "ref:", "fts:"] where name.hasPrefix(prefix) { return .ignored }
         if name.hasPrefix("obj:") { return .objects(box(String(name.dropFirst(4)))) }
+        if name.hasPrefix(ObjectStore.clusterPrefix) { return .clusters(box(String(name.dropFirst(4)))) }
         for prefix in ["list:", "set:", "map:"] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             guard let dot = rest.lastIndex(of: ".") else { return .unknown }

@@ -36,8 +36,14 @@ struct ClusterTable {
     }
 
     /// The clusters one write transaction changed, by start.
-    final class ClusterCache {
+    final class ClusterCache: TransactionCache {
         var clusters: [UInt64: Cluster] = [:]
+        /// The table they belong to (to write them before the commit).
+        let owner: ClusterTable
+
+        init(owner: ClusterTable) { self.owner = owner }
+
+        func writeOut(in transaction: WriteTransaction) throws { try owner.flush(self, in: transaction) }
     }
 
     // MARK: Keys
@@ -123,6 +129,44 @@ struct ClusterTable {
         return (0..<layout.columnCount).map { layout.inRecord[$0] ? cluster.columns[$0][slot] : layout.fallbacks[$0] }
     }
 
+    /// The number of objects (the cache is written out first).
+    func count(in transaction: Transaction, _ cache: ClusterCache?) throws -> Int {
+        if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
+        var count = 0
+        for start in try starts(in: transaction) {
+            count += try value(start, part: 0, in: transaction) { bytes in
+                bytes.flatMap { ClusterColumn($0, type: .int)?.count } ?? 0
+            }
+        }
+        return count
+    }
+
+    /// The largest object key, or nil when there is none.
+    func lastKey(in transaction: Transaction, _ cache: ClusterCache?) throws -> UInt64? {
+        try cluster(for: .max, in: transaction, cache)?.keys.last
+    }
+
+    /// Every cluster's start, in order.
+    func starts(in transaction: Transaction) throws -> [UInt64] {
+        guard transaction.canSee(table) else { return [] }
+        var starts: [UInt64] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if current.key.count == 10, current.key[8] == 0, current.key[9] == 0 {
+                    starts.append(Self.start(of: current.key))
+                }
+                entry = try cursor.next()
+            }
+        }
+        return starts
+    }
+
+    /// The cluster starting at `start`, from the cache or the file.
+    func cluster(at start: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
+        try cache?.clusters[start] ?? load(start, in: transaction)
+    }
+
     /// The position of `key` in ascending `keys`.
     static func slot(of key: UInt64, in keys: [UInt64]) -> Int? {
         let position = keys.partitioningIndex { $0 < key }
@@ -134,18 +178,7 @@ struct ClusterTable {
         in transaction: Transaction, _ cache: ClusterCache?, _ visit: (UInt64, [StoredValue]) throws -> Bool
     ) throws {
         if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
-        guard transaction.canSee(table) else { return }
-        var starts: [UInt64] = []
-        try transaction.withCursor(on: table) { cursor in
-            var entry = try cursor.first()
-            while let current = entry {
-                if current.key.count == 10, current.key[8] == 0, current.key[9] == 0 {
-                    starts.append(Self.start(of: current.key))
-                }
-                entry = try cursor.next()
-            }
-        }
-        for start in starts {
+        for start in try starts(in: transaction) {
             guard let cluster = try cache?.clusters[start] ?? load(start, in: transaction) else { continue }
             for (slot, key) in cluster.keys.enumerated() {
                 let values = (0..<layout.columnCount).map {
@@ -271,6 +304,51 @@ struct ClusterTable {
     private func erase(_ start: UInt64, in transaction: WriteTransaction) throws {
         for part in 0...layout.columnCount {
             try Self.key(start, part: UInt16(part)).withUnsafeBytes { _ = try transaction.delete(table, key: $0) }
+        }
+    }
+}
+
+/// The objects of a ``ClusterTable`` in key order, one cluster at a time,
+/// each given as a record (``RecordCursor`` over clusters).
+struct ClusterScan {
+    private let clusters: ClusterTable
+    private let transaction: Transaction
+    private let cache: ClusterTable.ClusterCache?
+    private let from: UInt64
+    private var starts: [UInt64]?
+    private var nextStart = 0
+    private var current: ClusterTable.Cluster?
+    private var slot = 0
+    private let scratch = RecordScratch()
+
+    init(_ clusters: ClusterTable, _ transaction: Transaction, _ cache: ClusterTable.ClusterCache?, from: UInt64) {
+        self.clusters = clusters
+        self.transaction = transaction
+        self.cache = cache
+        self.from = from
+    }
+
+    /// The next object's key and record, valid until the next call.
+    mutating func next() throws -> (UInt64, UnsafeRawBufferPointer)? {
+        if starts == nil {
+            if let cache, let write = transaction as? WriteTransaction { try clusters.flush(cache, in: write) }
+            starts = try clusters.starts(in: transaction)
+        }
+        while true {
+            if let cluster = current, slot < cluster.keys.count {
+                let key = cluster.keys[slot]
+                let layout = clusters.layout
+                let values = (0..<layout.columnCount).map {
+                    layout.inRecord[$0] ? cluster.columns[$0][slot] : layout.fallbacks[$0]
+                }
+                slot += 1
+                if key < from { continue }
+                return (key, try scratch.record(values, layout: layout))
+            }
+            guard let starts, nextStart < starts.count else { return nil }
+            current = try clusters.cluster(at: starts[nextStart], in: transaction, cache)
+            nextStart += 1
+            slot = 0
         }
     }
 }

@@ -10,24 +10,36 @@ import TroveStorage
 /// `docs/ARCHITECTURE.md`, Records). Reads inside a write transaction see
 /// the transaction's own changes.
 struct ObjectStore {
-    /// The `obj:<Type>` table.
+    /// The `obj:<Type>` table (or `clu:<Type>`, see ``clusters``).
     let table: Table
     let layout: RecordLayout
+    /// Set when the objects are stored in column clusters (`clu:<Type>`).
+    let clusters: ClusterTable?
+
+    init(table: Table, layout: RecordLayout) {
+        self.table = table
+        self.layout = layout
+        clusters = table.name.hasPrefix(Self.clusterPrefix) ? ClusterTable(table: table, layout: layout) : nil
+    }
 
     // MARK: Reading
 
     /// Whether a snapshot can see the table (one created after the snapshot began is empty to it).
     func isVisible(in transaction: Transaction) -> Bool { transaction.canSee(table) }
 
-    func count(in transaction: Transaction) throws -> Int { try transaction.count(of: table) }
+    func count(in transaction: Transaction) throws -> Int {
+        if let clusters { return try clusters.count(in: transaction, try clusterCache(transaction)) }
+        return try transaction.count(of: table)
+    }
 
     func contains(_ objectKey: UInt64, in transaction: Transaction) throws -> Bool {
-        try transaction.withValue(in: table, key: objectKey) { $0 != nil }
+        if clusters != nil { return try clusterValues(objectKey, transaction) != nil }
+        return try transaction.withValue(in: table, key: objectKey) { $0 != nil }
     }
 
     /// Calls `body` with a reader of the object's record, or nil when it is not stored.
     func withRecord<R>(_ objectKey: UInt64, in transaction: Transaction, _ body: (RecordReader?) throws -> R) throws -> R {
-        try transaction.withValue(in: table, key: objectKey) { bytes in
+        try withRecordBytes(objectKey, in: transaction) { bytes in
             guard let bytes else { return try body(nil) }
             var reader = RecordReader(bytes, layout: layout)
             reader.objectKey = objectKey
@@ -40,17 +52,23 @@ struct ObjectStore {
     func withRecordBytes<R>(
         _ objectKey: UInt64, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try transaction.withValue(in: table, key: objectKey, body)
+        if clusters != nil {
+            guard let values = try clusterValues(objectKey, transaction) else { return try body(nil) }
+            let scratch = RecordScratch()
+            return try withExtendedLifetime(scratch) { try body(try scratch.record(values, layout: layout)) }
+        }
+        return try transaction.withValue(in: table, key: objectKey, body)
     }
 
     /// A copy of the object's record, or nil when it is not stored.
     func recordCopy(_ objectKey: UInt64, in transaction: Transaction) throws -> [UInt8]? {
-        try transaction.withValue(in: table, key: objectKey) { $0.map { Array($0) } }
+        try withRecordBytes(objectKey, in: transaction) { $0.map { Array($0) } }
     }
 
     /// The largest object key stored, or nil when there is none.
     func lastKey(in transaction: Transaction) throws -> UInt64? {
-        try transaction.withCursor(on: table) { cursor in try cursor.last().map { OrderedKey.objectKey(from: $0.key) } }
+        if let clusters { return try clusters.lastKey(in: transaction, try clusterCache(transaction)) }
+        return try transaction.withCursor(on: table) { cursor in try cursor.last().map { OrderedKey.objectKey(from: $0.key) } }
     }
 
     /// Visits the records in key order from the first key at least `start`,
@@ -69,7 +87,12 @@ struct ObjectStore {
     func withRecordCursor<R>(
         in transaction: Transaction, from start: UInt64 = 0, _ body: (inout RecordCursor) throws -> R
     ) throws -> R {
-        try transaction.withCursor(on: table) { cursor in
+        if let clusters {
+            var records = RecordCursor(
+                clusters: ClusterScan(clusters, transaction, try clusterCache(transaction), from: start), layout: layout)
+            return try body(&records)
+        }
+        return try transaction.withCursor(on: table) { cursor in
             var records = RecordCursor(cursor: cursor, layout: layout, start: start)
             return try body(&records)
         }
@@ -78,6 +101,14 @@ struct ObjectStore {
     /// Every stored entry as it lies in the file, key bytes and record bytes,
     /// for ``Database/verify()``: nothing is decoded, so damage is reported, not trapped on.
     func forEachStoredEntry(in transaction: Transaction, _ visit: (Entry) throws -> Void) throws {
+        if clusters != nil {
+            return try withRecordCursor(in: transaction) { records in
+                while let reader = try records.next() {
+                    var bigEndian = reader.objectKey.bigEndian
+                    try withUnsafeBytes(of: &bigEndian) { try visit(Entry(key: $0, value: reader.bytes)) }
+                }
+            }
+        }
         try Self.forEachEntry(of: table, in: transaction, from: 0) {
             try visit($0)
             return true
@@ -86,12 +117,24 @@ struct ObjectStore {
 
     /// The object keys from `start` through `end` (inclusive), in order, without reading records.
     func keys(in transaction: Transaction, from start: UInt64, through end: UInt64?) throws -> [UInt64] {
-        try Self.keys(of: table, in: transaction, from: start, through: end)
+        guard clusters != nil else { return try Self.keys(of: table, in: transaction, from: start, through: end) }
+        var keys: [UInt64] = []
+        try withRecordCursor(in: transaction, from: start) { records in
+            while let reader = try records.next() {
+                if let end, reader.objectKey > end { break }
+                keys.append(reader.objectKey)
+            }
+        }
+        return keys
     }
 
     /// The first `limit` object keys in ascending or descending order, without reading records.
     func keys(in transaction: Transaction, ascending: Bool, limit: Int) throws -> [UInt64] {
         guard isVisible(in: transaction) else { return [] }
+        if clusters != nil {
+            let all = try keys(in: transaction, from: 0, through: nil)
+            return Array(ascending ? all.prefix(limit) : all.reversed().prefix(limit))
+        }
         var keys: [UInt64] = []
         try transaction.withCursor(on: table) { cursor in
             var entry = try ascending ? cursor.first() : cursor.last()
@@ -108,7 +151,11 @@ struct ObjectStore {
     func withLookupCursor<R>(
         in transaction: Transaction, stepping: Bool = true, _ body: (inout LookupCursor) throws -> R
     ) throws -> R {
-        try transaction.withCursor(on: table) { cursor in
+        if clusters != nil {
+            var lookups = LookupCursor(store: self, transaction: transaction)
+            return try body(&lookups)
+        }
+        return try transaction.withCursor(on: table) { cursor in
             var lookups = LookupCursor(cursor: cursor, stepping: stepping)
             return try body(&lookups)
         }
@@ -117,7 +164,12 @@ struct ObjectStore {
     /// Every object key of an objects table (``table``), for callers that
     /// keep the table rather than the store in their values.
     static func allKeys(inObjectTable table: Table, _ transaction: Transaction) throws -> [UInt64] {
-        try keys(of: table, in: transaction, from: 0, through: nil)
+        if table.name.hasPrefix(clusterPrefix) {
+            // Only a full-text search of exclusions alone gets here, with the store's table.
+            let layout = RecordLayout(ObjectSchema(name: String(table.name.dropFirst(4)), properties: []))
+            return try ObjectStore(table: table, layout: layout).keys(in: transaction, from: 0, through: nil)
+        }
+        return try keys(of: table, in: transaction, from: 0, through: nil)
     }
 
     private static func keys(of table: Table, in transaction: Transaction, from start: UInt64, through end: UInt64?)
@@ -150,27 +202,52 @@ struct ObjectStore {
 
     /// Stores a new object's record; false (and nothing written) when the key is taken.
     func insert(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws -> Bool {
-        try transaction.put(table, key: objectKey, value: record, mode: .insertOnly)
+        if let clusters {
+            let values = RecordReader(record, layout: layout).allValues()
+            guard try clusters.insert(objectKey, values: values, in: transaction, try clusterCache(transaction)!) else {
+                return false
+            }
+            noteChange(objectKey, transaction)
+            return true
+        }
+        return try transaction.put(table, key: objectKey, value: record, mode: .insertOnly)
     }
 
     /// Stores a record under a key that is known to be new and usually the
     /// largest (LMDB appends then, and searches otherwise).
     func append(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws {
+        if clusters != nil { return try replace(objectKey, record: record, in: transaction) }
         _ = try transaction.put(table, key: objectKey, value: record, mode: .append)
     }
 
     /// Replaces (or stores) the object's record.
     func replace(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws {
+        if let clusters {
+            let values = RecordReader(record, layout: layout).allValues()
+            let cache = try clusterCache(transaction)!
+            if try !clusters.replace(objectKey, values: values, in: transaction, cache) {
+                _ = try clusters.insert(objectKey, values: values, in: transaction, cache)
+            }
+            return noteChange(objectKey, transaction)
+        }
         _ = try transaction.put(table, key: objectKey, value: record)
     }
 
     @discardableResult
     func delete(_ objectKey: UInt64, in transaction: WriteTransaction) throws -> Bool {
-        try transaction.delete(table, key: objectKey)
+        if let clusters {
+            guard try clusters.delete(objectKey, in: transaction, try clusterCache(transaction)!) else { return false }
+            noteChange(objectKey, transaction)
+            return true
+        }
+        return try transaction.delete(table, key: objectKey)
     }
 
     /// Deletes every object.
-    func clear(in transaction: WriteTransaction) throws { try transaction.clear(table) }
+    func clear(in transaction: WriteTransaction) throws {
+        transaction.objectCaches[table.name] = nil
+        try transaction.clear(table)
+    }
 }
 
 /// The first entry whose object key is at least `start`.
@@ -183,9 +260,10 @@ private func firstEntry(_ cursor: Cursor, atLeast start: UInt64) throws -> Entry
 
 /// Records in key order, read one at a time (``ObjectStore/withRecordCursor(in:from:_:)``).
 struct RecordCursor {
-    fileprivate let cursor: Cursor
-    fileprivate let layout: RecordLayout
-    fileprivate var start: UInt64?
+    private let cursor: Cursor?
+    private var clusters: ClusterScan?
+    private let layout: RecordLayout
+    private var start: UInt64?
 
     fileprivate init(cursor: Cursor, layout: RecordLayout, start: UInt64) {
         self.cursor = cursor
@@ -193,9 +271,21 @@ struct RecordCursor {
         self.start = start
     }
 
+    init(clusters: ClusterScan, layout: RecordLayout) {
+        cursor = nil
+        self.clusters = clusters
+        self.layout = layout
+    }
+
     /// The next record, or nil after the last; valid until the next call.
     @inline(__always)
     mutating func next() throws -> RecordReader? {
+        guard let cursor else {
+            guard let (key, bytes) = try clusters?.next() else { return nil }
+            var reader = RecordReader(bytes, layout: layout)
+            reader.objectKey = key
+            return reader
+        }
         let entry: Entry?
         if let first = start {
             start = nil
@@ -210,22 +300,35 @@ struct RecordCursor {
     }
 }
 
-/// Looks up objects one after another (``ObjectStore/withLookupCursor(in:_:)``):
+/// Looks up objects one after another (``ObjectStore/withLookupCursor(in:stepping:_:)``):
 /// keys that follow each other in the table are read by stepping instead
 /// of a new search, as long as stepping keeps finding them.
 struct LookupCursor {
-    fileprivate let cursor: Cursor
+    private let cursor: Cursor?
     private var previous: UInt64?
     private var stepping: Bool
+    private let clustered: (store: ObjectStore, transaction: Transaction, scratch: RecordScratch)?
 
     fileprivate init(cursor: Cursor, stepping: Bool) {
         self.cursor = cursor
         self.stepping = stepping
+        clustered = nil
+    }
+
+    init(store: ObjectStore, transaction: Transaction) {
+        cursor = nil
+        stepping = false
+        clustered = (store, transaction, RecordScratch())
     }
 
     /// The record of `key` in place, or nil when it is not stored; valid until the next call.
     @inline(__always)
     mutating func record(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
+        guard let cursor else {
+            let (store, transaction, scratch) = clustered!
+            guard let values = try store.clusterValues(key, transaction) else { return nil }
+            return try scratch.record(values, layout: store.layout)
+        }
         var entry: Entry?
         if stepping, let previous, key > previous {
             if let next = try cursor.next(), OrderedKey.objectKey(from: next.key) == key {

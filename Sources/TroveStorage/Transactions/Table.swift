@@ -35,6 +35,11 @@ package struct Table: Sendable, Hashable {
 package struct Entry {
     package let key: UnsafeRawBufferPointer
     package let value: UnsafeRawBufferPointer
+
+    package init(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        self.key = key
+        self.value = value
+    }
 }
 
 extension MDB_val {

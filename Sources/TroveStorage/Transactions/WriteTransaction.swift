@@ -13,6 +13,12 @@ package enum PutMode: Sendable {
     case appendDuplicate
 }
 
+/// Changes the layer above holds back during a write transaction and
+/// writes at once before it commits (``WriteTransaction/objectCaches``).
+package protocol TransactionCache: AnyObject {
+    func writeOut(in transaction: WriteTransaction) throws
+}
+
 /// The one write transaction of an environment.
 ///
 /// Every change is also recorded in a replay log. When LMDB reports
@@ -41,6 +47,10 @@ package final class WriteTransaction: Transaction {
     /// ``writePending()`` first; the layer above calls it before committing.
     package var pendingWrites: (() throws -> Void)?
     private var isWritingPending = false
+    /// What the layer above keeps for the length of this transaction, by
+    /// table name (the clusters a write changed): each is written out before
+    /// the transaction commits, and dropped when its table is cleared.
+    package var objectCaches: [String: any TransactionCache] = [:]
 
     /// Runs ``pendingWrites`` (not again from inside itself).
     package func writePending() throws {
@@ -213,6 +223,7 @@ package final class WriteTransaction: Transaction {
     package func clear(_ table: Table) throws {
         let rc = try perform { withMapAccess { LMDBCall.run { mdb_drop(self.txn!, table.dbi, 0) } } }
         try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
+        objectCaches[table.name] = nil
         append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
         changeHook?(table, nil)
     }
@@ -221,6 +232,7 @@ package final class WriteTransaction: Transaction {
 
     /// Makes every change durable and visible to new snapshots.
     package func commit() throws {
+        for cache in objectCaches.values { try cache.writeOut(in: self) }
         var rc = try commitOnce()
         while rc == MDB_MAP_FULL {
             // LMDB freed the transaction; start over in a bigger map.

@@ -51,7 +51,7 @@ struct ClusterTableTests {
             let write = try WriteTransaction(environment: db.environment)
             table = try write.openTable("clu:Clustered")
             let clusters = ClusterTable(table: table!, layout: Self.layout)
-            let cache = ClusterTable.ClusterCache()
+            let cache = ClusterTable.ClusterCache(owner: clusters)
             for step in 0..<60 {
                 let key = UInt64.random(in: 1...200, using: &generator)
                 switch Int.random(in: 0..<4, using: &generator) {
@@ -90,13 +90,13 @@ struct ClusterTableTests {
         var write = try WriteTransaction(environment: db.environment)
         let table = try write.openTable("clu:Clustered")!
         let clusters = ClusterTable(table: table, layout: Self.layout)
-        var cache = ClusterTable.ClusterCache()
+        var cache = ClusterTable.ClusterCache(owner: clusters)
         for key in 1...UInt64(2_000) { #expect(try clusters.insert(key, values: Self.values(key, 0), in: write, cache)) }
         try clusters.flush(cache, in: write)
         try write.commit()
 
         write = try WriteTransaction(environment: db.environment)
-        cache = ClusterTable.ClusterCache()
+        cache = ClusterTable.ClusterCache(owner: clusters)
         let before = write.loggedBytes
         for key in 1...UInt64(2_000) {
             var values = Self.values(key, 0)

@@ -1,0 +1,52 @@
+import TroveStorage
+
+/// The cluster layout behind ``ObjectStore`` (issue 18, in progress): a
+/// type whose objects table is `clu:<Type>` keeps them in a ``ClusterTable``.
+/// Readers are given each object as a record built from its cluster's
+/// columns (correct, not yet fast: scans over columns come next).
+extension ObjectStore {
+    static let clusterPrefix = "clu:"
+
+    /// The write's cache of changed clusters of this type (nil outside a write).
+    /// A schema change inside the write (a migration) makes a new layout: the
+    /// clusters cached with the old one are written out first.
+    func clusterCache(_ transaction: Transaction) throws -> ClusterTable.ClusterCache? {
+        guard let clusters, let write = transaction as? WriteTransaction else { return nil }
+        if let cache = write.objectCaches[table.name] as? ClusterTable.ClusterCache {
+            if cache.owner.layout === layout { return cache }
+            try cache.owner.flush(cache, in: write)
+        }
+        let cache = ClusterTable.ClusterCache(owner: clusters)
+        write.objectCaches[table.name] = cache
+        return cache
+    }
+
+    /// Tells the change record that an object changed (the cluster parts LMDB writes say nothing of which).
+    func noteChange(_ objectKey: UInt64, _ transaction: WriteTransaction) {
+        guard let hook = transaction.changeHook else { return }
+        var bigEndian = objectKey.bigEndian
+        withUnsafeBytes(of: &bigEndian) { hook(table, $0) }
+    }
+
+    func clusterValues(_ objectKey: UInt64, _ transaction: Transaction) throws -> [StoredValue]? {
+        try clusters!.values(of: objectKey, in: transaction, try clusterCache(transaction))
+    }
+}
+
+/// A record built from cluster columns, kept until the next one replaces it.
+final class RecordScratch {
+    private var writer = RecordWriter()
+    private var buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+
+    deinit { buffer.deallocate() }
+
+    func record(_ values: [StoredValue], layout: RecordLayout) throws -> UnsafeRawBufferPointer {
+        try writer.encode(values, layout: layout)
+        if buffer.count < writer.bytes.count {
+            buffer.deallocate()
+            buffer = .allocate(byteCount: max(writer.bytes.count, 2 * buffer.count), alignment: 8)
+        }
+        writer.bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
+        return UnsafeRawBufferPointer(rebasing: buffer[0..<writer.bytes.count])
+    }
+}
