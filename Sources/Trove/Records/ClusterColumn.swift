@@ -49,6 +49,10 @@ struct ClusterColumn {
     @inline(__always)
     func isNull(_ slot: Int) -> Bool { hasNulls && bytes[2 + slot / 8] & (1 << UInt8(slot % 8)) != 0 }
 
+    /// Where the fixed-size value of `slot` starts in ``bytes``.
+    @inline(__always)
+    func slotOffset(_ slot: Int) -> Int { dataStart + slot * type.slotWidth }
+
     /// The value in `slot`; nil for a damaged mixed value.
     func value(_ slot: Int) -> StoredValue? {
         if isNull(slot) { return .null }

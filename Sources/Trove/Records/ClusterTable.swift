@@ -33,6 +33,11 @@ struct ClusterTable {
         }
 
         var isChanged: Bool { keysChanged || !changedColumns.isEmpty }
+
+        /// Every column of the object in `slot`.
+        func values(_ slot: Int, _ layout: RecordLayout) -> [StoredValue] {
+            (0..<layout.columnCount).map { layout.inRecord[$0] ? columns[$0][slot] : layout.fallbacks[$0] }
+        }
     }
 
     /// The clusters one write transaction changed, by start.
@@ -40,6 +45,9 @@ struct ClusterTable {
         var clusters: [UInt64: Cluster] = [:]
         /// The table they belong to (to write them before the commit).
         let owner: ClusterTable
+        /// Values this write put in the table or deleted from it: a
+        /// ``ClusterView`` loaded before the last one points at stale pages.
+        var writes = 0
 
         init(owner: ClusterTable) { self.owner = owner }
 
@@ -57,6 +65,13 @@ struct ClusterTable {
         return bytes
     }
 
+    /// Calls `body` with the stored key of one part of a cluster.
+    @inline(__always)
+    static func withKey<R>(_ start: UInt64, part: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var key = (start.bigEndian, UInt16(part).bigEndian)
+        return try withUnsafeBytes(of: &key) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<10])) }
+    }
+
     static func start(of key: UnsafeRawBufferPointer) -> UInt64 {
         UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
     }
@@ -68,7 +83,7 @@ struct ClusterTable {
     func clusterStart(for key: UInt64, in transaction: Transaction) throws -> UInt64? {
         guard transaction.canSee(table) else { return nil }
         return try transaction.withCursor(on: table) { cursor in
-            let found = try Self.key(key, part: 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            let found = try Self.withKey(key, part: 0) { try cursor.seek(atLeast: $0) }
             if let found, Self.start(of: found.key) == key { return key }
             let previous = found == nil ? try cursor.last() : try cursor.previous()
             if let previous { return Self.start(of: previous.key) }
@@ -76,41 +91,24 @@ struct ClusterTable {
         }
     }
 
-    /// Reads a cluster from the file.
+    /// Reads a cluster from the file, decoded for changing.
     func load(_ start: UInt64, in transaction: Transaction) throws -> Cluster? {
-        guard
-            let keys = try value(
-                start, part: 0, in: transaction,
-                { bytes -> [UInt64]? in
-                    guard let bytes, let column = ClusterColumn(bytes, type: .int) else { return nil }
-                    return (0..<column.count).map { UInt64(bitPattern: column.int($0) ?? 0) }
-                })
-        else { return nil }
+        guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
         var columns: [[StoredValue]] = []
         for column in 0..<layout.columnCount {
             guard layout.inRecord[column] else {
                 columns.append([])
                 continue
             }
-            let type = layout.types[column]
-            let values = try value(start, part: column + 1, in: transaction) { bytes -> [StoredValue]? in
-                guard let bytes else { return nil }
-                guard let stored = ClusterColumn(bytes, type: type), stored.count == keys.count else {
-                    throw TroveError(
-                        .corruptFile, "a \(layout.typeName) cluster's \(layout.properties[column].name) column is damaged")
-                }
-                return (0..<stored.count).map { stored.value($0) ?? .null }
-            }
-            // A column the cluster predates reads as the column's default.
-            columns.append(values ?? Array(repeating: layout.fallbacks[column], count: keys.count))
+            columns.append(try (0..<view.count).map { try view.value($0, column) })
         }
-        return Cluster(start: start, keys: keys, columns: columns)
+        return Cluster(start: start, keys: (0..<view.count).map { view.key($0) }, columns: columns)
     }
 
     private func value<R>(
         _ start: UInt64, part: Int, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
-        try Self.key(start, part: UInt16(part)).withUnsafeBytes { try transaction.withValue(in: table, key: $0, body) }
+        try Self.withKey(start, part: part) { try transaction.withValue(in: table, key: $0, body) }
     }
 
     /// The cluster `key` belongs in, from the cache or the file.
@@ -123,10 +121,25 @@ struct ClusterTable {
 
     /// Every column of the object with `key`, or nil when it is not stored.
     func values(of key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> [StoredValue]? {
-        guard let cluster = try cluster(for: key, in: transaction, cache),
-            let slot = Self.slot(of: key, in: cluster.keys)
-        else { return nil }
-        return (0..<layout.columnCount).map { layout.inRecord[$0] ? cluster.columns[$0][slot] : layout.fallbacks[$0] }
+        guard let start = try clusterStart(for: key, in: transaction) else { return nil }
+        if let cluster = cache?.clusters[start] {
+            guard let slot = Self.slot(of: key, in: cluster.keys) else { return nil }
+            return cluster.values(slot, layout)
+        }
+        return try transaction.withMapAccess {
+            guard let view = try ClusterView(self, start: start, in: transaction, writes: 0),
+                let slot = view.slot(of: key)
+            else { return nil }
+            return try view.values(slot)
+        }
+    }
+
+    /// The view of the cluster `key` belongs in from the file, or nil when
+    /// there is none or the write's cache holds that cluster (changed, not
+    /// yet written): the caller reads it from ``ClusterCache/clusters``.
+    func view(for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> ClusterView? {
+        guard let start = try clusterStart(for: key, in: transaction), cache?.clusters[start] == nil else { return nil }
+        return try ClusterView(self, start: start, in: transaction, writes: cache?.writes ?? 0)
     }
 
     /// The number of objects (the cache is written out first).
@@ -196,7 +209,7 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache) else {
             let cluster = Cluster(
                 start: key, keys: [key], columns: values.indices.map { layout.inRecord[$0] ? [values[$0]] : [] })
-            try write(cluster, in: transaction, allColumns: true)
+            try write(cluster, in: transaction, allColumns: true, cache)
             return true
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
@@ -207,7 +220,7 @@ struct ClusterTable {
             if position == cluster.keys.count {
                 let next = Cluster(
                     start: key, keys: [key], columns: values.indices.map { layout.inRecord[$0] ? [values[$0]] : [] })
-                try write(next, in: transaction, allColumns: true)
+                try write(next, in: transaction, allColumns: true, cache)
                 return true
             }
             let half = cluster.keys.count / 2
@@ -218,8 +231,8 @@ struct ClusterTable {
             for column in cluster.columns.indices where !cluster.columns[column].isEmpty {
                 cluster.columns[column].removeSubrange(half...)
             }
-            try write(cluster, in: transaction, allColumns: true)
-            try write(upper, in: transaction, allColumns: true)
+            try write(cluster, in: transaction, allColumns: true, cache)
+            try write(upper, in: transaction, allColumns: true, cache)
             cache.clusters[upper.start] = upper
             return try insert(key, values: values, in: transaction, cache)
         }
@@ -251,7 +264,7 @@ struct ClusterTable {
         else { return false }
         cluster.keys.remove(at: slot)
         if cluster.keys.isEmpty {
-            try erase(cluster.start, in: transaction)
+            try erase(cluster.start, in: transaction, cache)
             cache.clusters[cluster.start] = nil
             return true
         }
@@ -267,20 +280,21 @@ struct ClusterTable {
     /// Writes every changed column of every cached cluster, once.
     func flush(_ cache: ClusterCache, in transaction: WriteTransaction) throws {
         for cluster in cache.clusters.values where cluster.isChanged {
-            try write(cluster, in: transaction, allColumns: false)
+            try write(cluster, in: transaction, allColumns: false, cache)
         }
     }
 
     /// Moves a cluster to a new start (its smallest key went below the old one).
     private func move(_ cluster: Cluster, to start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
-        try erase(cluster.start, in: transaction)
+        try erase(cluster.start, in: transaction, cache)
         cache.clusters[cluster.start] = nil
         cluster.start = start
         cache.clusters[start] = cluster
-        try write(cluster, in: transaction, allColumns: true)
+        try write(cluster, in: transaction, allColumns: true, cache)
     }
 
-    private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool) throws {
+    private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool, _ cache: ClusterCache) throws {
+        cache.writes += 1
         if allColumns || cluster.keysChanged {
             let keys = ClusterColumn.encode(cluster.keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
             try put(keys, cluster.start, part: 0, transaction)
@@ -296,28 +310,34 @@ struct ClusterTable {
     }
 
     private func put(_ value: [UInt8], _ start: UInt64, part: Int, _ transaction: WriteTransaction) throws {
-        try Self.key(start, part: UInt16(part)).withUnsafeBytes { key in
+        try Self.withKey(start, part: part) { key in
             try value.withUnsafeBytes { _ = try transaction.put(table, key: key, value: $0) }
         }
     }
 
-    private func erase(_ start: UInt64, in transaction: WriteTransaction) throws {
+    private func erase(_ start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
+        cache.writes += 1
         for part in 0...layout.columnCount {
-            try Self.key(start, part: UInt16(part)).withUnsafeBytes { _ = try transaction.delete(table, key: $0) }
+            try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }
     }
 }
 
 /// The objects of a ``ClusterTable`` in key order, one cluster at a time,
-/// each given as a record (``RecordCursor`` over clusters).
+/// each given as a record built from the cluster's columns (``RecordCursor``
+/// over clusters). Inside a write, the write's changed clusters are written
+/// out first; when the body writes to the table, the scan finds its place
+/// again after the last key it returned.
 struct ClusterScan {
     private let clusters: ClusterTable
     private let transaction: Transaction
     private let cache: ClusterTable.ClusterCache?
-    private let from: UInt64
+    /// The next key returned is at least this one.
+    private var from: UInt64
+    private var finished = false
     private var starts: [UInt64]?
     private var nextStart = 0
-    private var current: ClusterTable.Cluster?
+    private var view: ClusterView?
     private var slot = 0
     private let scratch = RecordScratch()
 
@@ -330,25 +350,33 @@ struct ClusterScan {
 
     /// The next object's key and record, valid until the next call.
     mutating func next() throws -> (UInt64, UnsafeRawBufferPointer)? {
-        if starts == nil {
-            if let cache, let write = transaction as? WriteTransaction { try clusters.flush(cache, in: write) }
-            starts = try clusters.starts(in: transaction)
-        }
+        if finished { return nil }
+        if starts == nil || (cache != nil && view != nil && view!.writes != cache!.writes) { try reposition() }
         while true {
-            if let cluster = current, slot < cluster.keys.count {
-                let key = cluster.keys[slot]
-                let layout = clusters.layout
-                let values = (0..<layout.columnCount).map {
-                    layout.inRecord[$0] ? cluster.columns[$0][slot] : layout.fallbacks[$0]
-                }
+            if let view, slot < view.count {
+                let key = view.key(slot)
+                let record = try view.record(slot, into: scratch)
                 slot += 1
-                if key < from { continue }
-                return (key, try scratch.record(values, layout: layout))
+                if key == .max { finished = true } else { from = key + 1 }
+                return (key, record)
             }
-            guard let starts, nextStart < starts.count else { return nil }
-            current = try clusters.cluster(at: starts[nextStart], in: transaction, cache)
+            guard let starts, nextStart < starts.count else {
+                finished = true
+                return nil
+            }
+            view = try ClusterView(clusters, start: starts[nextStart], in: transaction, writes: cache?.writes ?? 0)
             nextStart += 1
-            slot = 0
+            slot = view?.firstSlot(atLeast: from) ?? 0
         }
+    }
+
+    /// Reads the clusters' starts again and goes to the one that may hold `from`.
+    private mutating func reposition() throws {
+        if let cache, let write = transaction as? WriteTransaction { try clusters.flush(cache, in: write) }
+        let all = try clusters.starts(in: transaction)
+        nextStart = max(all.partitioningIndex { $0 <= from } - 1, 0)
+        starts = all
+        view = nil
+        slot = 0
     }
 }

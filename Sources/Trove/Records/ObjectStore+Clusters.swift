@@ -27,10 +27,6 @@ extension ObjectStore {
         var bigEndian = objectKey.bigEndian
         withUnsafeBytes(of: &bigEndian) { hook(table, $0) }
     }
-
-    func clusterValues(_ objectKey: UInt64, _ transaction: Transaction) throws -> [StoredValue]? {
-        try clusters!.values(of: objectKey, in: transaction, try clusterCache(transaction))
-    }
 }
 
 /// A record built from cluster columns, kept until the next one replaces it.
@@ -42,11 +38,18 @@ final class RecordScratch {
 
     func record(_ values: [StoredValue], layout: RecordLayout) throws -> UnsafeRawBufferPointer {
         try writer.encode(values, layout: layout)
-        if buffer.count < writer.bytes.count {
+        let record = buffer(writer.bytes.count)
+        writer.bytes.withUnsafeBytes { record.copyMemory(from: $0) }
+        return UnsafeRawBufferPointer(record)
+    }
+
+    /// The first `size` bytes of the buffer, grown when needed (the previous record is gone).
+    @inline(__always)
+    func buffer(_ size: Int) -> UnsafeMutableRawBufferPointer {
+        if buffer.count < size {
             buffer.deallocate()
-            buffer = .allocate(byteCount: max(writer.bytes.count, 2 * buffer.count), alignment: 8)
+            buffer = .allocate(byteCount: max(size, 2 * buffer.count, 64), alignment: 8)
         }
-        writer.bytes.withUnsafeBytes { buffer.copyMemory(from: $0) }
-        return UnsafeRawBufferPointer(rebasing: buffer[0..<writer.bytes.count])
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<size])
     }
 }

@@ -33,7 +33,7 @@ struct ObjectStore {
     }
 
     func contains(_ objectKey: UInt64, in transaction: Transaction) throws -> Bool {
-        if clusters != nil { return try clusterValues(objectKey, transaction) != nil }
+        if clusters != nil { return try withRecordBytes(objectKey, in: transaction) { $0 != nil } }
         return try transaction.withValue(in: table, key: objectKey) { $0 != nil }
     }
 
@@ -53,9 +53,7 @@ struct ObjectStore {
         _ objectKey: UInt64, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
         if clusters != nil {
-            guard let values = try clusterValues(objectKey, transaction) else { return try body(nil) }
-            let scratch = RecordScratch()
-            return try withExtendedLifetime(scratch) { try body(try scratch.record(values, layout: layout)) }
+            return try withLookupCursor(in: transaction) { lookups in try body(try lookups.record(objectKey)) }
         }
         return try transaction.withValue(in: table, key: objectKey, body)
     }
@@ -90,7 +88,7 @@ struct ObjectStore {
         if let clusters {
             var records = RecordCursor(
                 clusters: ClusterScan(clusters, transaction, try clusterCache(transaction), from: start), layout: layout)
-            return try body(&records)
+            return try transaction.withMapAccess { try body(&records) }
         }
         return try transaction.withCursor(on: table) { cursor in
             var records = RecordCursor(cursor: cursor, layout: layout, start: start)
@@ -153,7 +151,7 @@ struct ObjectStore {
     ) throws -> R {
         if clusters != nil {
             var lookups = LookupCursor(store: self, transaction: transaction)
-            return try body(&lookups)
+            return try transaction.withMapAccess { try body(&lookups) }
         }
         return try transaction.withCursor(on: table) { cursor in
             var lookups = LookupCursor(cursor: cursor, stepping: stepping)
@@ -308,6 +306,8 @@ struct LookupCursor {
     private var previous: UInt64?
     private var stepping: Bool
     private let clustered: (store: ObjectStore, transaction: Transaction, scratch: RecordScratch)?
+    /// The cluster of the last lookup (cluster layout): the next key is often in it.
+    private var view: ClusterView?
 
     fileprivate init(cursor: Cursor, stepping: Bool) {
         self.cursor = cursor
@@ -324,11 +324,7 @@ struct LookupCursor {
     /// The record of `key` in place, or nil when it is not stored; valid until the next call.
     @inline(__always)
     mutating func record(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
-        guard let cursor else {
-            let (store, transaction, scratch) = clustered!
-            guard let values = try store.clusterValues(key, transaction) else { return nil }
-            return try scratch.record(values, layout: store.layout)
-        }
+        guard let cursor else { return try clusterRecord(key) }
         var entry: Entry?
         if stepping, let previous, key > previous {
             if let next = try cursor.next(), OrderedKey.objectKey(from: next.key) == key {
@@ -343,5 +339,23 @@ struct LookupCursor {
         }
         previous = entry == nil ? nil : key
         return entry?.value
+    }
+
+    private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
+        let (store, transaction, scratch) = clustered!
+        let cache = try store.clusterCache(transaction)
+        if let view, key >= view.start, let last = view.lastKey, key <= last,
+            cache.map({ $0.writes == view.writes && $0.clusters[view.start] == nil }) ?? true
+        {
+            return try view.slot(of: key).map { try view.record($0, into: scratch) }
+        }
+        guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
+        if let cluster = cache?.clusters[start] {
+            guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
+            return try scratch.record(cluster.values(slot, store.layout), layout: store.layout)
+        }
+        view = try ClusterView(store.clusters!, start: start, in: transaction, writes: cache?.writes ?? 0)
+        guard let view, let slot = view.slot(of: key) else { return nil }
+        return try view.record(slot, into: scratch)
     }
 }
