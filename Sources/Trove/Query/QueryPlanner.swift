@@ -152,6 +152,12 @@ enum QueryPlanner {
             if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {
                 return limit.map { Array(plan.keys.prefix($0)) } ?? plan.keys
             }
+            if predicate == nil {
+                // Every object: the keys alone, no record read.
+                guard table.store.isVisible(in: transaction) else { return [] }
+                if let limit { return try table.store.keys(in: transaction, ascending: true, limit: limit) }
+                return try table.store.keys(in: transaction, from: 0, through: nil)
+            }
             var keys: [UInt64] = []
             try forEachMatch(table: table, predicate: predicate, limit: limit, in: transaction) { key, _ in keys.append(key) }
             return keys

@@ -33,14 +33,8 @@ struct ClusterColumn {
         self.count = count
         self.dataStart = dataStart
         if type.isVariableSize {
-            let heapStart = dataStart + 4 * (count + 1)
-            guard bytes.count >= heapStart else { return nil }
-            var previous = 0
-            for slot in 0...count {
-                let offset = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian)
-                guard offset >= previous, heapStart + offset <= bytes.count else { return nil }
-                previous = offset
-            }
+            // Each value's offsets are checked as it is read (a lookup reads one of hundreds).
+            guard bytes.count >= dataStart + 4 * (count + 1) else { return nil }
         } else {
             guard bytes.count >= dataStart + count * type.slotWidth else { return nil }
         }
@@ -52,6 +46,11 @@ struct ClusterColumn {
     /// Where the fixed-size value of `slot` starts in ``bytes``.
     @inline(__always)
     func slotOffset(_ slot: Int) -> Int { dataStart + slot * type.slotWidth }
+
+    /// ``slotOffset(_:)`` with the type's slot width known.
+    @inline(__always)
+    func slotOffset(_ slot: Int, width: Int) -> Int { dataStart + slot * width }
+
 
     /// The value in `slot`; nil for a damaged mixed value.
     func value(_ slot: Int) -> StoredValue? {
@@ -75,12 +74,44 @@ struct ClusterColumn {
     }
 
     /// The stored bytes of a String, Data, Decimal or Mixed value in place.
+    /// A damaged value traps, as a damaged record does (``problem(in:type:)`` finds it without trapping).
     @inline(__always)
     func variableBytes(_ slot: Int) -> UnsafeRawBufferPointer {
         let heapStart = dataStart + 4 * (count + 1)
         let start = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian)
         let end = Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot + 4, as: UInt32.self).littleEndian)
-        return UnsafeRawBufferPointer(rebasing: bytes[(heapStart + start)..<(heapStart + end)])
+        guard start <= end, heapStart + end <= bytes.count else { Self.damaged(type, slot) }
+        return UnsafeRawBufferPointer(start: bytes.baseAddress.unsafelyUnwrapped + heapStart + start, count: end - start)
+    }
+
+    @inline(__always)
+    func variableLength(_ slot: Int) -> Int { variableBytes(slot).count }
+
+    private static func damaged(_ type: PropertyType, _ slot: Int) -> Never {
+        fatalError(
+            "Trove: a stored cluster column of \(type) values points outside itself at slot \(slot): the file is damaged (TroveError.corruptFile); `trove verify FILE` or Database.verify() lists every damaged cluster without stopping; restore the file from a copy"
+        )
+    }
+
+    /// What is wrong with a stored column, or nil when every value reads
+    /// safely. Never traps: this is what ``Database/verify()`` uses.
+    static func problem(in bytes: UnsafeRawBufferPointer, type: PropertyType, count expected: Int?) -> String? {
+        guard let column = ClusterColumn(bytes, type: type) else { return "is \(bytes.count) bytes, too short for its values" }
+        if let expected, column.count != expected { return "holds \(column.count) values for \(expected) objects" }
+        guard type.isVariableSize else { return nil }
+        let heapStart = column.dataStart + 4 * (column.count + 1)
+        var previous = 0
+        for slot in 0...column.count {
+            let offset = Int(bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * slot, as: UInt32.self).littleEndian)
+            guard offset >= previous, heapStart + offset <= bytes.count else { return "points outside itself at slot \(slot)" }
+            previous = offset
+        }
+        if type == .string {
+            for slot in 0..<column.count where !column.isNull(slot) {
+                if String(bytes: column.variableBytes(slot), encoding: .utf8) == nil { return "holds a string that is not valid UTF-8" }
+            }
+        }
+        return nil
     }
 
     /// Encodes `values` (already checked against the column: nil only where

@@ -159,6 +159,32 @@ struct ClusterTable {
         try cluster(for: .max, in: transaction, cache)?.keys.last
     }
 
+    /// The object keys from `from` through `through`, in order, from the
+    /// clusters' key columns alone (the cache is written out first).
+    func keys(in transaction: Transaction, _ cache: ClusterCache?, from: UInt64, through: UInt64?) throws -> [UInt64] {
+        guard transaction.canSee(table) else { return [] }
+        if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
+        var keys: [UInt64] = []
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if current.key.count == 10, current.key[8] == 0, current.key[9] == 0 {
+                    guard let column = ClusterColumn(current.value, type: .int) else {
+                        throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster are damaged")
+                    }
+                    for slot in 0..<column.count {
+                        let key = UInt64(bitPattern: column.int(slot) ?? 0)
+                        if key < from { continue }
+                        if let through, key > through { return }
+                        keys.append(key)
+                    }
+                }
+                entry = try cursor.next()
+            }
+        }
+        return keys
+    }
+
     /// Every cluster's start, in order.
     func starts(in transaction: Transaction) throws -> [UInt64] {
         guard transaction.canSee(table) else { return [] }

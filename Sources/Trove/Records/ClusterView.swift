@@ -14,31 +14,101 @@ final class ClusterView {
     let keys: ClusterColumn
     /// The ``ClusterTable/ClusterCache/writes`` it was loaded at (0 outside a write).
     let writes: Int
+    /// Where the map was when the view was read (a remap moves the pages).
+    let mapStart: UInt
     private let table: ClusterTable
-    private let transaction: Transaction
-    private var columns: [ClusterColumn?]
-    private var loaded: [Bool]
-    private var owned: [UnsafeMutableRawBufferPointer] = []
+    /// Not retained: the transaction keeps its last view (``Transaction/readCache``).
+    private unowned(unsafe) let transaction: Transaction
+    /// Per property: whether it was looked for, and its column when the cluster has it.
+    private let columns: UnsafeMutablePointer<(loaded: Bool, column: ClusterColumn?)>
+    @exclusivity(unchecked) private var owned: [UnsafeMutableRawBufferPointer] = []
+    /// Set once every stored column is loaded: true when the cluster has them all.
+    @exclusivity(unchecked) private var isComplete: Bool?
 
     /// Reads the cluster starting at `start`; nil when there is none.
-    init?(_ table: ClusterTable, start: UInt64, in transaction: Transaction, writes: Int) throws {
+    convenience init?(_ table: ClusterTable, start: UInt64, in transaction: Transaction, writes: Int) throws {
+        var owned: [UnsafeMutableRawBufferPointer] = []
+        guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
+        try self.init(table, start: start, keys: bytes, in: transaction, writes: writes)
+        self.owned = owned
+    }
+
+    private init(
+        _ table: ClusterTable, start: UInt64, keys bytes: UnsafeRawBufferPointer, in transaction: Transaction, writes: Int
+    ) throws {
         self.table = table
         self.transaction = transaction
         self.start = start
         self.writes = writes
-        let count = table.layout.columnCount
-        columns = Array(repeating: nil, count: count)
-        loaded = Array(repeating: false, count: count)
-        guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
+        mapStart = transaction.environment.mapStart
+        columns = .allocate(capacity: max(table.layout.columnCount, 1))
+        columns.initialize(repeating: (false, nil), count: table.layout.columnCount)
         guard let keys = ClusterColumn(bytes, type: .int) else {
             throw TroveError(.corruptFile, "the object keys of a \(table.layout.typeName) cluster (at \(start)) are damaged")
         }
         self.keys = keys
     }
 
-    deinit { for buffer in owned { buffer.deallocate() } }
+    /// Reads the cluster that would hold `key`, every column with it, by
+    /// stepping one cursor back over its parts (they lie side by side); nil
+    /// when no cluster starts at or before `key`.
+    static func containing(_ key: UInt64, _ table: ClusterTable, in transaction: Transaction, writes: Int) throws
+        -> ClusterView?
+    {
+        guard transaction.canSee(table.table) else { return nil }
+        guard !table.table.isSealed else {
+            // Opened values live only while the cursor stands on them: read part by part.
+            guard let start = try table.clusterStart(for: key, in: transaction), start <= key else { return nil }
+            return try ClusterView(table, start: start, in: transaction, writes: writes)
+        }
+        let columnCount = table.layout.columnCount
+        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: columnCount + 1) { parts in
+            try transaction.withCursor(on: table.table) { cursor -> ClusterView? in
+                var entry: Entry?
+                if key == .max {
+                    entry = try cursor.last()
+                } else {
+                    let next = try ClusterTable.withKey(key + 1, part: 0) { try cursor.seek(atLeast: $0) }
+                    entry = next == nil ? try cursor.last() : try cursor.previous()
+                }
+                guard let last = entry, last.key.count == 10 else { return nil }
+                let start = ClusterTable.start(of: last.key)
+                parts.initialize(repeating: nil)
+                while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
+                    let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+                    if part < parts.count { parts[part] = current.value }
+                    if part == 0 { break }
+                    entry = try cursor.previous()
+                }
+                guard let keys = parts[0] else {
+                    throw TroveError(.corruptFile, "a \(table.layout.typeName) cluster (at \(start)) has no object keys")
+                }
+                let view = try ClusterView(table, start: start, keys: keys, in: transaction, writes: writes)
+                for column in 0..<columnCount where table.layout.inRecord[column] {
+                    try view.adopt(parts[column + 1], column: column)
+                }
+                return view
+            }
+        }
+    }
+
+    deinit {
+        columns.deinitialize(count: table.layout.columnCount)
+        columns.deallocate()
+        for buffer in owned { buffer.deallocate() }
+    }
 
     var count: Int { keys.count }
+
+    /// Whether the view still points at the cluster in the file: the map
+    /// has not moved and the write (when `cache` is given) has not written
+    /// to the table or changed this cluster since.
+    @inline(__always)
+    func isCurrent(_ cache: ClusterTable.ClusterCache?) -> Bool {
+        guard transaction.environment.mapStart == mapStart else { return false }
+        guard let cache else { return true }
+        return cache.writes == writes && cache.clusters[start] == nil
+    }
 
     @inline(__always)
     func key(_ slot: Int) -> UInt64 { UInt64(bitPattern: keys.int(slot) ?? 0) }
@@ -70,19 +140,26 @@ final class ClusterView {
     /// A property's column; nil when the cluster predates the property (its
     /// objects read the property's default) or it is a collection.
     func column(_ column: Int) throws -> ClusterColumn? {
-        if loaded[column] { return columns[column] }
-        loaded[column] = true
-        let layout = table.layout
-        guard layout.inRecord[column], let bytes = try Self.part(table, start, column + 1, transaction, &owned) else {
+        if columns[column].loaded { return columns[column].column }
+        guard table.layout.inRecord[column] else {
+            columns[column].loaded = true
             return nil
         }
+        try adopt(try Self.part(table, start, column + 1, transaction, &owned), column: column)
+        return columns[column].column
+    }
+
+    /// Takes a column's stored bytes (nil: the cluster predates it), checked.
+    private func adopt(_ bytes: UnsafeRawBufferPointer?, column: Int) throws {
+        columns[column].loaded = true
+        guard let bytes else { return }
+        let layout = table.layout
         guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == count else {
             throw TroveError(
                 .corruptFile,
                 "a \(layout.typeName) cluster's \(layout.properties[column].name) column (cluster at \(start)) is damaged")
         }
-        columns[column] = stored
-        return stored
+        columns[column].column = stored
     }
 
     /// The value of `column` for the object in `slot`.
@@ -106,43 +183,42 @@ final class ClusterView {
     /// the scratch builds the next one.
     func record(_ slot: Int, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
         let layout = table.layout
-        let columnCount = layout.columnCount
-        let header = 2 + RecordLayout.bitmapSize(columnCount)
-        let fixedEnd = header + layout.fixedSize
-        var size = fixedEnd
-        for column in 0..<columnCount where layout.inRecord[column] {
-            guard let stored = try self.column(column) else {
-                // A property the cluster predates: its default, through the general encoder.
-                return try scratch.record(values(slot), layout: layout)
-            }
-            if layout.types[column].isVariableSize, !stored.isNull(slot) { size += stored.variableBytes(slot).count }
+        if isComplete == nil {
+            isComplete = try layout.recordSlots.allSatisfy { try column($0.column) != nil }
         }
-        let record = scratch.buffer(size)
-        let base = record.baseAddress!
-        base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
-        record.storeBytes(of: UInt16(columnCount).littleEndian, as: UInt16.self)
-        var heap = fixedEnd
-        for column in 0..<columnCount where layout.inRecord[column] {
-            let stored = columns[column]!
-            if stored.isNull(slot) {
-                record[2 + column / 8] |= 1 << UInt8(column % 8)
-                continue
+        // A property the cluster predates reads as its default, through the general encoder.
+        guard isComplete! else { return try scratch.record(values(slot), layout: layout) }
+        do {
+            let slots = layout.recordSlots
+            let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
+            var size = fixedEnd
+            for stored in slots where stored.width == 0 {
+                let column = columns[stored.column].column.unsafelyUnwrapped
+                if !column.isNull(slot) { size += column.variableLength(slot) }
             }
-            let target = header + layout.slotOffsets[column]
-            let type = layout.types[column]
-            if type.isVariableSize {
-                let bytes = stored.variableBytes(slot)
-                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: target, as: UInt32.self)
-                record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: target + 4, as: UInt32.self)
-                if let source = bytes.baseAddress, !bytes.isEmpty {
-                    (base + heap).copyMemory(from: source, byteCount: bytes.count)
+            let record = scratch.buffer(size)
+            let base = record.baseAddress.unsafelyUnwrapped
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
+            record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
+            var heap = fixedEnd
+            for stored in slots {
+                let column = columns[stored.column].column.unsafelyUnwrapped
+                if column.isNull(slot) {
+                    record[2 + stored.column / 8] |= 1 << UInt8(stored.column % 8)
+                } else if stored.width == 0 {
+                    let bytes = column.variableBytes(slot)
+                    record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: stored.offset, as: UInt32.self)
+                    record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: stored.offset + 4, as: UInt32.self)
+                    if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                    heap += bytes.count
+                } else {
+                    (base + stored.offset).copyMemory(
+                        from: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(slot, width: stored.width),
+                        byteCount: stored.width)
                 }
-                heap += bytes.count
-            } else {
-                (base + target).copyMemory(from: stored.bytes.baseAddress! + stored.slotOffset(slot), byteCount: type.slotWidth)
             }
+            return UnsafeRawBufferPointer(record)
         }
-        return UnsafeRawBufferPointer(record)
     }
 
     /// One stored part of a cluster (0 = keys, 1 + column), in place or, for

@@ -115,15 +115,8 @@ struct ObjectStore {
 
     /// The object keys from `start` through `end` (inclusive), in order, without reading records.
     func keys(in transaction: Transaction, from start: UInt64, through end: UInt64?) throws -> [UInt64] {
-        guard clusters != nil else { return try Self.keys(of: table, in: transaction, from: start, through: end) }
-        var keys: [UInt64] = []
-        try withRecordCursor(in: transaction, from: start) { records in
-            while let reader = try records.next() {
-                if let end, reader.objectKey > end { break }
-                keys.append(reader.objectKey)
-            }
-        }
-        return keys
+        if let clusters { return try clusters.keys(in: transaction, try clusterCache(transaction), from: start, through: end) }
+        return try Self.keys(of: table, in: transaction, from: start, through: end)
     }
 
     /// The first `limit` object keys in ascending or descending order, without reading records.
@@ -308,6 +301,7 @@ struct LookupCursor {
     private let clustered: (store: ObjectStore, transaction: Transaction, scratch: RecordScratch)?
     /// The cluster of the last lookup (cluster layout): the next key is often in it.
     private var view: ClusterView?
+    private var previousSlot: Int?
 
     fileprivate init(cursor: Cursor, stepping: Bool) {
         self.cursor = cursor
@@ -344,18 +338,28 @@ struct LookupCursor {
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
-        if let view, key >= view.start, let last = view.lastKey, key <= last,
-            cache.map({ $0.writes == view.writes && $0.clusters[view.start] == nil }) ?? true
-        {
-            return try view.slot(of: key).map { try view.record($0, into: scratch) }
+        if view == nil { view = transaction.readCache[store.table.slot] as? ClusterView }
+        if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(cache) {
+            // Keys looked up in order are usually in the next slot.
+            if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
+                previousSlot = previous + 1
+            } else {
+                previousSlot = view.slot(of: key)
+            }
+            return try previousSlot.map { try view.record($0, into: scratch) }
         }
-        guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
-        if let cluster = cache?.clusters[start] {
-            guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
-            return try scratch.record(cluster.values(slot, store.layout), layout: store.layout)
+        if let cache, !cache.clusters.isEmpty {
+            // The write's changed clusters are read from its cache.
+            guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
+            if let cluster = cache.clusters[start] {
+                guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
+                return try scratch.record(cluster.values(slot, store.layout), layout: store.layout)
+            }
         }
-        view = try ClusterView(store.clusters!, start: start, in: transaction, writes: cache?.writes ?? 0)
-        guard let view, let slot = view.slot(of: key) else { return nil }
-        return try view.record(slot, into: scratch)
+        view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: cache?.writes ?? 0)
+        transaction.readCache[store.table.slot] = view
+        guard let view else { return nil }
+        previousSlot = view.slot(of: key)
+        return try previousSlot.map { try view.record($0, into: scratch) }
     }
 }

@@ -20,6 +20,10 @@ final class RecordLayout: @unchecked Sendable {  // immutable after init, `colum
     /// Each column's slot offset and type again, in memory a property read
     /// indexes without retaining an array or checking bounds.
     let columnSlots: UnsafeMutablePointer<(offset: Int, type: PropertyType)>
+    /// Each column stored in the record: where its slot sits from the
+    /// record's start and how wide it is (0 = offset and length into the
+    /// heap): what building a record from cluster columns copies.
+    let recordSlots: [(column: Int, offset: Int, width: Int)]
 
     init(_ schema: ObjectSchema) {
         typeName = schema.name
@@ -35,6 +39,11 @@ final class RecordLayout: @unchecked Sendable {  // immutable after init, `colum
         slotOffsets = offsets
         fixedSize = cursor
         fallbacks = schema.properties.map(\.fallback)
+        let header = 2 + Self.bitmapSize(types.count)
+        let (types, inRecord) = (types, inRecord)
+        recordSlots = types.indices.filter { inRecord[$0] }.map {
+            ($0, header + offsets[$0], types[$0].isVariableSize ? 0 : types[$0].slotWidth)
+        }
         columnSlots = .allocate(capacity: max(offsets.count, 1))
         for (column, offset) in offsets.enumerated() {
             (columnSlots + column).initialize(to: (offset, types[column]))

@@ -63,7 +63,7 @@ package final class Environment: @unchecked Sendable {
     private let state: Locked<State>
     /// Where the memory map starts. Changed only under the map gate held
     /// exclusively (the map moves when it grows); read under it held shared.
-    private(set) var mapStart: UInt = 0
+    @exclusivity(unchecked) package private(set) var mapStart: UInt = 0
 
     private func noteMapAddress() {
         mapStart = Environment.mapAddress(of: handle)

@@ -20,7 +20,7 @@ package class Transaction {
     /// values LMDB hands back must lie there too; a damaged or crafted page
     /// could point elsewhere, and reading it would fault. (A write
     /// transaction's own changes live outside the map: not checked.)
-    var readableEnd = Int.max
+    @exclusivity(unchecked) var readableEnd = Int.max
 
     init(environment: Environment, txn: OpaquePointer, visibleTableLimit: MDB_dbi) {
         self.environment = environment
@@ -58,6 +58,11 @@ package class Transaction {
     }
 
     var isInsideMapAccess: Bool { mapAccessDepth > 0 }
+
+    /// What readers above keep for the rest of the snapshot, by table slot
+    /// (the cluster a type's last lookup read). Emptied when the snapshot
+    /// changes; entries that point into the map check ``Environment/mapStart``.
+    package var readCache: [UInt32: AnyObject] = [:]
 
     /// `value` as a buffer, once it is known to lie inside the file's pages.
     @inline(__always)
@@ -197,6 +202,7 @@ package final class ReadTransaction: Transaction {
 
     /// Releases the snapshot but keeps the reader slot.
     package func reset() {
+        readCache.removeAll()
         guard let txn, !isReset else { return }
         mdb_txn_reset(txn)
         isReset = true
@@ -204,6 +210,7 @@ package final class ReadTransaction: Transaction {
 
     /// Takes a fresh snapshot of the latest commit.
     package func renew() throws {
+        readCache.removeAll()
         guard let txn else { return }
         if !isReset { mdb_txn_reset(txn) }
         let limit = environment.tableSlotLimit
