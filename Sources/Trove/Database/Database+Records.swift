@@ -475,7 +475,7 @@ extension Database {
             try state.recordWriter.encode(values, layout: table.layout)
             record = state.recordWriter.bytes
         }
-        try record.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
+        try record.withUnsafeBytes { try table.store.replace(objectKey, record: $0, changing: column, in: transaction) }
         if !table.fullTextIndexes.isEmpty {
             try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
         }

@@ -51,7 +51,6 @@ struct ClusterColumn {
     @inline(__always)
     func slotOffset(_ slot: Int, width: Int) -> Int { dataStart + slot * width }
 
-
     /// The value in `slot`; nil for a damaged mixed value.
     func value(_ slot: Int) -> StoredValue? {
         if isNull(slot) { return .null }
@@ -108,7 +107,9 @@ struct ClusterColumn {
         }
         if type == .string {
             for slot in 0..<column.count where !column.isNull(slot) {
-                if String(bytes: column.variableBytes(slot), encoding: .utf8) == nil { return "holds a string that is not valid UTF-8" }
+                if String(bytes: column.variableBytes(slot), encoding: .utf8) == nil {
+                    return "holds a string that is not valid UTF-8"
+                }
             }
         }
         return nil

@@ -17,12 +17,18 @@ struct ClusterTable {
     let table: Table
     let layout: RecordLayout
 
-    /// One cluster, decoded, as a write changes it.
+    /// One cluster as a write changes it. A column is decoded into values
+    /// when the write first changes it (or the cluster's keys); until then
+    /// it stays a copy of its stored bytes, so changing one property of
+    /// many objects decodes one column per cluster.
     final class Cluster {
         var start: UInt64
         var keys: [UInt64]
-        /// Per column of the layout: its values (empty for collections).
+        /// Per column of the layout: its values once decoded (empty for collections and stored columns).
         var columns: [[StoredValue]]
+        /// Per column: its stored bytes (a copy the cluster owns) while not decoded.
+        var stored: [ClusterColumn?]
+        private var copies: [UnsafeMutableRawBufferPointer] = []
         var keysChanged = false
         var changedColumns = Set<Int>()
 
@@ -30,13 +36,65 @@ struct ClusterTable {
             self.start = start
             self.keys = keys
             self.columns = columns
+            stored = Array(repeating: nil, count: columns.count)
+        }
+
+        deinit { for copy in copies { copy.deallocate() } }
+
+        /// Keeps a copy of a column's stored bytes, decoded when first changed.
+        func keep(_ column: ClusterColumn, at index: Int) {
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(column.bytes.count, 1), alignment: 8)
+            copy.copyMemory(from: column.bytes)
+            copies.append(copy)
+            stored[index] = ClusterColumn(UnsafeRawBufferPointer(rebasing: copy[0..<column.bytes.count]), type: column.type)
+        }
+
+        /// The object in `slot` as a record. Columns still stored are copied
+        /// slot by slot; changed fixed-size ones are written over them.
+        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
+            let decoded = layout.recordSlots.filter { stored[$0.column] == nil }
+            if decoded.contains(where: { $0.width == 0 }) || decoded.count == layout.recordSlots.count {
+                return try scratch.record(values(slot, layout), layout: layout)
+            }
+            let record = ClusterView.buildRecord(slot, layout: layout, into: scratch, columnAt: self.column)
+            for slotInfo in decoded {
+                let value = columns[slotInfo.column][slot]
+                if case .null = value {
+                    record[2 + slotInfo.column / 8] |= 1 << UInt8(slotInfo.column % 8)
+                    continue
+                }
+                _ = RecordWriter.storeFixed(value, layout.types[slotInfo.column], into: record, at: slotInfo.offset)
+            }
+            return UnsafeRawBufferPointer(record)
         }
 
         var isChanged: Bool { keysChanged || !changedColumns.isEmpty }
 
+        /// A column's stored bytes while it is not decoded.
+        func column(_ index: Int) -> ClusterColumn? { stored[index] }
+
+        /// Decodes a column that is still stored bytes.
+        func decode(_ column: Int, _ layout: RecordLayout) {
+            guard let values = stored[column] else { return }
+            columns[column] = (0..<values.count).map { values.value($0) ?? .null }
+            stored[column] = nil
+        }
+
+        /// Decodes every column (before the keys change).
+        func decodeAll(_ layout: RecordLayout) {
+            for column in stored.indices where stored[column] != nil { decode(column, layout) }
+        }
+
+        /// The value of `column` for the object in `slot`.
+        func value(_ slot: Int, _ column: Int, _ layout: RecordLayout) -> StoredValue {
+            guard layout.inRecord[column] else { return layout.fallbacks[column] }
+            guard let values = stored[column] else { return columns[column][slot] }
+            return values.value(slot) ?? .null
+        }
+
         /// Every column of the object in `slot`.
         func values(_ slot: Int, _ layout: RecordLayout) -> [StoredValue] {
-            (0..<layout.columnCount).map { layout.inRecord[$0] ? columns[$0][slot] : layout.fallbacks[$0] }
+            (0..<layout.columnCount).map { value(slot, $0, layout) }
         }
     }
 
@@ -48,6 +106,9 @@ struct ClusterTable {
         /// Values this write put in the table or deleted from it: a
         /// ``ClusterView`` loaded before the last one points at stale pages.
         var writes = 0
+        /// The cluster last changed and where the next cluster starts (nil:
+        /// none follows): keys in between belong to it, found without a search.
+        var recent: (cluster: Cluster, limit: UInt64?)?
 
         init(owner: ClusterTable) { self.owner = owner }
 
@@ -93,16 +154,21 @@ struct ClusterTable {
 
     /// Reads a cluster from the file, decoded for changing.
     func load(_ start: UInt64, in transaction: Transaction) throws -> Cluster? {
-        guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
-        var columns: [[StoredValue]] = []
-        for column in 0..<layout.columnCount {
-            guard layout.inRecord[column] else {
-                columns.append([])
-                continue
+        try transaction.withMapAccess {
+            guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
+            let cluster = Cluster(
+                start: start, keys: (0..<view.count).map { view.key($0) },
+                columns: Array(repeating: [], count: layout.columnCount))
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                if let stored = try view.column(column) {
+                    cluster.keep(stored, at: column)
+                } else {
+                    // A column the cluster predates reads as the column's default.
+                    cluster.columns[column] = Array(repeating: layout.fallbacks[column], count: view.count)
+                }
             }
-            columns.append(try (0..<view.count).map { try view.value($0, column) })
+            return cluster
         }
-        return Cluster(start: start, keys: (0..<view.count).map { view.key($0) }, columns: columns)
     }
 
     private func value<R>(
@@ -113,10 +179,33 @@ struct ClusterTable {
 
     /// The cluster `key` belongs in, from the cache or the file.
     private func cluster(for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
-        guard let start = try clusterStart(for: key, in: transaction) else { return nil }
-        if let cached = cache?.clusters[start] { return cached }
-        guard let loaded = try load(start, in: transaction) else { return nil }
-        return loaded
+        guard let cache else {
+            guard let start = try clusterStart(for: key, in: transaction) else { return nil }
+            return try load(start, in: transaction)
+        }
+        if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
+            cache.clusters[cluster.start] === cluster
+        {
+            return cluster
+        }
+        guard let (start, limit) = try clusterBounds(for: key, in: transaction) else { return nil }
+        guard let cluster = try cache.clusters[start] ?? load(start, in: transaction) else { return nil }
+        if key >= start { cache.recent = (cluster, limit) }
+        return cluster
+    }
+
+    /// ``clusterStart(for:in:)`` and the start of the cluster after it (nil when none follows), with one search.
+    private func clusterBounds(for key: UInt64, in transaction: Transaction) throws -> (UInt64, UInt64?)? {
+        guard transaction.canSee(table) else { return nil }
+        return try transaction.withCursor(on: table) { cursor in
+            let next = key == .max ? nil : try Self.withKey(key + 1, part: 0) { try cursor.seek(atLeast: $0) }
+            let limit = next.map { Self.start(of: $0.key) }
+            if let previous = try next == nil ? cursor.last() : cursor.previous() {
+                return (Self.start(of: previous.key), limit)
+            }
+            // Below the first cluster: that one (its start moves down when the key goes in).
+            return try cursor.first().map { (Self.start(of: $0.key), nil) }
+        }
     }
 
     /// Every column of the object with `key`, or nil when it is not stored.
@@ -185,6 +274,55 @@ struct ClusterTable {
         return keys
     }
 
+    /// Checks every cluster's stored structure without trapping (keys in
+    /// order and inside the cluster's range, each column readable and as
+    /// long as the keys) and visits the objects of sound clusters with their
+    /// records; ``Database/verify()`` reads the file through this.
+    func forEachCheckedRecord(
+        in transaction: Transaction, damaged: (String) -> Void, _ visit: (Entry) throws -> Void
+    ) throws {
+        let starts = try starts(in: transaction)
+        let scratch = RecordScratch()
+        try transaction.withMapAccess {
+            for (index, start) in starts.enumerated() {
+                let limit = index + 1 < starts.count ? starts[index + 1] : nil
+                let name = "the \(layout.typeName) cluster at object key \(start)"
+                let keys = try value(start, part: 0, in: transaction) { $0.flatMap { ClusterColumn($0, type: .int) } }
+                guard let keys, keys.count > 0 else {
+                    damaged("\(name) has damaged or no object keys")
+                    continue
+                }
+                var previous: UInt64?
+                var sound = true
+                for slot in 0..<keys.count {
+                    let key = UInt64(bitPattern: keys.int(slot) ?? 0)
+                    if keys.isNull(slot) || key < start || limit.map({ key >= $0 }) == true || previous.map({ key <= $0 }) == true
+                    {
+                        damaged("\(name) holds object key \(key) out of order or outside the cluster")
+                        sound = false
+                        break
+                    }
+                    previous = key
+                }
+                for column in 0..<layout.columnCount where sound && layout.inRecord[column] {
+                    let problem = try value(start, part: column + 1, in: transaction) { bytes in
+                        bytes.flatMap { ClusterColumn.problem(in: $0, type: layout.types[column], count: keys.count) }
+                    }
+                    if let problem {
+                        damaged("\(name): its \(layout.properties[column].name) column \(problem)")
+                        sound = false
+                    }
+                }
+                guard sound, let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { continue }
+                for slot in 0..<view.count {
+                    var bigEndian = view.key(slot).bigEndian
+                    let record = try view.record(slot, into: scratch)
+                    try withUnsafeBytes(of: &bigEndian) { try visit(Entry(key: $0, value: record)) }
+                }
+            }
+        }
+    }
+
     /// Every cluster's start, in order.
     func starts(in transaction: Transaction) throws -> [UInt64] {
         guard transaction.canSee(table) else { return [] }
@@ -220,10 +358,7 @@ struct ClusterTable {
         for start in try starts(in: transaction) {
             guard let cluster = try cache?.clusters[start] ?? load(start, in: transaction) else { continue }
             for (slot, key) in cluster.keys.enumerated() {
-                let values = (0..<layout.columnCount).map {
-                    layout.inRecord[$0] ? cluster.columns[$0][slot] : layout.fallbacks[$0]
-                }
-                guard try visit(key, values) else { return }
+                guard try visit(key, cluster.values(slot, layout)) else { return }
             }
         }
     }
@@ -240,15 +375,18 @@ struct ClusterTable {
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
+        cluster.decodeAll(layout)
         cache.clusters[cluster.start] = cluster
         if cluster.keys.count >= Self.capacity {
             // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
             if position == cluster.keys.count {
+                cache.recent = nil
                 let next = Cluster(
                     start: key, keys: [key], columns: values.indices.map { layout.inRecord[$0] ? [values[$0]] : [] })
                 try write(next, in: transaction, allColumns: true, cache)
                 return true
             }
+            cache.recent = nil
             let half = cluster.keys.count / 2
             let upper = Cluster(
                 start: cluster.keys[half], keys: Array(cluster.keys[half...]),
@@ -277,8 +415,24 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
         else { return false }
         cache.clusters[cluster.start] = cluster
+        cluster.decodeAll(layout)
         for column in cluster.columns.indices where layout.inRecord[column] && cluster.columns[column][slot] != values[column] {
             cluster.columns[column][slot] = values[column]
+            cluster.changedColumns.insert(column)
+        }
+        return true
+    }
+
+    /// Changes one property of a stored object; false when it is not stored.
+    func set(_ key: UInt64, column: Int, to value: StoredValue, in transaction: WriteTransaction, _ cache: ClusterCache)
+        throws -> Bool
+    {
+        guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
+        else { return false }
+        cache.clusters[cluster.start] = cluster
+        cluster.decode(column, layout)
+        if cluster.columns[column][slot] != value {
+            cluster.columns[column][slot] = value
             cluster.changedColumns.insert(column)
         }
         return true
@@ -288,6 +442,7 @@ struct ClusterTable {
     func delete(_ key: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
         guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
         else { return false }
+        cluster.decodeAll(layout)
         cluster.keys.remove(at: slot)
         if cluster.keys.isEmpty {
             try erase(cluster.start, in: transaction, cache)
@@ -343,6 +498,7 @@ struct ClusterTable {
 
     private func erase(_ start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
         cache.writes += 1
+        cache.recent = nil
         for part in 0...layout.columnCount {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }

@@ -188,37 +188,47 @@ final class ClusterView {
         }
         // A property the cluster predates reads as its default, through the general encoder.
         guard isComplete! else { return try scratch.record(values(slot), layout: layout) }
-        do {
-            let slots = layout.recordSlots
-            let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
-            var size = fixedEnd
-            for stored in slots where stored.width == 0 {
-                let column = columns[stored.column].column.unsafelyUnwrapped
-                if !column.isNull(slot) { size += column.variableLength(slot) }
-            }
-            let record = scratch.buffer(size)
-            let base = record.baseAddress.unsafelyUnwrapped
-            base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
-            record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
-            var heap = fixedEnd
-            for stored in slots {
-                let column = columns[stored.column].column.unsafelyUnwrapped
-                if column.isNull(slot) {
-                    record[2 + stored.column / 8] |= 1 << UInt8(stored.column % 8)
-                } else if stored.width == 0 {
-                    let bytes = column.variableBytes(slot)
-                    record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: stored.offset, as: UInt32.self)
-                    record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: stored.offset + 4, as: UInt32.self)
-                    if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-                    heap += bytes.count
-                } else {
-                    (base + stored.offset).copyMemory(
-                        from: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(slot, width: stored.width),
-                        byteCount: stored.width)
-                }
-            }
-            return UnsafeRawBufferPointer(record)
+        let columns = self.columns
+        return UnsafeRawBufferPointer(
+            Self.buildRecord(slot, layout: layout, into: scratch) { columns[$0].column })
+    }
+
+    /// Builds the record of the object in `slot` from its columns (each
+    /// slot copied as it is: records and columns share the encoding). A
+    /// fixed-size column given as nil is left zero, for the caller to write.
+    @inline(__always)
+    static func buildRecord(
+        _ slot: Int, layout: RecordLayout, into scratch: RecordScratch, columnAt columns: (Int) -> ClusterColumn?
+    ) -> UnsafeMutableRawBufferPointer {
+        let slots = layout.recordSlots
+        let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
+        var size = fixedEnd
+        for stored in slots where stored.width == 0 {
+            let column = columns(stored.column).unsafelyUnwrapped
+            if !column.isNull(slot) { size += column.variableLength(slot) }
         }
+        let record = scratch.buffer(size)
+        let base = record.baseAddress.unsafelyUnwrapped
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
+        record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
+        var heap = fixedEnd
+        for stored in slots {
+            guard let column = columns(stored.column) else { continue }
+            if column.isNull(slot) {
+                record[2 + stored.column / 8] |= 1 << UInt8(stored.column % 8)
+            } else if stored.width == 0 {
+                let bytes = column.variableBytes(slot)
+                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: stored.offset, as: UInt32.self)
+                record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: stored.offset + 4, as: UInt32.self)
+                if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                heap += bytes.count
+            } else {
+                (base + stored.offset).copyMemory(
+                    from: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(slot, width: stored.width),
+                    byteCount: stored.width)
+            }
+        }
+        return record
     }
 
     /// One stored part of a cluster (0 = keys, 1 + column), in place or, for

@@ -98,15 +98,13 @@ struct ObjectStore {
 
     /// Every stored entry as it lies in the file, key bytes and record bytes,
     /// for ``Database/verify()``: nothing is decoded, so damage is reported, not trapped on.
-    func forEachStoredEntry(in transaction: Transaction, _ visit: (Entry) throws -> Void) throws {
-        if clusters != nil {
-            return try withRecordCursor(in: transaction) { records in
-                while let reader = try records.next() {
-                    var bigEndian = reader.objectKey.bigEndian
-                    try withUnsafeBytes(of: &bigEndian) { try visit(Entry(key: $0, value: reader.bytes)) }
-                }
-            }
-        }
+    /// In the cluster layout each object's record is built from its
+    /// columns, once the cluster's stored structure checks out; a damaged
+    /// cluster is reported to `damaged` and its objects are skipped.
+    func forEachStoredEntry(
+        in transaction: Transaction, damaged: (String) -> Void = { _ in }, _ visit: (Entry) throws -> Void
+    ) throws {
+        if let clusters { return try clusters.forEachCheckedRecord(in: transaction, damaged: damaged, visit) }
         try Self.forEachEntry(of: table, in: transaction, from: 0) {
             try visit($0)
             return true
@@ -222,6 +220,19 @@ struct ObjectStore {
             return noteChange(objectKey, transaction)
         }
         _ = try transaction.put(table, key: objectKey, value: record)
+    }
+
+    /// Replaces the object's record after a change of one column (`record`
+    /// holds the new value): the cluster layout changes that column alone.
+    func replace(
+        _ objectKey: UInt64, record: UnsafeRawBufferPointer, changing column: Int, in transaction: WriteTransaction
+    ) throws {
+        guard let clusters else { return try replace(objectKey, record: record, in: transaction) }
+        let value = RecordReader(record, layout: layout).value(at: column)
+        if try !clusters.set(objectKey, column: column, to: value, in: transaction, try clusterCache(transaction)!) {
+            return try replace(objectKey, record: record, in: transaction)
+        }
+        noteChange(objectKey, transaction)
     }
 
     @discardableResult
@@ -353,7 +364,7 @@ struct LookupCursor {
             guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
-                return try scratch.record(cluster.values(slot, store.layout), layout: store.layout)
+                return try cluster.record(slot, store.layout, into: scratch)
             }
         }
         view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: cache?.writes ?? 0)

@@ -60,7 +60,7 @@ extension Database {
         // The index entries every object should have: (index, key bytes ++ object key).
         var expected: [Int: Set<[UInt8]>] = [:]
         let pkColumn = table.primaryKeyColumn
-        try table.store.forEachStoredEntry(in: transaction) { current in
+        try table.store.forEachStoredEntry(in: transaction, damaged: { problem(.damagedRecord, $0) }) { current in
             report.objectsChecked += 1
             guard current.key.count == 8 else {
                 problem(.damagedRecord, "an object key is \(current.key.count) bytes, not 8")
@@ -176,7 +176,7 @@ extension Database {
                     }
                 }
             } else {
-                try table.store.forEachStoredEntry(in: transaction) { current in
+                try table.store.forEachStoredEntry(in: transaction) { current in  // damage is reported by the object check
                     guard current.key.count == 8, RecordReader.problem(in: current.value, layout: table.layout) == nil else {
                         return
                     }

@@ -53,13 +53,18 @@ struct ClusterColumnTests {
         #expect(withNil.count == 2 + 64 + 509 * 8)
     }
 
-    @Test("a damaged column is refused instead of read out of bounds")
+    @Test("a damaged column is refused, or found by the check verify() runs, instead of read out of bounds")
     func damaged() {
         var encoded = ClusterColumn.encode([.string("abc"), .string("defg")], type: .string)
-        encoded.withUnsafeBytes { #expect(ClusterColumn($0, type: .string) != nil) }
-        // An offset past the end (no nils: the offsets follow the count).
+        encoded.withUnsafeBytes { #expect(ClusterColumn.problem(in: $0, type: .string, count: 2) == nil) }
+        encoded.withUnsafeBytes { #expect(ClusterColumn.problem(in: $0, type: .string, count: 3) != nil) }
+        // An offset past the end (no nils: the offsets follow the count): checked on read, and by verify().
         encoded[2 + 4 * 2] = 200
-        encoded.withUnsafeBytes { #expect(ClusterColumn($0, type: .string) == nil) }
+        encoded.withUnsafeBytes { #expect(ClusterColumn.problem(in: $0, type: .string, count: 2) != nil) }
+        // Bytes that are not UTF-8 in a string column.
+        var invalid = ClusterColumn.encode([.string("ab")], type: .string)
+        invalid[invalid.count - 1] = 0xFF
+        invalid.withUnsafeBytes { #expect(ClusterColumn.problem(in: $0, type: .string, count: 1) != nil) }
         // Shorter than its count of fixed slots.
         let cut = Array(ClusterColumn.encode([.int(1), .int(2)], type: .int).dropLast())
         cut.withUnsafeBytes { #expect(ClusterColumn($0, type: .int) == nil) }
