@@ -261,6 +261,9 @@ public struct Configuration: Sendable {
     /// The map size a new environment starts with; tests set it small to
     /// exercise growth.
     var initialMapSize: Int = 256 << 20
+    /// Whether types new to the file are stored in column clusters (issue
+    /// 18, in progress; `TROVE_LAYOUT=clusters` in the environment turns it on).
+    var storesNewTypesInClusters = TableInfo.clustersForNewTypes
 
     /// The storage options these settings ask for.
     var environmentOptions: Environment.Options {

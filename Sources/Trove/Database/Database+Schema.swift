@@ -207,7 +207,8 @@ extension Database {
             try transaction.existingTable(TableInfo.objectsName(schema.name))
             ?? transaction.existingTable(TableInfo.clustersName(schema.name))
             ?? transaction.openTable(
-                TableInfo.clustersForNewTypes ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
+                configuration.storesNewTypesInClusters
+                    ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]

@@ -29,7 +29,7 @@ struct IntegerBounds {
     }
 
     /// The values `actual <op> constant` admits; nil for operators that are not one interval.
-    private static func interval(_ op: ComparisonOperator, _ constant: Int64) -> (Int64, Int64)? {
+    static func interval(_ op: ComparisonOperator, _ constant: Int64) -> (Int64, Int64)? {
         switch op {
         case .equal: return (constant, constant)
         case .less: return constant == .min ? (1, 0) : (.min, constant - 1)

@@ -90,8 +90,10 @@ enum QueryPlanner {
     /// Calls `visit` for every matching object, in object-key order, with a
     /// reader over its record (valid only during the call).
     /// Stops after `limit` matches, when given.
+    /// `reading` names the columns `visit` reads when not all (none: keys
+    /// only): in the cluster layout a scan then builds records of those alone.
     static func forEachMatch(
-        table: TableInfo, predicate: BoundPredicate?, limit: Int? = nil, in transaction: Transaction,
+        table: TableInfo, predicate: BoundPredicate?, limit: Int? = nil, reading: [Int]? = nil, in transaction: Transaction,
         _ visit: (UInt64, RecordReader) throws -> Void
     ) throws {
         var remaining = limit ?? .max
@@ -108,6 +110,9 @@ enum QueryPlanner {
             return
         }
         if case .constant(false) = predicate { return }
+        if table.store.clusters != nil, let filter = predicate.map({ ClusterFilter($0, table.layout) }) ?? .constant(true) {
+            return try forEachClusterMatch(table, filter, &remaining, reading, transaction, visit)
+        }
         try table.store.withRecordCursor(in: transaction) { records in
             while let reader = try records.next() {
                 guard matches?(reader) ?? true else { continue }
@@ -115,6 +120,75 @@ enum QueryPlanner {
                 remaining -= 1
                 if remaining == 0 { return }
             }
+        }
+    }
+
+    /// For an aggregate of one property over the cluster layout: calls
+    /// `visit` with each cluster's column of it (nil when the cluster
+    /// predates the property) and a match flag per object, reading no other
+    /// column. False, and nothing visited, when the rows must be read instead
+    /// (the record layout, an index answers the predicate, or the filter has
+    /// no column loop).
+    static func forEachClusterColumn(
+        table: TableInfo, predicate: BoundPredicate?, column: Int, in transaction: Transaction,
+        _ visit: (ClusterColumn?, UnsafeMutableBufferPointer<Bool>) throws -> Void
+    ) throws -> Bool {
+        guard table.store.clusters != nil else { return false }
+        let predicate = try predicate?.resolvingFullText(transaction)
+        if let predicate, try indexPlan(predicate, table: table, transaction) != nil { return false }
+        guard let filter = predicate.map({ ClusterFilter($0, table.layout) }) ?? .constant(true) else { return false }
+        var matches = [Bool](repeating: false, count: 1)
+        try table.store.forEachClusterView(in: transaction) { view in
+            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
+            try matches.withUnsafeMutableBufferPointer { buffer in
+                let flags = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count])
+                try filter.evaluate(view, table.layout, into: flags)
+                try visit(try view.column(column), flags)
+            }
+            return true
+        }
+        return true
+    }
+
+    /// ``forEachMatch(table:predicate:limit:reading:in:_:)`` over the cluster
+    /// layout: the filter runs over each cluster's columns, and a record is
+    /// built only for a match (of the columns `reading` names, when given).
+    private static func forEachClusterMatch(
+        _ table: TableInfo, _ filter: ClusterFilter, _ remaining: inout Int, _ reading: [Int]?, _ transaction: Transaction,
+        _ visit: (UInt64, RecordReader) throws -> Void
+    ) throws {
+        let layout = table.layout
+        let wanted = reading.map { columns in (0..<layout.columnCount).map { columns.contains($0) } }
+        let scratch = RecordScratch()
+        let emptyRecord = scratch.buffer(2)
+        emptyRecord.initializeMemory(as: UInt8.self, repeating: 0)
+        // Keys only: one reader of no columns, given each match's key.
+        var keyReader = RecordReader(UnsafeRawBufferPointer(emptyRecord), layout: layout)
+        var matches = [Bool](repeating: false, count: 1)
+        try table.store.forEachClusterView(in: transaction) { view in
+            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
+            try matches.withUnsafeMutableBufferPointer { buffer in
+                try filter.evaluate(view, layout, into: UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count]))
+            }
+            if reading?.isEmpty == true {
+                for slot in 0..<view.count where matches[slot] {
+                    keyReader.objectKey = view.key(slot)
+                    try visit(keyReader.objectKey, keyReader)
+                    remaining -= 1
+                    if remaining == 0 { return false }
+                }
+                return true
+            }
+            for slot in 0..<view.count where matches[slot] {
+                let key = view.key(slot)
+                let record = try wanted.map { try view.record(slot, only: $0, into: scratch) } ?? view.record(slot, into: scratch)
+                var reader = RecordReader(record, layout: layout)
+                reader.objectKey = key
+                try visit(key, reader)
+                remaining -= 1
+                if remaining == 0 { return false }
+            }
+            return true
         }
     }
 
@@ -159,7 +233,9 @@ enum QueryPlanner {
                 return try table.store.keys(in: transaction, from: 0, through: nil)
             }
             var keys: [UInt64] = []
-            try forEachMatch(table: table, predicate: predicate, limit: limit, in: transaction) { key, _ in keys.append(key) }
+            try forEachMatch(table: table, predicate: predicate, limit: limit, reading: [], in: transaction) { key, _ in
+                keys.append(key)
+            }
             return keys
         }
         if let limit, limit <= 0 { return [] }

@@ -18,7 +18,7 @@ struct ClusterColumn {
     let bytes: UnsafeRawBufferPointer
     let type: PropertyType
     let count: Int
-    private let hasNulls: Bool
+    let hasNulls: Bool
     private let dataStart: Int
 
     /// Reads a column; nil when its structure is damaged (never traps).
@@ -70,6 +70,14 @@ struct ClusterColumn {
         case .int8: return Int64(Int8(bitPattern: bytes[at]))
         default: return nil
         }
+    }
+
+    /// A Double column's value without building a ``StoredValue`` (sums).
+    @inline(__always)
+    func double(_ slot: Int) -> Double? {
+        guard type == .double, !isNull(slot) else { return nil }
+        return Double(
+            bitPattern: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: slotOffset(slot, width: 8), as: UInt64.self)))
     }
 
     /// The stored bytes of a String, Data, Decimal or Mixed value in place.

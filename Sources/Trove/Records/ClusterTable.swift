@@ -552,6 +552,24 @@ struct ClusterScan {
         }
     }
 
+    /// The next cluster, whole (what ``next()`` would go through object by object).
+    mutating func nextView() throws -> ClusterView? {
+        if finished { return nil }
+        if starts == nil || (cache != nil && view != nil && view!.writes != cache!.writes) { try reposition() }
+        while let starts, nextStart < starts.count {
+            view = try ClusterView(clusters, start: starts[nextStart], in: transaction, writes: cache?.writes ?? 0)
+            nextStart += 1
+            guard let view else { continue }
+            slot = view.count
+            if let last = view.lastKey {
+                if last == .max { finished = true } else { from = last + 1 }
+            }
+            return view
+        }
+        finished = true
+        return nil
+    }
+
     /// Reads the clusters' starts again and goes to the one that may hold `from`.
     private mutating func reposition() throws {
         if let cache, let write = transaction as? WriteTransaction { try clusters.flush(cache, in: write) }

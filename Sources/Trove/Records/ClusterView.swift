@@ -195,7 +195,8 @@ final class ClusterView {
 
     /// Builds the record of the object in `slot` from its columns (each
     /// slot copied as it is: records and columns share the encoding). A
-    /// fixed-size column given as nil is left zero, for the caller to write.
+    /// column given as nil is left zero (empty), for the caller to write or
+    /// for a reader that never reads it.
     @inline(__always)
     static func buildRecord(
         _ slot: Int, layout: RecordLayout, into scratch: RecordScratch, columnAt columns: (Int) -> ClusterColumn?
@@ -204,7 +205,7 @@ final class ClusterView {
         let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
         var size = fixedEnd
         for stored in slots where stored.width == 0 {
-            let column = columns(stored.column).unsafelyUnwrapped
+            guard let column = columns(stored.column) else { continue }
             if !column.isNull(slot) { size += column.variableLength(slot) }
         }
         let record = scratch.buffer(size)
@@ -229,6 +230,20 @@ final class ClusterView {
             }
         }
         return record
+    }
+
+    /// The object in `slot` as a record holding only the columns `wanted`
+    /// marks (the others read as zero or empty: only for readers that read
+    /// nothing else, such as a scan's aggregate of one property).
+    func record(_ slot: Int, only wanted: [Bool], into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
+        let layout = table.layout
+        for column in wanted.indices where wanted[column] && layout.inRecord[column] {
+            // A property the cluster predates needs its default: the whole record.
+            if try self.column(column) == nil { return try record(slot, into: scratch) }
+        }
+        let columns = self.columns
+        return UnsafeRawBufferPointer(
+            Self.buildRecord(slot, layout: layout, into: scratch) { wanted[$0] ? columns[$0].column : nil })
     }
 
     /// One stored part of a cluster (0 = keys, 1 + column), in place or, for

@@ -21,6 +21,18 @@ extension ObjectStore {
         return cache
     }
 
+    /// Visits the clusters in key order until `visit` returns false (a
+    /// write's changed clusters are written out first).
+    func forEachClusterView(in transaction: Transaction, _ visit: (ClusterView) throws -> Bool) throws {
+        guard let clusters else { return }
+        var scan = ClusterScan(clusters, transaction, try clusterCache(transaction), from: 0)
+        try transaction.withMapAccess {
+            while let view = try scan.nextView() {
+                guard try visit(view) else { return }
+            }
+        }
+    }
+
     /// Tells the change record that an object changed (the cluster parts LMDB writes say nothing of which).
     func noteChange(_ objectKey: UInt64, _ transaction: WriteTransaction) {
         guard let hook = transaction.changeHook else { return }

@@ -255,6 +255,19 @@ public struct Results<Element>: RandomAccessCollection {
 
     // MARK: Aggregates
 
+    /// ``QueryPlanner/forEachClusterColumn(table:predicate:column:in:_:)``
+    /// for this query; false when the records must be read instead.
+    func forEachMatchingColumn(_ column: Int, _ visit: (ClusterColumn?, UnsafeMutableBufferPointer<Bool>) -> Void) -> Bool {
+        guard table.store.clusters != nil, !table.isRetired else { return false }
+        if case .objectKeys = predicate { return false }
+        do {
+            return try QueryPlanner.forEachClusterColumn(
+                table: table, predicate: predicate, column: column, in: database.readTransaction(), visit)
+        } catch {
+            fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
+        }
+    }
+
     /// Calls `visit` with the record of every match, for an aggregate of
     /// `column`. Order does not matter to an aggregate: when a count or an
     /// iteration already found the matches and they are a small part of the
@@ -275,7 +288,8 @@ public struct Results<Element>: RandomAccessCollection {
                 }
                 return
             }
-            if predicate != nil, cache.generation == database.generation, let keys = cache.keys,
+            // (A scan of the cluster layout reads the one column; lookups would read them all.)
+            if predicate != nil, table.store.clusters == nil, cache.generation == database.generation, let keys = cache.keys,
                 try keys.count * 4 <= table.store.count(in: transaction)
             {
                 try QueryPlanner.forEachRecord(of: keys.array, table: table, in: transaction) { _, reader in
@@ -284,7 +298,9 @@ public struct Results<Element>: RandomAccessCollection {
                 }
                 return
             }
-            try QueryPlanner.forEachMatch(table: table, predicate: predicate, in: transaction) { _, reader in visit(reader) }
+            try QueryPlanner.forEachMatch(table: table, predicate: predicate, reading: [column], in: transaction) {
+                _, reader in visit(reader)
+            }
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
@@ -339,10 +355,28 @@ public struct Results<Element>: RandomAccessCollection {
         case .int:
             // Added as stored, without a value per record; overflow traps as Int's + does.
             var total: Int64 = 0
-            forEachMatchingRecord(aggregating: column) { reader in total += reader.int(at: column) ?? 0 }
+            let fallback: Int64 = if case .int(let value) = table.layout.fallbacks[column] { value } else { 0 }
+            let byColumn = forEachMatchingColumn(column) { stored, matches in
+                guard let stored else {
+                    total += fallback * Int64(matches.count { $0 })
+                    return
+                }
+                for slot in matches.indices where matches[slot] { total += stored.int(slot) ?? 0 }
+            }
+            if !byColumn { forEachMatchingRecord(aggregating: column) { reader in total += reader.int(at: column) ?? 0 } }
             return Value._troveFromStored(.int(total))
         case .double:
             var total = 0.0
+            let byColumn = forEachMatchingColumn(column) { stored, matches in
+                for slot in matches.indices where matches[slot] {
+                    if let stored {
+                        total += stored.double(slot) ?? 0
+                    } else if case .double(let value) = table.layout.fallbacks[column] {
+                        total += value
+                    }
+                }
+            }
+            if byColumn { return Value._troveFromStored(.double(total)) }
             forEachMatchingRecord(aggregating: column) { reader in
                 if case .double(let value) = reader.value(at: column) { total += value }
             }
