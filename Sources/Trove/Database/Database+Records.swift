@@ -44,8 +44,9 @@ extension Database {
             if values[column] != value { values[column] = value }  // a copy of the values only when converted
             objectKey = key
             try state.recordWriter.encode(values, layout: table.layout)
+            let stored = state.recordWriter.converted ? nil : values
             let inserted = try state.recordWriter.bytes.withUnsafeBytes {
-                try table.store.insert(objectKey, record: $0, in: transaction)
+                try table.store.insert(objectKey, record: $0, values: stored, in: transaction)
             }
             if inserted {
                 try finishInsert(values, objectKey: objectKey, table: table, state)
@@ -120,7 +121,10 @@ extension Database {
             generation &+= 1
             return (objectKey, values)
         }
-        try state.recordWriter.bytes.withUnsafeBytes { try table.store.append(objectKey, record: $0, in: transaction) }
+        let stored = state.recordWriter.converted ? nil : values
+        try state.recordWriter.bytes.withUnsafeBytes {
+            try table.store.append(objectKey, record: $0, values: stored, in: transaction)
+        }
         try finishInsert(values, objectKey: objectKey, table: table, state)
         return (objectKey, values)
     }

@@ -17,84 +17,139 @@ struct ClusterTable {
     let table: Table
     let layout: RecordLayout
 
-    /// One cluster as a write changes it. A column is decoded into values
-    /// when the write first changes it (or the cluster's keys); until then
-    /// it stays a copy of its stored bytes, so changing one property of
-    /// many objects decodes one column per cluster.
+    /// One cluster as a write changes it. A column becomes a
+    /// ``ColumnBuffer`` when the write first changes it (or the cluster's
+    /// keys); until then it stays a copy of its stored bytes, so changing one
+    /// property of many objects copies one column per cluster.
     final class Cluster {
         var start: UInt64
         var keys: [UInt64]
-        /// Per column of the layout: its values once decoded (empty for collections and stored columns).
-        var columns: [[StoredValue]]
-        /// Per column: its stored bytes (a copy the cluster owns) while not decoded.
+        /// Per column of the layout: the column being changed (nil for collections and stored columns).
+        var buffers: [ColumnBuffer?]
+        /// Per column: its stored bytes (a copy the cluster owns) until it is changed.
         var stored: [ClusterColumn?]
         private var copies: [UnsafeMutableRawBufferPointer] = []
         var keysChanged = false
-        var changedColumns = Set<Int>()
+        /// Per column: changed since the cluster was last written.
+        private(set) var changedColumns: [Bool]
+        private var anyColumnChanged = false
 
-        init(start: UInt64, keys: [UInt64], columns: [[StoredValue]]) {
+        /// A new cluster of the objects `values` lists (one array per column), under `keys`.
+        init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
             self.start = start
             self.keys = keys
-            self.columns = columns
-            stored = Array(repeating: nil, count: columns.count)
+            buffers = (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
+            stored = Array(repeating: nil, count: layout.columnCount)
+            changedColumns = Array(repeating: false, count: layout.columnCount)
+        }
+
+        @inline(__always)
+        func markChanged(_ column: Int) {
+            changedColumns[column] = true
+            anyColumnChanged = true
+        }
+
+        func markWritten() {
+            keysChanged = false
+            guard anyColumnChanged else { return }
+            for column in changedColumns.indices { changedColumns[column] = false }
+            anyColumnChanged = false
         }
 
         deinit { for copy in copies { copy.deallocate() } }
 
-        /// Keeps a copy of a column's stored bytes, decoded when first changed.
+        /// Keeps a copy of a column's stored bytes, made a buffer when first changed.
         func keep(_ column: ClusterColumn, at index: Int) {
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(column.bytes.count, 1), alignment: 8)
             copy.copyMemory(from: column.bytes)
             copies.append(copy)
             stored[index] = ClusterColumn(UnsafeRawBufferPointer(rebasing: copy[0..<column.bytes.count]), type: column.type)
+            buffers[index] = nil
         }
 
-        /// The object in `slot` as a record. Columns still stored are copied
-        /// slot by slot; changed fixed-size ones are written over them.
-        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
-            let decoded = layout.recordSlots.filter { stored[$0.column] == nil }
-            if decoded.contains(where: { $0.width == 0 }) || decoded.count == layout.recordSlots.count {
-                return try scratch.record(values(slot, layout), layout: layout)
-            }
-            let record = ClusterView.buildRecord(slot, layout: layout, into: scratch, columnAt: self.column)
-            for slotInfo in decoded {
-                let value = columns[slotInfo.column][slot]
-                if case .null = value {
-                    record[2 + slotInfo.column / 8] |= 1 << UInt8(slotInfo.column % 8)
-                    continue
+        /// The object in `slot` as a record, each column's slot copied from
+        /// its stored bytes or its buffer.
+        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) -> UnsafeRawBufferPointer {
+            let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
+            var size = fixedEnd
+            for column in layout.recordSlots where column.width == 0 {
+                if let stored = stored[column.column] {
+                    if !stored.isNull(slot) { size += stored.variableLength(slot) }
+                } else if let buffer = buffers[column.column], !buffer.isNull(slot) {
+                    size += buffer.withSlotBytes(slot) { $0.count }
                 }
-                _ = RecordWriter.storeFixed(value, layout.types[slotInfo.column], into: record, at: slotInfo.offset)
+            }
+            let record = scratch.buffer(size)
+            let base = record.baseAddress.unsafelyUnwrapped
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
+            record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
+            var heap = fixedEnd
+            func put(_ bytes: UnsafeRawBufferPointer, _ column: (column: Int, offset: Int, width: Int)) {
+                if column.width > 0 {
+                    (base + column.offset).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: column.width)
+                    return
+                }
+                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: column.offset, as: UInt32.self)
+                record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: column.offset + 4, as: UInt32.self)
+                if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                heap += bytes.count
+            }
+            for column in layout.recordSlots {
+                if let stored = stored[column.column] {
+                    if stored.isNull(slot) {
+                        record[2 + column.column / 8] |= 1 << UInt8(column.column % 8)
+                    } else if column.width > 0 {
+                        put(
+                            UnsafeRawBufferPointer(
+                                start: stored.bytes.baseAddress! + stored.slotOffset(slot, width: column.width),
+                                count: column.width), column)
+                    } else {
+                        put(stored.variableBytes(slot), column)
+                    }
+                } else if let buffer = buffers[column.column] {
+                    if buffer.isNull(slot) {
+                        record[2 + column.column / 8] |= 1 << UInt8(column.column % 8)
+                    } else {
+                        buffer.withSlotBytes(slot) { put($0, column) }
+                    }
+                }
             }
             return UnsafeRawBufferPointer(record)
         }
 
-        var isChanged: Bool { keysChanged || !changedColumns.isEmpty }
+        var isChanged: Bool { keysChanged || anyColumnChanged }
 
-        /// A column's stored bytes while it is not decoded.
-        func column(_ index: Int) -> ClusterColumn? { stored[index] }
-
-        /// Decodes a column that is still stored bytes.
-        func decode(_ column: Int, _ layout: RecordLayout) {
-            guard let values = stored[column] else { return }
-            columns[column] = (0..<values.count).map { values.value($0) ?? .null }
+        /// The buffer of a column, made from its stored bytes the first time.
+        @discardableResult
+        func buffer(_ column: Int) -> ColumnBuffer {
+            if let buffer = buffers[column] { return buffer }
+            let buffer = ColumnBuffer(stored[column]!)
+            buffers[column] = buffer
             stored[column] = nil
+            return buffer
         }
 
-        /// Decodes every column (before the keys change).
+        /// Makes every stored column a buffer (before the keys change).
         func decodeAll(_ layout: RecordLayout) {
-            for column in stored.indices where stored[column] != nil { decode(column, layout) }
+            for column in stored.indices where stored[column] != nil { buffer(column) }
         }
 
         /// The value of `column` for the object in `slot`.
         func value(_ slot: Int, _ column: Int, _ layout: RecordLayout) -> StoredValue {
             guard layout.inRecord[column] else { return layout.fallbacks[column] }
-            guard let values = stored[column] else { return columns[column][slot] }
-            return values.value(slot) ?? .null
+            if let stored = stored[column] { return stored.value(slot) ?? .null }
+            return buffers[column]!.value(slot)
         }
 
         /// Every column of the object in `slot`.
         func values(_ slot: Int, _ layout: RecordLayout) -> [StoredValue] {
             (0..<layout.columnCount).map { value(slot, $0, layout) }
+        }
+
+        /// The stored encoding of a column, from its buffer or its stored bytes.
+        func encoded(_ column: Int) -> [UInt8] {
+            if let buffer = buffers[column] { return buffer.encoded() }
+            return Array(stored[column]!.bytes)
         }
     }
 
@@ -156,15 +211,14 @@ struct ClusterTable {
     func load(_ start: UInt64, in transaction: Transaction) throws -> Cluster? {
         try transaction.withMapAccess {
             guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
-            let cluster = Cluster(
-                start: start, keys: (0..<view.count).map { view.key($0) },
-                columns: Array(repeating: [], count: layout.columnCount))
+            let cluster = Cluster(start: start, keys: (0..<view.count).map { view.key($0) }, layout: layout)
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let stored = try view.column(column) {
                     cluster.keep(stored, at: column)
                 } else {
                     // A column the cluster predates reads as the column's default.
-                    cluster.columns[column] = Array(repeating: layout.fallbacks[column], count: view.count)
+                    cluster.buffers[column] = ColumnBuffer(
+                        type: layout.types[column], repeating: layout.fallbacks[column], count: view.count)
                 }
             }
             return cluster
@@ -368,33 +422,28 @@ struct ClusterTable {
     /// Stores a new object; false (nothing changed) when `key` is taken.
     func insert(_ key: UInt64, values: [StoredValue], in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
         guard let cluster = try cluster(for: key, in: transaction, cache) else {
-            let cluster = Cluster(
-                start: key, keys: [key], columns: values.indices.map { layout.inRecord[$0] ? [values[$0]] : [] })
-            try write(cluster, in: transaction, allColumns: true, cache)
+            try write(newCluster(key, values), in: transaction, allColumns: true, cache)
             return true
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
         cluster.decodeAll(layout)
-        cache.clusters[cluster.start] = cluster
+        if cache.clusters[cluster.start] !== cluster { cache.clusters[cluster.start] = cluster }
         if cluster.keys.count >= Self.capacity {
             // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
             if position == cluster.keys.count {
                 cache.recent = nil
-                let next = Cluster(
-                    start: key, keys: [key], columns: values.indices.map { layout.inRecord[$0] ? [values[$0]] : [] })
+                // Kept in the cache: appends in key order fill it without reading it back.
+                let next = newCluster(key, values)
                 try write(next, in: transaction, allColumns: true, cache)
+                cache.clusters[key] = next
                 return true
             }
             cache.recent = nil
             let half = cluster.keys.count / 2
-            let upper = Cluster(
-                start: cluster.keys[half], keys: Array(cluster.keys[half...]),
-                columns: cluster.columns.map { $0.isEmpty ? [] : Array($0[half...]) })
+            let upper = Cluster(start: cluster.keys[half], keys: Array(cluster.keys[half...]), layout: layout)
+            upper.buffers = cluster.buffers.map { $0?.split(keeping: half) }
             cluster.keys.removeSubrange(half...)
-            for column in cluster.columns.indices where !cluster.columns[column].isEmpty {
-                cluster.columns[column].removeSubrange(half...)
-            }
             try write(cluster, in: transaction, allColumns: true, cache)
             try write(upper, in: transaction, allColumns: true, cache)
             cache.clusters[upper.start] = upper
@@ -402,9 +451,9 @@ struct ClusterTable {
         }
         cluster.keys.insert(key, at: position)
         cluster.keysChanged = true
-        for column in cluster.columns.indices where layout.inRecord[column] {
-            cluster.columns[column].insert(values[column], at: position)
-            cluster.changedColumns.insert(column)
+        for column in 0..<layout.columnCount where layout.inRecord[column] {
+            cluster.buffers[column]!.insert(values[column], at: position)
+            cluster.markChanged(column)
         }
         if key < cluster.start { try move(cluster, to: key, in: transaction, cache) }
         return true
@@ -415,10 +464,10 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
         else { return false }
         cache.clusters[cluster.start] = cluster
-        cluster.decodeAll(layout)
-        for column in cluster.columns.indices where layout.inRecord[column] && cluster.columns[column][slot] != values[column] {
-            cluster.columns[column][slot] = values[column]
-            cluster.changedColumns.insert(column)
+        for column in 0..<layout.columnCount
+        where layout.inRecord[column] && cluster.value(slot, column, layout) != values[column] {
+            cluster.buffer(column).set(values[column], at: slot)
+            cluster.markChanged(column)
         }
         return true
     }
@@ -430,11 +479,7 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
         else { return false }
         cache.clusters[cluster.start] = cluster
-        cluster.decode(column, layout)
-        if cluster.columns[column][slot] != value {
-            cluster.columns[column][slot] = value
-            cluster.changedColumns.insert(column)
-        }
+        if cluster.buffer(column).set(value, at: slot) { cluster.markChanged(column) }
         return true
     }
 
@@ -451,9 +496,9 @@ struct ClusterTable {
         }
         cache.clusters[cluster.start] = cluster
         cluster.keysChanged = true
-        for column in cluster.columns.indices where layout.inRecord[column] {
-            cluster.columns[column].remove(at: slot)
-            cluster.changedColumns.insert(column)
+        for column in 0..<layout.columnCount where layout.inRecord[column] {
+            cluster.buffers[column]!.remove(at: slot)
+            cluster.markChanged(column)
         }
         return true
     }
@@ -463,6 +508,13 @@ struct ClusterTable {
         for cluster in cache.clusters.values where cluster.isChanged {
             try write(cluster, in: transaction, allColumns: false, cache)
         }
+    }
+
+    /// A cluster of one new object.
+    private func newCluster(_ key: UInt64, _ values: [StoredValue]) -> Cluster {
+        let cluster = Cluster(start: key, keys: [key], layout: layout)
+        for column in 0..<layout.columnCount where layout.inRecord[column] { cluster.buffers[column]!.append(values[column]) }
+        return cluster
     }
 
     /// Moves a cluster to a new start (its smallest key went below the old one).
@@ -480,14 +532,11 @@ struct ClusterTable {
             let keys = ClusterColumn.encode(cluster.keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
             try put(keys, cluster.start, part: 0, transaction)
         }
-        for column in cluster.columns.indices where layout.inRecord[column] {
-            guard allColumns || cluster.changedColumns.contains(column) else { continue }
-            try put(
-                ClusterColumn.encode(cluster.columns[column], type: layout.types[column]), cluster.start, part: column + 1,
-                transaction)
+        for column in 0..<layout.columnCount where layout.inRecord[column] {
+            guard allColumns || cluster.changedColumns[column] else { continue }
+            try put(cluster.encoded(column), cluster.start, part: column + 1, transaction)
         }
-        cluster.keysChanged = false
-        cluster.changedColumns.removeAll()
+        cluster.markWritten()
     }
 
     private func put(_ value: [UInt8], _ start: UInt64, part: Int, _ transaction: WriteTransaction) throws {

@@ -190,9 +190,14 @@ struct ObjectStore {
     // MARK: Writing
 
     /// Stores a new object's record; false (and nothing written) when the key is taken.
-    func insert(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws -> Bool {
+    /// `values`, when given, are the record's values as stored (the cluster
+    /// layout then skips reading them back).
+    func insert(
+        _ objectKey: UInt64, record: UnsafeRawBufferPointer, values stored: [StoredValue]? = nil,
+        in transaction: WriteTransaction
+    ) throws -> Bool {
         if let clusters {
-            let values = RecordReader(record, layout: layout).allValues()
+            let values = stored ?? RecordReader(record, layout: layout).allValues()
             guard try clusters.insert(objectKey, values: values, in: transaction, try clusterCache(transaction)!) else {
                 return false
             }
@@ -204,8 +209,15 @@ struct ObjectStore {
 
     /// Stores a record under a key that is known to be new and usually the
     /// largest (LMDB appends then, and searches otherwise).
-    func append(_ objectKey: UInt64, record: UnsafeRawBufferPointer, in transaction: WriteTransaction) throws {
-        if clusters != nil { return try replace(objectKey, record: record, in: transaction) }
+    func append(
+        _ objectKey: UInt64, record: UnsafeRawBufferPointer, values: [StoredValue]? = nil, in transaction: WriteTransaction
+    ) throws {
+        if clusters != nil {
+            if try !insert(objectKey, record: record, values: values, in: transaction) {
+                try replace(objectKey, record: record, in: transaction)
+            }
+            return
+        }
         _ = try transaction.put(table, key: objectKey, value: record, mode: .append)
     }
 
@@ -364,7 +376,7 @@ struct LookupCursor {
             guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
-                return try cluster.record(slot, store.layout, into: scratch)
+                return cluster.record(slot, store.layout, into: scratch)
             }
         }
         view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: cache?.writes ?? 0)

@@ -4,6 +4,9 @@ import Foundation
 /// its buffer keeps its capacity.
 struct RecordWriter {
     private(set) var bytes: [UInt8] = []
+    /// Whether the last ``encode(_:layout:)`` converted a value (an Int
+    /// into a Double column...): the values given are then not as stored.
+    private(set) var converted = false
 
     /// Encodes `values` (one per column of `layout`, in column order).
     ///
@@ -12,6 +15,7 @@ struct RecordWriter {
     /// it straight into the buffer, which keeps its capacity between records.
     mutating func encode(_ input: [StoredValue], layout: RecordLayout) throws {
         var values = input  // copied only when a value is converted
+        converted = false
         let columns = layout.columnCount
         let header = 2 + RecordLayout.bitmapSize(columns)
         let fixedEnd = header + layout.fixedSize
@@ -34,6 +38,7 @@ struct RecordWriter {
                             + (type.isInteger && value.typeName == "Int" ? ": out of its range" : ""))
                 }
                 values[column] = converted
+                self.converted = true
             }
             if type == .mixed {
                 size += MixedEncoding.encodedSize(of: values[column])

@@ -1,0 +1,204 @@
+import Foundation
+
+/// One cluster column as a write changes it: the stored encoding
+/// (``ClusterColumn``) kept open for edits. Fixed-size values sit in their
+/// slots, variable-size ones in a heap behind offsets, nils in a flag per
+/// slot. Inserting, removing or changing a value edits bytes; nothing is
+/// decoded into ``StoredValue``s, and writing the column out is a copy.
+///
+/// Values must already fit the column (the record writer checked them).
+final class ColumnBuffer {
+    let type: PropertyType
+    /// Slot width of a fixed-size type; 0 for String, Data, Decimal and Mixed.
+    let width: Int
+    private(set) var count = 0
+    /// Fixed-size slots (`count * width` bytes), or the variable-size values' bytes.
+    @exclusivity(unchecked) private var bytes: [UInt8] = []
+    /// Variable-size types: where each value starts in ``bytes``, and where the last ends (`count + 1`).
+    @exclusivity(unchecked) private var offsets: [UInt32] = [0]
+    @exclusivity(unchecked) private var nulls: [Bool] = []
+    private var nullCount = 0
+
+    init(type: PropertyType) {
+        self.type = type
+        width = type.isVariableSize ? 0 : type.slotWidth
+    }
+
+    /// A copy of a stored column, ready for edits.
+    convenience init(_ column: ClusterColumn) {
+        self.init(type: column.type)
+        count = column.count
+        nulls = (0..<count).map { column.isNull($0) }
+        nullCount = nulls.count { $0 }
+        if width > 0 {
+            let start = column.slotOffset(0, width: width)
+            bytes = Array(column.bytes[start..<(start + count * width)])
+        } else {
+            offsets.reserveCapacity(count + 1)
+            for slot in 0..<count {
+                bytes.append(contentsOf: column.variableBytes(slot))
+                offsets.append(UInt32(bytes.count))
+            }
+        }
+    }
+
+    /// `count` copies of `value` (a column the cluster predates, read as its default).
+    convenience init(type: PropertyType, repeating value: StoredValue, count: Int) {
+        self.init(type: type)
+        for _ in 0..<count { append(value) }
+    }
+
+    // MARK: Reading
+
+    @inline(__always)
+    func isNull(_ slot: Int) -> Bool { nullCount > 0 && nulls[slot] }
+
+    func value(_ slot: Int) -> StoredValue {
+        if isNull(slot) { return .null }
+        return bytes.withUnsafeBytes { raw in
+            if width > 0 { return RecordReader.fixedValue(type, in: raw, at: slot * width) }
+            return RecordReader.variableValue(type, rawValue(slot, raw)) ?? .null
+        }
+    }
+
+    @inline(__always)
+    private func rawValue(_ slot: Int, _ raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        let start = Int(offsets[slot])
+        return UnsafeRawBufferPointer(rebasing: raw[start..<Int(offsets[slot + 1])])
+    }
+
+    /// Calls `body` with the slot's stored bytes (its fixed-size slot, or its variable-size value).
+    @inline(__always)
+    func withSlotBytes<R>(_ slot: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        bytes.withUnsafeBytes { raw in
+            if width > 0 { return body(UnsafeRawBufferPointer(rebasing: raw[(slot * width)..<(slot * width + width)])) }
+            return body(rawValue(slot, raw))
+        }
+    }
+
+    // MARK: Changing
+
+    func append(_ value: StoredValue) { insert(value, at: count) }
+
+    func insert(_ value: StoredValue, at slot: Int) {
+        let isNull = value.isNull
+        if isNull { nullCount += 1 }
+        if slot == count {
+            // Appends (inserts in key order) grow the arrays at their ends.
+            nulls.append(isNull)
+            if width > 0 {
+                bytes.append(contentsOf: repeatElement(0, count: width))
+                if !isNull { store(value, at: slot) }
+            } else {
+                if !isNull { Self.appendVariable(value, type, to: &bytes) }
+                offsets.append(UInt32(bytes.count))
+            }
+            count += 1
+            return
+        }
+        nulls.insert(isNull, at: slot)
+        if width > 0 {
+            bytes.insert(contentsOf: repeatElement(0, count: width), at: slot * width)
+            if !isNull { store(value, at: slot) }
+        } else {
+            let encoded = isNull ? [] : Self.encodeVariable(value, type)
+            let start = Int(offsets[slot])
+            bytes.insert(contentsOf: encoded, at: start)
+            offsets.insert(UInt32(start), at: slot)
+            shiftOffsets(after: slot, by: encoded.count)
+        }
+        count += 1
+    }
+
+    func remove(at slot: Int) {
+        if nulls.remove(at: slot) { nullCount -= 1 }
+        if width > 0 {
+            bytes.removeSubrange((slot * width)..<(slot * width + width))
+        } else {
+            let start = Int(offsets[slot])
+            let length = Int(offsets[slot + 1]) - start
+            bytes.removeSubrange(start..<(start + length))
+            offsets.remove(at: slot)
+            shiftOffsets(after: slot - 1, by: -length)
+        }
+        count -= 1
+    }
+
+    /// Replaces the value in `slot`; false when it was already `value`.
+    @discardableResult
+    func set(_ value: StoredValue, at slot: Int) -> Bool {
+        if self.value(slot) == value { return false }
+        let isNull = value.isNull
+        if nulls[slot] != isNull {
+            nulls[slot] = isNull
+            nullCount += isNull ? 1 : -1
+        }
+        if width > 0 {
+            bytes.withUnsafeMutableBytes { raw in
+                for index in (slot * width)..<(slot * width + width) { raw[index] = 0 }
+            }
+            if !isNull { store(value, at: slot) }
+        } else {
+            let encoded = isNull ? [] : Self.encodeVariable(value, type)
+            let start = Int(offsets[slot])
+            let old = Int(offsets[slot + 1]) - start
+            bytes.replaceSubrange(start..<(start + old), with: encoded)
+            shiftOffsets(after: slot, by: encoded.count - old)
+        }
+        return true
+    }
+
+    /// Keeps the first `count` values, moving the rest into a new buffer (a split).
+    func split(keeping kept: Int) -> ColumnBuffer {
+        let upper = ColumnBuffer(type: type)
+        for slot in kept..<count { upper.append(value(slot)) }
+        while count > kept { remove(at: count - 1) }
+        return upper
+    }
+
+    /// The column in its stored encoding (``ClusterColumn``).
+    func encoded() -> [UInt8] {
+        precondition(count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
+        let hasNulls = nullCount > 0
+        let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(count) : 0)
+        var encoded = [UInt8](repeating: 0, count: dataStart)
+        encoded.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+            if hasNulls { for slot in 0..<count where nulls[slot] { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) } }
+        }
+        if width == 0 {
+            encoded.reserveCapacity(dataStart + 4 * offsets.count + bytes.count)
+            for offset in offsets { withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) } }
+        }
+        encoded.append(contentsOf: bytes)
+        return encoded
+    }
+
+    private func store(_ value: StoredValue, at slot: Int) {
+        let stored = bytes.withUnsafeMutableBytes { RecordWriter.storeFixed(value, type, into: $0, at: slot * width) }
+        precondition(stored, "Trove: a \(value.typeName) value in a \(type) column")
+    }
+
+    private func shiftOffsets(after slot: Int, by delta: Int) {
+        guard delta != 0 else { return }
+        for index in (slot + 1)..<offsets.count { offsets[index] = UInt32(Int(offsets[index]) + delta) }
+    }
+
+    static func appendVariable(_ value: StoredValue, _ type: PropertyType, to bytes: inout [UInt8]) {
+        switch value {
+        case .string(var text) where type == .string: text.withUTF8 { bytes.append(contentsOf: $0) }
+        case .data(let data) where type == .data: bytes.append(contentsOf: data)
+        default: bytes.append(contentsOf: encodeVariable(value, type))
+        }
+    }
+
+    static func encodeVariable(_ value: StoredValue, _ type: PropertyType) -> [UInt8] {
+        if type == .mixed { return MixedEncoding.encode(value) }
+        switch value {
+        case .string(var text): return text.withUTF8 { Array($0) }
+        case .data(let data): return Array(data)
+        case .decimal(let decimal): return Array(decimal.description.utf8)
+        default: preconditionFailure("Trove: a \(value.typeName) value in a \(type) column")
+        }
+    }
+}

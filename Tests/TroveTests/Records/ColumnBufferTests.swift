@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+@Suite("Column buffers")
+struct ColumnBufferTests {
+    static func randomValue(_ type: PropertyType, _ random: inout SystemRandomNumberGenerator) -> StoredValue {
+        if Int.random(in: 0..<5, using: &random) == 0 { return .null }
+        switch type {
+        case .int: return .int(Int64.random(in: -1_000...1_000, using: &random))
+        case .int16: return .int(Int64.random(in: -300...300, using: &random))
+        case .double: return .double(Double(Int.random(in: -50...50, using: &random)) / 4)
+        case .string: return .string(String(repeating: "가a", count: Int.random(in: 0...4, using: &random)))
+        case .data: return .data(Data((0..<Int.random(in: 0...6, using: &random)).map { UInt8($0) }))
+        default: return .int(7)
+        }
+    }
+
+    @Test(
+        "inserts, removes, changes and splits agree with an array, and the encoding reads back",
+        arguments: [
+            PropertyType.int, .int16, .double, .string, .data, .mixed,
+        ])
+    func agreesWithAnArray(_ type: PropertyType) {
+        var random = SystemRandomNumberGenerator()
+        let buffer = ColumnBuffer(type: type)
+        var model: [StoredValue] = []
+        for step in 0..<600 {
+            let value = Self.randomValue(type, &random)
+            switch Int.random(in: 0..<7, using: &random) {
+            case 0, 1, 2:
+                let slot = Int.random(in: 0...model.count, using: &random)
+                buffer.insert(value, at: slot)
+                model.insert(value, at: slot)
+            case 3 where !model.isEmpty:
+                let slot = Int.random(in: 0..<model.count, using: &random)
+                buffer.remove(at: slot)
+                model.remove(at: slot)
+            case 4 where !model.isEmpty:
+                let slot = Int.random(in: 0..<model.count, using: &random)
+                #expect(buffer.set(value, at: slot) == (model[slot] != value), "step \(step)")
+                model[slot] = value
+            case 5 where model.count > 2:
+                // A split keeps the front here and the back in the new buffer; join them again.
+                let kept = Int.random(in: 1..<model.count, using: &random)
+                let upper = buffer.split(keeping: kept)
+                #expect(buffer.count == kept && upper.count == model.count - kept)
+                for slot in 0..<upper.count { buffer.append(upper.value(slot)) }
+            default:
+                buffer.append(value)
+                model.append(value)
+            }
+            #expect(buffer.count == model.count, "step \(step)")
+        }
+        #expect((0..<model.count).map { buffer.value($0) } == model)
+        let encoded = buffer.encoded()
+        encoded.withUnsafeBytes { raw in
+            #expect(ClusterColumn.problem(in: raw, type: type, count: model.count) == nil)
+            let column = ClusterColumn(raw, type: type)!
+            #expect((0..<model.count).map { column.value($0) } == model)
+            // And a buffer made from the encoding reads the same.
+            let copy = ColumnBuffer(column)
+            #expect((0..<model.count).map { copy.value($0) } == model)
+        }
+    }
+}
