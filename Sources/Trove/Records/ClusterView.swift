@@ -1,5 +1,24 @@
 import TroveStorage
 
+/// The clusters of one type a snapshot has read, by start, for lookups
+/// (``Transaction/readCache``): a key in a cluster read before costs one
+/// search for its start and a slot search, no part read again. Bounded;
+/// emptied when the write writes to the table.
+final class ClusterViewCache {
+    var views: [UInt64: ClusterView] = [:]
+    /// The view of the last lookup: the next key is often in it.
+    var last: ClusterView?
+    /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
+    var writes = 0
+    static let limit = 4_096
+
+    func remember(_ view: ClusterView) {
+        if views.count >= Self.limit { views.removeAll(keepingCapacity: true) }
+        views[view.start] = view
+        last = view
+    }
+}
+
 /// One cluster's stored columns as they lie in the file, each read on first
 /// use: what readers of a cluster-stored type see. Records are built from
 /// it by copying slots ("fetch all" reads no column twice, a lookup reads
@@ -52,18 +71,20 @@ final class ClusterView {
     /// Reads the cluster that would hold `key`, every column with it, by
     /// stepping one cursor back over its parts (they lie side by side); nil
     /// when no cluster starts at or before `key`.
-    static func containing(_ key: UInt64, _ table: ClusterTable, in transaction: Transaction, writes: Int) throws
-        -> ClusterView?
-    {
+    /// `known` gives a view already read for a start (the search then stops there).
+    static func containing(
+        _ key: UInt64, _ table: ClusterTable, in transaction: Transaction, writes: Int, cursor given: Cursor? = nil,
+        known: (UInt64) -> ClusterView? = { _ in nil }
+    ) throws -> ClusterView? {
         guard transaction.canSee(table.table) else { return nil }
         guard !table.table.isSealed else {
             // Opened values live only while the cursor stands on them: read part by part.
             guard let start = try table.clusterStart(for: key, in: transaction), start <= key else { return nil }
-            return try ClusterView(table, start: start, in: transaction, writes: writes)
+            return try known(start) ?? ClusterView(table, start: start, in: transaction, writes: writes)
         }
         let columnCount = table.layout.columnCount
         return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: columnCount + 1) { parts in
-            try transaction.withCursor(on: table.table) { cursor -> ClusterView? in
+            func search(_ cursor: Cursor) throws -> ClusterView? {
                 var entry: Entry?
                 if key == .max {
                     entry = try cursor.last()
@@ -73,6 +94,7 @@ final class ClusterView {
                 }
                 guard let last = entry, last.key.count == 10 else { return nil }
                 let start = ClusterTable.start(of: last.key)
+                if let view = known(start) { return view }
                 parts.initialize(repeating: nil)
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
@@ -89,6 +111,8 @@ final class ClusterView {
                 }
                 return view
             }
+            if let given { return try search(given) }
+            return try transaction.withCursor(on: table.table, search)
         }
     }
 

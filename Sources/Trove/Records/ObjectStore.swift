@@ -53,7 +53,7 @@ struct ObjectStore {
         _ objectKey: UInt64, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
         if clusters != nil {
-            return try withLookupCursor(in: transaction) { lookups in try body(try lookups.record(objectKey)) }
+            return try withLookupCursor(in: transaction, many: false) { lookups in try body(try lookups.record(objectKey)) }
         }
         return try transaction.withValue(in: table, key: objectKey, body)
     }
@@ -137,12 +137,23 @@ struct ObjectStore {
 
     /// Calls `body` with a cursor for looking up many objects in a row;
     /// `stepping` when the keys often follow each other in the table.
+    /// `reading` names the only columns the caller reads from the records,
+    /// when it knows (the cluster layout then builds records of those).
     func withLookupCursor<R>(
-        in transaction: Transaction, stepping: Bool = true, _ body: (inout LookupCursor) throws -> R
+        in transaction: Transaction, stepping: Bool = true, reading: [Int]? = nil, many: Bool = true,
+        _ body: (inout LookupCursor) throws -> R
     ) throws -> R {
         if clusters != nil {
-            var lookups = LookupCursor(store: self, transaction: transaction)
-            return try transaction.withMapAccess { try body(&lookups) }
+            let wanted = reading.map { columns in (0..<layout.columnCount).map { columns.contains($0) } }
+            // One cursor for many lookups; a single one often needs no search (the snapshot's last cluster).
+            guard many, transaction.canSee(table), !table.isSealed else {
+                var lookups = LookupCursor(store: self, transaction: transaction, cursor: nil, wanted: wanted)
+                return try transaction.withMapAccess { try body(&lookups) }
+            }
+            return try transaction.withCursor(on: table) { cursor in
+                var lookups = LookupCursor(store: self, transaction: transaction, cursor: cursor, wanted: wanted)
+                return try transaction.withMapAccess { try body(&lookups) }
+            }
         }
         return try transaction.withCursor(on: table) { cursor in
             var lookups = LookupCursor(cursor: cursor, stepping: stepping)
@@ -330,12 +341,27 @@ struct LookupCursor {
         self.cursor = cursor
         self.stepping = stepping
         clustered = nil
+        partsCursor = nil
+        wanted = nil
     }
 
-    init(store: ObjectStore, transaction: Transaction) {
-        cursor = nil
+    /// The cluster layout's cursor over its parts (nil: one is opened per search).
+    private let partsCursor: Cursor?
+    /// The columns the caller reads, when not all.
+    private let wanted: [Bool]?
+
+    init(store: ObjectStore, transaction: Transaction, cursor: Cursor?, wanted: [Bool]?) {
+        self.cursor = nil
         stepping = false
         clustered = (store, transaction, RecordScratch())
+        partsCursor = cursor
+        self.wanted = wanted
+    }
+
+    @inline(__always)
+    private func build(_ view: ClusterView, _ slot: Int, _ scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
+        if let wanted { return try view.record(slot, only: wanted, into: scratch) }
+        return try view.record(slot, into: scratch)
     }
 
     /// The record of `key` in place, or nil when it is not stored; valid until the next call.
@@ -361,7 +387,7 @@ struct LookupCursor {
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
-        if view == nil { view = transaction.readCache[store.table.slot] as? ClusterView }
+        if view == nil { view = (transaction.readCache[store.table.slot] as? ClusterViewCache)?.last }
         if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(cache) {
             // Keys looked up in order are usually in the next slot.
             if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
@@ -369,7 +395,7 @@ struct LookupCursor {
             } else {
                 previousSlot = view.slot(of: key)
             }
-            return try previousSlot.map { try view.record($0, into: scratch) }
+            return try previousSlot.map { try build(view, $0, scratch) }
         }
         if let cache, !cache.clusters.isEmpty {
             // The write's changed clusters are read from its cache.
@@ -379,10 +405,27 @@ struct LookupCursor {
                 return cluster.record(slot, store.layout, into: scratch)
             }
         }
-        view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: cache?.writes ?? 0)
-        transaction.readCache[store.table.slot] = view
+        let writes = cache?.writes ?? 0
+        let known: ClusterViewCache
+        if let cached = transaction.readCache[store.table.slot] as? ClusterViewCache, cached.writes == writes,
+            cached.views.first?.value.isCurrent(nil) ?? true
+        {
+            known = cached
+        } else {
+            known = ClusterViewCache()
+            known.writes = writes
+            transaction.readCache[store.table.slot] = known
+        }
+        var reused = false
+        view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
+            start in
+            let found = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
+            reused = found != nil
+            return found
+        }
         guard let view else { return nil }
+        if reused { known.last = view } else { known.remember(view) }
         previousSlot = view.slot(of: key)
-        return try previousSlot.map { try view.record($0, into: scratch) }
+        return try previousSlot.map { try build(view, $0, scratch) }
     }
 }

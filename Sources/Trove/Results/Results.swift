@@ -282,7 +282,8 @@ public struct Results<Element>: RandomAccessCollection {
         do {
             if case .objectKeys(let members) = predicate {
                 // A list's objects (or an earlier step's): read by key, as listed.
-                try QueryPlanner.forEachRecord(of: members(transaction), table: table, in: transaction) { _, reader in
+                try QueryPlanner.forEachRecord(of: members(transaction), table: table, reading: [column], in: transaction) {
+                    _, reader in
                     visit(reader)
                     return true
                 }
