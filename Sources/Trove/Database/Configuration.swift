@@ -264,6 +264,10 @@ public struct Configuration: Sendable {
     /// Whether types new to the file are stored in column clusters (issue
     /// 18, in progress; `TROVE_LAYOUT=clusters` in the environment turns it on).
     var storesNewTypesInClusters = TableInfo.clustersForNewTypes
+    /// Told how far the conversion of a type's records into clusters has
+    /// gone (objects converted, objects in all), when opening a file with
+    /// ``storesNewTypesInClusters`` converts one.
+    var conversionProgress: (@Sendable (_ converted: Int, _ total: Int) -> Void)?
 
     /// The storage options these settings ask for.
     var environmentOptions: Environment.Options {

@@ -66,7 +66,7 @@ extension Database {
         if let pending = writeState?.pendingTables[name] {
             return try check(codeSchema, against: pending.schema, existing: pending)
         }
-        if let published = catalog.table(named: name),
+        if let published = catalog.table(named: name), !needsConversion(published),
             let table = try? check(codeSchema, against: published.schema, existing: published)
         {
             return table
@@ -74,7 +74,9 @@ extension Database {
         if let stored = try Catalog.storedSchema(name, in: readTransaction()) {
             let result = codeSchema.reconcile(withStored: stored)
             try throwIfBlocking(result.blocking, type: name)
-            if result.additive.isEmpty, let table = try openTables(for: result.merged, in: readTransaction()) {
+            if result.additive.isEmpty, let table = try openTables(for: result.merged, in: readTransaction()),
+                !needsConversion(table)
+            {
                 if let writeState {
                     // Opened inside the user's write: valid only if it commits.
                     writeState.pendingTables[name] = table
@@ -96,6 +98,12 @@ extension Database {
         }
         catalog.publish(created!)
         return created!
+    }
+
+    /// Whether the type's records are to be converted into clusters (the
+    /// handle stores types in clusters and can write).
+    private func needsConversion(_ table: TableInfo) -> Bool {
+        configuration.storesNewTypesInClusters && !configuration.readOnly && table.store.clusters == nil
     }
 
     private func check(_ codeSchema: ObjectSchema, against stored: ObjectSchema, existing: TableInfo) throws -> TableInfo {
@@ -131,8 +139,8 @@ extension Database {
     /// Opens the tables of a stored schema; nil if one is missing.
     func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
         guard
-            let objects = try transaction.existingTable(TableInfo.objectsName(schema.name))
-                ?? transaction.existingTable(TableInfo.clustersName(schema.name))
+            let objects = try transaction.existingTable(TableInfo.clustersName(schema.name))
+                ?? transaction.existingTable(TableInfo.objectsName(schema.name))
         else { return nil }
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
@@ -203,12 +211,17 @@ extension Database {
                 }
             }
         }
-        let objects =
-            try transaction.existingTable(TableInfo.objectsName(schema.name))
-            ?? transaction.existingTable(TableInfo.clustersName(schema.name))
+        var objects =
+            try transaction.existingTable(TableInfo.clustersName(schema.name))
+            ?? transaction.existingTable(TableInfo.objectsName(schema.name))
             ?? transaction.openTable(
                 configuration.storesNewTypesInClusters
                     ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
+        if objects.name.hasPrefix(ObjectStore.clusterPrefix) {
+            try raiseFormat(to: Database.clustersFormatVersion, in: transaction)
+        } else if configuration.storesNewTypesInClusters {
+            objects = try convertToClusters(objects, schema: schema, in: transaction)
+        }
         var primaryKeyIndex: Table?
         var indexes: [Int: Table] = [:]
         var refs: [Int: Table] = [:]
@@ -238,16 +251,51 @@ extension Database {
         }
         if !fullTextIndexes.isEmpty {
             // An older Trove would write without keeping the index in step: it must refuse the file.
-            let meta = try transaction.openTable(Catalog.metaTable)!
-            let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
-            if format < Database.fullTextFormatVersion {
-                try Catalog.put(Database.fullTextFormatVersion.littleEndian, key: "format", in: meta, transaction)
-            }
+            try raiseFormat(to: Database.fullTextFormatVersion, in: transaction)
         }
         if !addedFullText.isEmpty {
             try buildFullTextIndexes(addedFullText, of: table, in: transaction)
         }
         return table
+    }
+
+    /// Raises the file's format to at least `version` (a Trove that reads
+    /// only older formats then refuses the file instead of misreading it).
+    private func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
+        let meta = try transaction.openTable(Catalog.metaTable)!
+        let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
+        if format < version { try Catalog.put(version.littleEndian, key: "format", in: meta, transaction) }
+    }
+
+    /// Moves a type's objects from one record each (`obj:`) into column
+    /// clusters (`clu:`), inside the transaction that opens the file: a
+    /// crash before it commits leaves the records as they were. Object keys
+    /// stay, so indexes, links and collections need no change. The emptied
+    /// `obj:` table stays behind (a clusters table is always read first).
+    private func convertToClusters(_ records: Table, schema: ObjectSchema, in transaction: WriteTransaction) throws -> Table {
+        let layout = RecordLayout(schema)
+        let rows = ObjectStore(table: records, layout: layout)
+        let total = try rows.count(in: transaction)
+        let target = ObjectStore(table: try transaction.openTable(TableInfo.clustersName(schema.name))!, layout: layout)
+        let progress = configuration.conversionProgress
+        progress?(0, total)
+        var converted = 0
+        try rows.withRecordCursor(in: transaction) { records in
+            while let reader = try records.next() {
+                try target.append(reader.objectKey, record: reader.bytes, values: reader.allValues(), in: transaction)
+                converted += 1
+                if converted % 16_384 == 0 {
+                    // Full clusters go to the file as the conversion goes, not all at the commit.
+                    try target.writeOutClusters(in: transaction)
+                    progress?(converted, total)
+                }
+            }
+        }
+        try target.writeOutClusters(in: transaction)
+        try transaction.clear(records)
+        try raiseFormat(to: Database.clustersFormatVersion, in: transaction)
+        progress?(total, total)
+        return target.table
     }
 
     /// Fills new indexes from the records already stored.

@@ -87,10 +87,14 @@ public final class Database {
     /// The newest file format this Trove reads and writes; a file with a
     /// higher one was written by a newer Trove. New files start at 1; a file
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
-    /// so that a Trove that cannot keep the index in step refuses to write it.
-    static let formatVersion: UInt32 = 2
+    /// so that a Trove that cannot keep the index in step refuses to write it,
+    /// and to ``clustersFormatVersion`` when it gains a type in clusters.
+    static let formatVersion: UInt32 = 3
     /// The format of a file with a full-text index.
     static let fullTextFormatVersion: UInt32 = 2
+    /// The format of a file that stores a type in column clusters (`clu:`
+    /// tables, which a Trove before them would not see).
+    static let clustersFormatVersion: UInt32 = 3
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///

@@ -21,6 +21,16 @@ extension ObjectStore {
         return cache
     }
 
+    /// Writes the write's changed clusters of this type to the file and lets
+    /// the write forget them (a long conversion keeps memory bounded).
+    func writeOutClusters(in transaction: WriteTransaction) throws {
+        guard let clusters, let cache = try clusterCache(transaction) else { return }
+        try clusters.flush(cache, in: transaction)
+        cache.clusters.removeAll()
+        cache.recent = nil
+        cache.writes += 1
+    }
+
     /// Visits the clusters in key order until `visit` returns false (a
     /// write's changed clusters are written out first).
     func forEachClusterView(in transaction: Transaction, _ visit: (ClusterView) throws -> Bool) throws {
