@@ -223,15 +223,32 @@ struct BadFileTests {
 
     /// The offset of the leaf node whose value starts with `marker` (an
     /// object record: an 8-byte key, so the node header sits 16 bytes before the value).
+    /// In the cluster layout, the leaf node of the first cluster's object keys
+    /// (small enough to sit in the leaf; a long string column sits on
+    /// overflow pages, with no node around it); nil in the record layout.
+    private func clusterKeysNode(in url: URL) throws -> Int? {
+        let environment = try Environment.open(path: url.path)
+        let transaction = try ReadTransaction(environment: environment)
+        defer { transaction.end() }
+        guard let clusters = try transaction.existingTable("clu:Person") else { return nil }
+        // Where the map holds the value is where the file does (old copies of the page may hold the same bytes).
+        return try transaction.withCursor(on: clusters) { cursor in
+            let entry = try #require(try cursor.first())
+            let offset = Int(UInt(bitPattern: entry.value.baseAddress!) - environment.mapStart)
+            return offset - 8 - entry.key.count
+        }
+    }
+
     private func nodeOffset(of marker: String, in url: URL) throws -> Int {
         let bytes = try Data(contentsOf: url)
         let found = try #require(bytes.range(of: Data(marker.utf8)))
         // The record's own header and fixed slots come before the string: walk back to the node.
-        for start in stride(from: found.lowerBound - 16, through: max(0, found.lowerBound - 200), by: -1) {
+        // (In the cluster layout the string sits in its column, keyed by 10 bytes, after the column's other values.)
+        for start in stride(from: found.lowerBound - 16, through: max(0, found.lowerBound - 4_000), by: -1) {
             let keySize = Int(bytes[start + 6]) | Int(bytes[start + 7]) << 8
             let dataSize = Int(bytes[start]) | Int(bytes[start + 1]) << 8
-            if keySize == 8, bytes[start + 4] == 0, bytes[start + 5] == 0, dataSize > found.lowerBound - start - 16,
-                dataSize < 4096
+            if keySize == 8 || keySize == 10, bytes[start + 4] == 0, bytes[start + 5] == 0,
+                dataSize > found.lowerBound - start - 8 - keySize, dataSize < 4096
             {
                 return start
             }
@@ -274,15 +291,21 @@ struct BadFileTests {
                     }
                 }
             }
-            // The stored (for an encrypted file, sealed) bytes of one record, found in the raw file.
-            let stored: [UInt8] = try {
+            // The stored (for an encrypted file, sealed) bytes of one record (or
+            // cluster column), found in the raw file.
+            let (storedKey, stored): ([UInt8], [UInt8]) = try {
                 let environment = try Environment.open(path: url.path)
                 let transaction = try ReadTransaction(environment: environment)
                 defer { transaction.end() }
-                let objects = try #require(try transaction.existingTable("obj:Person"))
-                return try transaction.withCursor(on: objects) { Array(try #require(try $0.first()).value) }
+                let objects = try #require(
+                    try transaction.existingTable("clu:Person") ?? transaction.existingTable("obj:Person"))
+                return try transaction.withCursor(on: objects) {
+                    let entry = try #require(try $0.first())
+                    return (Array(entry.key), Array(entry.value))
+                }
             }()
-            let node = try #require(try Data(contentsOf: url).range(of: Data(stored))).lowerBound - 16
+            // An LMDB node: 8 bytes of sizes and flags, the key, the value.
+            let node = try #require(try Data(contentsOf: url).range(of: Data(stored))).lowerBound - 8 - storedKey.count
             try poke(url, at: node, UInt16(0xFFFF))
             try poke(url, at: node + 2, UInt16(0x7FFF))
             try? FileManager.default.removeItem(atPath: url.path + "-lock")
@@ -290,7 +313,8 @@ struct BadFileTests {
                 let environment = try Environment.open(path: url.path, options: configuration.environmentOptions)
                 let transaction = try ReadTransaction(environment: environment)
                 defer { transaction.end() }
-                let objects = try #require(try transaction.existingTable("obj:Person"))
+                let objects = try #require(
+                    try transaction.existingTable("clu:Person") ?? transaction.existingTable("obj:Person"))
                 let error = expectTroveError(.corruptFile) {
                     try transaction.withCursor(on: objects) { cursor in
                         var entry = try cursor.first()
@@ -314,7 +338,7 @@ struct BadFileTests {
                 let db = try Database(fileURL: url)
                 try db.write { db.object(ofType: Person.self, forPrimaryKey: 7)?.name = "MARKER-7-x" }
             }
-            let node = try nodeOffset(of: "MARKER-7-", in: url)
+            let node = try clusterKeysNode(in: url) ?? nodeOffset(of: "MARKER-7-", in: url)
             if craft == "key size" {
                 try poke(url, at: node + 6, UInt16(0xFFFF))
             } else {

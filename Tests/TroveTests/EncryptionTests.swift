@@ -131,7 +131,7 @@ struct EncryptionTests {
             let environment = try Environment.open(path: url.path)
             let transaction = try ReadTransaction(environment: environment)
             defer { transaction.end() }
-            let objects = try #require(try transaction.existingTable("obj:SecretNote"))
+            let objects = try objectsTable(transaction, "SecretNote")
             return try transaction.withCursor(on: objects) { Array(try #require(try $0.first()).value) }
         }()
         #expect(sealed.count > Cipher.overhead)
@@ -198,21 +198,29 @@ struct EncryptionTests {
         #expect(try Database(configuration: right).objects(SecretNote.self).isEmpty)  // a cache starts over
     }
 
-    /// The raw (sealed) value under `key` of `table`, read and written without the key.
-    private func rawValue(_ url: URL, table: String, key: UInt64) throws -> [UInt8] {
+    /// The table of a type's objects: its clusters, or its records.
+    private func objectsTable(_ transaction: Transaction, _ type: String) throws -> Table {
+        try #require(try transaction.existingTable("clu:\(type)") ?? transaction.existingTable("obj:\(type)"))
+    }
+
+    /// The key and raw (sealed) value of the first entry of a type's objects
+    /// (the one object's record, or its cluster's keys), read without the key.
+    private func rawEntry(_ url: URL, type: String) throws -> (key: [UInt8], value: [UInt8]) {
         let environment = try Environment.open(path: url.path)
         let transaction = try ReadTransaction(environment: environment)
         defer { transaction.end() }
-        let objects = try #require(try transaction.existingTable(table))
-        return try #require(try transaction.withValue(in: objects, key: key) { $0.map(Array.init) })
+        let objects = try objectsTable(transaction, type)
+        return try transaction.withCursor(on: objects) { cursor in
+            let entry = try #require(try cursor.first())
+            return (Array(entry.key), Array(entry.value))
+        }
     }
 
-    private func putRaw(_ url: URL, table: String, key: UInt64, _ value: [UInt8]) throws {
+    private func putRaw(_ url: URL, type: String, key: [UInt8], _ value: [UInt8]) throws {
         let environment = try Environment.open(path: url.path)
         let transaction = try WriteTransaction(environment: environment)
-        let objects = try #require(try transaction.existingTable(table))
-        var bigEndian = key.bigEndian
-        try withUnsafeBytes(of: &bigEndian) { k in
+        let objects = try objectsTable(transaction, type)
+        try key.withUnsafeBytes { k in
             try value.withUnsafeBytes { _ = try transaction.put(objects, key: k, value: $0) }
         }
         try transaction.commit()
@@ -238,17 +246,18 @@ struct EncryptionTests {
             }
         }
         let url = alice.fileURL
-        let fromAlice = try rawValue(url, table: "obj:DiaryOfAlice", key: 1)
-        let fromBob = try rawValue(url, table: "obj:DiaryOfBob", key: 1)
-        try putRaw(url, table: "obj:DiaryOfAlice", key: 1, fromBob)
-        try putRaw(url, table: "obj:DiaryOfBob", key: 1, fromAlice)
+        let fromAlice = try rawEntry(url, type: "DiaryOfAlice")
+        let fromBob = try rawEntry(url, type: "DiaryOfBob")
+        #expect(fromAlice.key == fromBob.key)
+        try putRaw(url, type: "DiaryOfAlice", key: fromAlice.key, fromBob.value)
+        try putRaw(url, type: "DiaryOfBob", key: fromBob.key, fromAlice.value)
         do {
             let db = try Database(configuration: alice)
             let error = expectTroveError(.corruptFile) { try db.verify() }
-            #expect(error?.message.contains("obj:DiaryOfAlice") == true, "\(String(describing: error))")
+            #expect(error?.message.contains(":DiaryOfAlice") == true, "\(String(describing: error))")
         }
-        try putRaw(url, table: "obj:DiaryOfAlice", key: 1, fromAlice)
-        try putRaw(url, table: "obj:DiaryOfBob", key: 1, fromBob)
+        try putRaw(url, type: "DiaryOfAlice", key: fromAlice.key, fromAlice.value)
+        try putRaw(url, type: "DiaryOfBob", key: fromBob.key, fromBob.value)
         do {
             let db = try Database(configuration: alice)
             #expect(db.objects(DiaryOfAlice.self).first?.text == "alice: secret 1")
@@ -267,7 +276,7 @@ struct EncryptionTests {
                     }())
             }
         }
-        try putRaw(other.fileURL, table: "obj:DiaryOfAlice", key: 1, fromAlice)
+        try putRaw(other.fileURL, type: "DiaryOfAlice", key: fromAlice.key, fromAlice.value)
         let db = try Database(configuration: other)
         expectTroveError(.corruptFile) { try db.verify() }
     }

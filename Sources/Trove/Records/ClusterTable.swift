@@ -341,11 +341,18 @@ struct ClusterTable {
             for (index, start) in starts.enumerated() {
                 let limit = index + 1 < starts.count ? starts[index + 1] : nil
                 let name = "the \(layout.typeName) cluster at object key \(start)"
-                let keys = try value(start, part: 0, in: transaction) { $0.flatMap { ClusterColumn($0, type: .int) } }
-                guard let keys, keys.count > 0 else {
+                // (The view keeps the keys readable: an encrypted table's are opened into a copy.)
+                let view: ClusterView?
+                do {
+                    view = try ClusterView(self, start: start, in: transaction, writes: 0)
+                } catch let error as TroveError where error.kind == .corruptFile {
+                    view = nil
+                }
+                guard let view, view.count > 0 else {
                     damaged("\(name) has damaged or no object keys")
                     continue
                 }
+                let keys = view.keys
                 var previous: UInt64?
                 var sound = true
                 for slot in 0..<keys.count {
@@ -367,7 +374,7 @@ struct ClusterTable {
                         sound = false
                     }
                 }
-                guard sound, let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { continue }
+                guard sound else { continue }
                 for slot in 0..<view.count {
                     var bigEndian = view.key(slot).bigEndian
                     let record = try view.record(slot, into: scratch)
@@ -465,7 +472,7 @@ struct ClusterTable {
         else { return false }
         cache.clusters[cluster.start] = cluster
         for column in 0..<layout.columnCount
-        where layout.inRecord[column] && cluster.value(slot, column, layout) != values[column] {
+        where layout.inRecord[column] && !cluster.value(slot, column, layout).isStoredIdentically(as: values[column]) {
             cluster.buffer(column).set(values[column], at: slot)
             cluster.markChanged(column)
         }

@@ -127,7 +127,7 @@ final class ColumnBuffer {
     /// Replaces the value in `slot`; false when it was already `value`.
     @discardableResult
     func set(_ value: StoredValue, at slot: Int) -> Bool {
-        if self.value(slot) == value { return false }
+        if self.value(slot).isStoredIdentically(as: value) { return false }
         let isNull = value.isNull
         if nulls[slot] != isNull {
             nulls[slot] = isNull
@@ -199,6 +199,22 @@ final class ColumnBuffer {
         case .data(let data): return Array(data)
         case .decimal(let decimal): return Array(decimal.description.utf8)
         default: preconditionFailure("Trove: a \(value.typeName) value in a \(type) column")
+        }
+    }
+}
+
+extension StoredValue {
+    /// Whether the two are stored as the same bytes: stricter than `==`,
+    /// which holds for canonically equivalent strings ("café" composed and
+    /// decomposed) and for 0.0 and -0.0.
+    func isStoredIdentically(as other: StoredValue) -> Bool {
+        switch (self, other) {
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
+        case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        default: return self == other
         }
     }
 }

@@ -14,7 +14,7 @@ final class Catalog: @unchecked Sendable {
     static let keyCheckPlaintext = Array("Trove encrypted database".utf8)
     /// The tables whose values an encryption key seals: objects, list, set
     /// and map elements, and the catalog (indexes and inverse links hold keys only).
-    static let sealedTablePrefixes = ["obj:", "list:", "set:", "map:", metaTable]
+    static let sealedTablePrefixes = ["obj:", "clu:", "list:", "set:", "map:", metaTable]
 
     private let published = Locked<[String: TableInfo]>([:])
     /// The highest object key handed out per type in this process, committed

@@ -10,8 +10,15 @@ import Testing
 struct ClusterConversionTests {
     static let count = 6_000
 
+    /// A configuration that keeps the record layout (whatever `TROVE_LAYOUT` says).
+    static func records(_ url: URL) -> Configuration {
+        var configuration = Configuration(fileURL: url)
+        configuration.storesNewTypesInClusters = false
+        return configuration
+    }
+
     static func seed(_ url: URL) throws {
-        let db = try Database(configuration: Configuration(fileURL: url))
+        let db = try Database(configuration: records(url))
         try db.write {
             for id in 0..<count {
                 let person = Person()
@@ -39,7 +46,7 @@ struct ClusterConversionTests {
     func convertsOnOpen() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("rows.trove")
         try Self.seed(url)
-        let before = try Database(configuration: Configuration(fileURL: url))
+        let before = try Database(configuration: Self.records(url))
         let expected = Self.state(before)
         #expect(try Self.layoutName(before) == "obj:Person")
         #expect(before.fileFormatVersion == 1)
@@ -67,7 +74,7 @@ struct ClusterConversionTests {
             person.name = "new"
             try after.add(person)
         }
-        let plain = try Database(configuration: Configuration(fileURL: url))
+        let plain = try Database(configuration: Self.records(url))
         #expect(try Self.layoutName(plain) == "clu:Person")
         #expect(plain.objects(Person.self).count == Self.count + 1)
     }
@@ -77,7 +84,7 @@ struct ClusterConversionTests {
         var generator = SystemRandomNumberGenerator()
         let seedURL = makeTemporaryDirectory().appendingPathComponent("seed.trove")
         try Self.seed(seedURL)
-        let expected = Self.state(try Database(configuration: Configuration(fileURL: seedURL)))
+        let expected = Self.state(try Database(configuration: Self.records(seedURL)))
         var converted = 0
         for round in 0..<8 {
             let url = seedURL.deletingLastPathComponent().appendingPathComponent("round-\(round).trove")
@@ -106,7 +113,7 @@ struct ClusterConversionTests {
                 kill(getpid(), SIGKILL)
                 while true { usleep(1_000) }
             }
-            let survivor = try Database(configuration: Configuration(fileURL: url))
+            let survivor = try Database(configuration: Self.records(url))
             if try Self.layoutName(survivor) == "clu:Person" { converted += 1 }
             #expect(Self.state(survivor) == expected, "round \(round), killed after \(delay) µs")
             #expect(try survivor.verify().isValid, "round \(round)")
