@@ -48,9 +48,15 @@ test: deps
 	$(SWIFT) build --build-tests
 	rm -rf $(TEST_SCRATCH)
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
+	@echo "The suite again with new types stored in column clusters (TROVE_LAYOUT=clusters: issue 18's layout, not yet the default)."
+	rm -rf $(TEST_SCRATCH)
+	TROVE_LAYOUT=clusters $(SWIFT) test --skip-build > .build/test-output-clusters.txt 2>&1 || (tail -n 60 .build/test-output-clusters.txt; exit 1)
+	@grep "Test run with" .build/test-output-clusters.txt | tail -n 1
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
+	TROVE_LAYOUT=clusters $(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke-clusters.txt 2>&1 || (tail -n 30 .build/bench-smoke-clusters.txt; exit 1)
+	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke-clusters.txt | xargs echo "benchmark rows that ran and agreed, clusters:"
 	@echo "Full-text smoke run: Trove finds every memo holding a Korean word and agrees with FTS5 on English words (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --fts 2000 > .build/bench-fts-smoke.txt 2>&1 || (cat .build/bench-fts-smoke.txt; exit 1)
 	@$(MAKE) --no-print-directory fuzz-corpus

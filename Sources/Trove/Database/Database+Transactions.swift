@@ -63,6 +63,8 @@ extension Database {
         do {
             try state.transaction.writePending()
             try flushCounters(state)
+            // The change log is written only for a transaction that wrote: the clusters it changed first.
+            try state.transaction.writeOutCaches()
             try ChangeLog.append(state.recorder.record, in: state.transaction)
             try state.transaction.commit()
         } catch {

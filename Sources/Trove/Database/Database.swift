@@ -361,6 +361,7 @@ public final class Database {
             // A catalog change: observers compare in full.
             var record = ChangeRecord()
             record.everything = true
+            try transaction.writeOutCaches()
             try ChangeLog.append(record, in: transaction)
             try transaction.commit()
         } catch {

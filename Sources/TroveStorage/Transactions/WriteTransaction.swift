@@ -230,9 +230,16 @@ package final class WriteTransaction: Transaction {
 
     // MARK: Ending
 
+    /// Writes what the layer above kept back (``objectCaches``) into the
+    /// transaction: before anything reads what the transaction wrote as a
+    /// whole (the change log), and again by ``commit()``.
+    package func writeOutCaches() throws {
+        for cache in objectCaches.values { try cache.writeOut(in: self) }
+    }
+
     /// Makes every change durable and visible to new snapshots.
     package func commit() throws {
-        for cache in objectCaches.values { try cache.writeOut(in: self) }
+        try writeOutCaches()
         var rc = try commitOnce()
         while rc == MDB_MAP_FULL {
             // LMDB freed the transaction; start over in a bigger map.
