@@ -34,11 +34,9 @@ final class ColumnBuffer {
             let start = column.slotOffset(0, width: width)
             bytes = Array(column.bytes[start..<(start + count * width)])
         } else {
-            offsets.reserveCapacity(count + 1)
-            for slot in 0..<count {
-                bytes.append(contentsOf: column.variableBytes(slot))
-                offsets.append(UInt32(bytes.count))
-            }
+            let (stored, heap) = column.offsetsAndHeap()
+            offsets = stored
+            bytes = Array(heap)
         }
     }
 
