@@ -1,7 +1,7 @@
 import TroveStorage
 
-/// A type's objects in column clusters (issue 18, not yet used by
-/// ``ObjectStore``): runs of up to ``capacity`` objects in object-key order,
+/// A type's objects in column clusters (issue 18; ``ObjectStore`` uses it
+/// for a `clu:<Type>` table): runs of up to ``capacity`` objects in object-key order,
 /// each stored as one LMDB value per column under `start ‖ part` (the
 /// cluster's first key u64 big-endian, a u16 big-endian part: 0 holds the
 /// cluster's object keys, `1 + column` each property stored in the record).
@@ -34,7 +34,7 @@ struct ClusterTable {
         private(set) var changedColumns: [Bool]
         private var anyColumnChanged = false
 
-        /// A new cluster of the objects `values` lists (one array per column), under `keys`.
+        /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
         init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
             self.start = start
             self.keys = keys

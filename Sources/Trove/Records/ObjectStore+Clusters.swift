@@ -3,7 +3,8 @@ import TroveStorage
 /// The cluster layout behind ``ObjectStore`` (issue 18, in progress): a
 /// type whose objects table is `clu:<Type>` keeps them in a ``ClusterTable``.
 /// Readers are given each object as a record built from its cluster's
-/// columns (correct, not yet fast: scans over columns come next).
+/// columns (``ClusterView``); filters and aggregates read the columns
+/// themselves (``ClusterFilter``).
 extension ObjectStore {
     static let clusterPrefix = "clu:"
 
