@@ -150,6 +150,29 @@ enum QueryPlanner {
         return true
     }
 
+    /// The keys of the objects `filter` matches, in order, read from the
+    /// clusters' key columns (the first `limit` when given).
+    private static func clusterKeys(_ table: TableInfo, _ filter: ClusterFilter, limit: Int?, _ transaction: Transaction)
+        throws -> [UInt64]
+    {
+        var keys: [UInt64] = []
+        let limit = limit ?? .max
+        guard limit > 0 else { return [] }
+        var matches = [Bool](repeating: false, count: 1)
+        try table.store.forEachClusterView(in: transaction) { view in
+            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
+            try matches.withUnsafeMutableBufferPointer { buffer in
+                try filter.evaluate(view, table.layout, into: UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count]))
+            }
+            for slot in 0..<view.count where matches[slot] {
+                keys.append(view.key(slot))
+                if keys.count == limit { return false }
+            }
+            return true
+        }
+        return keys
+    }
+
     /// ``forEachMatch(table:predicate:limit:reading:in:_:)`` over the cluster
     /// layout: the filter runs over each cluster's columns, and a record is
     /// built only for a match (of the columns `reading` names, when given).
@@ -224,8 +247,12 @@ enum QueryPlanner {
         }
         let sort = try sort.contains { $0.relevance != nil } ? ranked(sort, in: transaction) : sort
         if sort.isEmpty {
-            if let predicate, let plan = try indexPlan(predicate, table: table, transaction), plan.isExact {
+            let plan = try predicate.flatMap { try indexPlan($0, table: table, transaction) }
+            if let plan, plan.isExact {
                 return limit.map { Array(plan.keys.prefix($0)) } ?? plan.keys
+            }
+            if table.store.clusters != nil, plan == nil, let predicate, let filter = ClusterFilter(predicate, table.layout) {
+                return try clusterKeys(table, filter, limit: limit, transaction)
             }
             if predicate == nil {
                 // Every object: the keys alone, no record read.

@@ -613,7 +613,18 @@ struct ClusterScan {
         if finished { return nil }
         if starts == nil || (cache != nil && view != nil && view!.writes != cache!.writes) { try reposition() }
         while let starts, nextStart < starts.count {
-            view = try ClusterView(clusters, start: starts[nextStart], in: transaction, writes: cache?.writes ?? 0)
+            let start = starts[nextStart]
+            if cache == nil, let known = transaction.readCache[clusters.table.slot] as? ClusterViewCache {
+                // A snapshot's scans share the clusters (and columns) an earlier one read.
+                if let seen = known.views[start], seen.isCurrent(nil) {
+                    view = seen
+                } else {
+                    view = try ClusterView(clusters, start: start, in: transaction, writes: 0)
+                    if let view { known.remember(view) }
+                }
+            } else {
+                view = try ClusterView(clusters, start: start, in: transaction, writes: cache?.writes ?? 0)
+            }
             nextStart += 1
             guard let view else { continue }
             slot = view.count
@@ -628,8 +639,19 @@ struct ClusterScan {
 
     /// Reads the clusters' starts again and goes to the one that may hold `from`.
     private mutating func reposition() throws {
-        if let cache, let write = transaction as? WriteTransaction { try clusters.flush(cache, in: write) }
-        let all = try clusters.starts(in: transaction)
+        let all: [UInt64]
+        if let cache, let write = transaction as? WriteTransaction {
+            try clusters.flush(cache, in: write)
+            all = try clusters.starts(in: transaction)
+        } else if let known = (transaction.readCache[clusters.table.slot] as? ClusterViewCache)?.starts {
+            // A snapshot's clusters do not change: listed once for all its scans.
+            all = known
+        } else {
+            all = try clusters.starts(in: transaction)
+            let known = transaction.readCache[clusters.table.slot] as? ClusterViewCache ?? ClusterViewCache()
+            known.starts = all
+            transaction.readCache[clusters.table.slot] = known
+        }
         nextStart = max(all.partitioningIndex { $0 <= from } - 1, 0)
         starts = all
         view = nil

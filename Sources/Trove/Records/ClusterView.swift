@@ -8,12 +8,16 @@ final class ClusterViewCache {
     var views: [UInt64: ClusterView] = [:]
     /// The view of the last lookup: the next key is often in it.
     var last: ClusterView?
+    /// Every cluster's start, once a scan of the snapshot has listed them.
+    var starts: [UInt64]?
     /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
     var writes = 0
     static let limit = 4_096
+    /// Views of an encrypted table hold opened copies of their columns: fewer are kept.
+    static let sealedLimit = 64
 
     func remember(_ view: ClusterView) {
-        if views.count >= Self.limit { views.removeAll(keepingCapacity: true) }
+        if views.count >= (view.isSealed ? Self.sealedLimit : Self.limit) { views.removeAll(keepingCapacity: true) }
         views[view.start] = view
         last = view
     }
@@ -123,6 +127,9 @@ final class ClusterView {
     }
 
     var count: Int { keys.count }
+
+    /// Whether the table is encrypted (the view then owns copies of what it read).
+    var isSealed: Bool { table.table.isSealed }
 
     /// Whether the view still points at the cluster in the file: the map
     /// has not moved and the write (when `cache` is given) has not written
