@@ -13,12 +13,12 @@ extension ObjectStore {
     /// clusters cached with the old one are written out first.
     func clusterCache(_ transaction: Transaction) throws -> ClusterTable.ClusterCache? {
         guard let clusters, let write = transaction as? WriteTransaction else { return nil }
-        if let cache = write.objectCaches[table.name] as? ClusterTable.ClusterCache {
+        if let cache = write.objectCaches[table.slot] as? ClusterTable.ClusterCache {
             if cache.owner.layout === layout { return cache }
             try cache.owner.flush(cache, in: write)
         }
         let cache = ClusterTable.ClusterCache(owner: clusters)
-        write.objectCaches[table.name] = cache
+        write.objectCaches[table.slot] = cache
         return cache
     }
 

@@ -270,7 +270,7 @@ struct ObjectStore {
 
     /// Deletes every object.
     func clear(in transaction: WriteTransaction) throws {
-        transaction.objectCaches[table.name] = nil
+        transaction.objectCaches[table.slot] = nil
         try transaction.clear(table)
     }
 }

@@ -48,9 +48,9 @@ package final class WriteTransaction: Transaction {
     package var pendingWrites: (() throws -> Void)?
     private var isWritingPending = false
     /// What the layer above keeps for the length of this transaction, by
-    /// table name (the clusters a write changed): each is written out before
+    /// table slot (the clusters a write changed): each is written out before
     /// the transaction commits, and dropped when its table is cleared.
-    package var objectCaches: [String: any TransactionCache] = [:]
+    package var objectCaches: [UInt32: any TransactionCache] = [:]
 
     /// Runs ``pendingWrites`` (not again from inside itself).
     package func writePending() throws {
@@ -223,7 +223,7 @@ package final class WriteTransaction: Transaction {
     package func clear(_ table: Table) throws {
         let rc = try perform { withMapAccess { LMDBCall.run { mdb_drop(self.txn!, table.dbi, 0) } } }
         try LMDBCall.check(rc, "clearing table \(table.name)", path: path)
-        objectCaches[table.name] = nil
+        objectCaches[table.slot] = nil
         append(.clear, dbi: table.dbi, flags: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), value: nil)
         changeHook?(table, nil)
     }
