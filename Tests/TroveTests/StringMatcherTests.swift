@@ -224,6 +224,31 @@ struct StringMatcherTests {
         }
     }
 
+    @Test("a NUL in a needle or a row compares as Foundation does under [c] and [d] (found by the random test)")
+    func nulCharacters() throws {
+        let db = try makeDatabase()
+        let rows = ["x", "ab\u{0}c", "plain", "서울\u{0}"]
+        try db.write {
+            for (id, text) in rows.enumerated() {
+                let note = MemoNote()
+                note.id = id
+                note.memo = text
+                try db.add(note)
+            }
+        }
+        let notes = db.objects(MemoNote.self)
+        for needle in ["x\u{0}", "bc", "\u{0}", "울\u{0}", "b\u{0}c"] {
+            for (flags, options) in [("[d]", StringOptions.diacriticInsensitive), ("[c]", .caseInsensitive), ("", [])] {
+                let expected = rows.indices.filter {
+                    ValueComparison.test(.string(rows[$0]), .contains, .string(needle), options)
+                }
+                #expect(
+                    try notes.filter("memo CONTAINS\(flags) %@", needle).map(\.id) == expected,
+                    "\(Self.describe(needle)) \(flags)")
+            }
+        }
+    }
+
     private static func describe(_ text: String) -> String {
         "\"\(text)\" (\(text.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ")))"
     }

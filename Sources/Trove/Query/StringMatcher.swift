@@ -68,7 +68,8 @@ final class StringMatcher {
         } else {
             tokens = []
             let bytes = Array(folded.text.precomposedStringWithCanonicalMapping.utf8)
-            needle = StringMatcher.isPlain(bytes) ? bytes : nil
+            // Foundation's comparisons pass over NUL: a needle holding one takes the String path.
+            needle = StringMatcher.isPlain(bytes) && !bytes.contains(0) ? bytes : nil
         }
     }
 
@@ -76,7 +77,8 @@ final class StringMatcher {
 
     /// The comparison on one stored string's UTF-8 bytes.
     func matches(_ text: UnsafeRawBufferPointer) -> Bool {
-        if let needle {
+        // A row holding NUL takes the String path too (Foundation passes over NUL; bytes would not).
+        if let needle, text.baseAddress.map({ memchr($0, 0, text.count) == nil }) ?? true {
             if !lowersCase {
                 if StringMatcher.isPlain(text) { return plainMatch(text, needle) }
             } else {
