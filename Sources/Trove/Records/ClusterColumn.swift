@@ -139,49 +139,11 @@ struct ClusterColumn {
     }
 
     /// Encodes `values` (already checked against the column: nil only where
-    /// optional, each of the column's type) as a column.
+    /// optional, each of the column's type) as a column (through a
+    /// ``ColumnBuffer``, the one writer of the encoding).
     static func encode(_ values: [StoredValue], type: PropertyType) -> [UInt8] {
-        precondition(values.count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
-        let hasNulls = values.contains { $0.isNull }
-        let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(values.count) : 0)
-        var encoded: [UInt8]
-        if type.isVariableSize {
-            var heap: [UInt8] = []
-            var offsets: [UInt32] = [0]
-            offsets.reserveCapacity(values.count + 1)
-            for value in values {
-                switch value {
-                case .null: break
-                case _ where type == .mixed: heap.append(contentsOf: MixedEncoding.encode(value))
-                case .string(var text): text.withUTF8 { heap.append(contentsOf: $0) }
-                case .data(let data): heap.append(contentsOf: data)
-                case .decimal(let decimal): heap.append(contentsOf: decimal.description.utf8)
-                default:
-                    precondition(type == .mixed, "Trove: a \(value.typeName) value in a \(type) column")
-                    heap.append(contentsOf: MixedEncoding.encode(value))
-                }
-                offsets.append(UInt32(heap.count))
-            }
-            encoded = [UInt8](repeating: 0, count: dataStart + 4 * offsets.count)
-            encoded.withUnsafeMutableBytes { raw in
-                for (index, offset) in offsets.enumerated() {
-                    raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * index, as: UInt32.self)
-                }
-            }
-            encoded.append(contentsOf: heap)
-        } else {
-            encoded = [UInt8](repeating: 0, count: dataStart + values.count * type.slotWidth)
-            encoded.withUnsafeMutableBytes { raw in
-                for (slot, value) in values.enumerated() where !value.isNull {
-                    let stored = RecordWriter.storeFixed(value, type, into: raw, at: dataStart + slot * type.slotWidth)
-                    precondition(stored, "Trove: a \(value.typeName) value in a \(type) column")
-                }
-            }
-        }
-        encoded.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: (UInt16(values.count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
-            for (slot, value) in values.enumerated() where value.isNull { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) }
-        }
-        return encoded
+        let buffer = ColumnBuffer(type: type)
+        for value in values { buffer.append(value) }
+        return buffer.encoded()
     }
 }

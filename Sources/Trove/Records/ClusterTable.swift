@@ -598,13 +598,11 @@ struct ClusterScan {
                 if key == .max { finished = true } else { from = key + 1 }
                 return (key, record)
             }
-            guard let starts, nextStart < starts.count else {
+            guard let next = try loadNextCluster() else {
                 finished = true
                 return nil
             }
-            view = try ClusterView(clusters, start: starts[nextStart], in: transaction, writes: cache?.writes ?? 0)
-            nextStart += 1
-            slot = view?.firstSlot(atLeast: from) ?? 0
+            slot = next.firstSlot(atLeast: from)
         }
     }
 
@@ -612,6 +610,19 @@ struct ClusterScan {
     mutating func nextView() throws -> ClusterView? {
         if finished { return nil }
         if starts == nil || (cache != nil && view != nil && view!.writes != cache!.writes) { try reposition() }
+        guard let view = try loadNextCluster() else {
+            finished = true
+            return nil
+        }
+        slot = view.count
+        if let last = view.lastKey {
+            if last == .max { finished = true } else { from = last + 1 }
+        }
+        return view
+    }
+
+    /// Reads the cluster after the current one (nil after the last) and makes it current.
+    private mutating func loadNextCluster() throws -> ClusterView? {
         while let starts, nextStart < starts.count {
             let start = starts[nextStart]
             if cache == nil, let known = transaction.readCache[clusters.table.slot] as? ClusterViewCache {
@@ -626,14 +637,8 @@ struct ClusterScan {
                 view = try ClusterView(clusters, start: start, in: transaction, writes: cache?.writes ?? 0)
             }
             nextStart += 1
-            guard let view else { continue }
-            slot = view.count
-            if let last = view.lastKey {
-                if last == .max { finished = true } else { from = last + 1 }
-            }
-            return view
+            if let view { return view }
         }
-        finished = true
         return nil
     }
 

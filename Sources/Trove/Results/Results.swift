@@ -368,14 +368,10 @@ public struct Results<Element>: RandomAccessCollection {
             return Value._troveFromStored(.int(total))
         case .double:
             var total = 0.0
+            let fallback: Double = if case .double(let value) = table.layout.fallbacks[column] { value } else { 0 }
             let byColumn = forEachMatchingColumn(column) { stored, matches in
-                for slot in matches.indices where matches[slot] {
-                    if let stored {
-                        total += stored.double(slot) ?? 0
-                    } else if case .double(let value) = table.layout.fallbacks[column] {
-                        total += value
-                    }
-                }
+                // (Added one by one, in the order a record scan adds them.)
+                for slot in matches.indices where matches[slot] { total += stored.map { $0.double(slot) ?? 0 } ?? fallback }
             }
             if byColumn { return Value._troveFromStored(.double(total)) }
             forEachMatchingRecord(aggregating: column) { reader in
