@@ -9,20 +9,22 @@ FUZZ_SECONDS ?= 60
 DIVIDE ?= 10
 
 # Installs what is missing: LMDB (the engine), OpenSSL's libcrypto on Linux
-# (encryption at rest) and SQLite's headers (the benchmark baseline), from apt on
-# Debian/Ubuntu or Homebrew on macOS.
+# (encryption at rest), SQLite's headers (the benchmark baseline) and GNU
+# libmicrohttpd (the HTTP server of `trove studio`), from apt on Debian/Ubuntu
+# or Homebrew on macOS.
 deps:
 	@missing=""; \
 	if ! pkg-config --exists lmdb 2>/dev/null && [ ! -f /usr/include/lmdb.h ]; then missing="$$missing liblmdb-dev"; fi; \
 	if ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then missing="$$missing libsqlite3-dev"; fi; \
 	if [ "$$(uname)" = Linux ] && ! pkg-config --exists libcrypto 2>/dev/null && [ ! -f /usr/include/openssl/evp.h ]; then missing="$$missing libssl-dev"; fi; \
+	if ! pkg-config --exists libmicrohttpd 2>/dev/null && [ ! -f /usr/include/microhttpd.h ]; then missing="$$missing libmicrohttpd-dev"; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
 		elif command -v brew >/dev/null 2>&1; then \
-			brew install lmdb sqlite; \
+			brew install lmdb sqlite libmicrohttpd; \
 		else \
 			echo "Please install:$$missing"; exit 1; \
 		fi; \

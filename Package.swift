@@ -23,6 +23,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // The HTTP server of `trove studio` (the tool's only; the library never links it).
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
+        ),
         .systemLibrary(
             name: "CCrypto",
             pkgConfig: "libcrypto",
@@ -37,7 +43,16 @@ let package = Package(
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),
         .executableTarget(name: "Chat", dependencies: ["Trove"], path: "Examples/Chat"),
-        .executableTarget(name: "trove", dependencies: ["Trove"]),
+        .executableTarget(
+            name: "trove",
+            dependencies: ["Trove", "CMicroHTTPD"],
+            resources: [
+                .embedInCode("Studio/Assets/index.html"),
+                .embedInCode("Studio/Assets/studio.js"),
+                .embedInCode("Studio/Assets/studio.css"),
+                .embedInCode("Studio/Assets/openapi.json"),
+            ]
+        ),
         .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),

@@ -6,7 +6,7 @@ struct Arguments {
     var flags: Set<String> = []
 
     /// Options that take a value; everything else starting with `-` is a flag.
-    static let valued: Set<String> = ["--sort", "--limit", "--format", "--type", "-o", "--output", "--batch"]
+    static let valued: Set<String> = ["--sort", "--limit", "--format", "--type", "-o", "--output", "--batch", "--port"]
 
     init(_ arguments: some Sequence<String>) throws {
         var iterator = arguments.makeIterator()

@@ -30,6 +30,8 @@ enum Commands {
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
           compact FILE                   rewrite FILE without its free pages, keeping its permissions
                                          (refused, exit 1, while another process has FILE open)
+          studio FILE [--port N] [--read-only]
+                                         browse, query and edit FILE in a web browser (127.0.0.1 only)
 
         options: --help (on every command), --version, --json (machine-readable info/schema),
                  --trust (skip checking every page of FILE before use: for big files you know are sound)
@@ -84,6 +86,15 @@ enum Commands {
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",
         "delete":
             "usage: trove delete FILE TYPE PREDICATE [--yes]\nexample: trove delete .trove-demo/photos.trove PhotoData \"date < '2024-05-02'\" --yes",
+        "studio": """
+        usage: trove studio FILE [--port N] [--read-only]
+        Serves Trove Studio on 127.0.0.1 (port 8723, or N; 0 takes any free port) and prints its
+        address, with the token every request needs; Ctrl-C stops it. The page shows the types, a
+        grid of objects with Realm queries, sorting, links, edits, a schema diagram and charts, and
+        follows commits from any process. --read-only opens FILE read-only.
+        The JSON API it serves is described in Sources/trove/Studio/Assets/openapi.json.
+        example: trove studio .trove-demo/photos.trove
+        """,
         "compact":
             "usage: trove compact FILE   (refused while another process, an app or its extension, has FILE open:\n       its later commits would go to the replaced file)\nexample: trove compact photos.trove",
     ]

@@ -57,10 +57,12 @@ enum Export {
     }
 
     /// The objects of one type: a JSON array, JSON lines, or a CSV header and records.
-    static func export(_ name: String, from db: Database, format: String, text: PortableText, to out: OutputBuffer) throws {
+    static func export(
+        _ name: String, from db: Database, format: String, text: PortableText, to out: OutputBuffer, showsProgress: Bool = true
+    ) throws {
         let exporter = try ObjectExporter(database: db, typeName: name)
         let layout = try text.layout(name)
-        var progress = Progress("exporting \(name):", total: try exporter.count)
+        var progress = Progress("exporting \(name):", total: try exporter.count, shown: showsProgress)
         defer { progress.finish() }
         var done = 0
         text.writeStart(format, layout, to: out)

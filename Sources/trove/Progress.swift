@@ -6,12 +6,14 @@ struct Progress {
     let label: String
     /// What `done` counts up to; for ``update(rows:bytes:)``, the input's bytes (0: not known).
     let total: Int
-    private let enabled = isatty(STDERR_FILENO) != 0
+    private let enabled: Bool
     private var last = Date.distantPast
 
-    init(_ label: String, total: Int) {
+    /// `shown` false: never drawn (work done for a server, not the terminal).
+    init(_ label: String, total: Int, shown: Bool = true) {
         self.label = label
         self.total = total
+        enabled = shown && isatty(STDERR_FILENO) != 0
     }
 
     mutating func update(_ done: Int) {

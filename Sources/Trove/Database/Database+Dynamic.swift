@@ -69,20 +69,58 @@ extension Database {
         throws
         -> Bool
     {
-        let state = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
+        _ = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
         let table = try dynamicTable(typeName)
+        guard let objectKey = try objectKey(forPrimaryKey: primaryKey, in: table) else { return false }
+        return try setValue(value, forProperty: property, objectKey: objectKey, table: table)
+    }
+
+    /// Sets one property (a value or a link, given as the target's object
+    /// key) of a stored object, inside a write, checking the value as
+    /// ``setValue(_:forProperty:ofType:primaryKey:)`` does. Returns false when
+    /// the object was deleted.
+    package func setValue(_ value: StoredValue, forProperty property: String, of object: DynamicObject) throws -> Bool {
+        _ = try requireWrite("setValue(_:forProperty:of:)")
+        let table = try dynamicTable(object.objectSchema.name)
+        return try setValue(value, forProperty: property, objectKey: object._objectKey, table: table)
+    }
+
+    private func setValue(_ value: StoredValue, forProperty property: String, objectKey: UInt64, table: TableInfo) throws
+        -> Bool
+    {
+        let state = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
+        let typeName = table.name
         guard let column = table.columnIndex[property] else { throw table.unknownProperty(property) }
         let schema = table.schema.properties[column]
         if column == table.primaryKeyColumn {
             throw TroveError(.invalidValue, "\(typeName).\(property) is the primary key; it cannot change", path: path)
         }
+        guard schema.isInRecord else {
+            throw TroveError(
+                .invalidValue, "\(typeName).\(property) is a \(schema.typeDescription), not a single value", path: path)
+        }
         if value.isNull, !schema.isOptional {
             throw TroveError(.invalidValue, "\(typeName).\(property) is \(schema.typeDescription) and cannot be nil", path: path)
         }
         let converted = value.isNull ? value : (value.converted(to: schema.type) ?? value)
-        guard let objectKey = try objectKey(forPrimaryKey: primaryKey, in: table),
-            let record = try fetchRecord(objectKey, table: table)
-        else { return false }
+        if !converted.isNull, !RecordWriter.fits(converted, schema.type) {
+            throw TroveError(
+                .invalidValue, "\(typeName).\(property) is \(schema.typeDescription), not \(value)", path: path)
+        }
+        if schema.type == .link, case .int(let target) = converted {
+            let targetTable = try dynamicTable(schema.objectType ?? "")
+            guard contains(objectKey: UInt64(bitPattern: target), in: targetTable) else {
+                throw TroveError(
+                    .invalidValue, "\(typeName).\(property) links to \(targetTable.name), which has no object with key \(target)",
+                    path: path)
+            }
+            if schema.ownsTargets == true {
+                throw TroveError(
+                    .invalidValue, "\(typeName).\(property) holds an embedded object; it cannot link to another one",
+                    path: path)
+            }
+        }
+        guard let record = try fetchRecord(objectKey, table: table) else { return false }
         _ = try updateColumn(column, to: converted, objectKey: objectKey, record: record, table: table, state)
         return true
     }

@@ -44,6 +44,21 @@ extension Database {
         return dynamicObject(in: table, objectKey: objectKey)
     }
 
+    /// The object of a type named as a string with an object key (as links
+    /// store it), or nil when there is none: how tools name objects of types
+    /// without a primary key.
+    package func dynamicObject(ofType typeName: String, objectKey: UInt64) throws -> DynamicObject? {
+        let table = try tableInfo(named: typeName)
+        guard contains(objectKey: objectKey, in: table) else { return nil }
+        return dynamicObject(in: table, objectKey: objectKey)
+    }
+
+    /// The object key of the object of a type named as a string with the
+    /// given primary key, or nil when there is none.
+    package func objectKey(ofType typeName: String, primaryKey: StoredValue) throws -> UInt64? {
+        try objectKey(forPrimaryKey: primaryKey, in: try tableInfo(named: typeName))
+    }
+
     /// Makes an object of a type named as a string from values and adds it,
     /// inside a write (Realm's `dynamicCreate`). `value` is what
     /// ``Object/init(value:)`` takes — a dictionary by property name, an

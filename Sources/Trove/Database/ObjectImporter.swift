@@ -147,7 +147,9 @@ package final class ObjectImporter {
     /// Throws `TroveError.Kind.invalidValue` for a value the property cannot
     /// hold or a link to a missing object, `.primaryKeyExists` for a stored
     /// primary key under `.error`; the write is then as it was before the call.
-    package func add(_ values: [PortableValue?], update: UpdatePolicy, line: Int) throws {
+    /// Returns the object's key.
+    @discardableResult
+    package func add(_ values: [PortableValue?], update: UpdatePolicy, line: Int) throws -> UInt64 {
         let state = try database.requireWrite("ObjectImporter.add(_:update:line:)")
         let prepared = try prepare(values, table: table, path: table.name)
         let earlier = pending.count
@@ -156,6 +158,7 @@ package final class ObjectImporter {
             // The object replaced a stored one: links kept for the old one are void.
             pending = pending[..<earlier].filter { $0.root != key } + pending[earlier...]
         }
+        return key
     }
 
     /// Checks one object's values as ``add(_:update:line:)`` does, without

@@ -151,3 +151,19 @@ extension Database {
         }
     }
 }
+
+extension Database {
+    /// Calls `listener` on the watcher's thread with the new transaction id
+    /// after each commit to the file, by any handle of any process, until the
+    /// returned function is called (for tools that serve a file, such as the
+    /// `trove studio` server, which has no actor to refresh on).
+    package func watchCommits(_ listener: @escaping @Sendable (Int) -> Void) -> @Sendable () -> Void {
+        let environment = self.environment
+        let watcher = environment.attachment("trove.commit-watcher") { CommitWatcher(environment: environment) }
+        let id = watcher.add(listener)
+        return { watcher.remove(id) }
+    }
+
+    /// The id of the file's last committed transaction (any process's).
+    package var lastCommit: Int { environment.lastCommittedTransaction }
+}

@@ -81,6 +81,9 @@ public final class DynamicObject: Object {
         }
     }
 
+    /// The object's key in its file (what links to it store).
+    package var objectKey: UInt64 { _objectKey }
+
     /// The type name and each value the record holds: `Dog { name = "Rex", age = 3 }`,
     /// or `Dog <invalidated>` once deleted.
     ///
