@@ -17,6 +17,8 @@ final class StudioAPI: @unchecked Sendable {
     private var queries: [String: Results<DynamicObject>] = [:]
     /// Objects per page at most.
     static let maximumPage = 1_000
+    /// Integers of at most this many values are charted a bar per value.
+    static let distinctValues = 30
 
     init(database: Database, path: String, readOnly: Bool, token: String) {
         db = database
@@ -514,6 +516,7 @@ final class StudioAPI: @unchecked Sendable {
                 400, "notChartable", "\(type).\(name) is a \(property.typeDescription); chart a property holding one value")
         }
         var numbers: [Double] = []
+        var integers: [Int64: Int] = [:]
         var counts: [String: Int] = [:]
         var nulls = 0
         let numeric: Bool
@@ -525,7 +528,9 @@ final class StudioAPI: @unchecked Sendable {
             let value = object.storedValues[column]
             switch value {
             case .null: nulls += 1
-            case .int(let v) where numeric: numbers.append(Double(v))
+            case .int(let v) where numeric:
+                numbers.append(Double(v))
+                if integers.count <= Self.distinctValues { integers[v, default: 0] += 1 }
             case .float(let v): numbers.append(Double(v))
             case .double(let v): numbers.append(v)
             case .date(let v): numbers.append(v.timeIntervalSince1970)
@@ -533,6 +538,13 @@ final class StudioAPI: @unchecked Sendable {
             case .decimal128(let v): numbers.append(Double(v.description) ?? .nan)
             default: counts[Formatting.plain(value), default: 0] += 1
             }
+        }
+        // Integers of a few values (an enum's raw values, a rating): a count per value.
+        if !integers.isEmpty, integers.count <= Self.distinctValues {
+            let shown = integers.sorted { $0.key < $1.key }.map { "{\"value\":\"\($0.key)\",\"count\":\($0.value)}" }
+            return
+                "{\"kind\":\"counts\",\"property\":\(Formatting.jsonString(name)),\"values\":[\(shown.joined(separator: ","))],"
+                + "\"others\":0,\"nulls\":\(nulls)}"
         }
         if numeric {
             let finite = numbers.filter(\.isFinite)

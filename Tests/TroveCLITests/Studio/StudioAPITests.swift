@@ -299,11 +299,20 @@ struct StudioAPITests {
         #expect(moods["kind"] as? String == "counts")
         let counts = (moods["values"] as? [[String: Any]])?.map { "\($0["value"]!)=\($0["count"]!)" }.sorted()
         #expect(counts == ["calm=10", "happy=10", "sad=10"])
+        // Integers of a few values (a rating, an enum's raw value): a bar per value, in order.
         let ratings = try server.get("/api/types/StudioPhoto/chart/rating?filter=\(percent("mood != 'sad'"))").json
-        #expect(ratings["kind"] as? String == "histogram")
+        #expect(ratings["kind"] as? String == "counts")
         #expect(ratings["nulls"] as? Int == 10)
-        let total = (ratings["buckets"] as? [[String: Any]])?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) }
-        #expect(total == 10)
+        let values = (ratings["values"] as? [[String: Any]])?.compactMap { $0["value"] as? String }
+        #expect(values == values?.sorted { Int($0)! < Int($1)! })
+        #expect((ratings["values"] as? [[String: Any]])?.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 10)
+        // Dates: a histogram of 20 equal ranges.
+        let taken = try server.get("/api/types/StudioPhoto/chart/taken").json
+        #expect(taken["kind"] as? String == "histogram")
+        let buckets = taken["buckets"] as? [[String: Any]] ?? []
+        #expect(buckets.count == 20)
+        #expect(buckets.reduce(0) { $0 + ($1["count"] as? Int ?? 0) } == 30)
+        #expect(buckets.first?["from"] as? Double == 1_714_521_600)
         let report = try server.get("/api/verify").json
         #expect(report["valid"] as? Bool == true)
         #expect(report["objects"] as? Int == 31)

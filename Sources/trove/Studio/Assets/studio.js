@@ -108,8 +108,14 @@ function selectType(name, filter = "") {
   $("export").href = `${typePath(name)}/export?format=json&token=${enc(token)}`;
   $("export").setAttribute("download", `${name}.json`);
   $("grid-scroll").scrollTop = 0;
+  clearRows();
   buildHeader();
   reload();
+}
+
+function clearRows() {
+  for (const known of drawn.values()) known.element.remove();
+  drawn.clear();
 }
 
 function runQuery() {
@@ -198,6 +204,7 @@ async function reload(keepRows = false) {
       showQueryError(error);
       state.total = 0;
       state.pages.clear();
+      setStatus("The query has an error (above): no objects shown");
     } else {
       toast(error.message, true);
     }
@@ -243,21 +250,33 @@ function render() {
   requestAnimationFrame(() => { renderQueued = false; draw(); });
 }
 
+/// Rows on screen by index, with the object each shows: a row stays as long as its
+/// object does (so a click or an edit in it is not cut short by a redraw).
+const drawn = new Map();
+
 function draw() {
   const space = $("grid-space");
   if (!state.type) return;
   const { first, last } = visibleRange();
   const properties = schemaOf(state.type).properties;
-  const rows = [];
   const missing = new Set();
+  const wanted = new Set();
   for (let index = first; index <= last && index < state.total; index++) {
     const page = Math.floor(index / PAGE);
     const objects = state.pages.get(page);
-    const object = Array.isArray(objects) ? objects[index - page * PAGE] : null;
+    const object = Array.isArray(objects) ? objects[index - page * PAGE] || null : null;
     if (!Array.isArray(objects)) missing.add(page);
-    rows.push(drawRow(index, object, properties));
+    wanted.add(index);
+    const known = drawn.get(index);
+    if (known && known.object === object && known.type === state.type && object !== null) continue;
+    if (known && known.element.querySelector(".cell.editing")) continue;
+    const row = drawRow(index, object, properties);
+    if (known) known.element.replaceWith(row); else space.append(row);
+    drawn.set(index, { object, type: state.type, element: row });
   }
-  space.replaceChildren(...rows);
+  for (const [index, known] of drawn) {
+    if (!wanted.has(index)) { known.element.remove(); drawn.delete(index); }
+  }
   for (const page of missing) loadPage(page);
 }
 
@@ -351,6 +370,7 @@ function valueNodes(value, property, type, key) {
       image.alt = property.name;
       image.loading = "lazy";
       image.src = `${typePath(type)}/objects/${enc(key)}/${enc(property.name)}/data?token=${enc(token)}`;
+      image.addEventListener("error", () => image.remove());   // bytes that only start like an image
       nodes.push(image);
     }
     nodes.push(document.createTextNode(`${formatSize(value.$data)} `));
@@ -403,7 +423,8 @@ function parseInput(text, property) {
     case "bool": return text === "true";
     case "int": case "int8": case "int16": case "int32": return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
     case "float": case "double": return text.trim() !== "" && !isNaN(Number(text)) ? Number(text) : text;
-    case "date": return /Z$|[+-]\d\d:\d\d$/.test(text) ? text : `${text}Z`;
+    // A date and time without a zone is UTC, as the grid shows it.
+    case "date": return /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(text.trim()) ? `${text.trim()}Z` : text;
     case "link": {
       const target = schemaOf(property.objectType);
       const key = target.properties.find((p) => p.primaryKey);
@@ -598,7 +619,7 @@ function objectCard(type, object) {
   const title = document.createElement("h3");
   title.textContent = `${type} ${object.key}`;
   if (!schema.embedded && schema.primaryKey) {
-    const show = span("link", " show in grid");
+    const show = span("link show", "show in grid");
     const keyColumn = schema.properties.findIndex((p) => p.name === schema.primaryKey);
     show.addEventListener("click", () => {
       const value = object.values[keyColumn];
@@ -619,6 +640,7 @@ function objectCard(type, object) {
       const image = document.createElement("img");
       image.alt = property.name;
       image.src = `${typePath(type)}/objects/${enc(object.key)}/${enc(property.name)}/data?token=${enc(token)}`;
+      image.addEventListener("error", () => image.remove());
       cell.append(image, document.createElement("br"));
     }
     cell.append(...valueNodes(value, property, type, object.key));
