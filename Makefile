@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps deps-browser studio-fuzz build clean
 FUZZ_SECONDS ?= 60
 # bench-instructions: default sizes divided by this.
 DIVIDE ?= 10
@@ -30,6 +30,27 @@ deps:
 		fi; \
 	fi
 
+# The browser the studio's tests drive: headless Chromium and chromedriver, and a
+# Korean font so that screenshots show the seeds' text (Debian's packages).
+deps-browser:
+	@missing=""; \
+	if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
+	if ! command -v chromedriver >/dev/null 2>&1; then missing="$$missing chromium-driver"; fi; \
+	if command -v fc-list >/dev/null 2>&1 && [ -z "$$(fc-list :lang=ko 2>/dev/null)" ]; then missing="$$missing fonts-nanum"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing (for the studio's browser tests)..."; \
+		if command -v apt-get >/dev/null 2>&1; then \
+			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing > /dev/null; \
+		else \
+			echo "Please install:$$missing"; exit 1; \
+		fi; \
+	fi
+
+# Fuzzes the studio's JSON API from its OpenAPI document (schemathesis from PyPI, in a venv).
+studio-fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/studio-fuzz.sh
+
 build: deps
 	$(SWIFT) build
 
@@ -46,7 +67,7 @@ demo: deps
 # Test files of earlier runs (each test writes to a fresh folder in these).
 TEST_SCRATCH := $(addprefix $(or $(TMPDIR),/tmp)/,trove-tests trove-cli-tests trove-crash-tests trove-storage-tests)
 
-test: deps
+test: deps deps-browser
 	$(SWIFT) build --build-tests
 	rm -rf $(TEST_SCRATCH)
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}

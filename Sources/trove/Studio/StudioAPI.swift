@@ -15,6 +15,8 @@ final class StudioAPI: @unchecked Sendable {
     /// Queries the grid pages through, by type, filter and sort: live
     /// results, so paging through one costs one evaluation per commit.
     private var queries: [String: Results<DynamicObject>] = [:]
+    /// Queries evaluated whole on the snapshot the handle shows (paged past their first page).
+    private var paged: Set<String> = []
     /// Objects per page at most.
     static let maximumPage = 1_000
     /// Integers of at most this many values are charted a bar per value.
@@ -65,14 +67,15 @@ final class StudioAPI: @unchecked Sendable {
         return ["127.0.0.1", "localhost"].contains(name.lowercased())
     }
 
-    /// The token as `?token=`, `Authorization: Bearer` or `X-Trove-Token`,
-    /// compared in constant time.
+    /// The token as `?token=`, `Authorization: Bearer` or `X-Trove-Token`
+    /// (any of them, when a client sends several), compared in constant time.
     private func authorized(_ request: HTTPRequest) -> Bool {
         let bearer = request.header("Authorization").flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        guard let given = request.argument("token") ?? request.header("X-Trove-Token") ?? bearer else { return false }
-        let (a, b) = (Array(given.utf8), Array(token.utf8))
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        let expected = Array(token.utf8)
+        return [request.argument("token"), request.header("X-Trove-Token"), bearer].contains { given in
+            guard let given = given.map({ Array($0.utf8) }), given.count == expected.count else { return false }
+            return zip(given, expected).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        }
     }
 
     private func page() -> HTTPResponse {
@@ -97,7 +100,12 @@ final class StudioAPI: @unchecked Sendable {
     private func locked(_ body: () throws -> HTTPResponse) -> HTTPResponse {
         lock.lock()
         defer { lock.unlock() }
-        db.refresh()
+        // Only when there is a newer commit: a refresh starts every query over,
+        // and the grid's next page should not evaluate its query again.
+        if db.lastCommit != db.visibleCommit {
+            db.refresh()
+            paged.removeAll()
+        }
         do {
             return try body()
         } catch let error as TroveError {
@@ -237,23 +245,34 @@ final class StudioAPI: @unchecked Sendable {
 
     /// A page of the objects of `type` matching `filter`, sorted by `sort`.
     private func objects(_ type: String, _ request: HTTPRequest) throws -> String {
-        let results = try query(
-            type, filter: request.argument("filter"), sort: request.argument("sort"),
-            ascending: try flag(request, "ascending", default: true))
+        let (filter, sort) = (request.argument("filter"), request.argument("sort"))
+        let ascending = try flag(request, "ascending", default: true)
+        let results = try query(type, filter: filter, sort: sort, ascending: ascending)
+        let key = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         let offset = try number(request, "offset", default: 0)
         let limit = min(try number(request, "limit", default: 100), Self.maximumPage)
         let total = results.count
         var rows: [String] = []
-        if offset < total {
+        if offset == 0, !paged.contains(key) {
+            // The first page of a query not paged through yet: read only its
+            // first objects (a sort keeps the first `limit` while it reads)
+            // instead of every match; the next page evaluates the query whole.
+            for object in results.prefix(limit) { rows.append(try objectJSON(object)) }
+        } else if offset < total {
+            paged.insert(key)
             for index in offset..<min(total, offset + limit) { rows.append(try objectJSON(results[index])) }
         }
         return "{\"type\":\(Formatting.jsonString(type)),\"total\":\(total),\"offset\":\(offset),\"objects\":["
             + rows.joined(separator: ",") + "]}"
     }
 
+    private func queryKey(_ type: String, filter: String?, sort: String?, ascending: Bool) -> String {
+        [type, filter ?? "", sort ?? "", ascending ? "a" : "d"].joined(separator: "\u{0}")
+    }
+
     /// The live results of a query, kept for the next page.
     private func query(_ type: String, filter: String?, sort: String?, ascending: Bool) throws -> Results<DynamicObject> {
-        let cacheKey = [type, filter ?? "", sort ?? "", ascending ? "a" : "d"].joined(separator: "\u{0}")
+        let cacheKey = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         if let known = queries[cacheKey] { return known }
         var results = try db.dynamicObjects(type)
         if let filter, !filter.trimmingCharacters(in: .whitespaces).isEmpty { results = try results.filter(filter) }
@@ -267,7 +286,10 @@ final class StudioAPI: @unchecked Sendable {
             }
             results = results.sorted(byKeyPath: sort, ascending: ascending)
         }
-        if queries.count >= 16 { queries.removeAll() }
+        if queries.count >= 16 {
+            queries.removeAll()
+            paged.removeAll()
+        }
         queries[cacheKey] = results
         return results
     }

@@ -47,20 +47,20 @@ document.addEventListener("DOMContentLoaded", start);
 
 async function start() {
   try {
-    state.info = await api("/api/info");
+    const [info] = await Promise.all([api("/api/info"), loadSchema(), loadTypes()]);
+    state.info = info;
     $("file").textContent = state.info.file;
     $("mode").hidden = !state.info.readOnly;
     document.body.classList.toggle("read-only", state.info.readOnly);
     $("add-object").hidden = state.info.readOnly;
-    await loadSchema();
-    await loadTypes();
     const first = state.types.find((t) => !t.embedded) || state.types[0];
     if (first) selectType(first.name);
   } catch (error) {
     toast(error.message, true);
   }
   $("query").addEventListener("submit", (event) => { event.preventDefault(); runQuery(); });
-  $("grid-scroll").addEventListener("scroll", () => { syncHeader(); render(); });
+  // Drawn at once: the browser sends scroll events once a frame anyway.
+  $("grid-scroll").addEventListener("scroll", () => { syncHeader(); draw(); });
   $("drawer-close").addEventListener("click", () => { $("drawer").hidden = true; });
   $("modal-close").addEventListener("click", closeModal);
   $("modal").addEventListener("click", (event) => { if (event.target === $("modal")) closeModal(); });
@@ -287,7 +287,7 @@ function loadPage(page) {
   fetchPage(page, generation).then((result) => {
     if (generation !== state.generation) return;
     state.pages.set(page, result.objects);
-    render();
+    draw();
   }, (error) => {
     if (generation === state.generation) state.pages.delete(page);
     toast(error.message, true);
@@ -787,17 +787,16 @@ function listen() {
     setTimeout(() => $("live").classList.remove("flash"), 300);
     // Several commits in a burst: one refresh.
     clearTimeout(timer);
-    timer = setTimeout(refreshAfterCommit, 100);
+    timer = setTimeout(refreshAfterCommit, 20);
   });
   events.addEventListener("error", () => { $("live").classList.add("off"); });
 }
 
 async function refreshAfterCommit() {
   try {
-    const before = state.schema.size;
-    await loadSchema();
-    await loadTypes();
-    if (state.schema.size !== before) buildHeader();
+    const before = JSON.stringify(schemaOf(state.type));
+    await Promise.all([loadSchema(), loadTypes()]);
+    if (JSON.stringify(schemaOf(state.type)) !== before) { clearRows(); buildHeader(); }
     if (state.type && !document.querySelector(".cell.editing")) await reload(true);
   } catch (error) {
     toast(error.message, true);
