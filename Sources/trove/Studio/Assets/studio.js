@@ -46,6 +46,7 @@ const typePath = (type) => `/api/types/${enc(type)}`;
 document.addEventListener("DOMContentLoaded", start);
 
 async function start() {
+  window.troveStudioStarted = performance.now();   // for scripts/studio-measure.py
   try {
     const [info] = await Promise.all([api("/api/info"), loadSchema(), loadTypes()]);
     state.info = info;
