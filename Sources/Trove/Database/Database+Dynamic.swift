@@ -95,30 +95,13 @@ extension Database {
         if column == table.primaryKeyColumn {
             throw TroveError(.invalidValue, "\(typeName).\(property) is the primary key; it cannot change", path: path)
         }
-        guard schema.isInRecord else {
-            throw TroveError(
-                .invalidValue, "\(typeName).\(property) is a \(schema.typeDescription), not a single value", path: path)
-        }
         if value.isNull, !schema.isOptional {
             throw TroveError(.invalidValue, "\(typeName).\(property) is \(schema.typeDescription) and cannot be nil", path: path)
         }
         let converted = value.isNull ? value : (value.converted(to: schema.type) ?? value)
-        if !converted.isNull, !RecordWriter.fits(converted, schema.type) {
+        if schema.isInRecord, !converted.isNull, !RecordWriter.fits(converted, schema.type) {
             throw TroveError(
                 .invalidValue, "\(typeName).\(property) is \(schema.typeDescription), not \(value)", path: path)
-        }
-        if schema.type == .link, case .int(let target) = converted {
-            let targetTable = try dynamicTable(schema.objectType ?? "")
-            guard contains(objectKey: UInt64(bitPattern: target), in: targetTable) else {
-                throw TroveError(
-                    .invalidValue, "\(typeName).\(property) links to \(targetTable.name), which has no object with key \(target)",
-                    path: path)
-            }
-            if schema.ownsTargets == true {
-                throw TroveError(
-                    .invalidValue, "\(typeName).\(property) holds an embedded object; it cannot link to another one",
-                    path: path)
-            }
         }
         guard let record = try fetchRecord(objectKey, table: table) else { return false }
         _ = try updateColumn(column, to: converted, objectKey: objectKey, record: record, table: table, state)

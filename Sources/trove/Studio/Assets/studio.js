@@ -451,7 +451,7 @@ async function editCell(cell, object, property, column) {
     input.value = editText(before, property);
     if (property.type === "date") input.placeholder = "2024-05-01T12:00:00.000 (UTC)";
     if (property.optional) input.placeholder = (input.placeholder ? input.placeholder + "; " : "") + "empty: nil";
-    if (property.type === "string") suggestValues(input, property);
+    if (property.type === "string" || /^int/.test(property.type)) suggestValues(input, property);
   }
   input.setAttribute("aria-label", `${property.name} of ${state.type} ${object.key}`);
   cell.classList.add("editing");
@@ -488,7 +488,8 @@ async function editCell(cell, object, property, column) {
   if (input.tagName === "SELECT") input.addEventListener("change", () => finish(true));
 }
 
-/// An enum stored as its raw string: the values the column already holds, offered as you type.
+/// An enum stored as its raw value (a string or an integer): the values the
+/// column already holds, offered as you type.
 async function suggestValues(input, property) {
   try {
     const chart = await api(`${typePath(state.type)}/chart/${enc(property.name)}`);
