@@ -36,7 +36,7 @@ deps-browser:
 	@missing=""; \
 	if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
 	if ! command -v chromedriver >/dev/null 2>&1; then missing="$$missing chromium-driver"; fi; \
-	if command -v fc-list >/dev/null 2>&1 && [ -z "$$(fc-list :lang=ko 2>/dev/null)" ]; then missing="$$missing fonts-nanum"; fi; \
+	if [ "$$(uname)" = Linux ] && [ -z "$$(fc-list :lang=ko 2>/dev/null)" ]; then missing="$$missing fonts-nanum"; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing (for the studio's browser tests)..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
