@@ -482,14 +482,10 @@ final class StudioAPI: @unchecked Sendable {
             let entries = try db.entries(of: owner, property: name)
             if property.type == .link {
                 if kind == .map {
-                    let shown = entries.dropFirst(offset).prefix(limit).map { entry -> String in
-                        let value: String =
-                            if case .int(let linked) = entry.value {
-                                StudioJSON.link(
-                                    target, key: UInt64(bitPattern: linked),
-                                    label: try? label(target, key: UInt64(bitPattern: linked)) ?? nil)
-                            } else { "null" }
-                        return "{\"key\":\(Formatting.jsonString(entry.key)),\"value\":\(value)}"
+                    let shown = try entries.dropFirst(offset).prefix(limit).map { entry -> String in
+                        guard case .int(let linked) = entry.value else { return entryJSON(entry.key, "null") }
+                        let key = UInt64(bitPattern: linked)
+                        return entryJSON(entry.key, StudioJSON.link(target, key: key, label: try label(target, key: key)))
                     }
                     return
                         "{\"kind\":\"map\",\"type\":\(Formatting.jsonString(target)),\"total\":\(entries.count),\"offset\":\(offset),\"entries\":["
@@ -501,12 +497,15 @@ final class StudioAPI: @unchecked Sendable {
                 }
                 return "{\"kind\":\"\(kind.rawValue)\"," + (try page(keys)) + "}"
             }
-            let shown = entries.dropFirst(offset).prefix(limit).map {
-                "{\"key\":\(Formatting.jsonString($0.key)),\"value\":\(StudioJSON.value($0.value))}"
-            }
+            let shown = entries.dropFirst(offset).prefix(limit).map { entryJSON($0.key, StudioJSON.value($0.value)) }
             return "{\"kind\":\"\(kind.rawValue)\",\"total\":\(entries.count),\"offset\":\(offset),\"entries\":["
                 + shown.joined(separator: ",") + "]}"
         }
+    }
+
+    /// One entry of a collection: its key (a map's key, or the position) and its value as JSON.
+    private func entryJSON(_ key: String, _ value: String) -> String {
+        "{\"key\":\(Formatting.jsonString(key)),\"value\":\(value)}"
     }
 
     /// The bytes of a data property, typed when they are an image (what the page's image cells load).

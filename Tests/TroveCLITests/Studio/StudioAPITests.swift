@@ -22,6 +22,7 @@ final class StudioAlbum: Object {
     @Persisted var cover: StudioPhoto?
     @Persisted var photos = List<StudioPhoto>()
     @Persisted var captions = Map<String, String>()
+    @Persisted var picks = Map<String, StudioPhoto?>()
 }
 
 /// A 1×1 PNG.
@@ -55,6 +56,8 @@ func studioFile(_ count: Int = 30, name: String = #function) throws -> URL {
         album.cover = photos.first
         album.photos.append(objectsIn: photos.prefix(3))
         album.captions["first"] = "첫 사진"
+        album.picks["best"] = photos.last
+        album.picks["none"] = .some(nil)
         try db.add(album)
     }
     return url
@@ -76,8 +79,9 @@ struct StudioAPITests {
             #expect(!reply.text.contains("photo-"), "\(path)")
             #expect(reply.errorKind == "unauthorized")
         }
-        let wrong = try server.request(
-            "GET", "/api/types", authorized: false, headers: ["X-Trove-Token": "0" + server.token.dropFirst()])
+        // The token with its first digit changed.
+        let altered = (server.token.first == "0" ? "1" : "0") + server.token.dropFirst()
+        let wrong = try server.request("GET", "/api/types", authorized: false, headers: ["X-Trove-Token": altered])
         #expect(wrong.status == 401)
         let deleted = try server.request("DELETE", "/api/types/StudioPhoto/objects/1", authorized: false)
         #expect(deleted.status == 401)
@@ -279,6 +283,12 @@ struct StudioAPITests {
         let captions = try server.get("/api/types/StudioAlbum/objects/\(albumKey)/captions").json
         #expect(captions["kind"] as? String == "map")
         #expect(((captions["entries"] as? [[String: Any]])?.first?["value"]) as? String == "첫 사진")
+        let picks = try server.get("/api/types/StudioAlbum/objects/\(albumKey)/picks").json
+        #expect(picks["kind"] as? String == "map")
+        let pickEntries = picks["entries"] as? [[String: Any]] ?? []
+        #expect(pickEntries.map { $0["key"] as? String } == ["best", "none"])
+        #expect((pickEntries.first?["value"] as? [String: Any])?["label"] as? String == "photo-4")
+        #expect(pickEntries.last?["value"] is NSNull)
         let photoKey = coverObject?["key"] as? String ?? ""
         let albums = try server.get("/api/types/StudioPhoto/objects/\(photoKey)/albums").json
         #expect(albums["kind"] as? String == "linkingObjects")

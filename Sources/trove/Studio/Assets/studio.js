@@ -105,6 +105,7 @@ function selectType(name, filter = "") {
   state.sort = null;
   state.ascending = true;
   $("filter").value = filter;
+  $("filter").placeholder = examplePredicate(name);
   for (const item of $("type-list").children) item.classList.toggle("selected", item.dataset.type === name);
   $("export").href = `${typePath(name)}/export?format=json&token=${enc(token)}`;
   $("export").setAttribute("download", `${name}.json`);
@@ -117,6 +118,17 @@ function selectType(name, filter = "") {
 function clearRows() {
   for (const known of drawn.values()) known.element.remove();
   drawn.clear();
+}
+
+/// A query bar hint in the type's own terms.
+function examplePredicate(type) {
+  const properties = schemaOf(type).properties.filter((p) => !p.collection);
+  const text = properties.find((p) => p.type === "string" && !p.primaryKey);
+  const number = properties.find((p) => NUMERIC.has(p.type) && !p.primaryKey);
+  const parts = [];
+  if (text) parts.push(`${text.name} CONTAINS[c] 'word'`);
+  if (number) parts.push(`${number.name} > 0`);
+  return parts.length ? `Realm predicate, e.g. ${parts.join(" AND ")}` : "Realm predicate, e.g. TRUEPREDICATE";
 }
 
 function runQuery() {
@@ -600,8 +612,15 @@ async function openRelated(type, key, property, title) {
       for (const entry of related.entries) {
         const row = table.insertRow();
         row.insertCell().textContent = related.kind === "map" ? entry.key : `[${entry.key}]`;
-        const target = related.type || property.objectType;
-        row.insertCell().append(...valueNodes(entry.value, element, target, entry.value && entry.value.key));
+        const value = entry.value;
+        if (value && value.$link !== undefined) {
+          // A map's link: open the object it points at.
+          const link = span("link", `${value.$link} ${value.label !== undefined ? value.label : "#" + value.key}`);
+          link.addEventListener("click", () => openObject(value.$link, value.key));
+          row.insertCell().append(link);
+        } else {
+          row.insertCell().append(...valueNodes(value, element, type, key));
+        }
       }
       card.append(table);
       nodes.push(card);
@@ -610,6 +629,17 @@ async function openRelated(type, key, property, title) {
     body.replaceChildren(...nodes);
   } catch (error) {
     body.replaceChildren(span("nil", error.message));
+  }
+}
+
+/// One object in the side panel.
+async function openObject(type, key) {
+  $("drawer").hidden = false;
+  $("drawer-title").textContent = `${type} ${key}`;
+  try {
+    $("drawer-body").replaceChildren(objectCard(type, await api(`${typePath(type)}/objects/${enc(key)}`)));
+  } catch (error) {
+    $("drawer-body").replaceChildren(span("nil", error.message));
   }
 }
 
