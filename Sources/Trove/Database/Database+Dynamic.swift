@@ -163,8 +163,22 @@ extension Database {
     }
 
     func dynamicTable(_ typeName: String) throws -> TableInfo {
-        if let known = catalog.table(named: typeName) ?? dynamicTables[typeName], !known.isRetired { return known }
-        guard let schema = try Catalog.storedSchema(typeName, in: readTransaction()) else {
+        if let known = catalog.table(named: typeName), !known.isRetired { return known }
+        let snapshot = readTransaction().id
+        let stored: ObjectSchema?
+        if let known = dynamicTables[typeName], !known.table.isRetired {
+            if known.checkedAt == snapshot { return known.table }
+            // Another handle or process may have changed the type since (an app's
+            // new model version, a migration): checked once per snapshot.
+            stored = try Catalog.storedSchema(typeName, in: readTransaction())
+            if stored == known.table.schema {
+                dynamicTables[typeName] = (known.table, snapshot)
+                return known.table
+            }
+        } else {
+            stored = try Catalog.storedSchema(typeName, in: readTransaction())
+        }
+        guard let schema = stored else {
             let names = (try? Catalog.storedTypeNames(in: readTransaction())) ?? []
             var message = "\(path) has no type named '\(typeName)'"
             if let close = names.min(by: { editDistance($0, typeName) < editDistance($1, typeName) }),
@@ -180,7 +194,7 @@ extension Database {
             throw TroveError(.corruptFile, "the tables of \(typeName) are missing from \(path)", path: path)
         }
         // Kept per handle, not published: a model's registration decides the shared schema.
-        dynamicTables[typeName] = table
+        dynamicTables[typeName] = (table, snapshot)
         return table
     }
 }

@@ -48,8 +48,9 @@ public final class Database {
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
     /// Parsed query texts, so a query run again with new arguments is not parsed again.
     var predicateTemplates: [String: PredicateParser.Template] = [:]
-    /// Types opened by name only (``dynamicObjects(_:)``), without a model.
-    var dynamicTables: [String: TableInfo] = [:]
+    /// Types opened by name only (``dynamicObjects(_:)``), without a model,
+    /// and the snapshot in which each was last found to match the stored schema.
+    var dynamicTables: [String: (table: TableInfo, checkedAt: Int)] = [:]
     /// How ``DynamicObject``s read each stored type, by type name.
     var dynamicBindings: [String: ObjectBinding] = [:]
     /// Registered change observers (``Results/observe(keyPaths:_:)`` and

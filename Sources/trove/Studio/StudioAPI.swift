@@ -104,6 +104,8 @@ final class StudioAPI: @unchecked Sendable {
         // and the grid's next page should not evaluate its query again.
         if db.lastCommit != db.visibleCommit {
             db.refresh()
+            // Made again: the commit may have changed a type's schema (the app's new version).
+            queries.removeAll()
             paged.removeAll()
         }
         do {

@@ -25,6 +25,20 @@ final class StudioAlbum: Object {
     @Persisted var picks = Map<String, StudioPhoto?>()
 }
 
+/// A note, and the app's next version of it (stored under the same name) with one more property.
+final class StudioNote: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var text = ""
+}
+
+enum StudioNextVersion {
+    final class StudioNote: Object {
+        @Persisted(primaryKey: true) var id = ""
+        @Persisted var text = ""
+        @Persisted var place = ""
+    }
+}
+
 /// A 1×1 PNG.
 let studioPNG = Data(
     base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")!
@@ -404,6 +418,49 @@ struct StudioAPITests {
         }
         #expect(final == 50)
         #expect(server.stop() == 0)
+    }
+
+    @Test("the app adds a property while the studio is open: the schema, the grid and edits follow")
+    func schemaChangeByAnotherProcess() throws {
+        let url = try studioFile(1)
+        do {
+            let db = try Database(fileURL: url)
+            try db.write {
+                for id in ["a", "b"] {
+                    let note = StudioNote()
+                    note.id = id
+                    note.text = "메모 \(id)"
+                    try db.add(note)
+                }
+            }
+        }
+        let server = try StudioServer(file: url.path)
+        #expect(try server.get("/api/types/StudioNote/objects").json["total"] as? Int == 2)
+        var configuration = Configuration(fileURL: url)
+        configuration.objectTypes = [StudioNextVersion.StudioNote.self]
+        let app = try Database(configuration: configuration)
+        try app.write {
+            let note = StudioNextVersion.StudioNote()
+            note.id = "in-seoul"
+            note.place = "서울"
+            try app.add(note)
+        }
+        let schema = try server.get("/api/schema").json["types"] as? [[String: Any]] ?? []
+        let properties = (schema.first { $0["name"] as? String == "StudioNote" }?["properties"] as? [[String: Any]])?
+            .compactMap { $0["name"] as? String }
+        #expect(properties == ["id", "text", "place"])
+        let page = try server.get("/api/types/StudioNote/objects?filter=\(percent("place == '서울'"))").json
+        let found = (page["objects"] as? [[String: Any]])?.first
+        #expect((found?["values"] as? [Any])?.last as? String == "서울")
+        let key = found?["key"] as? String ?? ""
+        let edited = try server.send(
+            "PATCH", "/api/types/StudioNote/objects/\(key)", json: #"{"property": "place", "value": "부산"}"#)
+        #expect(edited.status == 200)
+        app.refresh()
+        #expect(app.object(ofType: StudioNextVersion.StudioNote.self, forPrimaryKey: "in-seoul")?.place == "부산")
+        // Objects stored before the change read the new property's default.
+        let old = try server.get("/api/types/StudioNote/objects?filter=\(percent("id == 'a'"))").json
+        #expect((((old["objects"] as? [[String: Any]])?.first)?["values"] as? [Any])?.last as? String == "")
     }
 }
 
