@@ -25,8 +25,11 @@ ADDRESS=$(grep -o 'http://[^ ]*' "$WORK/server.out" | head -1)
 TOKEN=${ADDRESS#*token=}
 BASE=${ADDRESS%%/\?*}
 echo "fuzzing $BASE for $SECONDS_BUDGET s"
-"$VENV/bin/st" run Sources/trove/Studio/Assets/openapi.json -u "$BASE" -H "X-Trove-Token: $TOKEN" \
-    --exclude-path /api/events --max-time "$SECONDS_BUDGET" --report junit --report-dir .build/studio-fuzz-report \
-    -c not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance
+# Run from the scratch folder, where schemathesis and hypothesis leave their caches.
+ROOT=$(pwd)
+(cd "$WORK" && "$ROOT/$VENV/bin/st" run "$ROOT/Sources/trove/Studio/Assets/openapi.json" -u "$BASE" \
+    -H "X-Trove-Token: $TOKEN" --exclude-path /api/events --max-time "$SECONDS_BUDGET" \
+    --report junit --report-dir "$ROOT/.build/studio-fuzz-report" \
+    -c not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance)
 kill -0 "$SERVER" || { echo "the server died"; cat "$WORK/server.out"; exit 1; }
 .build/debug/trove verify "$WORK/chat.trove"
