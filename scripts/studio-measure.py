@@ -35,7 +35,7 @@ try:
         const done = arguments[arguments.length - 1];
         (function check() {
           const row = document.querySelector('.row[data-key]');
-          if (row) done([performance.now(), window.troveStudioStarted, window.troveStudioTimings[0].ms]);
+          if (row) done([performance.now(), window.troveStudioStarted, window.troveStudioFirstPage]);
           else requestAnimationFrame(check);
         })();"""
     for visit in ["first visit", "reload"]:

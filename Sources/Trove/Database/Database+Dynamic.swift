@@ -69,10 +69,10 @@ extension Database {
         throws
         -> Bool
     {
-        _ = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
+        let state = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
         let table = try dynamicTable(typeName)
         guard let objectKey = try objectKey(forPrimaryKey: primaryKey, in: table) else { return false }
-        return try setValue(value, forProperty: property, objectKey: objectKey, table: table)
+        return try setValue(value, forProperty: property, objectKey: objectKey, table: table, state)
     }
 
     /// Sets one property (a value or a link, given as the target's object
@@ -80,15 +80,14 @@ extension Database {
     /// ``setValue(_:forProperty:ofType:primaryKey:)`` does. Returns false when
     /// the object was deleted.
     package func setValue(_ value: StoredValue, forProperty property: String, of object: DynamicObject) throws -> Bool {
-        _ = try requireWrite("setValue(_:forProperty:of:)")
+        let state = try requireWrite("setValue(_:forProperty:of:)")
         let table = try dynamicTable(object.objectSchema.name)
-        return try setValue(value, forProperty: property, objectKey: object._objectKey, table: table)
+        return try setValue(value, forProperty: property, objectKey: object._objectKey, table: table, state)
     }
 
-    private func setValue(_ value: StoredValue, forProperty property: String, objectKey: UInt64, table: TableInfo) throws
-        -> Bool
-    {
-        let state = try requireWrite("setValue(_:forProperty:ofType:primaryKey:)")
+    private func setValue(
+        _ value: StoredValue, forProperty property: String, objectKey: UInt64, table: TableInfo, _ state: WriteState
+    ) throws -> Bool {
         let typeName = table.name
         guard let column = table.columnIndex[property] else { throw table.unknownProperty(property) }
         let schema = table.schema.properties[column]
@@ -159,6 +158,21 @@ extension Database {
         let entries = try collectionEntries(owner: object._objectKey, column: column, table: table, readTransaction())
         return entries.enumerated().map { index, entry in
             (property.collection == .map ? String(decoding: entry.key, as: UTF8.self) : String(index), entry.value)
+        }
+    }
+
+    /// The number of elements of a list, set or map property of a stored
+    /// object, without reading them (a list's from its last position).
+    package func count(of object: DynamicObject, property name: String) throws -> Int {
+        let table = try tableInfo(named: object.objectSchema.name)
+        guard let column = table.columnIndex[name] else { throw table.unknownProperty(name) }
+        let property = table.schema.properties[column]
+        let transaction = readTransaction()
+        switch property.collection {
+        case .list?: return try listCount(owner: object._objectKey, column: column, table: table, transaction)
+        case .set?, .map?: return try setCount(owner: object._objectKey, column: column, table: table, transaction)
+        default:
+            throw TroveError(.invalidProperty, "\(table.name).\(name) is a \(property.typeDescription), not a list, set or map")
         }
     }
 

@@ -36,12 +36,15 @@ enum Studio {
             print("stopped")
             exit(0)
         }
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        interrupt.setEventHandler(handler: stop)
-        interrupt.resume()
-        let terminate = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .global())
-        terminate.setEventHandler(handler: stop)
-        terminate.resume()
-        while true { sleep(3600) }
+        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
+        for source in sources {
+            source.setEventHandler(handler: stop)
+            source.resume()
+        }
+        // The sources must outlive their last use above: a released source stops
+        // listening, and the signals themselves are ignored.
+        withExtendedLifetime(sources) {
+            while true { sleep(3600) }
+        }
     }
 }

@@ -211,9 +211,7 @@ final class StudioAPI: @unchecked Sendable {
         let schemas = try db.storedSchemas()
         let embedded = embeddedTypes(schemas)
         let types = try schemas.map { schema in
-            "{\"name\":\(Formatting.jsonString(schema.name)),\"count\":\(try db.dynamicObjects(schema.name).count),"
-                + "\"primaryKey\":\(schema.primaryKey.map { Formatting.jsonString($0.name) } ?? "null"),"
-                + "\"embedded\":\(embedded.contains(schema.name))}"
+            "{" + typeMembers(schema, embedded) + ",\"count\":\(try db.dynamicObjects(schema.name).count)}"
         }
         return "{\"types\":[" + types.joined(separator: ",") + "]}"
     }
@@ -222,12 +220,17 @@ final class StudioAPI: @unchecked Sendable {
         let schemas = try db.storedSchemas()
         let embedded = embeddedTypes(schemas)
         let types = schemas.map { schema in
-            "{\"name\":\(Formatting.jsonString(schema.name)),"
-                + "\"primaryKey\":\(schema.primaryKey.map { Formatting.jsonString($0.name) } ?? "null"),"
-                + "\"embedded\":\(embedded.contains(schema.name)),"
-                + "\"properties\":[" + schema.properties.map(StudioJSON.property).joined(separator: ",") + "]}"
+            "{" + typeMembers(schema, embedded) + ",\"properties\":["
+                + schema.properties.map(StudioJSON.property).joined(separator: ",") + "]}"
         }
         return "{\"types\":[" + types.joined(separator: ",") + "]}"
+    }
+
+    /// What both type listings say of a type: its name, primary key and whether it is embedded.
+    private func typeMembers(_ schema: ObjectSchema, _ embedded: Set<String>) -> String {
+        "\"name\":\(Formatting.jsonString(schema.name)),"
+            + "\"primaryKey\":\(schema.primaryKey.map { Formatting.jsonString($0.name) } ?? "null"),"
+            + "\"embedded\":\(embedded.contains(schema.name))"
     }
 
     private func embeddedTypes(_ schemas: [ObjectSchema]) -> Set<String> {
@@ -344,10 +347,10 @@ final class StudioAPI: @unchecked Sendable {
             case nil:
                 parts.append(StudioJSON.value(values[column]))
             case .linkingObjects?:
-                parts.append("{\"$count\":\(try linkingObjects(of: object, property).count)}")
+                parts.append("{\"$count\":\(linkingObjects(of: object, property).count)}")
             case let kind?:
                 parts.append(
-                    "{\"$count\":\(try db.entries(of: object, property: property.name).count),\"collection\":\"\(kind.rawValue)\"}"
+                    "{\"$count\":\(try db.count(of: object, property: property.name)),\"collection\":\"\(kind.rawValue)\"}"
                 )
             }
         }
@@ -361,9 +364,13 @@ final class StudioAPI: @unchecked Sendable {
         return Formatting.plain(target.storedValues[column])
     }
 
-    private func linkingObjects(of object: DynamicObject, _ property: PropertySchema) throws -> Results<DynamicObject> {
-        let origin = property.objectType ?? ""
-        return try db.dynamicObjects(origin).filter("%K == %@", property.originProperty ?? "", object)
+    /// The objects linking here through `property`'s origin, as the model's
+    /// `LinkingObjects` reads them: from the inverse links the file keeps.
+    private func linkingObjects(of object: DynamicObject, _ property: PropertySchema) -> LinkingObjects<DynamicObject> {
+        guard let sources = object[property.name] as? LinkingObjects<DynamicObject> else {
+            preconditionFailure("Trove: \(object.objectSchema.name).\(property.name) did not read as linking objects")
+        }
+        return sources
     }
 
     // MARK: Writes
@@ -421,7 +428,7 @@ final class StudioAPI: @unchecked Sendable {
         }
         if property.type == .link, !stored.isNull {
             let targetType = property.objectType ?? ""
-            let hasKey = try db.storedSchemas().first { $0.name == targetType }?.primaryKey != nil
+            let hasKey = try text.layout(targetType).schema.primaryKey != nil
             let objectKey: UInt64?
             if hasKey {
                 objectKey = try db.objectKey(ofType: targetType, primaryKey: stored)
@@ -478,7 +485,7 @@ final class StudioAPI: @unchecked Sendable {
         case nil:
             throw APIError(400, "notARelation", "\(type).\(name) is a \(property.typeDescription), not a link or collection")
         case .linkingObjects?:
-            let sources = try linkingObjects(of: owner, property)
+            let sources = linkingObjects(of: owner, property)
             return "{\"kind\":\"linkingObjects\"," + (try page(sources.map(\.objectKey))) + "}"
         case let kind?:
             let entries = try db.entries(of: owner, property: name)
