@@ -49,7 +49,8 @@ struct StudioBrowserTests {
         // The types, with counts.
         try browser.wait("the type list") { try browser.texts("#type-list li").contains("PhotoData22") }
         try browser.wait("the first page") { try status(browser).hasPrefix("22 PhotoData objects") }
-        #expect(try column(browser, "memo").contains("산책 0: 벚꽃이 피었다"))
+        // The rows are drawn on the frame after the status line changes.
+        try browser.wait("the Korean memos in the grid") { try column(browser, "memo").contains("산책 0: 벚꽃이 피었다") }
         try browser.screenshot("1-photos-grid")
 
         // A query in Korean.
@@ -164,7 +165,7 @@ struct StudioBrowserTests {
         try browser.element("#modal input[name='name']").type("민지")
         try browser.click("#modal button[type='submit']")
         try browser.wait("the added user") { try status(browser).hasPrefix("3 OtherUser objects") }
-        #expect(try column(browser, "name").contains("민지"))
+        try browser.wait("the added user's row") { try column(browser, "name").contains("민지") }
         #expect(try trove("query", file, "OtherUser", "id == 'minji'", "--format", "jsonl").out.contains("민지"))
         try browser.screenshot("11-chat-added")
         let row = try #require(
