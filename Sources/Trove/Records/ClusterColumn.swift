@@ -19,7 +19,8 @@ struct ClusterColumn {
     let type: PropertyType
     let count: Int
     let hasNulls: Bool
-    private let dataStart: Int
+    /// Where the slots (or the offsets) start in ``bytes``.
+    let dataStart: Int
 
     /// Reads a column; nil when its structure is damaged (never traps).
     init?(_ bytes: UnsafeRawBufferPointer, type: PropertyType) {

@@ -12,11 +12,38 @@ final class ClusterViewCache {
     var starts: [UInt64]?
     /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
     var writes = 0
+    /// Where the map was when the first view was read (a remap moves the pages under every view).
+    var mapStart: UInt?
+    /// Lookups that searched the file for their cluster (``startsForLookups(_:_:)``).
+    private var searches = 0
+    /// The table's entry count, once asked for.
+    private var entries: Int?
+    /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
+    var spareScratch: RecordScratch?
     static let limit = 4_096
     /// Views of an encrypted table hold opened copies of their columns: fewer are kept.
     static let sealedLimit = 64
 
+    /// Every cluster's start, for lookups to find their cluster by a
+    /// binary search in memory instead of a search of the file: listed once
+    /// the snapshot's lookups have searched the file about as often as
+    /// listing costs (a walk over every part: the table's entries / 16 searches).
+    func startsForLookups(_ clusters: ClusterTable, _ transaction: Transaction) throws -> [UInt64]? {
+        if let starts { return starts }
+        searches += 1
+        guard searches >= 16 else { return nil }
+        if entries == nil { entries = try transaction.count(of: clusters.table) }
+        guard searches * 16 >= entries! else { return nil }
+        starts = try clusters.starts(in: transaction)
+        return starts
+    }
+
     func remember(_ view: ClusterView) {
+        if mapStart != view.mapStart {
+            // Views read before a remap point at old pages: only views of one map are kept.
+            if mapStart != nil { views.removeAll() }
+            mapStart = view.mapStart
+        }
         if views.count >= (view.isSealed ? Self.sealedLimit : Self.limit) { views.removeAll(keepingCapacity: true) }
         views[view.start] = view
         last = view
@@ -142,7 +169,10 @@ final class ClusterView {
     }
 
     @inline(__always)
-    func key(_ slot: Int) -> UInt64 { UInt64(bitPattern: keys.int(slot) ?? 0) }
+    func key(_ slot: Int) -> UInt64 {
+        // The keys column is never null and holds 8-byte slots (checked when the view was made).
+        UInt64(littleEndian: keys.bytes.loadUnaligned(fromByteOffset: keys.dataStart &+ slot &* 8, as: UInt64.self))
+    }
 
     var lastKey: UInt64? { count == 0 ? nil : key(count - 1) }
 

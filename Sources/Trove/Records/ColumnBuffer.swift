@@ -11,13 +11,13 @@ final class ColumnBuffer {
     let type: PropertyType
     /// Slot width of a fixed-size type; 0 for String, Data, Decimal and Mixed.
     let width: Int
-    private(set) var count = 0
+    @exclusivity(unchecked) private(set) var count = 0
     /// Fixed-size slots (`count * width` bytes), or the variable-size values' bytes.
     @exclusivity(unchecked) private var bytes: [UInt8] = []
     /// Variable-size types: where each value starts in ``bytes``, and where the last ends (`count + 1`).
     @exclusivity(unchecked) private var offsets: [UInt32] = [0]
     @exclusivity(unchecked) private var nulls: [Bool] = []
-    private var nullCount = 0
+    @exclusivity(unchecked) private var nullCount = 0
 
     init(type: PropertyType) {
         self.type = type
@@ -85,7 +85,8 @@ final class ColumnBuffer {
             // Appends (inserts in key order) grow the arrays at their ends.
             nulls.append(isNull)
             if width > 0 {
-                bytes.append(contentsOf: repeatElement(0, count: width))
+                // (A slice of an array appends with one copy; `repeatElement` appended byte by byte.)
+                bytes.append(contentsOf: Self.zeros[0..<width])
                 if !isNull { store(value, at: slot) }
             } else {
                 if !isNull { Self.appendVariable(value, type, to: &bytes) }
@@ -182,10 +183,13 @@ final class ColumnBuffer {
         for index in (slot + 1)..<offsets.count { offsets[index] = UInt32(Int(offsets[index]) + delta) }
     }
 
+    /// As many zero bytes as the widest fixed-size slot.
+    private static let zeros = [UInt8](repeating: 0, count: 16)
+
     static func appendVariable(_ value: StoredValue, _ type: PropertyType, to bytes: inout [UInt8]) {
         switch value {
         case .string(var text) where type == .string: text.withUTF8 { bytes.append(contentsOf: $0) }
-        case .data(let data) where type == .data: bytes.append(contentsOf: data)
+        case .data(let data) where type == .data: data.withUnsafeBytes { bytes.append(contentsOf: $0) }
         default: bytes.append(contentsOf: encodeVariable(value, type))
         }
     }

@@ -145,13 +145,19 @@ struct ObjectStore {
     ) throws -> R {
         if clusters != nil {
             let wanted = reading.map { columns in (0..<layout.columnCount).map { columns.contains($0) } }
+            // The snapshot lends its record buffer to one cursor at a time (a nested lookup makes its own).
+            let shared = transaction.readCache[table.slot] as? ClusterViewCache
+            let scratch = shared?.spareScratch ?? RecordScratch()
+            shared?.spareScratch = nil
+            defer { shared?.spareScratch = scratch }
             // One cursor for many lookups; a single one often needs no search (the snapshot's last cluster).
             guard many, transaction.canSee(table), !table.isSealed else {
-                var lookups = LookupCursor(store: self, transaction: transaction, cursor: nil, wanted: wanted)
+                var lookups = LookupCursor(store: self, transaction: transaction, cursor: nil, wanted: wanted, scratch: scratch)
                 return try transaction.withMapAccess { try body(&lookups) }
             }
             return try transaction.withCursor(on: table) { cursor in
-                var lookups = LookupCursor(store: self, transaction: transaction, cursor: cursor, wanted: wanted)
+                var lookups = LookupCursor(
+                    store: self, transaction: transaction, cursor: cursor, wanted: wanted, scratch: scratch)
                 return try transaction.withMapAccess { try body(&lookups) }
             }
         }
@@ -350,10 +356,10 @@ struct LookupCursor {
     /// The columns the caller reads, when not all.
     private let wanted: [Bool]?
 
-    init(store: ObjectStore, transaction: Transaction, cursor: Cursor?, wanted: [Bool]?) {
+    init(store: ObjectStore, transaction: Transaction, cursor: Cursor?, wanted: [Bool]?, scratch: RecordScratch) {
         self.cursor = nil
         stepping = false
-        clustered = (store, transaction, RecordScratch())
+        clustered = (store, transaction, scratch)
         partsCursor = cursor
         self.wanted = wanted
     }
@@ -398,7 +404,13 @@ struct LookupCursor {
             return try previousSlot.map { try build(view, $0, scratch) }
         }
         if let cache, !cache.clusters.isEmpty {
-            // The write's changed clusters are read from its cache.
+            // The write's changed clusters are read from its cache; the one it changed last without a search.
+            if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
+                cache.clusters[cluster.start] === cluster
+            {
+                guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
+                return cluster.record(slot, store.layout, into: scratch)
+            }
             guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
@@ -408,7 +420,7 @@ struct LookupCursor {
         let writes = cache?.writes ?? 0
         let known: ClusterViewCache
         if let cached = transaction.readCache[store.table.slot] as? ClusterViewCache, cached.writes == writes,
-            cached.views.first?.value.isCurrent(nil) ?? true
+            cached.mapStart.map({ $0 == transaction.environment.mapStart }) ?? true
         {
             known = cached
         } else {
@@ -417,11 +429,23 @@ struct LookupCursor {
             transaction.readCache[store.table.slot] = known
         }
         var reused = false
-        view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
-            start in
-            let found = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
-            reused = found != nil
-            return found
+        if cache == nil, let starts = try known.startsForLookups(store.clusters!, transaction) {
+            let next = starts.partitioningIndex { $0 <= key }
+            guard next > 0 else { return nil }
+            let start = starts[next - 1]
+            if let seen = known.views[start] {
+                view = seen
+                reused = true
+            } else {
+                view = try ClusterView(store.clusters!, start: start, in: transaction, writes: 0)
+            }
+        } else {
+            view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
+                start in
+                let found = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
+                reused = found != nil
+                return found
+            }
         }
         guard let view else { return nil }
         if reused { known.last = view } else { known.remember(view) }

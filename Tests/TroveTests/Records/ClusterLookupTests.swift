@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+/// Objects looked up one at a time in the cluster layout: a snapshot's
+/// lookups first search the file for their cluster, then (once they have
+/// searched often enough) a list of the clusters' starts in memory; a write
+/// reads the cluster it changed last from its cache. Each way must find
+/// exactly the stored objects.
+@Suite("Lookups in column clusters", .serialized)
+struct ClusterLookupTests {
+    static let count = 3_000
+
+    /// A handle storing Person in clusters, with every third primary key
+    /// from 10 on stored (the gaps fall inside clusters, before the first and after the last).
+    static func seeded() throws -> Database {
+        var configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("lookups.trove"))
+        configuration.storesNewTypesInClusters = true
+        let db = try Database(configuration: configuration)
+        try db.write {
+            for index in 0..<count {
+                let person = Person()
+                person.id = 10 + 3 * index
+                person.name = "사람 \(index)"
+                person.score = Double(index)
+                try db.add(person)
+            }
+        }
+        #expect(try db.tableInfo(named: "Person").store.table.name == "clu:Person")
+        return db
+    }
+
+    static func isStored(_ id: Int) -> Bool { id >= 10 && (id - 10) % 3 == 0 && (id - 10) / 3 < count }
+
+    @Test("random lookups in one snapshot find every stored object and nothing else, before and after the starts are listed")
+    func randomLookups() throws {
+        let db = try Self.seeded()
+        var random = SystemRandomNumberGenerator()
+        // Enough lookups that the snapshot lists the starts part way through, plus keys outside the table.
+        let ids =
+            (0..<(4 * Self.count)).map { _ in Int.random(in: 0..<(10 + 3 * Self.count + 20), using: &random) }
+            + [0, 9, 11, 10 + 3 * (Self.count - 1), 10 + 3 * Self.count, Int.max]
+        for id in ids {
+            let found = db.object(ofType: Person.self, forPrimaryKey: id)
+            #expect((found != nil) == Self.isStored(id), "object \(id)")
+            if let found { #expect(found.name == "사람 \((id - 10) / 3)" && found.score == Double((id - 10) / 3)) }
+        }
+    }
+
+    @Test("a write that changes every object while it iterates them reads its own changes, then commits them")
+    func changesWhileIterating() throws {
+        let db = try Self.seeded()
+        try db.write {
+            for person in db.objects(Person.self) { person.score += 0.5 }
+            for id in stride(from: 10, to: 10 + 3 * Self.count, by: 3).shuffled().prefix(500) {
+                let person = try #require(db.object(ofType: Person.self, forPrimaryKey: id))
+                #expect(person.score == Double((id - 10) / 3) + 0.5, "object \(id) inside the write")
+            }
+            #expect(db.object(ofType: Person.self, forPrimaryKey: 11) == nil)
+        }
+        #expect(db.objects(Person.self).map { $0.score } == (0..<Self.count).map { Double($0) + 0.5 })
+        #expect(try db.verify().isValid)
+    }
+}
