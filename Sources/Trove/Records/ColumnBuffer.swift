@@ -2,9 +2,12 @@ import Foundation
 
 /// One cluster column as a write changes it: the stored encoding
 /// (``ClusterColumn``) kept open for edits. Fixed-size values sit in their
-/// slots, variable-size ones in a heap behind offsets, nils in a flag per
-/// slot. Inserting, removing or changing a value edits bytes; nothing is
-/// decoded into ``StoredValue``s, and writing the column out is a copy.
+/// slots, variable-size ones in a heap behind a span (start, length) per
+/// slot, nils in a flag per slot. Inserting, removing or changing a value
+/// edits bytes; nothing is decoded into ``StoredValue``s. A removed or
+/// replaced variable-size value leaves its bytes in the heap (moving the
+/// heap per removal cost most of a scattered delete): ``encoded()`` writes
+/// the live values only, and the heap is compacted when it is mostly dead.
 ///
 /// Values must already fit the column (the record writer checked them).
 final class ColumnBuffer {
@@ -14,8 +17,15 @@ final class ColumnBuffer {
     @exclusivity(unchecked) private(set) var count = 0
     /// Fixed-size slots (`count * width` bytes), or the variable-size values' bytes.
     @exclusivity(unchecked) private var bytes: [UInt8] = []
-    /// Variable-size types: where each value starts in ``bytes``, and where the last ends (`count + 1`).
-    @exclusivity(unchecked) private var offsets: [UInt32] = [0]
+    /// Variable-size types: where each slot's value lies in ``bytes``.
+    @exclusivity(unchecked) private var spans: [Span] = []
+    /// Variable-size types: heap bytes no span points at.
+    @exclusivity(unchecked) private var deadBytes = 0
+
+    private struct Span {
+        var start: UInt32
+        var length: UInt32
+    }
     @exclusivity(unchecked) private var nulls: [Bool] = []
     @exclusivity(unchecked) private var nullCount = 0
 
@@ -35,7 +45,7 @@ final class ColumnBuffer {
             bytes = Array(column.bytes[start..<(start + count * width)])
         } else {
             let (stored, heap) = column.offsetsAndHeap()
-            offsets = stored
+            spans = (0..<count).map { Span(start: stored[$0], length: stored[$0 + 1] - stored[$0]) }
             bytes = Array(heap)
         }
     }
@@ -61,8 +71,8 @@ final class ColumnBuffer {
 
     @inline(__always)
     private func rawValue(_ slot: Int, _ raw: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        let start = Int(offsets[slot])
-        return UnsafeRawBufferPointer(rebasing: raw[start..<Int(offsets[slot + 1])])
+        let span = spans[slot]
+        return UnsafeRawBufferPointer(rebasing: raw[Int(span.start)..<Int(span.start + span.length)])
     }
 
     /// Calls `body` with the slot's stored bytes (its fixed-size slot, or its variable-size value).
@@ -89,8 +99,7 @@ final class ColumnBuffer {
                 bytes.append(contentsOf: Self.zeros[0..<width])
                 if !isNull { store(value, at: slot) }
             } else {
-                if !isNull { Self.appendVariable(value, type, to: &bytes) }
-                offsets.append(UInt32(bytes.count))
+                spans.append(appendToHeap(isNull ? nil : value))
             }
             count += 1
             return
@@ -100,13 +109,35 @@ final class ColumnBuffer {
             bytes.insert(contentsOf: repeatElement(0, count: width), at: slot * width)
             if !isNull { store(value, at: slot) }
         } else {
-            let encoded = isNull ? [] : Self.encodeVariable(value, type)
-            let start = Int(offsets[slot])
-            bytes.insert(contentsOf: encoded, at: start)
-            offsets.insert(UInt32(start), at: slot)
-            shiftOffsets(after: slot, by: encoded.count)
+            spans.insert(appendToHeap(isNull ? nil : value), at: slot)
         }
         count += 1
+    }
+
+    /// The heap's size, live and dead bytes (variable-size types).
+    var heapSize: Int { width == 0 ? bytes.count : 0 }
+
+    /// Adds a value's bytes at the heap's end (none for nil) and says where they are.
+    private func appendToHeap(_ value: StoredValue?) -> Span {
+        let start = bytes.count
+        if let value { Self.appendVariable(value, type, to: &bytes) }
+        return Span(start: UInt32(start), length: UInt32(bytes.count - start))
+    }
+
+    /// Rewrites the heap with the live values only, once most of it is dead.
+    private func compactHeapIfMostlyDead() {
+        guard deadBytes > 4_096, deadBytes * 2 > bytes.count else { return }
+        var heap: [UInt8] = []
+        heap.reserveCapacity(bytes.count - deadBytes)
+        bytes.withUnsafeBytes { raw in
+            for slot in spans.indices {
+                let start = heap.count
+                heap.append(contentsOf: rawValue(slot, raw))
+                spans[slot].start = UInt32(start)
+            }
+        }
+        bytes = heap
+        deadBytes = 0
     }
 
     func remove(at slot: Int) {
@@ -114,11 +145,8 @@ final class ColumnBuffer {
         if width > 0 {
             bytes.removeSubrange((slot * width)..<(slot * width + width))
         } else {
-            let start = Int(offsets[slot])
-            let length = Int(offsets[slot + 1]) - start
-            bytes.removeSubrange(start..<(start + length))
-            offsets.remove(at: slot)
-            shiftOffsets(after: slot - 1, by: -length)
+            deadBytes += Int(spans.remove(at: slot).length)
+            compactHeapIfMostlyDead()
         }
         count -= 1
     }
@@ -138,11 +166,25 @@ final class ColumnBuffer {
             }
             if !isNull { store(value, at: slot) }
         } else {
+            let old = spans[slot]
             let encoded = isNull ? [] : Self.encodeVariable(value, type)
-            let start = Int(offsets[slot])
-            let old = Int(offsets[slot + 1]) - start
-            bytes.replaceSubrange(start..<(start + old), with: encoded)
-            shiftOffsets(after: slot, by: encoded.count - old)
+            if encoded.count <= old.length {
+                // In place: the old value's tail becomes dead.
+                if !encoded.isEmpty {
+                    bytes.withUnsafeMutableBytes { raw in
+                        encoded.withUnsafeBytes {
+                            (raw.baseAddress! + Int(old.start)).copyMemory(from: $0.baseAddress!, byteCount: $0.count)
+                        }
+                    }
+                }
+                spans[slot].length = UInt32(encoded.count)
+                deadBytes += Int(old.length) - encoded.count
+            } else {
+                spans[slot] = Span(start: UInt32(bytes.count), length: UInt32(encoded.count))
+                bytes.append(contentsOf: encoded)
+                deadBytes += Int(old.length)
+            }
+            compactHeapIfMostlyDead()
         }
         return true
     }
@@ -165,22 +207,28 @@ final class ColumnBuffer {
             raw.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
             if hasNulls { for slot in 0..<count where nulls[slot] { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) } }
         }
-        if width == 0 {
-            encoded.reserveCapacity(dataStart + 4 * offsets.count + bytes.count)
-            for offset in offsets { withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) } }
+        if width > 0 {
+            encoded.append(contentsOf: bytes)
+            return encoded
         }
-        encoded.append(contentsOf: bytes)
+        // Offsets of the live values laid end to end, then their bytes in slot order.
+        let heapStart = dataStart + 4 * (count + 1)
+        encoded.reserveCapacity(heapStart + bytes.count - deadBytes)
+        var offset: UInt32 = 0
+        for span in spans {
+            withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) }
+            offset += span.length
+        }
+        withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) }
+        bytes.withUnsafeBytes { raw in
+            for slot in spans.indices { encoded.append(contentsOf: rawValue(slot, raw)) }
+        }
         return encoded
     }
 
     private func store(_ value: StoredValue, at slot: Int) {
         let stored = bytes.withUnsafeMutableBytes { RecordWriter.storeFixed(value, type, into: $0, at: slot * width) }
         precondition(stored, "Trove: a \(value.typeName) value in a \(type) column")
-    }
-
-    private func shiftOffsets(after slot: Int, by delta: Int) {
-        guard delta != 0 else { return }
-        for index in (slot + 1)..<offsets.count { offsets[index] = UInt32(Int(offsets[index]) + delta) }
     }
 
     /// As many zero bytes as the widest fixed-size slot.

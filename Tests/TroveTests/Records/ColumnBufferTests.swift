@@ -17,6 +17,54 @@ struct ColumnBufferTests {
         }
     }
 
+    @Test("long values removed and changed in place or moved: the heap stays bounded, the encoding holds only live values")
+    func heapOfLongValues() {
+        var random = SystemRandomNumberGenerator()
+        let buffer = ColumnBuffer(type: .string)
+        var model: [StoredValue] = []
+        func text() -> StoredValue {
+            Int.random(in: 0..<8, using: &random) == 0
+                ? .null : .string(String(repeating: "한b", count: Int.random(in: 0...120, using: &random)))
+        }
+        for _ in 0..<400 {
+            buffer.append(text())
+            model.append(buffer.value(model.count))
+        }
+        for step in 0..<3_000 {
+            let slot = Int.random(in: 0..<model.count, using: &random)
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0:
+                buffer.remove(at: slot)
+                model.remove(at: slot)
+            case 1:
+                let value = text()
+                buffer.set(value, at: slot)
+                model[slot] = value
+            default:
+                let value = text()
+                buffer.insert(value, at: slot)
+                model.insert(value, at: slot)
+            }
+            let live = model.reduce(0) { total, value in
+                if case .string(let text) = value { return total + text.utf8.count }
+                return total
+            }
+            #expect(buffer.heapSize <= 2 * live + 4_096 + 400, "step \(step): dead bytes are reclaimed")
+        }
+        #expect((0..<model.count).map { buffer.value($0) } == model)
+        let encoded = buffer.encoded()
+        let live = model.reduce(0) { total, value in
+            if case .string(let text) = value { return total + text.utf8.count }
+            return total
+        }
+        let hasNulls = model.contains(.null)
+        #expect(encoded.count == 2 + (hasNulls ? (model.count + 7) / 8 : 0) + 4 * (model.count + 1) + live)
+        encoded.withUnsafeBytes { raw in
+            let column = ClusterColumn(raw, type: .string)!
+            #expect((0..<model.count).map { column.value($0) } == model)
+        }
+    }
+
     @Test(
         "inserts, removes, changes and splits agree with an array, and the encoding reads back",
         arguments: [
