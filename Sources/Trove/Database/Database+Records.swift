@@ -225,6 +225,14 @@ extension Database {
     @discardableResult
     func deleteRecord(_ objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws -> Bool {
         let transaction = state.transaction
+        let autoIncrements = table.primaryKeyColumn.map { table.schema.properties[$0].isAutoIncrement } ?? false
+        if table.primaryKeyIndex == nil, table.indexes.isEmpty, table.fullTextIndexes.isEmpty, !autoIncrements {
+            // Nothing keyed by the object's values: it is deleted without being read.
+            guard try table.store.delete(objectKey, in: transaction) else { return false }
+            noteDeleted(objectKey: objectKey, values: nil, table: table, state)
+            generation &+= 1
+            return true
+        }
         guard let values = try recordValues(objectKey, in: table, transaction) else { return false }
         try table.store.delete(objectKey, in: transaction)
         noteDeleted(objectKey: objectKey, values: values, table: table, state)

@@ -168,7 +168,41 @@ struct ClusterTable {
         /// none follows): keys in between belong to it, found without a search.
         @exclusivity(unchecked) var recent: (cluster: Cluster, limit: UInt64?)?
 
+        /// Every cluster's start, once the write's searches for clusters have
+        /// cost about as much as listing them (then kept in step with splits,
+        /// moves and erases): a cluster is then found by a binary search in memory.
+        @exclusivity(unchecked) private(set) var starts: [UInt64]?
+        @exclusivity(unchecked) private var searches = 0
+
         init(owner: ClusterTable) { self.owner = owner }
+
+        /// ``ClusterTable/clusterBounds(for:in:)`` from the list of starts; nil when they are not listed.
+        func bounds(for key: UInt64) -> (UInt64, UInt64?)?? {
+            guard let starts else { return nil }
+            let next = starts.partitioningIndex { $0 <= key }
+            if next == 0 { return .some(starts.first.map { ($0, nil) }) }
+            return .some((starts[next - 1], next < starts.count ? starts[next] : nil))
+        }
+
+        /// Counts a search of the file; lists the starts once searching has cost about as much.
+        func searched(_ table: ClusterTable, _ transaction: Transaction) throws {
+            searches += 1
+            guard searches >= 16, searches % 16 == 0 else { return }
+            guard searches * 16 >= (try transaction.count(of: table.table)) else { return }
+            starts = try table.starts(in: transaction)
+        }
+
+        func addStart(_ start: UInt64) {
+            guard starts != nil else { return }
+            let position = starts!.partitioningIndex { $0 < start }
+            if position == starts!.count || starts![position] != start { starts!.insert(start, at: position) }
+        }
+
+        func removeStart(_ start: UInt64) {
+            guard starts != nil else { return }
+            let position = starts!.partitioningIndex { $0 < start }
+            if position < starts!.count, starts![position] == start { starts!.remove(at: position) }
+        }
 
         func writeOut(in transaction: WriteTransaction) throws { try owner.flush(self, in: transaction) }
     }
@@ -245,7 +279,14 @@ struct ClusterTable {
         {
             return cluster
         }
-        guard let (start, limit) = try clusterBounds(for: key, in: transaction) else { return nil }
+        let bounds: (UInt64, UInt64?)?
+        if let listed = cache.bounds(for: key) {
+            bounds = listed
+        } else {
+            bounds = try clusterBounds(for: key, in: transaction)
+            try cache.searched(self, transaction)
+        }
+        guard let (start, limit) = bounds else { return nil }
         guard let cluster = try cache.clusters[start] ?? load(start, in: transaction) else { return nil }
         if key >= start { cache.recent = (cluster, limit) }
         return cluster
@@ -538,6 +579,8 @@ struct ClusterTable {
 
     private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool, _ cache: ClusterCache) throws {
         cache.writes += 1
+        // (Written whole: a new cluster, either half of a split or a moved one.)
+        if allColumns { cache.addStart(cluster.start) }
         if allColumns || cluster.keysChanged {
             let keys = ClusterColumn.encode(cluster.keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
             try put(keys, cluster.start, part: 0, transaction)
@@ -558,6 +601,7 @@ struct ClusterTable {
     private func erase(_ start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
         cache.writes += 1
         cache.recent = nil
+        cache.removeStart(start)
         for part in 0...layout.columnCount {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }

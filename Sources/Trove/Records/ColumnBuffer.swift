@@ -38,8 +38,12 @@ final class ColumnBuffer {
     convenience init(_ column: ClusterColumn) {
         self.init(type: column.type)
         count = column.count
-        nulls = (0..<count).map { column.isNull($0) }
-        nullCount = nulls.count { $0 }
+        if column.hasNulls {
+            nulls = (0..<count).map { column.isNull($0) }
+            nullCount = nulls.count { $0 }
+        } else {
+            nulls = Array(repeating: false, count: count)
+        }
         if width > 0 {
             let start = column.slotOffset(0, width: width)
             bytes = Array(column.bytes[start..<(start + count * width)])
@@ -221,7 +225,18 @@ final class ColumnBuffer {
         }
         withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) }
         bytes.withUnsafeBytes { raw in
-            for slot in spans.indices { encoded.append(contentsOf: rawValue(slot, raw)) }
+            // Values that lie end to end in the heap are copied as one run.
+            var run = 0..<0
+            for span in spans {
+                let start = Int(span.start)
+                if start == run.upperBound {
+                    run = run.lowerBound..<(start + Int(span.length))
+                } else {
+                    encoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[run]))
+                    run = start..<(start + Int(span.length))
+                }
+            }
+            encoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[run]))
         }
         return encoded
     }

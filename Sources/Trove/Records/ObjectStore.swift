@@ -411,7 +411,8 @@ struct LookupCursor {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
                 return cluster.record(slot, store.layout, into: scratch)
             }
-            guard let start = try store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
+            let listed = cache.bounds(for: key).map { $0?.0 }
+            guard let start = try listed ?? store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys) else { return nil }
                 return cluster.record(slot, store.layout, into: scratch)

@@ -52,7 +52,7 @@ struct ClusterTableTests {
             table = try write.openTable("clu:Clustered")
             let clusters = ClusterTable(table: table!, layout: Self.layout)
             let cache = ClusterTable.ClusterCache(owner: clusters)
-            for step in 0..<60 {
+            for step in 0..<150 {
                 let key = UInt64.random(in: 1...200, using: &generator)
                 switch Int.random(in: 0..<4, using: &generator) {
                 case 0, 1:
