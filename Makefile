@@ -106,7 +106,7 @@ test-long: deps
 fuzz: deps
 	./Fuzz/build.sh
 	@mkdir -p Fuzz/Crashes
-	for target in predicate record operations file; do \
+	for target in predicate record column operations file; do \
 		maxlen=1024; [ $$target = file ] && maxlen=131072; \
 		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen \
 			-artifact_prefix=Fuzz/Crashes/$$target- Fuzz/Corpus/$$target 2>&1 | grep -E "^#.*DONE|^Done|ERROR|SUMMARY"; \
@@ -118,7 +118,7 @@ fuzz: deps
 # keep building as the code changes.
 fuzz-corpus: deps
 	@./Fuzz/build.sh
-	@for target in predicate record operations file; do \
+	@for target in predicate record column operations file; do \
 		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target: /"; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done

@@ -12,7 +12,7 @@ swiftc "${FLAGS[@]}" -emit-library -static -module-name TroveStorage -emit-modul
     $(find Sources/TroveStorage -name '*.swift') -o "$OUT/libTroveStorage.a" 2>&1 | grep -v "Cannot export local symbol" || true
 swiftc "${FLAGS[@]}" -emit-library -static -module-name Trove -emit-module -emit-module-path "$OUT/Trove.swiftmodule" \
     $(find Sources/Trove -name '*.swift') -o "$OUT/libTrove.a" 2>&1 | grep -v "Cannot export local symbol" || true
-for target in predicate record operations file; do
+for target in predicate record column operations file; do
     rm -f "$OUT/fuzz-$target"
     swiftc "${FLAGS[@]}" -module-name "Fuzz_$target" "Fuzz/Targets/$target.swift" -L "$OUT" -lTrove -lTroveStorage -llmdb -lcrypto \
         -o "$OUT/fuzz-$target" 2>&1 | grep -v "Cannot export local symbol" || true
