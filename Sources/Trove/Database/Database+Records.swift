@@ -43,10 +43,16 @@ extension Database {
             }
             if values[column] != value { values[column] = value }  // a copy of the values only when converted
             objectKey = key
-            try state.recordWriter.encode(values, layout: table.layout)
-            let stored = state.recordWriter.converted ? nil : values
-            let inserted = try state.recordWriter.bytes.withUnsafeBytes {
-                try table.store.insert(objectKey, record: $0, values: stored, in: transaction)
+            let inserted: Bool
+            if table.store.storesValues {
+                values = try RecordWriter.checked(values, layout: table.layout).values
+                inserted = try table.store.insert(objectKey, values: values, in: transaction)
+            } else {
+                try state.recordWriter.encode(values, layout: table.layout)
+                let stored = state.recordWriter.converted ? nil : values
+                inserted = try state.recordWriter.bytes.withUnsafeBytes {
+                    try table.store.insert(objectKey, record: $0, values: stored, in: transaction)
+                }
             }
             if inserted {
                 try finishInsert(values, objectKey: objectKey, table: table, state)
@@ -87,6 +93,15 @@ extension Database {
             }
         } else {
             objectKey = try nextObjectKey(for: table, state)
+        }
+        if existing == nil, table.store.storesValues {
+            values = try RecordWriter.checked(values, layout: table.layout).values
+            // (As `append` does: a key that is taken, which a fresh key never is, is replaced.)
+            if try !table.store.insert(objectKey, values: values, in: transaction) {
+                try table.store.replace(objectKey, values: values, in: transaction)
+            }
+            try finishInsert(values, objectKey: objectKey, table: table, state)
+            return (objectKey, values)
         }
         try state.recordWriter.encode(values, layout: table.layout)
         if existing != nil, table.hasRelations {

@@ -99,9 +99,11 @@ final class ColumnBuffer {
             // Appends (inserts in key order) grow the arrays at their ends.
             nulls.append(isNull)
             if width > 0 {
-                // (A slice of an array appends with one copy; `repeatElement` appended byte by byte.)
-                bytes.append(contentsOf: Self.zeros[0..<width])
-                if !isNull { store(value, at: slot) }
+                if isNull || !appendFixed(value) {
+                    // (A slice of an array appends with one copy; `repeatElement` appended byte by byte.)
+                    bytes.append(contentsOf: Self.zeros[0..<width])
+                    if !isNull { store(value, at: slot) }
+                }
             } else {
                 spans.append(appendToHeap(isNull ? nil : value))
             }
@@ -116,6 +118,28 @@ final class ColumnBuffer {
             spans.insert(appendToHeap(isNull ? nil : value), at: slot)
         }
         count += 1
+    }
+
+    /// Appends the slot of a number, bool or date the way the record
+    /// encoding stores it (bulk inserts append); false for other types.
+    @inline(__always)
+    private func appendFixed(_ value: StoredValue) -> Bool {
+        func append<T: FixedWidthInteger>(_ stored: T) {
+            withUnsafeBytes(of: stored.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        switch (type, value) {
+        case (.int, .int(let v)), (.link, .int(let v)): append(UInt64(bitPattern: v))
+        // A narrow value out of range takes the general path, which traps.
+        case (.int32, .int(let v)) where Int32(exactly: v) != nil: append(UInt32(truncatingIfNeeded: v))
+        case (.int16, .int(let v)) where Int16(exactly: v) != nil: append(UInt16(truncatingIfNeeded: v))
+        case (.int8, .int(let v)) where Int8(exactly: v) != nil: bytes.append(UInt8(truncatingIfNeeded: v))
+        case (.bool, .bool(let v)): bytes.append(v ? 1 : 0)
+        case (.double, .double(let v)): append(v.bitPattern)
+        case (.float, .float(let v)): append(v.bitPattern)
+        case (.date, .date(let v)): append(v.timeIntervalSinceReferenceDate.bitPattern)
+        default: return false
+        }
+        return true
     }
 
     /// The heap's size, live and dead bytes (variable-size types).

@@ -224,6 +224,26 @@ struct ObjectStore {
         return try transaction.put(table, key: objectKey, value: record, mode: .insertOnly)
     }
 
+    /// Whether new objects are stored from their checked values alone
+    /// (``insert(_:values:in:)``): the cluster layout needs no record.
+    var storesValues: Bool { clusters != nil }
+
+    /// Stores a new object's values, checked as ``RecordWriter/checked(_:layout:)``
+    /// returns them (cluster layout only); false (nothing written) when the key is taken.
+    func insert(_ objectKey: UInt64, values: [StoredValue], in transaction: WriteTransaction) throws -> Bool {
+        guard try clusters!.insert(objectKey, values: values, in: transaction, try clusterCache(transaction)!) else {
+            return false
+        }
+        noteChange(objectKey, transaction)
+        return true
+    }
+
+    /// Replaces a stored object's values (cluster layout only, values as for ``insert(_:values:in:)``).
+    func replace(_ objectKey: UInt64, values: [StoredValue], in transaction: WriteTransaction) throws {
+        _ = try clusters!.replace(objectKey, values: values, in: transaction, try clusterCache(transaction)!)
+        noteChange(objectKey, transaction)
+    }
+
     /// Stores a record under a key that is known to be new and usually the
     /// largest (LMDB appends then, and searches otherwise).
     func append(

@@ -14,11 +14,22 @@ struct RecordWriter {
     /// converted exactly, or refused) and sizes the record; a second writes
     /// it straight into the buffer, which keeps its capacity between records.
     mutating func encode(_ input: [StoredValue], layout: RecordLayout) throws {
+        let (values, size, converted) = try Self.checked(input, layout: layout)
+        self.converted = converted
+        write(values, size: size, layout: layout)
+    }
+
+    /// The first pass of ``encode(_:layout:)`` alone: `input` checked
+    /// against the layout (nil only where optional; another type converted
+    /// exactly, or refused), as the values are stored, with the size of
+    /// their record. The cluster layout stores the values without the record.
+    static func checked(_ input: [StoredValue], layout: RecordLayout) throws -> (
+        values: [StoredValue], size: Int, converted: Bool
+    ) {
         var values = input  // copied only when a value is converted
-        converted = false
+        var converted = false
         let columns = layout.columnCount
-        let header = 2 + RecordLayout.bitmapSize(columns)
-        let fixedEnd = header + layout.fixedSize
+        let fixedEnd = 2 + RecordLayout.bitmapSize(columns) + layout.fixedSize
         var size = fixedEnd
         for column in 0..<columns where layout.inRecord[column] {
             let type = layout.types[column]
@@ -31,14 +42,14 @@ struct RecordWriter {
             }
             if !Self.fits(values[column], type) {
                 let value = values[column]
-                guard let converted = value.converted(to: type), Self.fits(converted, type) else {
+                guard let exact = value.converted(to: type), Self.fits(exact, type) else {
                     throw TroveError(
                         .invalidValue,
                         "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))"
                             + (type.isInteger && value.typeName == "Int" ? ": out of its range" : ""))
                 }
-                values[column] = converted
-                self.converted = true
+                values[column] = exact
+                converted = true
             }
             if type == .mixed {
                 size += MixedEncoding.encodedSize(of: values[column])
@@ -51,6 +62,14 @@ struct RecordWriter {
             default: break
             }
         }
+        return (values, size, converted)
+    }
+
+    /// The second pass: writes checked values, `size` bytes in all, into the buffer.
+    private mutating func write(_ values: [StoredValue], size: Int, layout: RecordLayout) {
+        let columns = layout.columnCount
+        let header = 2 + RecordLayout.bitmapSize(columns)
+        let fixedEnd = header + layout.fixedSize
         if bytes.count > size {
             bytes.removeLast(bytes.count - size)
         } else if bytes.count < size {
