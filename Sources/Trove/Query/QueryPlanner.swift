@@ -123,33 +123,6 @@ enum QueryPlanner {
         }
     }
 
-    /// For an aggregate of one property over the cluster layout: calls
-    /// `visit` with each cluster's column of it (nil when the cluster
-    /// predates the property) and a match flag per object, reading no other
-    /// column. False, and nothing visited, when the rows must be read instead
-    /// (the record layout, an index answers the predicate, or the filter has
-    /// no column loop).
-    static func forEachClusterColumn(
-        table: TableInfo, predicate: BoundPredicate?, column: Int, in transaction: Transaction,
-        _ visit: (ClusterColumn?, UnsafeMutableBufferPointer<Bool>) throws -> Void
-    ) throws -> Bool {
-        guard table.store.clusters != nil else { return false }
-        let predicate = try predicate?.resolvingFullText(transaction)
-        if let predicate, try indexPlan(predicate, table: table, transaction) != nil { return false }
-        guard let filter = predicate.map({ ClusterFilter($0, table.layout) }) ?? .constant(true) else { return false }
-        var matches = [Bool](repeating: false, count: 1)
-        try table.store.forEachClusterView(in: transaction) { view in
-            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
-            try matches.withUnsafeMutableBufferPointer { buffer in
-                let flags = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count])
-                try filter.evaluate(view, table.layout, into: flags)
-                try visit(try view.column(column), flags)
-            }
-            return true
-        }
-        return true
-    }
-
     /// The keys of the objects `filter` matches, in order, read from the
     /// clusters' key columns (the first `limit` when given).
     private static func clusterKeys(_ table: TableInfo, _ filter: ClusterFilter, limit: Int?, _ transaction: Transaction)

@@ -51,6 +51,15 @@ public struct Results<Element>: RandomAccessCollection {
         if table.isRetired { return ResultKeys() }
         do {
             let transaction = database.readTransaction()
+            if sort.isEmpty, cache.matchesGeneration == database.generation,
+                let found = try cache.matches?.keys(of: table, in: transaction)
+            {
+                // A count (or an aggregate) ran the filter already: its flags give the keys.
+                let keys = ResultKeys(found)
+                cache.keys = keys
+                cache.generation = database.generation
+                return keys
+            }
             let keys = ResultKeys(try QueryPlanner.keys(table: table, predicate: predicate, sort: sort, in: transaction))
             cache.keys = keys
             cache.generation = database.generation
@@ -90,6 +99,8 @@ public struct Results<Element>: RandomAccessCollection {
             if let exact = try QueryPlanner.exactCount(table: table, predicate: predicate, in: database.readTransaction()) {
                 return exact
             }
+            // The cluster layout counts the filter's flags (kept for the aggregates and keys that may follow).
+            if let matches = try clusterMatches() { return matches.count }
             // A scan: keep the keys it finds, the elements will likely be read next.
             return keys.count
         } catch {
@@ -257,15 +268,29 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// ``QueryPlanner/forEachClusterColumn(table:predicate:column:in:_:)``
     /// for this query; false when the records must be read instead.
-    func forEachMatchingColumn(_ column: Int, _ visit: (ClusterColumn?, UnsafeMutableBufferPointer<Bool>) -> Void) -> Bool {
+    func forEachMatchingColumn(_ column: Int, _ visit: (ClusterColumn?, UnsafeBufferPointer<Bool>) -> Void) -> Bool {
         guard table.store.clusters != nil, !table.isRetired else { return false }
-        if case .objectKeys = predicate { return false }
         do {
-            return try QueryPlanner.forEachClusterColumn(
-                table: table, predicate: predicate, column: column, in: database.readTransaction(), visit)
+            guard let matches = try clusterMatches() else { return false }
+            let agrees = try matches.forEachCluster(of: table, in: database.readTransaction()) { view, flags in
+                visit(try view.column(column), flags)
+            }
+            precondition(agrees, "Trove: the clusters of \(table.name) changed within one snapshot; this is a bug in Trove")
+            return true
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
+    }
+
+    /// The cluster layout's match flags for this query in the handle's
+    /// current state, found once per generation; nil when the records must be read instead.
+    func clusterMatches() throws -> ClusterMatches? {
+        guard table.store.clusters != nil, !table.isRetired else { return nil }
+        if cache.matchesGeneration == database.generation { return cache.matches }
+        let matches = try ClusterMatches.find(table: table, predicate: predicate, in: database.readTransaction())
+        cache.matches = matches
+        cache.matchesGeneration = database.generation
+        return matches
     }
 
     /// Calls `visit` with the record of every match, for an aggregate of
@@ -351,6 +376,35 @@ public struct Results<Element>: RandomAccessCollection {
         sum(column: source.column(for: keyPath))
     }
 
+    /// The sum of a cluster's Int column over the matches, eight slots at a
+    /// time with wrapping adds, when every value is below 2^53 in size (a
+    /// cluster's at most 32,767 of them cannot overflow then); nil otherwise
+    /// (the caller adds them one by one, trapping on overflow).
+    private static func smallSum(_ stored: ClusterColumn, _ matches: UnsafeBufferPointer<Bool>) -> Int64? {
+        let base = stored.bytes.baseAddress.unsafelyUnwrapped + stored.slotOffset(0)
+        let flags = UnsafeRawPointer(matches.baseAddress.unsafelyUnwrapped)
+        var sums = SIMD8<Int64>(repeating: 0)
+        var magnitudes = SIMD8<Int64>(repeating: 0)
+        var slot = 0
+        while slot + 8 <= matches.count {
+            let values = (base + 8 * slot).loadUnaligned(as: SIMD8<Int64>.self)
+            let selected = SIMD8<Int64>(truncatingIfNeeded: (flags + slot).loadUnaligned(as: SIMD8<UInt8>.self))
+            // (0 - flag is all ones for a match, zero otherwise.)
+            sums &+= values & (SIMD8<Int64>(repeating: 0) &- selected)
+            magnitudes |= values ^ (values &>> 63)
+            slot += 8
+        }
+        var sum = sums.wrappedSum()
+        var magnitude = magnitudes.max()
+        while slot < matches.count {
+            let value = Int64(littleEndian: (base + 8 * slot).loadUnaligned(as: Int64.self))
+            if matches[slot] { sum &+= value }
+            magnitude |= value ^ (value >> 63)
+            slot += 1
+        }
+        return magnitude >> 53 == 0 ? sum : nil
+    }
+
     private func sum<Value: _TroveStorable & AdditiveArithmetic>(column: Int) -> Value {
         switch table.layout.types[column] {
         case .int:
@@ -360,6 +414,10 @@ public struct Results<Element>: RandomAccessCollection {
             let byColumn = forEachMatchingColumn(column) { stored, matches in
                 guard let stored else {
                     total += fallback * Int64(matches.count { $0 })
+                    return
+                }
+                if stored.type == .int, !stored.hasNulls, let partial = Self.smallSum(stored, matches) {
+                    total += partial
                     return
                 }
                 for slot in matches.indices where matches[slot] { total += stored.int(slot) ?? 0 }
@@ -484,6 +542,9 @@ extension Results: Equatable {
 final class ResultsCache {
     var generation: UInt64 = .max
     var keys: ResultKeys?
+    /// The cluster layout's match flags (nil: the query is not a column filter), for `matchesGeneration`.
+    var matches: ClusterMatches?
+    var matchesGeneration: UInt64 = .max
 }
 
 /// How a ``Results`` turns object keys into elements and key paths into

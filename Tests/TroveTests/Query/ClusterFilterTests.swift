@@ -105,6 +105,41 @@ struct ClusterFilterTests {
             #expect(
                 found.sorted(by: \.int).prefix(5).map(\.int) == expected.sorted(by: \.int).prefix(5).map(\.int),
                 "\(text): sorted prefix")
+            // Counted first: the count's match flags then serve the sum and the keys.
+            let fresh = try clusters.objects(AllTypes.self).filter(text)
+            #expect(fresh.count == expected.count, "\(text): count before the keys")
+            #expect(fresh.sum(of: \.int) == expected.sum(of: \.int), "\(text): sum after the count")
+            #expect(fresh.map(\.id) == expected.map(\.id), "\(text): keys after the count")
+        }
+    }
+
+    @Test("sums of integers too large to add eight at a time agree with the record layout")
+    func largeIntegerSums() throws {
+        let rows = try makeDatabase("largeSums-rows")
+        let clusters = try makeDatabase("largeSums-clusters") { $0.storesNewTypesInClusters = true }
+        var random = SystemRandomNumberGenerator()
+        // Three clusters; large values (above 2^53) only in the second, so the others take the eight-wide path.
+        let values = (0..<1_300).map { index in
+            index / 509 == 1 && index % 7 == 0
+                ? Int.random(in: (1 << 54)...(1 << 55), using: &random) * (index % 2 == 0 ? 1 : -1)
+                : Int.random(in: -1_000_000...1_000_000, using: &random)
+        }
+        for db in [rows, clusters] {
+            try db.write {
+                for (index, value) in values.enumerated() {
+                    let object = AllTypes()
+                    object.id = index
+                    object.int = value
+                    try db.add(object)
+                }
+            }
+        }
+        for text in ["id >= 0", "id < 509", "id >= 509 AND id < 1018", "id % 3 == 0", "int > 0", "int < 0"] {
+            guard let expected = try? rows.objects(AllTypes.self).filter(text) else { continue }
+            let found = try clusters.objects(AllTypes.self).filter(text)
+            #expect(found.count == expected.count, "\(text): count")
+            #expect(found.sum(of: \.int) == expected.sum(of: \.int), "\(text): sum")
+            #expect(found.sum(of: \.int) == expected.map(\.int).reduce(0, +), "\(text): the exact sum")
         }
     }
 
