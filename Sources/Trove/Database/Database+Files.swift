@@ -89,11 +89,20 @@ extension Database {
     /// Copies every table of the latest commit of `environment` into
     /// `target`, densely (see `Environment.copyTables`): values are opened
     /// with the source's key and sealed with the target's, which gets a key
-    /// check of its own. The change log stays behind: the copy's
+    /// check of its own. Types in column clusters are copied as full
+    /// clusters (``ClusterTable/repack(_:layout:_:)``: scattered deletes
+    /// leave half-empty ones). The change log stays behind: the copy's
     /// transaction ids start again, and so does its log.
     static func copyTables(from environment: Environment, into target: Environment) throws {
         try environment.copyTables(
             into: target, skipping: [Catalog.keyCheckTable, ChangeLog.tableName],
-            prepare: { try Catalog.writeKeyCheck(in: $0) })
+            prepare: { try Catalog.writeKeyCheck(in: $0) },
+            rewriting: { name, source in
+                guard name.hasPrefix(ObjectStore.clusterPrefix),
+                    let schema = try Catalog.storedSchema(String(name.dropFirst(ObjectStore.clusterPrefix.count)), in: source)
+                else { return nil }
+                let layout = RecordLayout(schema)
+                return { cursor, put in try ClusterTable.repack(cursor, layout: layout, put) }
+            })
     }
 }

@@ -1,6 +1,12 @@
 import CLMDB
 
 extension Environment {
+    /// Copies one table's entries its own way: reads them from the cursor
+    /// and puts what the copy holds, in ascending key order.
+    package typealias Rewriter = (
+        Cursor, _ put: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Void
+
     /// Copies every table of the latest commit into `target`, key by key in
     /// order, appending: each B-tree of the copy is built left to right, so
     /// its pages are full. (LMDB's own compacting copy writes the pages as
@@ -11,9 +17,11 @@ extension Environment {
     /// Tables named in `skipping` are left out. `prepare` runs in the first
     /// write transaction of the target, before any table is copied. Each
     /// transaction copies at most `batch` entries, so its replay log stays small.
+    /// `rewriting` may give a table a ``Rewriter`` that copies it its own way.
     package func copyTables(
         into target: Environment, skipping: Set<String>, batch: Int = 50_000,
-        prepare: (WriteTransaction) throws -> Void = { _ in }
+        prepare: (WriteTransaction) throws -> Void = { _ in },
+        rewriting rewriter: (String, Transaction) throws -> Rewriter? = { _, _ in nil }
     ) throws {
         let source = try ReadTransaction(environment: self)
         defer { source.end() }
@@ -28,20 +36,25 @@ extension Environment {
                 }
                 var to = try write.openTable(name, isMultiValue: isMultiValue)!
                 var previousKey: [UInt8] = []
+                func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
+                    // A further value of the same key in a multi-value table appends to its values.
+                    let sameKey = isMultiValue && key.elementsEqual(previousKey)
+                    try write.put(to, key: key, value: value, mode: sameKey ? .appendDuplicate : .append)
+                    if isMultiValue, !sameKey { previousKey = Array(key) }
+                    pending += 1
+                    if pending == batch {
+                        try write.commit()
+                        write = try WriteTransaction(environment: target)
+                        to = try write.openTable(name, isMultiValue: isMultiValue)!
+                        pending = 0
+                    }
+                }
+                let rewrite = try rewriter(name, source)
                 try source.withCursor(on: from) { cursor in
+                    if let rewrite { return try rewrite(cursor, put) }
                     var entry = try cursor.first()
                     while let current = entry {
-                        // A further value of the same key in a multi-value table appends to its values.
-                        let sameKey = isMultiValue && current.key.elementsEqual(previousKey)
-                        try write.put(to, key: current.key, value: current.value, mode: sameKey ? .appendDuplicate : .append)
-                        if isMultiValue, !sameKey { previousKey = Array(current.key) }
-                        pending += 1
-                        if pending == batch {
-                            try write.commit()
-                            write = try WriteTransaction(environment: target)
-                            to = try write.openTable(name, isMultiValue: isMultiValue)!
-                            pending = 0
-                        }
+                        try put(current.key, current.value)
                         entry = try cursor.next()
                     }
                 }

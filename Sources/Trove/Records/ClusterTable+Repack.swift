@@ -1,0 +1,76 @@
+import TroveStorage
+
+extension ClusterTable {
+    /// Copies a cluster table's entries (read from `cursor` in key order)
+    /// as full clusters of ``capacity`` objects, for a compacted copy: the
+    /// half-empty clusters scattered deletes leave are merged, and columns a
+    /// cluster predates are filled with the property's default. A damaged
+    /// cluster throws (a copy must not drop objects).
+    static func repack(
+        _ cursor: Cursor, layout: RecordLayout,
+        _ put: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let columns = (0..<layout.columnCount).filter { layout.inRecord[$0] }
+        var keys: [UInt64] = []
+        var buffers = [ColumnBuffer?](repeating: nil, count: layout.columnCount)
+        func reset() {
+            keys.removeAll(keepingCapacity: true)
+            for column in columns { buffers[column] = ColumnBuffer(type: layout.types[column]) }
+        }
+        func emit() throws {
+            guard let start = keys.first else { return }
+            let keyColumn = ClusterColumn.encode(keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
+            try withKey(start, part: 0) { key in try keyColumn.withUnsafeBytes { try put(key, $0) } }
+            for column in columns {
+                let encoded = buffers[column]!.encoded()
+                try withKey(start, part: column + 1) { key in try encoded.withUnsafeBytes { try put(key, $0) } }
+            }
+            reset()
+        }
+        func damaged(_ start: UInt64, _ what: String) -> TroveError {
+            TroveError(.corruptFile, "the \(layout.typeName) cluster at object key \(start) \(what): run `trove verify`")
+        }
+        reset()
+        var entry = try cursor.first()
+        while let first = entry {
+            guard first.key.count == 10 else { throw TroveError(.corruptFile, "a \(layout.typeName) cluster key is damaged") }
+            // One cluster's parts lie side by side: copy them before the cursor moves on.
+            let start = Self.start(of: first.key)
+            var parts: [Int: [UInt8]] = [:]
+            while let current = entry, current.key.count == 10, Self.start(of: current.key) == start {
+                parts[Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))] = Array(
+                    current.value)
+                entry = try cursor.next()
+            }
+            guard let keyBytes = parts[0] else { throw damaged(start, "has no object keys") }
+            try keyBytes.withUnsafeBytes { raw in
+                guard let stored = ClusterColumn(raw, type: .int), ClusterColumn.problem(in: raw, type: .int, count: nil) == nil
+                else { throw damaged(start, "has damaged object keys") }
+                var values: [[StoredValue]] = []
+                for column in columns {
+                    guard let bytes = parts[column + 1] else {
+                        values.append(Array(repeating: layout.fallbacks[column], count: stored.count))
+                        continue
+                    }
+                    values.append(
+                        try bytes.withUnsafeBytes { raw in
+                            let type = layout.types[column]
+                            guard ClusterColumn.problem(in: raw, type: type, count: stored.count) == nil,
+                                let column = ClusterColumn(raw, type: type)
+                            else { throw damaged(start, "has a damaged \(layout.properties[column].name) column") }
+                            return try (0..<stored.count).map { slot in
+                                guard let value = column.value(slot) else { throw damaged(start, "holds a damaged mixed value") }
+                                return value
+                            }
+                        })
+                }
+                for slot in 0..<stored.count {
+                    keys.append(UInt64(bitPattern: stored.int(slot) ?? 0))
+                    for (index, column) in columns.enumerated() { buffers[column]!.append(values[index][slot]) }
+                    if keys.count == capacity { try emit() }
+                }
+            }
+        }
+        try emit()
+    }
+}
