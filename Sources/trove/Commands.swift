@@ -30,6 +30,8 @@ enum Commands {
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
           compact FILE                   rewrite FILE without its free pages, keeping its permissions
                                          (refused, exit 1, while another process has FILE open)
+          convert FILE                   store every type in column clusters (fast filters, counts, sums
+                                         and bulk updates), one transaction per type, with a progress bar
           studio FILE [--port N] [--read-only]
                                          browse, query and edit FILE in a web browser (127.0.0.1 only)
 
@@ -95,6 +97,8 @@ enum Commands {
         The JSON API it serves is described in Sources/trove/Studio/Assets/openapi.json.
         example: trove studio .trove-demo/photos.trove
         """,
+        "convert":
+            "usage: trove convert FILE   (every type in column clusters; a type already there is left alone;\n       an interrupted conversion leaves the type as it was)\nexample: trove convert photos.trove",
         "compact":
             "usage: trove compact FILE   (refused while another process, an app or its extension, has FILE open:\n       its later commits would go to the replaced file)\nexample: trove compact photos.trove",
     ]
@@ -213,8 +217,9 @@ enum Commands {
         for (schema, count) in zip(schemas, counts) {
             let indexes = schema.properties.filter(\.isIndexed).map { $0.isPrimaryKey ? "\($0.name) (primary key)" : $0.name }
             let fullText = schema.properties.filter(\.isFullTextIndexed).map(\.name)
+            let clustered = (try? db.storageLayout(ofType: schema.name)) == .columnClusters
             print(
-                "  \(schema.name): \(Commands.count(count, "object"))"
+                "  \(schema.name): \(Commands.count(count, "object"))" + (clustered ? " in column clusters" : "")
                     + (indexes.isEmpty ? "" : "; indexed: \(indexes.joined(separator: ", "))")
                     + (fullText.isEmpty ? "" : "; full-text: \(fullText.joined(separator: ", "))"))
         }
@@ -450,6 +455,38 @@ enum Commands {
         let how = arguments.flags.contains("--decrypt") ? ", decrypted" : newKey != nil ? ", encrypted with the new key" : ""
         print(
             "copied \(arguments.positional[0]) to \(arguments.positional[1]) (\(fileSize(arguments.positional[1])) bytes\(how))")
+    }
+
+    static func convert(_ arguments: Arguments) throws {
+        try arguments.allow()
+        guard arguments.positional.count == 1 else { throw UsageError("convert takes one FILE") }
+        let path = arguments.positional[0]
+        try requireDatabaseFile(path)
+        var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
+        configuration.checksEveryPageOnOpen = checksEveryPage
+        configuration.acceptsAnySchemaVersion = true
+        configuration.encryptionKey = try encryptionKey()
+        configuration.storageLayout = .columnClusters
+        // Told on this thread, as each type is opened.
+        final class Bar: @unchecked Sendable { var progress = Progress("converting", total: 0) }
+        let bar = Bar()
+        configuration.conversionProgress = { progress in
+            if bar.progress.label != "converting \(progress.typeName)" {
+                bar.progress.finish()
+                bar.progress = Progress("converting \(progress.typeName)", total: progress.total)
+            }
+            bar.progress.update(progress.converted)
+        }
+        let db = try Database(configuration: configuration)
+        let converted = try db.convertStoredTypes()
+        bar.progress.finish()
+        if converted.isEmpty {
+            print("\(path): every type is already in column clusters")
+        } else {
+            print(
+                "converted \(converted.joined(separator: ", ")) in \(path) to column clusters (file format \(db.fileFormatVersion))"
+            )
+        }
     }
 
     static func compact(_ arguments: Arguments) throws {

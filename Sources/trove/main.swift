@@ -33,6 +33,7 @@ do {
     case "delete": try Commands.delete(arguments)
     case "copy": try Commands.copy(arguments)
     case "compact": try Commands.compact(arguments)
+    case "convert": try Commands.convert(arguments)
     case "studio": try Studio.run(arguments)
     default: throw UsageError("unknown command '\(command)'")
     }

@@ -154,9 +154,10 @@ struct CLITests {
         let text = try trove("info", file)
         #expect(text.status == 0)
         // (3 when the files are made with types in clusters: TROVE_LAYOUT=clusters.)
-        let format = ProcessInfo.processInfo.environment["TROVE_LAYOUT"] == "clusters" ? 3 : 1
-        #expect(text.out.contains("format version:  \(format)"))
-        #expect(text.out.contains("Book: 20 objects; indexed: id (primary key), title"))
+        let clustered = ProcessInfo.processInfo.environment["TROVE_LAYOUT"] == "clusters"
+        #expect(text.out.contains("format version:  \(clustered ? 3 : 1)"))
+        #expect(
+            text.out.contains("Book: 20 objects\(clustered ? " in column clusters" : ""); indexed: id (primary key), title"))
         let json = try trove("info", file, "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let types = try #require(object["types"] as? [[String: Any]])
@@ -275,6 +276,42 @@ struct CLITests {
         let after = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
         #expect(after < before)
         #expect(try Database(fileURL: URL(fileURLWithPath: file)).objects(Book.self).count == 100)
+    }
+
+    @Test("convert stores every type in column clusters; the objects, queries and verify are unchanged; again, it does nothing")
+    func convertToClusters() throws {
+        let directory = URL(fileURLWithPath: try library(1)).deletingLastPathComponent()
+        var configuration = Configuration(fileURL: directory.appendingPathComponent("rows.trove"))
+        configuration.storageLayout = .records
+        do {
+            let db = try Database(configuration: configuration)
+            try db.write {
+                for id in 1...1_500 {
+                    let book = Book()
+                    book.id = id
+                    book.title = "책 \(id)"
+                    book.pages = id % 3 == 0 ? nil : id
+                    try db.add(book)
+                }
+            }
+        }
+        let file = configuration.fileURL.path
+        #expect(!(try trove("info", file).out.contains("in column clusters")))
+        let query = try trove("query", file, "Book", "pages > 1000 AND pages < 1100", "--format", "jsonl")
+        let converted = try trove("convert", file)
+        #expect(converted.status == 0, "\(converted.err)")
+        #expect(converted.out.contains("converted Book in \(file) to column clusters (file format 3)"), "\(converted.out)")
+        let info = try trove("info", file).out
+        #expect(info.contains("in column clusters"), "\(info)")
+        #expect(info.contains("format version:  3"), "\(info)")
+        #expect(try trove("query", file, "Book", "pages > 1000 AND pages < 1100", "--format", "jsonl").out == query.out)
+        #expect(try trove("verify", file).status == 0)
+        let again = try trove("convert", file)
+        #expect(again.status == 0 && again.out.contains("already in column clusters"), "\(again.out)")
+        // A handle that stores records still reads the converted type.
+        let db = try Database(configuration: configuration)
+        #expect(db.objects(Book.self).count == 1_500)
+        #expect(db.object(ofType: Book.self, forPrimaryKey: 777)?.title == "책 777")
     }
 
     @Test("compact refuses a file another process is committing to, and no commit is lost")

@@ -100,6 +100,27 @@ extension Database {
         return created!
     }
 
+    /// Converts every type the file stores as records into column clusters,
+    /// each in the write transaction that opens it (the handle must store
+    /// types in clusters and be writable); returns the names of the types
+    /// converted. For tools that open a file without its model types.
+    package func convertStoredTypes() throws -> [String] {
+        precondition(configuration.storesNewTypesInClusters && !configuration.readOnly)
+        var converted: [String] = []
+        for name in try Catalog.storedTypeNames(in: readTransaction()) {
+            guard let schema = try Catalog.storedSchema(name, in: readTransaction()) else { continue }
+            if try storageLayout(ofType: name) == .columnClusters { continue }
+            let table = try register(schema)
+            if table.store.clusters != nil { converted.append(name) }
+        }
+        return converted
+    }
+
+    /// How the file stores a type's objects (for tools).
+    package func storageLayout(ofType name: String) throws -> StorageLayout {
+        try tableInfo(named: name).store.clusters == nil ? .records : .columnClusters
+    }
+
     /// Whether the type's records are to be converted into clusters (the
     /// handle stores types in clusters and can write).
     private func needsConversion(_ table: TableInfo) -> Bool {
@@ -277,8 +298,11 @@ extension Database {
         let rows = ObjectStore(table: records, layout: layout)
         let total = try rows.count(in: transaction)
         let target = ObjectStore(table: try transaction.openTable(TableInfo.clustersName(schema.name))!, layout: layout)
-        let progress = configuration.conversionProgress
-        progress?(0, total)
+        let report = configuration.conversionProgress
+        let progress = { (converted: Int, total: Int) in
+            report?(ConversionProgress(typeName: schema.name, converted: converted, total: total))
+        }
+        progress(0, total)
         var converted = 0
         try rows.withRecordCursor(in: transaction) { records in
             while let reader = try records.next() {
@@ -287,14 +311,14 @@ extension Database {
                 if converted % 16_384 == 0 {
                     // Full clusters go to the file as the conversion goes, not all at the commit.
                     try target.writeOutClusters(in: transaction)
-                    progress?(converted, total)
+                    progress(converted, total)
                 }
             }
         }
         try target.writeOutClusters(in: transaction)
         try transaction.clear(records)
         try raiseFormat(to: Database.clustersFormatVersion, in: transaction)
-        progress?(total, total)
+        progress(total, total)
         return target.table
     }
 

@@ -54,7 +54,10 @@ struct ClusterConversionTests {
         let reports = Locked<[(Int, Int)]>([])
         var configuration = Configuration(fileURL: url)
         configuration.storesNewTypesInClusters = true
-        configuration.conversionProgress = { converted, total in reports.withLock { $0.append((converted, total)) } }
+        configuration.conversionProgress = { progress in
+            #expect(progress.typeName == "Person")
+            reports.withLock { $0.append((progress.converted, progress.total)) }
+        }
         let after = try Database(configuration: configuration)
         #expect(try Self.layoutName(after) == "clu:Person")
         #expect(Self.state(after) == expected)
@@ -98,7 +101,8 @@ struct ClusterConversionTests {
                 let delay = UInt32(String(cString: getenv("TROVE_CONVERT_DELAY_US")))!
                 var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
                 configuration.storesNewTypesInClusters = true
-                configuration.conversionProgress = { converted, _ in
+                configuration.conversionProgress = { progress in
+                    let converted = progress.converted
                     guard converted == 0 else { return }
                     Thread.detachNewThread {
                         usleep(delay)
