@@ -457,15 +457,21 @@ enum Commands {
             "copied \(arguments.positional[0]) to \(arguments.positional[1]) (\(fileSize(arguments.positional[1])) bytes\(how))")
     }
 
-    static func convert(_ arguments: Arguments) throws {
+    /// The settings of the commands that rewrite the one FILE they are given (convert, compact).
+    static func rewritingConfiguration(_ command: String, _ arguments: Arguments) throws -> Configuration {
         try arguments.allow()
-        guard arguments.positional.count == 1 else { throw UsageError("convert takes one FILE") }
-        let path = arguments.positional[0]
-        try requireDatabaseFile(path)
-        var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
+        guard arguments.positional.count == 1 else { throw UsageError("\(command) takes one FILE") }
+        try requireDatabaseFile(arguments.positional[0])
+        var configuration = Configuration(fileURL: URL(fileURLWithPath: arguments.positional[0]))
+        configuration.encryptionKey = try encryptionKey()
         configuration.checksEveryPageOnOpen = checksEveryPage
         configuration.acceptsAnySchemaVersion = true
-        configuration.encryptionKey = try encryptionKey()
+        return configuration
+    }
+
+    static func convert(_ arguments: Arguments) throws {
+        var configuration = try rewritingConfiguration("convert", arguments)
+        let path = arguments.positional[0]
         configuration.storageLayout = .columnClusters
         // Told on this thread, as each type is opened.
         final class Bar: @unchecked Sendable { var progress = Progress("converting", total: 0) }
@@ -490,14 +496,8 @@ enum Commands {
     }
 
     static func compact(_ arguments: Arguments) throws {
-        try arguments.allow()
-        guard arguments.positional.count == 1 else { throw UsageError("compact takes one FILE") }
+        let configuration = try rewritingConfiguration("compact", arguments)
         let path = arguments.positional[0]
-        try requireDatabaseFile(path)
-        var configuration = Configuration(fileURL: URL(fileURLWithPath: path))
-        configuration.encryptionKey = try encryptionKey()
-        configuration.checksEveryPageOnOpen = checksEveryPage
-        configuration.acceptsAnySchemaVersion = true
         let (before, after) = try Database.compact(configuration: configuration)
         print("compacted \(path): \(before) -> \(after) bytes")
     }

@@ -414,7 +414,8 @@ struct LookupCursor {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
         if view == nil { view = (transaction.readCache[store.table.slot] as? ClusterViewCache)?.last }
-        if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(cache) {
+        // (Current first: after a remap, a view from before it points at pages no longer mapped.)
+        if let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last {
             // Keys looked up in order are usually in the next slot.
             if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
                 previousSlot = previous + 1

@@ -63,3 +63,45 @@ struct ClusterLookupTests {
         #expect(try db.verify().isValid)
     }
 }
+
+/// A snapshot that outlives a remap of the file (another handle's commit
+/// grew it) must not read the clusters it kept from before: their pages now
+/// lie elsewhere in memory.
+@Suite("Lookups in column clusters across a remap", .serialized)
+struct ClusterRemapTests {
+    @Test("a reader's lookups in one snapshot still find every object after a writer grows the map under it")
+    func lookupsSurviveRemaps() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("remap.trove")
+        var configuration = Configuration(fileURL: url)
+        configuration.storesNewTypesInClusters = true
+        configuration.initialMapSize = 1 << 20  // a small map: the writer's commits remap it
+        let writer = try Database(configuration: configuration)
+        try writer.write {
+            for id in 0..<2_000 {
+                let person = Person()
+                person.id = id
+                person.name = "사람 \(id)"
+                try writer.add(person)
+            }
+        }
+        let reader = try Database(configuration: configuration)
+        reader.autorefresh = false  // one snapshot throughout
+        var random = SystemRandomNumberGenerator()
+        for round in 0..<10 {
+            for _ in 0..<300 {
+                let id = Int.random(in: 0..<2_000, using: &random)
+                #expect(reader.object(ofType: Person.self, forPrimaryKey: id)?.name == "사람 \(id)", "round \(round)")
+            }
+            // About 1.5 MB of new objects: the map grows, and every pointer into the old one is gone.
+            try writer.write {
+                for id in 0..<3_000 {
+                    let person = Person()
+                    person.id = 100_000 * (round + 1) + id
+                    person.name = String(repeating: "가", count: 150)
+                    try writer.add(person)
+                }
+            }
+        }
+        #expect(reader.objects(Person.self).count == 2_000, "the reader's snapshot is the first commit")
+    }
+}
