@@ -71,7 +71,7 @@ test: deps deps-browser
 	$(SWIFT) build --build-tests
 	rm -rf $(TEST_SCRATCH)
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
-	@echo "The suite again with new types stored in column clusters (TROVE_LAYOUT=clusters: issue 18's layout, not yet the default)."
+	@echo "The suite again with types stored in column clusters (TROVE_LAYOUT=clusters: Configuration.storageLayout = .columnClusters, issue 18; records stay the default)."
 	rm -rf $(TEST_SCRATCH)
 	TROVE_LAYOUT=clusters $(SWIFT) test --skip-build > .build/test-output-clusters.txt 2>&1 || (tail -n 60 .build/test-output-clusters.txt; exit 1)
 	@grep "Test run with" .build/test-output-clusters.txt | tail -n 1
