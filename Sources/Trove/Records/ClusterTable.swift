@@ -36,6 +36,12 @@ struct ClusterTable {
         /// Per column: changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var changedColumns: [Bool]
         @exclusivity(unchecked) private var anyColumnChanged = false
+        /// Slots deleted in this write but still in ``keys`` and the columns
+        /// (nil: none): removed all at once, in one pass over each column,
+        /// before the cluster is otherwise changed or written (``applyDeletes(_:)``).
+        /// Removing them one at a time moved every column per delete.
+        @exclusivity(unchecked) private(set) var deleted: [Bool]?
+        @exclusivity(unchecked) private(set) var deletedCount = 0
 
         /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
         init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
@@ -120,7 +126,39 @@ struct ClusterTable {
             return UnsafeRawBufferPointer(record)
         }
 
-        var isChanged: Bool { keysChanged || anyColumnChanged }
+        var isChanged: Bool { keysChanged || anyColumnChanged || deletedCount > 0 }
+
+        /// Whether the object in `slot` was deleted in this write (its slot not yet removed).
+        @inline(__always)
+        func isDeleted(_ slot: Int) -> Bool { deletedCount > 0 && deleted![slot] }
+
+        /// The objects not deleted.
+        var liveCount: Int { keys.count - deletedCount }
+
+        /// Marks the object in `slot` deleted; its slot goes at the next ``applyDeletes(_:)``.
+        func markDeleted(_ slot: Int) {
+            if deleted == nil { deleted = Array(repeating: false, count: keys.count) }
+            deleted![slot] = true
+            deletedCount += 1
+        }
+
+        /// Removes the slots of the objects deleted, from the keys and every column.
+        func applyDeletes(_ layout: RecordLayout) {
+            guard deletedCount > 0, let marks = deleted else { return }
+            var kept = 0
+            for slot in keys.indices where !marks[slot] {
+                keys[kept] = keys[slot]
+                kept += 1
+            }
+            keys.removeLast(keys.count - kept)
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                buffer(column).removeAll(marked: marks)
+                markChanged(column)
+            }
+            keysChanged = true
+            deleted = nil
+            deletedCount = 0
+        }
 
         /// The buffer of a column, made from its stored bytes the first time.
         @discardableResult
@@ -268,8 +306,17 @@ struct ClusterTable {
         try Self.withKey(start, part: part) { try transaction.withValue(in: table, key: $0, body) }
     }
 
-    /// The cluster `key` belongs in, from the cache or the file.
-    private func cluster(for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
+    /// The cluster `key` belongs in, from the cache or the file; its
+    /// pending deletes applied unless `applyingDeletes` is false.
+    private func cluster(
+        for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?, applyingDeletes: Bool = true
+    ) throws -> Cluster? {
+        let found = try findCluster(for: key, in: transaction, cache)
+        if applyingDeletes { found?.applyDeletes(layout) }
+        return found
+    }
+
+    private func findCluster(for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
         guard let cache else {
             guard let start = try clusterStart(for: key, in: transaction) else { return nil }
             return try load(start, in: transaction)
@@ -310,7 +357,7 @@ struct ClusterTable {
     func values(of key: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> [StoredValue]? {
         guard let start = try clusterStart(for: key, in: transaction) else { return nil }
         if let cluster = cache?.clusters[start] {
-            guard let slot = Self.slot(of: key, in: cluster.keys) else { return nil }
+            guard let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
             return cluster.values(slot, layout)
         }
         return try transaction.withMapAccess {
@@ -446,7 +493,9 @@ struct ClusterTable {
 
     /// The cluster starting at `start`, from the cache or the file.
     func cluster(at start: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
-        try cache?.clusters[start] ?? load(start, in: transaction)
+        let cluster = try cache?.clusters[start] ?? load(start, in: transaction)
+        cluster?.applyDeletes(layout)
+        return cluster
     }
 
     /// The position of `key` in ascending `keys`.
@@ -536,21 +585,17 @@ struct ClusterTable {
 
     /// Deletes a stored object; false when it is not stored.
     func delete(_ key: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
-        guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
+        guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
+            let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
-        cluster.decodeAll(layout)
-        cluster.keys.remove(at: slot)
-        if cluster.keys.isEmpty {
+        if cluster.liveCount == 1 {
             try erase(cluster.start, in: transaction, cache)
             cache.clusters[cluster.start] = nil
             return true
         }
+        // Marked, not removed: the slots go in one pass when the cluster is next changed or written.
+        cluster.markDeleted(slot)
         cache.clusters[cluster.start] = cluster
-        cluster.keysChanged = true
-        for column in 0..<layout.columnCount where layout.inRecord[column] {
-            cluster.buffers[column]!.remove(at: slot)
-            cluster.markChanged(column)
-        }
         return true
     }
 
@@ -578,6 +623,7 @@ struct ClusterTable {
     }
 
     private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool, _ cache: ClusterCache) throws {
+        cluster.applyDeletes(layout)
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }

@@ -179,6 +179,52 @@ final class ColumnBuffer {
         count -= 1
     }
 
+    /// Removes every slot `marks` flags, in one pass (``count`` marks):
+    /// each run of kept slots moves down at once.
+    func removeAll(marked marks: [Bool]) {
+        var kept = 0
+        marks.withUnsafeBufferPointer { marks in
+            nulls.withUnsafeMutableBufferPointer { nulls in
+                spans.withUnsafeMutableBufferPointer { spans in
+                    bytes.withUnsafeMutableBytes { raw in
+                        var slot = 0
+                        while slot < count {
+                            if marks[slot] {
+                                if nulls[slot] { nullCount -= 1 }
+                                if width == 0 { deadBytes += Int(spans[slot].length) }
+                                slot += 1
+                                continue
+                            }
+                            var end = slot + 1
+                            while end < count, !marks[end] { end += 1 }
+                            let run = end - slot
+                            if kept != slot {
+                                // (Moving down: the slots written are all below the run.)
+                                (nulls.baseAddress! + kept).update(from: nulls.baseAddress! + slot, count: run)
+                                if width == 0 {
+                                    (spans.baseAddress! + kept).update(from: spans.baseAddress! + slot, count: run)
+                                } else {
+                                    (raw.baseAddress! + kept * width).copyMemory(
+                                        from: raw.baseAddress! + slot * width, byteCount: run * width)
+                                }
+                            }
+                            kept += run
+                            slot = end
+                        }
+                    }
+                }
+            }
+        }
+        nulls.removeLast(count - kept)
+        if width > 0 {
+            bytes.removeLast((count - kept) * width)
+        } else {
+            spans.removeLast(count - kept)
+        }
+        count = kept
+        if width == 0 { compactHeapIfMostlyDead() }
+    }
+
     /// Replaces the value in `slot`; false when it was already `value`.
     @discardableResult
     func set(_ value: StoredValue, at slot: Int) -> Bool {

@@ -76,7 +76,12 @@ struct ColumnBufferTests {
         var model: [StoredValue] = []
         for step in 0..<600 {
             let value = Self.randomValue(type, &random)
-            switch Int.random(in: 0..<7, using: &random) {
+            switch Int.random(in: 0..<8, using: &random) {
+            case 7 where !model.isEmpty:
+                // A write's deletes, removed together.
+                let marks = model.map { _ in Int.random(in: 0..<4, using: &random) == 0 }
+                buffer.removeAll(marked: marks)
+                model = zip(model, marks).filter { !$0.1 }.map(\.0)
             case 0, 1, 2:
                 let slot = Int.random(in: 0...model.count, using: &random)
                 buffer.insert(value, at: slot)
