@@ -216,18 +216,15 @@ struct ClusterTable {
 
         /// ``ClusterTable/clusterBounds(for:in:)`` from the list of starts; nil when they are not listed.
         func bounds(for key: UInt64) -> (UInt64, UInt64?)?? {
-            guard let starts else { return nil }
-            let next = starts.partitioningIndex { $0 <= key }
-            if next == 0 { return .some(starts.first.map { ($0, nil) }) }
-            return .some((starts[next - 1], next < starts.count ? starts[next] : nil))
+            starts.map { ClusterTable.bounds(for: key, in: $0) }
         }
 
         /// Counts a search of the file; lists the starts once searching has cost about as much.
         func searched(_ table: ClusterTable, _ transaction: Transaction) throws {
             searches += 1
-            guard searches >= 16, searches % 16 == 0 else { return }
-            guard searches * 16 >= (try transaction.count(of: table.table)) else { return }
-            starts = try table.starts(in: transaction)
+            if let listed = try table.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction) {
+                starts = listed
+            }
         }
 
         func addStart(_ start: UInt64) {
@@ -475,6 +472,25 @@ struct ClusterTable {
         }
     }
 
+    /// Every cluster's start, once `searches` searches of the file for a
+    /// cluster have cost about as much as listing them (a walk over every
+    /// part: a sixteenth of the table's entries), checked every 16th search;
+    /// nil before. Lookups and writes then find clusters in memory
+    /// (``bounds(for:in:)``).
+    func startsOnceSearchingCostsAsMuch(searches: Int, in transaction: Transaction) throws -> [UInt64]? {
+        guard searches >= 16, searches % 16 == 0, searches * 16 >= (try transaction.count(of: table)) else { return nil }
+        return try starts(in: transaction)
+    }
+
+    /// The start of the cluster `key` belongs in (the largest start at most
+    /// `key`, else the first) and the start after it, from a list of every
+    /// start; nil when there is no cluster.
+    static func bounds(for key: UInt64, in starts: [UInt64]) -> (UInt64, UInt64?)? {
+        let next = starts.partitioningIndex { $0 <= key }
+        if next == 0 { return starts.first.map { ($0, nil) } }
+        return (starts[next - 1], next < starts.count ? starts[next] : nil)
+    }
+
     /// Every cluster's start, in order.
     func starts(in transaction: Transaction) throws -> [UInt64] {
         guard transaction.canSee(table) else { return [] }
@@ -489,13 +505,6 @@ struct ClusterTable {
             }
         }
         return starts
-    }
-
-    /// The cluster starting at `start`, from the cache or the file.
-    func cluster(at start: UInt64, in transaction: Transaction, _ cache: ClusterCache?) throws -> Cluster? {
-        let cluster = try cache?.clusters[start] ?? load(start, in: transaction)
-        cluster?.applyDeletes(layout)
-        return cluster
     }
 
     /// The position of `key` in ascending `keys`.

@@ -16,8 +16,6 @@ final class ClusterViewCache {
     var mapStart: UInt?
     /// Lookups that searched the file for their cluster (``startsForLookups(_:_:)``).
     private var searches = 0
-    /// The table's entry count, once asked for.
-    private var entries: Int?
     /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
     var spareScratch: RecordScratch?
     static let limit = 4_096
@@ -25,16 +23,13 @@ final class ClusterViewCache {
     static let sealedLimit = 64
 
     /// Every cluster's start, for lookups to find their cluster by a
-    /// binary search in memory instead of a search of the file: listed once
-    /// the snapshot's lookups have searched the file about as often as
-    /// listing costs (a walk over every part: the table's entries / 16 searches).
+    /// binary search in memory instead of a search of the file, once the
+    /// snapshot's lookups have searched the file about as often as listing
+    /// costs (``ClusterTable/startsOnceSearchingCostsAsMuch(searches:in:)``).
     func startsForLookups(_ clusters: ClusterTable, _ transaction: Transaction) throws -> [UInt64]? {
         if let starts { return starts }
         searches += 1
-        guard searches >= 16 else { return nil }
-        if entries == nil { entries = try transaction.count(of: clusters.table) }
-        guard searches * 16 >= entries! else { return nil }
-        starts = try clusters.starts(in: transaction)
+        starts = try clusters.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction)
         return starts
     }
 

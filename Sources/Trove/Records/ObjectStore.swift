@@ -452,9 +452,7 @@ struct LookupCursor {
         }
         var reused = false
         if cache == nil, let starts = try known.startsForLookups(store.clusters!, transaction) {
-            let next = starts.partitioningIndex { $0 <= key }
-            guard next > 0 else { return nil }
-            let start = starts[next - 1]
+            guard let (start, _) = ClusterTable.bounds(for: key, in: starts), start <= key else { return nil }
             if let seen = known.views[start] {
                 view = seen
                 reused = true
