@@ -169,4 +169,127 @@ struct PersistableTests {
         let error = expectTroveError(.invalidModel) { try db.write { try db.add(Bad()) } }
         #expect(error?.message.contains("tags") == true)
     }
+
+    /// Every stored type a struct field can have, each also optional.
+    struct EveryType: Persistable, Equatable {
+        static var primaryKey: KeyPath<EveryType, String> { \.name }
+        var name = ""
+        var flag = false
+        var small: Int8 = 0
+        var medium: Int16 = 0
+        var large: Int32 = 0
+        var number = 0
+        var ratio: Float = 0
+        var amount = 0.0
+        var bytes = Data()
+        var when = Date(timeIntervalSince1970: 0)
+        var uuid = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        var mood = Mood.calm
+        var optionalFlag: Bool?
+        var optionalNumber: Int?
+        var optionalSmall: Int16?
+        var optionalAmount: Double?
+        var optionalText: String?
+        var optionalBytes: Data?
+        var optionalWhen: Date?
+        var optionalUUID: UUID?
+        var optionalMood: Mood?
+    }
+
+    @Test("a plain struct is read and written field by field, with what Codable would give, nil included")
+    func fieldByField() throws {
+        let schema = try ValueModel.schema(of: EveryType.self)
+        #expect(StructFields.of(EveryType.self, schema: schema) != nil)
+        #expect(StructFields.of(Contact.self, schema: try ValueModel.schema(of: Contact.self)) != nil)
+        let full = EveryType(
+            name: "가득", flag: true, small: -8, medium: 300, large: -70_000, number: .min, ratio: 1.25, amount: -0.5,
+            bytes: Data([0, 1, 255]), when: Date(timeIntervalSince1970: 1_700_000_000.5), uuid: UUID(), mood: .happy,
+            optionalFlag: false, optionalNumber: .max, optionalSmall: -2, optionalAmount: 3, optionalText: "",
+            optionalBytes: Data(), optionalWhen: Date(timeIntervalSince1970: -1), optionalUUID: UUID(), optionalMood: .calm)
+        let empty = EveryType(name: "")
+        let db = try makeDatabase()
+        try db.write {
+            try db.add(full)
+            try db.add(empty)
+        }
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: "가득") == full)
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: "") == empty)
+        #expect(Set(db.values(EveryType.self).map(\.name)) == ["", "가득"])
+        #expect(try db.values(EveryType.self).filter("optionalNumber == nil").array() == [empty])
+        #expect(try db.values(EveryType.self).filter("small < 0 AND optionalMood == %@", Mood.calm).array() == [full])
+        // What Codable stores is what the fields store: the same value reads back through either.
+        let stored = try StoredValueEncoder.encode(full)
+        #expect(try StoredValueDecoder.decode(EveryType.self, from: stored) == full)
+        var changed = full
+        changed.optionalText = nil
+        changed.number = 42
+        try db.write { try db.add(changed, update: .modified) }
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: "가득") == changed)
+        expectValid(db)
+    }
+
+    /// Decoding changes what was stored: the values must go through `init(from:)`.
+    struct Normalized: Persistable, Equatable {
+        static var primaryKey: KeyPath<Normalized, Int> { \.id }
+        var id = 0
+        var tag = ""
+
+        init(id: Int, tag: String) {
+            self.id = id
+            self.tag = tag
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            tag = try container.decode(String.self, forKey: .tag).uppercased()
+        }
+    }
+
+    /// Decoding replaces only an empty value.
+    struct Defaulted: Persistable, Equatable {
+        static var primaryKey: KeyPath<Defaulted, Int> { \.id }
+        var id = 0
+        var title = ""
+
+        init(id: Int, title: String) {
+            self.id = id
+            self.title = title
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(Int.self, forKey: .id)
+            let title = try container.decode(String.self, forKey: .title)
+            self.title = title.isEmpty ? "untitled" : title
+        }
+    }
+
+    /// A field Codable leaves out (not in the coding keys), filled by the initializer.
+    struct Partly: Persistable, Equatable {
+        static var primaryKey: KeyPath<Partly, Int> { \.id }
+        var id = 0
+        var text = ""
+        var cached = 7
+
+        enum CodingKeys: String, CodingKey { case id, text }
+    }
+
+    @Test("custom decoding, fields left out of the coding keys and renamed keys keep the Codable path")
+    func codablePathKept() throws {
+        #expect(StructFields.of(Normalized.self, schema: try ValueModel.schema(of: Normalized.self)) == nil)
+        #expect(StructFields.of(Defaulted.self, schema: try ValueModel.schema(of: Defaulted.self)) == nil)
+        #expect(StructFields.of(Partly.self, schema: try ValueModel.schema(of: Partly.self)) == nil)
+        #expect(StructFields.of(Renamed.self, schema: try ValueModel.schema(of: Renamed.self)) == nil)
+        let db = try makeDatabase()
+        try db.write {
+            try db.add(Normalized(id: 1, tag: "mixed Case"))
+            try db.add(Partly(id: 1, text: "t", cached: 99))
+            try db.add(Defaulted(id: 1, title: ""))
+            try db.add(Defaulted(id: 2, title: "named"))
+        }
+        #expect(Array(db.values(Defaulted.self)) == [Defaulted(id: 1, title: "untitled"), Defaulted(id: 2, title: "named")])
+        #expect(db.value(ofType: Normalized.self, forPrimaryKey: 1) == Normalized(id: 1, tag: "MIXED CASE"))
+        #expect(Array(db.values(Partly.self)) == [Partly(id: 1, text: "t", cached: 7)])
+    }
 }

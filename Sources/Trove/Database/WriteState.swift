@@ -119,11 +119,14 @@ struct ValueBinding {
     let columns: [Int]
     /// Each coding key's column in the record.
     let valueColumns: ValueColumns
+    /// The struct's fields read and written in place, when they can be (``StructFields``).
+    let fields: StructFields?
 
-    init(table: TableInfo, schema: ObjectSchema, columns: [Int]) {
+    init(table: TableInfo, schema: ObjectSchema, columns: [Int], fields: StructFields? = nil) {
         self.table = table
         self.schema = schema
         self.columns = columns
+        self.fields = fields
         valueColumns = ValueColumns(names: schema.properties.map(\.name), columns: columns)
     }
 }

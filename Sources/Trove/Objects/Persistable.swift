@@ -112,7 +112,9 @@ extension Database {
         if let known = valueBindings[ObjectIdentifier(type)], !known.table.isRetired { return known }
         let schema = try ValueModel.schema(of: type)
         let table = try register(schema)
-        let binding = ValueBinding(table: table, schema: schema, columns: schema.properties.map { table.columnIndex[$0.name]! })
+        let binding = ValueBinding(
+            table: table, schema: schema, columns: schema.properties.map { table.columnIndex[$0.name]! },
+            fields: StructFields.of(type, schema: schema))
         valueBindings[ObjectIdentifier(type)] = binding
         return binding
     }
@@ -137,8 +139,15 @@ extension Database {
     public func add<T: Persistable>(_ value: T, update: UpdatePolicy = .error) throws -> T {
         let state = try requireWrite("add(_:)")
         let binding = try valueBinding(for: T.self)
-        let values = try StoredValueEncoder.encode(
-            value, columns: binding.valueColumns, defaults: binding.table.layout.fallbacks)
+        let values: [StoredValue]
+        if let fields = binding.fields {
+            var all = binding.table.layout.fallbacks
+            for (property, stored) in fields.storedValues(of: value).enumerated() { all[binding.columns[property]] = stored }
+            values = all
+        } else {
+            values = try StoredValueEncoder.encode(
+                value, columns: binding.valueColumns, defaults: binding.table.layout.fallbacks)
+        }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
         if let column = binding.table.primaryKeyColumn, stored.values[column] != values[column] {
             return try decodeValue(T.self, from: stored.values, binding: binding)
@@ -207,13 +216,18 @@ extension Database {
                     throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
                 }
                 let record = RecordReader(bytes, layout: binding.table.layout)
-                values.append(try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
+                if let fields = binding.fields {
+                    values.append(fields.make(type) { record.value(at: binding.columns[$0]) })
+                } else {
+                    values.append(try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
+                }
             }
         }
         return values
     }
 
     func decodeValue<T: Persistable>(_ type: T.Type, from values: [StoredValue], binding: ValueBinding) throws -> T {
+        if let fields = binding.fields { return fields.make(type) { values[binding.columns[$0]] } }
         var named: [String: StoredValue] = [:]
         for (property, column) in zip(binding.schema.properties, binding.columns) { named[property.name] = values[column] }
         return try StoredValueDecoder.decode(type, from: named)
