@@ -448,6 +448,64 @@ struct ObjectTests {
         #expect(twin.score == 1151)
         expectValid(db)
     }
+
+    @Test("fixed-size properties written in place: every type, nil to a value and back, rolled back with the write")
+    func fixedSizeWrites() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("fixed.trove")
+        let db = try Database(fileURL: url)
+        try db.write {
+            for id in 1...3 {
+                let object = AllTypes()
+                object.id = id
+                try db.add(object)
+            }
+        }
+        let when = Date(timeIntervalSince1970: 1_234_567)
+        let uuid = UUID()
+        try db.write {
+            for object in db.objects(AllTypes.self) {
+                object.bool = true
+                object.int = object.id * 10
+                object.int8 = -8
+                object.int16 = 16
+                object.int32 = -32
+                object.int64 = .max
+                object.float = 1.5
+                object.double = -2.25
+                object.date = when
+                object.uuid = uuid
+                object.priority = .high
+                object.optInt = object.id  // nil to a value: the general path
+                #expect(object.int == object.id * 10 && object.int64 == .max && object.optInt == object.id)
+            }
+            let first = try #require(db.object(ofType: AllTypes.self, forPrimaryKey: 1))
+            first.optInt = nil  // and back
+            first.optInt = nil
+        }
+        let other = try Database(fileURL: url)
+        let stored = other.objects(AllTypes.self).sorted(by: \.id)
+        #expect(stored.map(\.int) == [10, 20, 30])
+        #expect(stored.map(\.optInt) == [nil, 2, 3])
+        #expect(
+            stored.allSatisfy {
+                $0.bool && $0.int8 == -8 && $0.int16 == 16 && $0.int32 == -32 && $0.int64 == .max && $0.float == 1.5
+                    && $0.double == -2.25 && $0.date == when && $0.uuid == uuid && $0.priority == .high
+            })
+        #expect(try other.objects(AllTypes.self).filter("int >= 20 AND int16 == 16").count == 2)
+        // A write that throws leaves the patched copies reading the committed values again.
+        let object = try #require(db.object(ofType: AllTypes.self, forPrimaryKey: 2))
+        struct Abort: Error {}
+        #expect(throws: Abort.self) {
+            try db.write {
+                object.int = 0
+                object.int8 = 100
+                #expect(object.int == 0 && object.int8 == 100)
+                throw Abort()
+            }
+        }
+        #expect(object.int == 20 && object.int8 == -8)
+        expectValid(db)
+    }
 }
 
 /// A type keyed by an optional integer: nil is a key too.

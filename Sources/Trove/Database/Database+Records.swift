@@ -448,6 +448,13 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
+            if table.patchesInPlace[column],
+                object._recordGeneration == generation
+                    || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey),
+                try patchInPlace(column, value, of: object, table: table, state)
+            {
+                return
+            }
             let current: [UInt8]
             if object._recordGeneration == generation
                 || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
@@ -467,6 +474,41 @@ extension Database {
         } catch {
             state.deferredError = error
         }
+    }
+
+    /// Writes a fixed-size column nothing else follows (``TableInfo/patchesInPlace``)
+    /// by patching the object's own record copy, then storing that copy (the
+    /// cluster layout changes the column alone): no record is copied or
+    /// encoded. False, with nothing changed, when the slot cannot take the
+    /// value as it is (nil on either side, another type): the general path
+    /// then encodes the record or reports the error.
+    private func patchInPlace(_ column: Int, _ value: StoredValue, of object: Object, table: TableInfo, _ state: WriteState)
+        throws -> Bool
+    {
+        let record = object._record
+        guard object._recordColumns > column, record.count >= 2,
+            record[2 + column / 8] & (1 << UInt8(column % 8)) == 0,
+            RecordWriter.storeFixed(
+                value, table.layout.types[column], into: record,
+                at: object._recordHeader + table.layout.slotOffsets[column])
+        else { return false }
+        let stored: Bool
+        if table.store.clusters != nil {
+            stored = try table.store.set(object._objectKey, column: column, to: value, in: state.transaction)
+        } else {
+            try table.store.replace(object._objectKey, record: UnsafeRawBufferPointer(record), in: state.transaction)
+            stored = true
+        }
+        guard stored else {
+            fatalError(
+                "Trove: cannot set \(table.name).\(table.schema.properties[column].name): the object was deleted; check `isInvalidated` first"
+            )
+        }
+        generation &+= 1
+        object._recordGeneration = generation
+        if columnWrites.count == 256 { columnWrites.removeFirst(128) }
+        columnWrites.append((generation, ObjectIdentifier(table), object._objectKey))
+        return true
     }
 
     /// Writes one column of a stored record (given as `record`): patched in

@@ -40,6 +40,10 @@ final class TableInfo: @unchecked Sendable {
     let elementTables: [Int: TableInfo]
     /// Whether any column is a link or a collection stored apart from the record.
     let hasRelations: Bool
+    /// Per column: a fixed-size value nothing else follows (no index, link
+    /// count or full-text index), so a write of it is a patch of its slot
+    /// (``Database/writeColumn(_:_:of:table:)``).
+    let patchesInPlace: [Bool]
     /// The `meta` keys of this type's counters.
     let sequenceCounter: String
     let autoIncrementCounter: String
@@ -79,6 +83,10 @@ final class TableInfo: @unchecked Sendable {
         self.elementTables = elementTables
         elementLayouts = elementTables.mapValues(\.layout)
         hasRelations = !refs.isEmpty || !collections.isEmpty
+        patchesInPlace = schema.properties.indices.map { column in
+            !schema.properties[column].type.isVariableSize && schema.properties[column].collection == nil
+                && indexes[column] == nil && refs[column] == nil && fullTextIndexes[column] == nil
+        }
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
         columnIndex = columns

@@ -284,6 +284,14 @@ struct ObjectStore {
         noteChange(objectKey, transaction)
     }
 
+    /// Sets one column of a stored object in the cluster layout; false when the object is not stored.
+    func set(_ objectKey: UInt64, column: Int, to value: StoredValue, in transaction: WriteTransaction) throws -> Bool {
+        guard try clusters!.set(objectKey, column: column, to: value, in: transaction, try clusterCache(transaction)!)
+        else { return false }
+        noteChange(objectKey, transaction)
+        return true
+    }
+
     @discardableResult
     func delete(_ objectKey: UInt64, in transaction: WriteTransaction) throws -> Bool {
         if let clusters {
