@@ -12,13 +12,24 @@ extension ObjectStore {
     /// A schema change inside the write (a migration) makes a new layout: the
     /// clusters cached with the old one are written out first.
     func clusterCache(_ transaction: Transaction) throws -> ClusterTable.ClusterCache? {
-        guard let clusters, let write = transaction as? WriteTransaction else { return nil }
-        if let cache = write.objectCaches[table.slot] as? ClusterTable.ClusterCache {
+        // (`clusters != nil`, not `let clusters`: binding it copies the struct, retains and all.)
+        guard clusters != nil, let write = transaction as? WriteTransaction else { return nil }
+        let slot = table.slot
+        if let (lastSlot, object) = write.lastObjectCache, lastSlot == slot {
+            // Only cluster caches are kept under a clusters table's slot.
+            let cache = unsafeDowncast(object, to: ClusterTable.ClusterCache.self)
             if cache.owner.layout === layout { return cache }
+        }
+        if let cache = write.objectCaches[slot] as? ClusterTable.ClusterCache {
+            if cache.owner.layout === layout {
+                write.lastObjectCache = (slot, cache)
+                return cache
+            }
             try cache.owner.flush(cache, in: write)
         }
-        let cache = ClusterTable.ClusterCache(owner: clusters)
-        write.objectCaches[table.slot] = cache
+        let cache = ClusterTable.ClusterCache(owner: clusters!)
+        write.objectCaches[slot] = cache
+        write.lastObjectCache = (slot, cache)
         return cache
     }
 

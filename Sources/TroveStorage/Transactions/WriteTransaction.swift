@@ -50,7 +50,14 @@ package final class WriteTransaction: Transaction {
     /// What the layer above keeps for the length of this transaction, by
     /// table slot (the clusters a write changed): each is written out before
     /// the transaction commits, and dropped when its table is cleared.
-    package var objectCaches: [UInt32: any TransactionCache] = [:]
+    package var objectCaches: [UInt32: any TransactionCache] = [:] {
+        didSet { lastObjectCache = nil }
+    }
+    /// The entry of ``objectCaches`` asked for last, as the object it is: a
+    /// loop over one type's objects asks for it several times per object,
+    /// and the dictionary's lookup and the cast from `any TransactionCache`
+    /// were ~600 instructions a time. Forgotten whenever the caches change.
+    package var lastObjectCache: (slot: UInt32, cache: AnyObject)?
 
     /// Runs ``pendingWrites`` (not again from inside itself).
     package func writePending() throws {
