@@ -194,6 +194,12 @@ struct PersistableTests {
         var optionalWhen: Date?
         var optionalUUID: UUID?
         var optionalMood: Mood?
+        var price = Decimal(0)
+        var objectId = ObjectId(bytes: [UInt8](repeating: 1, count: 12))
+        var amount128 = Decimal128(0)
+        var optionalPrice: Decimal?
+        var optionalObjectId: ObjectId?
+        var optionalAmount128: Decimal128?
     }
 
     @Test("a plain struct is read and written field by field, with what Codable would give, nil included")
@@ -205,7 +211,9 @@ struct PersistableTests {
             name: "가득", flag: true, small: -8, medium: 300, large: -70_000, number: .min, ratio: 1.25, amount: -0.5,
             bytes: Data([0, 1, 255]), when: Date(timeIntervalSince1970: 1_700_000_000.5), uuid: UUID(), mood: .happy,
             optionalFlag: false, optionalNumber: .max, optionalSmall: -2, optionalAmount: 3, optionalText: "",
-            optionalBytes: Data(), optionalWhen: Date(timeIntervalSince1970: -1), optionalUUID: UUID(), optionalMood: .calm)
+            optionalBytes: Data(), optionalWhen: Date(timeIntervalSince1970: -1), optionalUUID: UUID(), optionalMood: .calm,
+            price: Decimal(string: "12.345")!, objectId: ObjectId(), amount128: Decimal128(-99), optionalPrice: 0.5,
+            optionalObjectId: ObjectId(), optionalAmount128: Decimal128(1))
         let empty = EveryType(name: "")
         let db = try makeDatabase()
         try db.write {

@@ -132,7 +132,10 @@ final class StructFields: @unchecked Sendable {
         case .data: return .data(Data([UInt8(n), 0, 255]))
         case .date: return .date(Date(timeIntervalSince1970: Double(n) * 1_000))
         case .uuid: return .uuid(UUID(uuid: (UInt8(n), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)))
-        case .decimal, .objectId, .decimal128, .mixed, .link: return .null
+        case .decimal: return .decimal(Decimal(n) + Decimal(sign: .plus, exponent: -2, significand: 25))
+        case .objectId: return .objectId(ObjectId(bytes: (0..<12).map { UInt8(truncatingIfNeeded: n &+ $0) }))
+        case .decimal128: return .decimal128(Decimal128(n * 1_000 + 7))
+        case .mixed, .link: return .null
         }
     }
 
@@ -146,7 +149,10 @@ final class StructFields: @unchecked Sendable {
         case .data: return .data(Data())
         case .date: return .date(Date(timeIntervalSince1970: 0))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal, .objectId, .decimal128, .mixed, .link: return .null
+        case .decimal: return .decimal(0)
+        case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
+        case .decimal128: return .decimal128(Decimal128(0))
+        case .mixed, .link: return .null
         }
     }
 }
