@@ -727,7 +727,7 @@ struct ClusterScan {
     private mutating func loadNextCluster() throws -> ClusterView? {
         while let starts, nextStart < starts.count {
             let start = starts[nextStart]
-            if cache == nil, let known = transaction.readCache[clusters.table.slot] as? ClusterViewCache {
+            if cache == nil, let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache {
                 // A snapshot's scans share the clusters (and columns) an earlier one read.
                 if let seen = known.views[start], seen.isCurrent(nil) {
                     view = seen
@@ -750,12 +750,12 @@ struct ClusterScan {
         if let cache, let write = transaction as? WriteTransaction {
             try clusters.flush(cache, in: write)
             all = try clusters.starts(in: transaction)
-        } else if let known = (transaction.readCache[clusters.table.slot] as? ClusterViewCache)?.starts {
+        } else if let known = (transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache)?.starts {
             // A snapshot's clusters do not change: listed once for all its scans.
             all = known
         } else {
             all = try clusters.starts(in: transaction)
-            let known = transaction.readCache[clusters.table.slot] as? ClusterViewCache ?? ClusterViewCache()
+            let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache ?? ClusterViewCache()
             known.starts = all
             transaction.readCache[clusters.table.slot] = known
         }

@@ -146,7 +146,7 @@ struct ObjectStore {
         if clusters != nil {
             let wanted = reading.map { columns in (0..<layout.columnCount).map { columns.contains($0) } }
             // The snapshot lends its record buffer to one cursor at a time (a nested lookup makes its own).
-            let shared = transaction.readCache[table.slot] as? ClusterViewCache
+            let shared = transaction.readCacheEntry(table.slot) as? ClusterViewCache
             let scratch = shared?.spareScratch ?? RecordScratch()
             shared?.spareScratch = nil
             defer { shared?.spareScratch = scratch }
@@ -421,7 +421,7 @@ struct LookupCursor {
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
-        if view == nil { view = (transaction.readCache[store.table.slot] as? ClusterViewCache)?.last }
+        if view == nil { view = (transaction.readCacheEntry(store.table.slot) as? ClusterViewCache)?.last }
         // (Current first: after a remap, a view from before it points at pages no longer mapped.)
         if let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last {
             // Keys looked up in order are usually in the next slot.
@@ -449,7 +449,7 @@ struct LookupCursor {
         }
         let writes = cache?.writes ?? 0
         let known: ClusterViewCache
-        if let cached = transaction.readCache[store.table.slot] as? ClusterViewCache, cached.writes == writes,
+        if let cached = transaction.readCacheEntry(store.table.slot) as? ClusterViewCache, cached.writes == writes,
             cached.mapStart.map({ $0 == transaction.environment.mapStart }) ?? true
         {
             known = cached

@@ -62,7 +62,21 @@ package class Transaction {
     /// What readers above keep for the rest of the snapshot, by table slot
     /// (the cluster a type's last lookup read). Emptied when the snapshot
     /// changes; entries that point into the map check ``Environment/mapStart``.
-    package var readCache: [UInt32: AnyObject] = [:]
+    package var readCache: [UInt32: AnyObject] = [:] {
+        didSet { lastReadCacheEntry = nil }
+    }
+    /// The entry of ``readCache`` asked for last (every single lookup asks
+    /// for its type's): a hash lookup and an access check less per lookup.
+    @exclusivity(unchecked) private var lastReadCacheEntry: (slot: UInt32, entry: AnyObject?)?
+
+    /// ``readCache``'s entry for a table slot.
+    @inline(__always)
+    package func readCacheEntry(_ slot: UInt32) -> AnyObject? {
+        if let last = lastReadCacheEntry, last.slot == slot { return last.entry }
+        let entry = readCache[slot]
+        lastReadCacheEntry = (slot, entry)
+        return entry
+    }
 
     /// `value` as a buffer, once it is known to lie inside the file's pages.
     @inline(__always)
