@@ -73,11 +73,15 @@ struct ProcessTests {
 }
 
 /// Waits (polling) until `path` exists; false after `seconds`.
-private func waitForFile(_ path: String, seconds: Double = 30) -> Bool {
+/// Waits without holding a thread: the child of an exit test is started by
+/// a task, and a blocking wait on one of the few cooperative threads (two on
+/// a 2-core machine) can keep that task, and every other test, from running
+/// until the wait gives up.
+private func waitForFile(_ path: String, seconds: Double = 30) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while !FileManager.default.fileExists(atPath: path) {
         if Date() > deadline { return false }
-        usleep(2_000)
+        try? await Task.sleep(nanoseconds: 2_000_000)
     }
     return true
 }
@@ -143,7 +147,7 @@ struct CompactionAcrossProcessesTests {
             _ = FileManager.default.createFile(atPath: path + ".count", contents: Data("\(commits)".utf8))
             exit(0)
         }
-        #expect(waitForFile(url.path + ".started", seconds: 120))
+        #expect(await waitForFile(url.path + ".started", seconds: 120))
         var refusals = 0
         var launches = 0
         for attempt in 0..<12 {
