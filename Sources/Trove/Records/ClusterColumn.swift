@@ -110,7 +110,7 @@ struct ClusterColumn {
         return (offsets, UnsafeRawBufferPointer(rebasing: bytes[heapStart..<(heapStart + Int(previous))]))
     }
 
-    private static func damaged(_ type: PropertyType, _ slot: Int) -> Never {
+    static func damaged(_ type: PropertyType, _ slot: Int) -> Never {
         fatalError(
             "Trove: a stored cluster column of \(type) values points outside itself at slot \(slot): the file is damaged (TroveError.corruptFile); `trove verify FILE` or Database.verify() lists every damaged cluster without stopping; restore the file from a copy"
         )

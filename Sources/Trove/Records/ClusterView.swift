@@ -143,6 +143,7 @@ final class ClusterView {
     }
 
     deinit {
+        steps?.deallocate()
         columns.deinitialize(count: table.layout.columnCount)
         columns.deallocate()
         for buffer in owned { buffer.deallocate() }
@@ -244,9 +245,98 @@ final class ClusterView {
         }
         // A property the cluster predates reads as its default, through the general encoder.
         guard isComplete! else { return try scratch.record(values(slot), layout: layout) }
-        let columns = self.columns
-        return UnsafeRawBufferPointer(
-            Self.buildRecord(slot, layout: layout, into: scratch) { columns[$0].column })
+        if steps == nil { steps = makeSteps(layout) }
+        return buildRecord(slot, steps: steps.unsafelyUnwrapped, layout: layout, into: scratch)
+    }
+
+    /// One stored column's part in building a record: where its values are
+    /// and where its slot goes (worked out once per view, so building a
+    /// record is one pass of plain loads and stores).
+    private struct RecordStep {
+        /// The slot's offset in the record.
+        let target: Int
+        /// The slot's width; 0 for a variable-size value (offset and length into the heap).
+        let width: Int
+        let column: Int
+        /// The fixed-size values, or a variable-size column's `count + 1` offsets.
+        let values: UnsafeRawPointer
+        /// A variable-size column's bytes, and how many there are.
+        let heap: UnsafeRawPointer
+        let heapCount: Int
+        /// The column's null bitmap, when it has one.
+        let nulls: UnsafePointer<UInt8>?
+    }
+
+    @exclusivity(unchecked) private var steps: UnsafeMutableBufferPointer<RecordStep>?
+
+    /// The steps of every stored column (all loaded: the view is complete).
+    private func makeSteps(_ layout: RecordLayout) -> UnsafeMutableBufferPointer<RecordStep> {
+        let slots = layout.recordSlots
+        let steps = UnsafeMutableBufferPointer<RecordStep>.allocate(capacity: slots.count)
+        for (index, stored) in slots.enumerated() {
+            let column = columns[stored.column].column.unsafelyUnwrapped
+            let base = column.bytes.baseAddress.unsafelyUnwrapped
+            let heapStart = column.dataStart + 4 * (column.count + 1)
+            steps.initializeElement(
+                at: index,
+                to: RecordStep(
+                    target: stored.offset, width: stored.width, column: stored.column, values: base + column.dataStart,
+                    heap: base + heapStart, heapCount: column.bytes.count - heapStart,
+                    nulls: column.hasNulls ? (base + 2).assumingMemoryBound(to: UInt8.self) : nil))
+        }
+        return steps
+    }
+
+    /// ``buildRecord(_:layout:into:columnAt:)`` through the view's steps: the
+    /// same bytes, with fixed slots moved by width instead of through `memcpy`.
+    @inline(__always)
+    private func buildRecord(
+        _ slot: Int, steps: UnsafeMutableBufferPointer<RecordStep>, layout: RecordLayout, into scratch: RecordScratch
+    ) -> UnsafeRawBufferPointer {
+        @inline(__always) func isNull(_ step: RecordStep) -> Bool {
+            guard let nulls = step.nulls else { return false }
+            return nulls[slot &>> 3] & (1 &<< UInt8(slot & 7)) != 0
+        }
+        @inline(__always) func span(_ step: RecordStep) -> (start: Int, count: Int) {
+            let start = Int(UInt32(littleEndian: step.values.loadUnaligned(fromByteOffset: 4 &* slot, as: UInt32.self)))
+            let end = Int(UInt32(littleEndian: step.values.loadUnaligned(fromByteOffset: 4 &* slot &+ 4, as: UInt32.self)))
+            guard start <= end, end <= step.heapCount else { ClusterColumn.damaged(layout.types[step.column], slot) }
+            return (start, end &- start)
+        }
+        let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
+        var size = fixedEnd
+        for step in steps where step.width == 0 && !isNull(step) { size &+= span(step).count }
+        let record = scratch.buffer(size)
+        let base = record.baseAddress.unsafelyUnwrapped
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
+        base.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
+        var heap = fixedEnd
+        for step in steps {
+            if isNull(step) {
+                base.storeBytes(
+                    of: base.load(fromByteOffset: 2 &+ step.column &>> 3, as: UInt8.self) | 1 &<< UInt8(step.column & 7),
+                    toByteOffset: 2 &+ step.column &>> 3, as: UInt8.self)
+                continue
+            }
+            let target = base + step.target
+            switch step.width {
+            case 0:
+                let (start, count) = span(step)
+                target.storeBytes(of: UInt32(heap).littleEndian, as: UInt32.self)
+                target.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 4, as: UInt32.self)
+                if count > 0 { (base + heap).copyMemory(from: step.heap + start, byteCount: count) }
+                heap &+= count
+            case 1: target.storeBytes(of: step.values.load(fromByteOffset: slot, as: UInt8.self), as: UInt8.self)
+            case 2:
+                target.storeBytes(of: step.values.loadUnaligned(fromByteOffset: slot &* 2, as: UInt16.self), as: UInt16.self)
+            case 4:
+                target.storeBytes(of: step.values.loadUnaligned(fromByteOffset: slot &* 4, as: UInt32.self), as: UInt32.self)
+            case 8:
+                target.storeBytes(of: step.values.loadUnaligned(fromByteOffset: slot &* 8, as: UInt64.self), as: UInt64.self)
+            default: target.copyMemory(from: step.values + slot &* step.width, byteCount: step.width)
+            }
+        }
+        return UnsafeRawBufferPointer(record)
     }
 
     /// Builds the record of the object in `slot` from its columns (each
