@@ -35,10 +35,13 @@ public final class Database {
     }
     /// The column writes of this write transaction, each with the generation
     /// it moved to (see ``recordStillCurrent(kept:table:objectKey:)``).
-    var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []
+    @exclusivity(unchecked) var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []
     /// Bumped whenever what this handle sees may have changed; results
     /// re-evaluate when it moves.
-    var generation: UInt64 = 0
+    /// (Exempt from dynamic exclusivity checks, like an object's managed
+    /// state: a handle stays in one isolation domain, and every property read
+    /// and write reads it.)
+    @exclusivity(unchecked) var generation: UInt64 = 0
     var objectBindings: [ObjectIdentifier: ObjectBinding] = [:] {
         didSet { lastBinding = nil }
     }

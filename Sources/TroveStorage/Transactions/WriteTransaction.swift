@@ -57,7 +57,7 @@ package final class WriteTransaction: Transaction {
     /// loop over one type's objects asks for it several times per object,
     /// and the dictionary's lookup and the cast from `any TransactionCache`
     /// were ~600 instructions a time. Forgotten whenever the caches change.
-    package var lastObjectCache: (slot: UInt32, cache: AnyObject)?
+    @exclusivity(unchecked) package var lastObjectCache: (slot: UInt32, cache: AnyObject)?
 
     /// Runs ``pendingWrites`` (not again from inside itself).
     package func writePending() throws {
