@@ -448,17 +448,14 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
-            if table.patchesInPlace[column],
+            let copyIsCurrent =
                 object._recordGeneration == generation
-                    || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey),
-                try patchInPlace(column, value, of: object, table: table, state)
-            {
+                || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
+            if copyIsCurrent, table.patchesInPlace[column], try patchInPlace(column, value, of: object, table: table, state) {
                 return
             }
             let current: [UInt8]
-            if object._recordGeneration == generation
-                || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
-            {
+            if copyIsCurrent {
                 current = Array(object._record)
             } else {
                 guard let fresh = try fetchRecord(object._objectKey, table: table) else {
@@ -486,12 +483,7 @@ extension Database {
         throws -> Bool
     {
         let record = object._record
-        guard object._recordColumns > column, record.count >= 2,
-            record[2 + column / 8] & (1 << UInt8(column % 8)) == 0,
-            RecordWriter.storeFixed(
-                value, table.layout.types[column], into: record,
-                at: object._recordHeader + table.layout.slotOffsets[column])
-        else { return false }
+        guard RecordWriter.patch(record, column: column, value: value, layout: table.layout) else { return false }
         let stored: Bool
         if table.store.clusters != nil {
             stored = try table.store.set(object._objectKey, column: column, to: value, in: state.transaction)

@@ -139,11 +139,10 @@ extension Database {
     public func add<T: Persistable>(_ value: T, update: UpdatePolicy = .error) throws -> T {
         let state = try requireWrite("add(_:)")
         let binding = try valueBinding(for: T.self)
-        let values: [StoredValue]
+        var values: [StoredValue]
         if let fields = binding.fields {
-            var all = binding.table.layout.fallbacks
-            for (property, stored) in fields.storedValues(of: value).enumerated() { all[binding.columns[property]] = stored }
-            values = all
+            values = binding.table.layout.fallbacks
+            fields.store(value, into: &values, columns: binding.columns)
         } else {
             values = try StoredValueEncoder.encode(
                 value, columns: binding.valueColumns, defaults: binding.table.layout.fallbacks)

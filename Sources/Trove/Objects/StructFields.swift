@@ -8,7 +8,7 @@ import Foundation
 ///
 /// Used only when it is known to give what Codable gives: every stored
 /// field is a plain stored type named as its coding key, and decoding and
-/// encoding two probe values through Codable agree with the direct path
+/// encoding three probe values through Codable agree with the direct path
 /// (a custom `init(from:)` or `encode(to:)` that changes values, renamed
 /// keys or extra fields all keep the Codable path).
 /// Unchecked: immutable, and its closures capture only an offset and a type.
@@ -55,11 +55,16 @@ final class StructFields: @unchecked Sendable {
 
     /// Each property's stored value, by schema position.
     func storedValues<T>(of value: T) -> [StoredValue] {
+        var values = [StoredValue](repeating: .null, count: fields.count)
+        store(value, into: &values, columns: Array(values.indices))
+        return values
+    }
+
+    /// Puts each property's stored value at its column (`columns`, by schema position) in `values`.
+    func store<T>(_ value: T, into values: inout [StoredValue], columns: [Int]) {
         withUnsafeBytes(of: value) { bytes in
-            var values = [StoredValue](repeating: .null, count: fields.count)
             let base = bytes.baseAddress.unsafelyUnwrapped
-            for field in fields { values[field.property] = field.stored(base) }
-            return values
+            for field in fields { values[columns[field.property]] = field.stored(base) }
         }
     }
 
@@ -120,7 +125,7 @@ final class StructFields: @unchecked Sendable {
     /// Variant 0 and 1: a value no default would hold (nil in the second for
     /// optionals); variant 2: zero, empty or nil, what a decoder might replace.
     private static func probeValue(_ property: PropertySchema, _ index: Int, variant: Int) -> StoredValue {
-        if variant == 2 { return property.isOptional ? .null : zeroValue(property.type) }
+        if variant == 2 { return property.isOptional ? .null : property.type.zeroValue }
         if variant == 1, property.isOptional { return .null }
         let n = index % 100 + 3 + variant * 7
         switch property.type {
@@ -135,23 +140,6 @@ final class StructFields: @unchecked Sendable {
         case .decimal: return .decimal(Decimal(n) + Decimal(sign: .plus, exponent: -2, significand: 25))
         case .objectId: return .objectId(ObjectId(bytes: (0..<12).map { UInt8(truncatingIfNeeded: n &+ $0) }))
         case .decimal128: return .decimal128(Decimal128(n * 1_000 + 7))
-        case .mixed, .link: return .null
-        }
-    }
-
-    private static func zeroValue(_ type: PropertyType) -> StoredValue {
-        switch type {
-        case .bool: return .bool(false)
-        case .int, .int8, .int16, .int32: return .int(0)
-        case .float: return .float(0)
-        case .double: return .double(0)
-        case .string: return .string("")
-        case .data: return .data(Data())
-        case .date: return .date(Date(timeIntervalSince1970: 0))
-        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal: return .decimal(0)
-        case .objectId: return .objectId(ObjectId(bytes: [UInt8](repeating: 0, count: 12)))
-        case .decimal128: return .decimal128(Decimal128(0))
         case .mixed, .link: return .null
         }
     }

@@ -144,6 +144,7 @@ final class ClusterView {
 
     deinit {
         steps?.deallocate()
+        partialSteps?.steps.deallocate()
         columns.deinitialize(count: table.layout.columnCount)
         columns.deallocate()
         for buffer in owned { buffer.deallocate() }
@@ -267,11 +268,17 @@ final class ClusterView {
         let nulls: UnsafePointer<UInt8>?
     }
 
+    /// The steps of every stored column, once the view is complete.
     @exclusivity(unchecked) private var steps: UnsafeMutableBufferPointer<RecordStep>?
+    /// The steps of the columns the last caller of ``record(_:only:into:)`` wanted.
+    @exclusivity(unchecked) private var partialSteps: (wanted: [Bool], steps: UnsafeMutableBufferPointer<RecordStep>)?
 
-    /// The steps of every stored column (all loaded: the view is complete).
-    private func makeSteps(_ layout: RecordLayout) -> UnsafeMutableBufferPointer<RecordStep> {
-        let slots = layout.recordSlots
+    /// The steps of the stored columns `including` accepts (each loaded); a
+    /// column left out reads as zero (empty) in the record built.
+    private func makeSteps(_ layout: RecordLayout, including: (Int) -> Bool = { _ in true })
+        -> UnsafeMutableBufferPointer<RecordStep>
+    {
+        let slots = layout.recordSlots.filter { including($0.column) }
         let steps = UnsafeMutableBufferPointer<RecordStep>.allocate(capacity: slots.count)
         for (index, stored) in slots.enumerated() {
             let column = columns[stored.column].column.unsafelyUnwrapped
@@ -287,8 +294,10 @@ final class ClusterView {
         return steps
     }
 
-    /// ``buildRecord(_:layout:into:columnAt:)`` through the view's steps: the
-    /// same bytes, with fixed slots moved by width instead of through `memcpy`.
+    /// Builds the record of the object in `slot` from its columns through
+    /// `steps` (each slot copied as it is: records and columns share the
+    /// encoding), in one pass of loads and stores by width. A column with no
+    /// step is left zero (empty), for a reader that never reads it.
     @inline(__always)
     private func buildRecord(
         _ slot: Int, steps: UnsafeMutableBufferPointer<RecordStep>, layout: RecordLayout, into scratch: RecordScratch
@@ -339,45 +348,6 @@ final class ClusterView {
         return UnsafeRawBufferPointer(record)
     }
 
-    /// Builds the record of the object in `slot` from its columns (each
-    /// slot copied as it is: records and columns share the encoding). A
-    /// column given as nil is left zero (empty), for the caller to write or
-    /// for a reader that never reads it.
-    @inline(__always)
-    static func buildRecord(
-        _ slot: Int, layout: RecordLayout, into scratch: RecordScratch, columnAt columns: (Int) -> ClusterColumn?
-    ) -> UnsafeMutableRawBufferPointer {
-        let slots = layout.recordSlots
-        let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
-        var size = fixedEnd
-        for stored in slots where stored.width == 0 {
-            guard let column = columns(stored.column) else { continue }
-            if !column.isNull(slot) { size += column.variableLength(slot) }
-        }
-        let record = scratch.buffer(size)
-        let base = record.baseAddress.unsafelyUnwrapped
-        base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
-        record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
-        var heap = fixedEnd
-        for stored in slots {
-            guard let column = columns(stored.column) else { continue }
-            if column.isNull(slot) {
-                record[2 + stored.column / 8] |= 1 << UInt8(stored.column % 8)
-            } else if stored.width == 0 {
-                let bytes = column.variableBytes(slot)
-                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: stored.offset, as: UInt32.self)
-                record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: stored.offset + 4, as: UInt32.self)
-                if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
-                heap += bytes.count
-            } else {
-                (base + stored.offset).copyMemory(
-                    from: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(slot, width: stored.width),
-                    byteCount: stored.width)
-            }
-        }
-        return record
-    }
-
     /// The object in `slot` as a record holding only the columns `wanted`
     /// marks (the others read as zero or empty: only for readers that read
     /// nothing else, such as a scan's aggregate of one property).
@@ -387,9 +357,11 @@ final class ClusterView {
             // A property the cluster predates needs its default: the whole record.
             if try self.column(column) == nil { return try record(slot, into: scratch) }
         }
-        let columns = self.columns
-        return UnsafeRawBufferPointer(
-            Self.buildRecord(slot, layout: layout, into: scratch) { wanted[$0] ? columns[$0].column : nil })
+        if partialSteps?.wanted != wanted {
+            partialSteps?.steps.deallocate()
+            partialSteps = (wanted, makeSteps(layout) { wanted[$0] })
+        }
+        return buildRecord(slot, steps: partialSteps.unsafelyUnwrapped.steps, layout: layout, into: scratch)
     }
 
     /// One stored part of a cluster (0 = keys, 1 + column), in place or, for

@@ -14,22 +14,12 @@ extension ObjectStore {
     func clusterCache(_ transaction: Transaction) throws -> ClusterTable.ClusterCache? {
         // (`clusters != nil`, not `let clusters`: binding it copies the struct, retains and all.)
         guard clusters != nil, let write = transaction as? WriteTransaction else { return nil }
-        let slot = table.slot
-        if let (lastSlot, object) = write.lastObjectCache, lastSlot == slot {
-            // Only cluster caches are kept under a clusters table's slot.
-            let cache = unsafeDowncast(object, to: ClusterTable.ClusterCache.self)
+        if let cache = write.objectCacheEntry(table.slot) as? ClusterTable.ClusterCache {
             if cache.owner.layout === layout { return cache }
-        }
-        if let cache = write.objectCaches[slot] as? ClusterTable.ClusterCache {
-            if cache.owner.layout === layout {
-                write.lastObjectCache = (slot, cache)
-                return cache
-            }
             try cache.owner.flush(cache, in: write)
         }
         let cache = ClusterTable.ClusterCache(owner: clusters!)
-        write.objectCaches[slot] = cache
-        write.lastObjectCache = (slot, cache)
+        write.objectCaches[table.slot] = cache
         return cache
     }
 

@@ -151,12 +151,19 @@ extension RecordWriter {
     /// record must be re-encoded instead (variable size, nil involved, or a
     /// column the record predates).
     static func patch(_ record: inout [UInt8], column: Int, value: StoredValue, layout: RecordLayout) -> Bool {
+        record.withUnsafeMutableBytes { patch($0, column: column, value: value, layout: layout) }
+    }
+
+    /// ``patch(_:column:value:layout:)`` of a record where it lies (a managed object's copy).
+    static func patch(_ record: UnsafeMutableRawBufferPointer, column: Int, value: StoredValue, layout: RecordLayout)
+        -> Bool
+    {
         let type = layout.types[column]
         guard !type.isVariableSize, record.count >= 2 else { return false }
         let columns = Int(record[0]) | Int(record[1]) << 8
         guard column < columns, record[2 + column / 8] & (1 << UInt8(column % 8)) == 0 else { return false }
         let slot = 2 + RecordLayout.bitmapSize(columns) + layout.slotOffsets[column]
-        return record.withUnsafeMutableBytes { storeFixed(value, type, into: $0, at: slot) }
+        return storeFixed(value, type, into: record, at: slot)
     }
 
     /// Writes a fixed-size value into its slot at `slot`; false when the value

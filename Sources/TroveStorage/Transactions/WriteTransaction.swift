@@ -53,11 +53,20 @@ package final class WriteTransaction: Transaction {
     package var objectCaches: [UInt32: any TransactionCache] = [:] {
         didSet { lastObjectCache = nil }
     }
-    /// The entry of ``objectCaches`` asked for last, as the object it is: a
-    /// loop over one type's objects asks for it several times per object,
-    /// and the dictionary's lookup and the cast from `any TransactionCache`
-    /// were ~600 instructions a time. Forgotten whenever the caches change.
-    @exclusivity(unchecked) package var lastObjectCache: (slot: UInt32, cache: AnyObject)?
+    /// The entry of ``objectCaches`` asked for last: a loop over one type's
+    /// objects asks for it several times per object, and the dictionary's
+    /// lookup and a cast from `any TransactionCache` were ~600 instructions
+    /// a time. Forgotten whenever the caches change.
+    @exclusivity(unchecked) private var lastObjectCache: (slot: UInt32, cache: AnyObject?)?
+
+    /// ``objectCaches``' entry for a table slot, as an object (a cast from it to a class is cheap).
+    @inline(__always)
+    package func objectCacheEntry(_ slot: UInt32) -> AnyObject? {
+        if let last = lastObjectCache, last.slot == slot { return last.cache }
+        let cache: AnyObject? = objectCaches[slot]
+        lastObjectCache = (slot, cache)
+        return cache
+    }
 
     /// Runs ``pendingWrites`` (not again from inside itself).
     package func writePending() throws {
