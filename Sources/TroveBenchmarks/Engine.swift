@@ -29,7 +29,11 @@ protocol Engine: AnyObject {
     /// Looks each id up and reads every property; per-lookup durations in seconds.
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double])
     /// Sets `int64 += 1` on every object in one transaction; returns how many.
+    /// Each engine's bulk form: SQL's `UPDATE`, Trove's `Results.update(_:_:)`.
     func updateAllB() throws -> Int
+    /// ``updateAllB()`` the way an app loops over its objects: Trove reads
+    /// and sets each object's property; the raw engines have one way only.
+    func updateAllEachB() throws -> Int
     /// Sets `int64 += 1` on `ids`, `batch` objects per transaction.
     func updateB(_ ids: [Int], batch: Int) throws
     func deleteAllB() throws
@@ -78,6 +82,8 @@ protocol Engine: AnyObject {
 
 extension Engine {
     var name: String { Self.name }
+
+    func updateAllEachB() throws -> Int { try updateAllB() }
 }
 
 /// Elapsed seconds of `body`.

@@ -201,6 +201,13 @@ extension Runner {
                 seconds: seconds, operations: updated, answer: "\(updated)/\(scan.checksum)", fileSize: engine.fileSize() - before
             )
         }
+        try run("W5", "object by object: update one property on all objects", size: count, unit: "objects/s") { engine in
+            try engine.insertB(rows)
+            var updated = 0
+            let seconds = try measure { updated = try engine.updateAllEachB() }
+            let scan = try engine.scanB()
+            return Sample(seconds: seconds, operations: updated, answer: "\(updated)/\(scan.checksum)")
+        }
         var random = SeededGenerator(seed: 5)
         let ids = Array(Array(1...count).shuffled(using: &random).prefix(count / 100))
         try run("W5", "update a random 1% in transactions of 10", size: count, unit: "objects/s") { engine in

@@ -136,6 +136,43 @@ struct EnvironmentTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).allSatisfy { !$0.contains("replay") })
     }
 
+    @Test("a rewrite through one cursor that fills the map grows it, replays and goes on where it stopped")
+    func aRewriteThatFillsTheMapGoesOn() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        let path = makeTemporaryDirectory().appendingPathComponent("rewrite.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let first = try WriteTransaction(environment: environment)
+        let table = try #require(try first.openTable("data"))
+        for key in stride(from: 0, to: 4_000, by: 2) as StrideTo<UInt64> {
+            try pattern(100, seed: UInt8(key % 251)).withUnsafeBytes { _ = try first.put(table, key: key, value: $0) }
+        }
+        try first.commit()
+
+        let write = try WriteTransaction(environment: environment)
+        var runs: [UInt64: Int] = [:]
+        // Odd keys are not stored; every tenth stored value is left as it is.
+        try write.rewrite(table, keys: Array(0..<4_000)) { key, value in
+            runs[key, default: 0] += 1
+            #expect(key % 2 == 0 && value == pattern(100, seed: UInt8(key % 251)))
+            guard key % 20 != 0 else { return false }
+            value += pattern(1_000, seed: 7)  // larger: the map fills
+            return true
+        }
+        #expect(write.mapGrowths > 0)
+        #expect(runs.count == 2_000)
+        #expect(runs.values.reduce(0, +) - runs.count == write.mapGrowths)  // the key whose write filled the map, again
+        try write.commit()
+
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.count(of: table) == 2_000)
+        for key in [0, 2, 20, 1_998, 2_000, 3_998] as [UInt64] {
+            let expected = pattern(100, seed: UInt8(key % 251)) + (key % 20 == 0 ? [] : pattern(1_000, seed: 7))
+            #expect(try read.withValue(in: table, key: key) { $0.map { Array($0) } } == expected)
+        }
+        #expect(try read.withValue(in: table, key: 1) { $0 } == nil)
+    }
+
     @Test("a cap on the file size stops a write with fileSizeLimitReached and keeps what was committed")
     func capStopsGrowthAndKeepsCommittedData() throws {
         var options = Environment.Options()

@@ -103,6 +103,9 @@ struct ReadmeTests {
         #expect(feed.count == 1)
         #expect(day?.memo == "edited")
         #expect(same?.id == photo.id)
+        try db.write { try feed.set(\.mood, to: .sad) }
+        try db.write { try feed.update(\.memo) { $0 + "!" } }
+        #expect(photo.mood == .sad && photo.memo == "edited!")
         try db.write { try db.delete(photo) }
         #expect(photo.isInvalidated)
 

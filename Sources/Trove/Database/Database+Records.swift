@@ -473,6 +473,102 @@ extension Database {
         }
     }
 
+    /// Sets one column of each stored object among `keys` to `transform` of
+    /// its current value (``Results/update(_:_:)``); returns how many objects
+    /// it ran for. In the cluster layout a column nothing else follows (no
+    /// index, link count or full-text index) is edited cluster by cluster,
+    /// without building records; otherwise each object's record is updated as
+    /// a setter would (index, links and full-text index kept in step).
+    /// `typed`: every value `transform` returns has the column's type (it
+    /// comes from a Swift value of the property's type), so none is checked.
+    func updateEach(
+        _ keys: ResultKeys, column: Int, table: TableInfo, typed: Bool = false,
+        _ transform: (StoredValue) throws -> StoredValue
+    ) throws -> Int {
+        let state = try requireWrite("update(_:_:)")
+        let property = table.schema.properties[column]
+        if column == table.primaryKeyColumn {
+            throw TroveError(
+                .invalidProperty,
+                "the primary key \(table.name).\(property.name) of a stored object cannot change; delete the objects and add new ones",
+                path: path)
+        }
+        if let error = state.deferredError { throw error }
+        if table.isRetired || keys.isEmpty { return 0 }
+        // Every kept copy of these objects is stale now (none is logged in `columnWrites`).
+        defer { generation &+= 1 }
+        let store = table.store
+        let transaction = state.transaction
+        if let clusters = store.clusters, table.layout.inRecord[column], table.layout.types[column] != .mixed,
+            table.indexes[column] == nil, table.refs[column] == nil, table.fullTextIndexes[column] == nil
+        {
+            var sorted = Array(keys)
+            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) { sorted.sort() }
+            var updated: [UInt64] = []
+            updated.reserveCapacity(sorted.count)
+            defer { if transaction.changeHook != nil { state.recorder.noteChanges(in: store.table, objectKeys: updated) } }
+            let cache = try store.clusterCache(transaction)!
+            if typed {
+                try clusters.update(sorted, column: column, in: transaction, cache, updated: { updated.append($0) }, transform)
+            } else {
+                try clusters.update(sorted, column: column, in: transaction, cache, updated: { updated.append($0) }) {
+                    try storable(transform($0), column: column, table: table)
+                }
+            }
+            return updated.count
+        }
+        var count = 0
+        if store.clusters == nil, table.patchesInPlace[column] {
+            // Each record patched where a cursor walking the keys finds it. A
+            // value the slot cannot take as it is (nil on either side) goes the
+            // general way afterwards.
+            var sorted = Array(keys)
+            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) { sorted.sort() }
+            var general: [(key: UInt64, value: StoredValue)] = []
+            var last: UInt64?  // a write that grew the map runs its key again
+            try transaction.rewrite(store.table, keys: sorted) { key, record in
+                let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+                let new = typed ? try transform(old) : try storable(transform(old), column: column, table: table)
+                if key != last { count += 1 }
+                last = key
+                if RecordWriter.patch(&record, column: column, value: new, layout: table.layout) { return true }
+                general.append((key, new))
+                return false
+            }
+            for (key, value) in general {
+                guard let record = try fetchRecord(key, table: table) else { continue }
+                _ = try updateColumn(column, to: value, objectKey: key, record: record, table: table, state)
+            }
+            return count
+        }
+        for key in keys {
+            guard let record = try fetchRecord(key, table: table) else { continue }
+            let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
+            _ = try updateColumn(column, to: try transform(old), objectKey: key, record: record, table: table, state)
+            count += 1
+        }
+        return count
+    }
+
+    /// `value` as `column` stores it (an integer narrowed to its width), or
+    /// the error a record's encoding reports for it.
+    private func storable(_ value: StoredValue, column: Int, table: TableInfo) throws -> StoredValue {
+        let property = table.schema.properties[column]
+        let type = table.layout.types[column]
+        if value.isNull {
+            guard property.isOptional else {
+                throw TroveError(
+                    .invalidValue, "property \(table.name).\(property.name) is not optional and cannot store nil", path: path)
+            }
+            return value
+        }
+        if RecordWriter.fits(value, type) { return value }
+        if let exact = value.converted(to: type), RecordWriter.fits(exact, type) { return exact }
+        throw TroveError(
+            .invalidValue, "property \(table.name).\(property.name) stores \(type.swiftName), not \(value.typeName) (\(value))",
+            path: path)
+    }
+
     /// Writes a fixed-size column nothing else follows (``TableInfo/patchesInPlace``)
     /// by patching the object's own record copy, then storing that copy (the
     /// cluster layout changes the column alone): no record is copied or

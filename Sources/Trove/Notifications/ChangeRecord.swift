@@ -224,7 +224,25 @@ final class ChangeRecorder {
         return record
     }
 
-    func noteChange(in table: Table, key: UnsafeRawBufferPointer?) {
+    /// ``noteChange(in:key:)`` of many objects of one type's table at once
+    /// (a bulk update): the table is looked up once, not once per object.
+    func noteChanges(in table: Table, objectKeys: [UInt64]) {
+        switch target(of: table) {
+        case .objects(let box), .clusters(let box):
+            for key in objectKeys {
+                guard !box.isOverflowed else { return }
+                box.append(key, to: nil)
+            }
+        default:
+            for key in objectKeys {
+                var bigEndian = key.bigEndian
+                withUnsafeBytes(of: &bigEndian) { noteChange(in: table, key: $0) }
+            }
+        }
+    }
+
+    @inline(__always)
+    private func target(of table: Table) -> Target {
         let target: Target
         if let last, last.slot == table.slot {
             target = last.target
@@ -235,7 +253,11 @@ final class ChangeRecorder {
             targets[table.slot] = target
         }
         last = (table.slot, target)
-        switch target {
+        return target
+    }
+
+    func noteChange(in table: Table, key: UnsafeRawBufferPointer?) {
+        switch target(of: table) {
         case .ignored: return
         case .objects(let box):
             guard let key, key.count == 8 else { return box.overflow() }

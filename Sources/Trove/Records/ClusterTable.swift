@@ -592,6 +592,41 @@ struct ClusterTable {
         return true
     }
 
+    /// Changes one property of the stored objects among `keys` (ascending),
+    /// visiting each cluster once: `transform` gets an object's value and
+    /// returns its new one; `updated` hears each object it ran for. Keys not
+    /// stored are skipped. The column is edited in its buffer: no record is
+    /// built, and the cluster is looked up once, not once per object.
+    func update(
+        _ keys: [UInt64], column: Int, in transaction: WriteTransaction, _ cache: ClusterCache,
+        updated: (UInt64) -> Void, _ transform: (StoredValue) throws -> StoredValue
+    ) throws {
+        var index = 0
+        while index < keys.count {
+            guard let cluster = try cluster(for: keys[index], in: transaction, cache), let last = cluster.keys.last else {
+                index += 1
+                continue
+            }
+            let first = index
+            var slot = 0
+            var changed = false
+            // A transform that throws leaves what it already changed marked, so the cache and the file agree.
+            defer { if changed { cluster.markChanged(column) } }
+            cache.clusters[cluster.start] = cluster
+            let buffer = cluster.buffer(column)
+            while index < keys.count, keys[index] <= last {
+                let key = keys[index]
+                index += 1
+                while cluster.keys[slot] < key { slot += 1 }
+                guard cluster.keys[slot] == key else { continue }
+                let old = buffer.value(slot)
+                if buffer.set(try transform(old), replacing: old, at: slot) { changed = true }
+                updated(key)
+            }
+            if index == first { index += 1 }  // between this cluster's last key and the next cluster: not stored
+        }
+    }
+
     /// Deletes a stored object; false when it is not stored.
     func delete(_ key: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
         guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),

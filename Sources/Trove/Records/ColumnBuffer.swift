@@ -227,18 +227,24 @@ final class ColumnBuffer {
 
     /// Replaces the value in `slot`; false when it was already `value`.
     @discardableResult
-    func set(_ value: StoredValue, at slot: Int) -> Bool {
-        if self.value(slot).isStoredIdentically(as: value) { return false }
+    func set(_ value: StoredValue, at slot: Int) -> Bool { set(value, replacing: self.value(slot), at: slot) }
+
+    /// ``set(_:at:)`` given the slot's current value, `old`, as read before.
+    func set(_ value: StoredValue, replacing old: StoredValue, at slot: Int) -> Bool {
+        if old.isStoredIdentically(as: value) { return false }
         let isNull = value.isNull
         if nulls[slot] != isNull {
             nulls[slot] = isNull
             nullCount += isNull ? 1 : -1
         }
         if width > 0 {
-            bytes.withUnsafeMutableBytes { raw in
-                for index in (slot * width)..<(slot * width + width) { raw[index] = 0 }
+            if isNull {
+                bytes.withUnsafeMutableBytes { raw in
+                    for index in (slot * width)..<(slot * width + width) { raw[index] = 0 }
+                }
+            } else {
+                store(value, at: slot)  // every type's store fills its whole slot
             }
-            if !isNull { store(value, at: slot) }
         } else {
             let old = spans[slot]
             let encoded = isNull ? [] : Self.encodeVariable(value, type)

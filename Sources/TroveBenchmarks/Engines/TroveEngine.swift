@@ -196,6 +196,10 @@ class TroveEngine: Engine {
     }
 
     func updateAllB() throws -> Int {
+        try db.write { try db.objects(BenchB.self).update(\.int64) { $0 &+ 1 } }
+    }
+
+    func updateAllEachB() throws -> Int {
         var count = 0
         try db.write {
             for object in db.objects(BenchB.self) {

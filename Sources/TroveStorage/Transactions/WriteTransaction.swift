@@ -214,6 +214,82 @@ package final class WriteTransaction: Transaction {
         }
     }
 
+    /// Rewrites stored values of `table` (keyed by 64-bit keys) where they
+    /// lie, walking one cursor through `keys` (ascending): `body` gets each
+    /// stored key's value as a copy it may change, and returns true when it
+    /// did; the copy is then written over the entry at the cursor, without
+    /// the two tree searches of a read and a ``put(_:key:value:mode:)``.
+    /// Keys not stored are skipped. Logged and reported like a put.
+    package func rewrite(
+        _ table: Table, keys: [UInt64], _ body: (UInt64, inout [UInt8]) throws -> Bool
+    ) throws {
+        var next = 0
+        var copy: [UInt8] = []
+        while next < keys.count {
+            let txn = try live()
+            guard isVisible(table) else { return }
+            // One pass with one cursor; it stops early only when the map is full,
+            // which ends the LMDB transaction (and its cursors): it is grown and replayed, then the walk goes on.
+            let full = try withMapAccess { () throws -> Bool in
+                var raw: OpaquePointer?
+                try LMDBCall.check(
+                    LMDBCall.run { mdb_cursor_open(txn, table.dbi, &raw) }, "opening a cursor on \(table.name)", path: path)
+                guard let raw else { preconditionFailure("mdb_cursor_open returned no cursor") }
+                var ended = false  // by a full map: LMDB frees the cursor with the transaction
+                defer { if !ended { mdb_cursor_close(raw) } }
+                let opener = table.isSealed ? environment.cipher.map { SealedValues(cipher: $0, table: table) } : nil
+                let cursor = Cursor(cursor: raw, path: path, sealed: opener, transaction: self, table: table.name)
+                var previous: UInt64?
+                while next < keys.count {
+                    let key = keys[next]
+                    var bigEndian = key.bigEndian
+                    let rc = try withUnsafeBytes(of: &bigEndian) { keyBytes -> Int32 in
+                        var entry: Entry?
+                        if let previous, key > previous, let following = try cursor.next(),
+                            following.key.elementsEqual(keyBytes)
+                        {
+                            entry = following
+                        } else {
+                            entry = try cursor.seek(exactly: keyBytes)
+                        }
+                        guard let entry else {
+                            previous = nil
+                            return MDB_SUCCESS
+                        }
+                        previous = key
+                        copy.removeAll(keepingCapacity: true)
+                        copy.append(contentsOf: entry.value)
+                        guard try body(key, &copy) else { return MDB_SUCCESS }
+                        let sealed =
+                            try table.isSealed
+                            ? environment.cipher.map { cipher in
+                                try copy.withUnsafeBytes { try cipher.seal($0, table: table.name, key: keyBytes) }
+                            } : nil
+                        let rc = (sealed ?? copy).withUnsafeBytes { value -> Int32 in
+                            var k = MDB_val(keyBytes)
+                            var v = MDB_val(value)
+                            return LMDBCall.run { mdb_cursor_put(raw, &k, &v, UInt32(MDB_CURRENT)) }
+                        }
+                        if rc == MDB_SUCCESS {
+                            (sealed ?? copy).withUnsafeBytes { append(.put, dbi: table.dbi, flags: 0, key: keyBytes, value: $0) }
+                            changeHook?(table, keyBytes)
+                        }
+                        return rc
+                    }
+                    if rc == MDB_MAP_FULL {
+                        ended = true
+                        return true
+                    }
+                    try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
+                    next += 1
+                }
+                return false
+            }
+            // The key whose write found the map full is read and changed again after the replay.
+            if full { try recover() }
+        }
+    }
+
     /// Removes `key` (in a multi-value table: all its values, or just `value`).
     /// Returns false when there was nothing to remove.
     @discardableResult
