@@ -171,6 +171,23 @@ struct EnvironmentTests {
             #expect(try read.withValue(in: table, key: key) { $0.map { Array($0) } } == expected)
         }
         #expect(try read.withValue(in: table, key: 1) { $0 } == nil)
+        read.end()
+
+        // Every entry, walked without a list of keys, grown again on the way.
+        let again = try WriteTransaction(environment: environment)
+        var seen: [UInt64: Int] = [:]
+        try again.rewrite(table, keys: nil) { key, value in
+            seen[key, default: 0] += 1
+            value += pattern(3_000, seed: 9)
+            return true
+        }
+        #expect(again.mapGrowths > 0)
+        #expect(seen.keys.sorted() == Array(stride(from: 0, to: 4_000, by: 2)))
+        #expect(seen.values.reduce(0, +) - seen.count == again.mapGrowths)
+        try again.commit()
+        let last = try ReadTransaction(environment: environment)
+        #expect(try last.withValue(in: table, key: 3_998) { $0?.count } == 100 + 1_000 + 3_000)
+        #expect(try last.withValue(in: table, key: 20) { $0?.count } == 100 + 3_000)
     }
 
     @Test("a cap on the file size stops a write with fileSizeLimitReached and keeps what was committed")

@@ -481,8 +481,9 @@ extension Database {
     /// a setter would (index, links and full-text index kept in step).
     /// `typed`: every value `transform` returns has the column's type (it
     /// comes from a Swift value of the property's type), so none is checked.
+    /// `selected` nil: every object of the type (no list of keys is made where none is needed).
     func updateEach(
-        _ keys: ResultKeys, column: Int, table: TableInfo, typed: Bool = false,
+        _ selected: ResultKeys?, column: Int, table: TableInfo, typed: Bool = false,
         _ transform: (StoredValue) throws -> StoredValue
     ) throws -> Int {
         let state = try requireWrite("update(_:_:)")
@@ -494,16 +495,21 @@ extension Database {
                 path: path)
         }
         if let error = state.deferredError { throw error }
-        if table.isRetired || keys.isEmpty { return 0 }
+        if table.isRetired || selected?.isEmpty == true { return 0 }
         // Every kept copy of these objects is stale now (none is logged in `columnWrites`).
         defer { generation &+= 1 }
         let store = table.store
         let transaction = state.transaction
+        func sortedKeys() throws -> [UInt64] {
+            guard let selected else { return try store.keys(in: transaction, from: 0, through: nil) }
+            var sorted = Array(selected)
+            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) { sorted.sort() }
+            return sorted
+        }
         if let clusters = store.clusters, table.layout.inRecord[column], table.layout.types[column] != .mixed,
             table.indexes[column] == nil, table.refs[column] == nil, table.fullTextIndexes[column] == nil
         {
-            var sorted = Array(keys)
-            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) { sorted.sort() }
+            let sorted = try sortedKeys()
             var updated: [UInt64] = []
             updated.reserveCapacity(sorted.count)
             defer { if transaction.changeHook != nil { state.recorder.noteChanges(in: store.table, objectKeys: updated) } }
@@ -522,11 +528,9 @@ extension Database {
             // Each record patched where a cursor walking the keys finds it. A
             // value the slot cannot take as it is (nil on either side) goes the
             // general way afterwards.
-            var sorted = Array(keys)
-            if !zip(sorted, sorted.dropFirst()).allSatisfy({ $0 < $1 }) { sorted.sort() }
             var general: [(key: UInt64, value: StoredValue)] = []
             var last: UInt64?  // a write that grew the map runs its key again
-            try transaction.rewrite(store.table, keys: sorted) { key, record in
+            try transaction.rewrite(store.table, keys: selected == nil ? nil : try sortedKeys()) { key, record in
                 let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
                 let new = typed ? try transform(old) : try storable(transform(old), column: column, table: table)
                 if key != last { count += 1 }
@@ -541,7 +545,7 @@ extension Database {
             }
             return count
         }
-        for key in keys {
+        for key in try selected.map(Array.init) ?? sortedKeys() {
             guard let record = try fetchRecord(key, table: table) else { continue }
             let old = record.withUnsafeBytes { RecordReader($0, layout: table.layout).value(at: column) }
             _ = try updateColumn(column, to: try transform(old), objectKey: key, record: record, table: table, state)

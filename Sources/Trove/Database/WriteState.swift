@@ -33,6 +33,7 @@ final class WriteState {
     init(transaction: WriteTransaction) {
         self.transaction = transaction
         transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
+        transaction.changeHookForKeys = { [recorder] table, keys in recorder.noteChanges(in: table, objectKeys: keys) }
         transaction.pendingWrites = { [weak self] in try self?.writeFullText() }
     }
 

@@ -51,7 +51,9 @@ extension Results {
             )
             let property = table.schema.properties[column]
             let typed = Value._troveType == property.type && (property.isOptional || !Value._troveIsOptional)
-            return try database.updateEach(keys, column: column, table: table, typed: typed) { stored in
+            // Every object of the type: no list of keys is made where a walk over them all will do.
+            let selected = predicate == nil && sort.isEmpty ? nil : keys
+            return try database.updateEach(selected, column: column, table: table, typed: typed) { stored in
                 try transform(Value._troveFromStored(stored))._troveStored
             }
         }

@@ -27,7 +27,8 @@ package protocol TransactionCache: AnyObject {
 /// never sees the map size. Only a size cap set by the user stops that, with
 /// ``TroveError/Kind/fileSizeLimitReached``.
 package final class WriteTransaction: Transaction {
-    private var log: ReplayLog
+    /// (Used by one thread at a time: no dynamic exclusivity check per put.)
+    @exclusivity(unchecked) private var log: ReplayLog
     private var openedTables: [String: Table] = [:]
     private let baseID: Int
     private var holdsWriterLock = true
@@ -42,6 +43,9 @@ package final class WriteTransaction: Transaction {
     /// the table was cleared); replays after map growth do not call it again.
     /// The object layer turns this into the commit's change record.
     package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
+    /// ``changeHook`` for many 64-bit keys of one table at once (``rewrite(_:keys:_:)``);
+    /// when nil, each key goes to ``changeHook``.
+    package var changeHookForKeys: ((Table, [UInt64]) -> Void)?
     /// Writes the layer above gathers to make in one sorted pass (full-text
     /// postings). Whatever reads those tables in this transaction calls
     /// ``writePending()`` first; the layer above calls it before committing.
@@ -215,17 +219,61 @@ package final class WriteTransaction: Transaction {
     }
 
     /// Rewrites stored values of `table` (keyed by 64-bit keys) where they
-    /// lie, walking one cursor through `keys` (ascending): `body` gets each
-    /// stored key's value as a copy it may change, and returns true when it
-    /// did; the copy is then written over the entry at the cursor, without
-    /// the two tree searches of a read and a ``put(_:key:value:mode:)``.
-    /// Keys not stored are skipped. Logged and reported like a put.
+    /// lie, walking one cursor through `keys` (ascending; nil: every entry):
+    /// `body` gets each stored key's value as a copy it may change, and
+    /// returns true when it did; the copy is then written over the entry at
+    /// the cursor, without the two tree searches of a read and a
+    /// ``put(_:key:value:mode:)``. Keys not stored are skipped. Logged like a
+    /// put; the changed keys are reported at the end (``changeHookForKeys``).
     package func rewrite(
-        _ table: Table, keys: [UInt64], _ body: (UInt64, inout [UInt8]) throws -> Bool
+        _ table: Table, keys: [UInt64]?, _ body: (UInt64, inout [UInt8]) throws -> Bool
     ) throws {
+        // In a box: captured `var`s were checked for exclusive access on every use, four times an entry.
+        final class Walk {
+            @exclusivity(unchecked) var copy: [UInt8] = []
+            @exclusivity(unchecked) var changed: [UInt64] = []
+        }
+        let walk = Walk()
+        defer {
+            if let changeHookForKeys {
+                changeHookForKeys(table, walk.changed)
+            } else if let changeHook {
+                for key in walk.changed {
+                    var bigEndian = key.bigEndian
+                    withUnsafeBytes(of: &bigEndian) { changeHook(table, $0) }
+                }
+            }
+        }
+        /// Hands `entry` to `body` and writes it back at the cursor when changed.
+        func rewrite(_ entry: Entry, _ key: UInt64, at raw: OpaquePointer) throws -> Int32 {
+            walk.copy.removeAll(keepingCapacity: true)
+            walk.copy.append(contentsOf: entry.value)
+            guard try body(key, &walk.copy) else { return MDB_SUCCESS }
+            let copy = walk.copy
+            // The key from the caller's bytes: LMDB may move the entry's own while it rewrites it.
+            var bigEndian = key.bigEndian
+            return try withUnsafeBytes(of: &bigEndian) { keyBytes in
+                let sealed =
+                    try table.isSealed
+                    ? environment.cipher.map { cipher in
+                        try copy.withUnsafeBytes { try cipher.seal($0, table: table.name, key: keyBytes) }
+                    } : nil
+                let rc = (sealed ?? copy).withUnsafeBytes { value -> Int32 in
+                    var k = MDB_val(keyBytes)
+                    var v = MDB_val(value)
+                    return LMDBCall.run { mdb_cursor_put(raw, &k, &v, UInt32(MDB_CURRENT)) }
+                }
+                if rc == MDB_SUCCESS {
+                    (sealed ?? copy).withUnsafeBytes { append(.put, dbi: table.dbi, flags: 0, key: keyBytes, value: $0) }
+                    walk.changed.append(key)
+                }
+                return rc
+            }
+        }
+        // Where the walk goes on: the index into `keys`, or (every entry) the first key not yet done.
         var next = 0
-        var copy: [UInt8] = []
-        while next < keys.count {
+        var resume: UInt64? = 0
+        while keys.map({ next < $0.count }) ?? (resume != nil) {
             let txn = try live()
             guard isVisible(table) else { return }
             // One pass with one cursor; it stops early only when the map is full,
@@ -239,48 +287,45 @@ package final class WriteTransaction: Transaction {
                 defer { if !ended { mdb_cursor_close(raw) } }
                 let opener = table.isSealed ? environment.cipher.map { SealedValues(cipher: $0, table: table) } : nil
                 let cursor = Cursor(cursor: raw, path: path, sealed: opener, transaction: self, table: table.name)
+                guard let keys else {
+                    var bigEndian = (resume ?? 0).bigEndian
+                    var entry = try withUnsafeBytes(of: &bigEndian) { try cursor.seek(atLeast: $0) }
+                    while let current = entry {
+                        guard current.key.count == 8 else { preconditionFailure("Trove: rewrite of a table without 64-bit keys") }
+                        let key = UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self))
+                        let rc = try rewrite(current, key, at: raw)
+                        if rc == MDB_MAP_FULL {
+                            resume = key
+                            ended = true
+                            return true
+                        }
+                        try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
+                        entry = try cursor.next()
+                    }
+                    resume = nil
+                    return false
+                }
                 var previous: UInt64?
                 while next < keys.count {
                     let key = keys[next]
                     var bigEndian = key.bigEndian
-                    let rc = try withUnsafeBytes(of: &bigEndian) { keyBytes -> Int32 in
-                        var entry: Entry?
+                    let entry = try withUnsafeBytes(of: &bigEndian) { keyBytes -> Entry? in
                         if let previous, key > previous, let following = try cursor.next(),
                             following.key.elementsEqual(keyBytes)
                         {
-                            entry = following
-                        } else {
-                            entry = try cursor.seek(exactly: keyBytes)
+                            return following
                         }
-                        guard let entry else {
-                            previous = nil
-                            return MDB_SUCCESS
-                        }
-                        previous = key
-                        copy.removeAll(keepingCapacity: true)
-                        copy.append(contentsOf: entry.value)
-                        guard try body(key, &copy) else { return MDB_SUCCESS }
-                        let sealed =
-                            try table.isSealed
-                            ? environment.cipher.map { cipher in
-                                try copy.withUnsafeBytes { try cipher.seal($0, table: table.name, key: keyBytes) }
-                            } : nil
-                        let rc = (sealed ?? copy).withUnsafeBytes { value -> Int32 in
-                            var k = MDB_val(keyBytes)
-                            var v = MDB_val(value)
-                            return LMDBCall.run { mdb_cursor_put(raw, &k, &v, UInt32(MDB_CURRENT)) }
-                        }
-                        if rc == MDB_SUCCESS {
-                            (sealed ?? copy).withUnsafeBytes { append(.put, dbi: table.dbi, flags: 0, key: keyBytes, value: $0) }
-                            changeHook?(table, keyBytes)
-                        }
-                        return rc
+                        return try cursor.seek(exactly: keyBytes)
                     }
-                    if rc == MDB_MAP_FULL {
-                        ended = true
-                        return true
+                    previous = entry == nil ? nil : key
+                    if let entry {
+                        let rc = try rewrite(entry, key, at: raw)
+                        if rc == MDB_MAP_FULL {
+                            ended = true
+                            return true
+                        }
+                        try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
                     }
-                    try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
                     next += 1
                 }
                 return false
@@ -376,6 +421,7 @@ package final class WriteTransaction: Transaction {
         openedTables = [:]
         log.removeAll()
         changeHook = nil
+        changeHookForKeys = nil
         if holdsWriterLock {
             holdsWriterLock = false
             environment.writerLock.unlock()
