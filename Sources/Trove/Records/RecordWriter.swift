@@ -78,50 +78,56 @@ struct RecordWriter {
         bytes.withUnsafeMutableBytes { record in
             record.initializeMemory(as: UInt8.self, repeating: 0)
             record.storeBytes(of: UInt16(columns).littleEndian, as: UInt16.self)
-            var heap = fixedEnd
-            func append(_ source: UnsafeRawBufferPointer, slot: Int) {
-                // The sizing pass above must have counted every heap value.
-                precondition(heap + source.count <= record.count, "Trove: a record value was not sized before writing")
-                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: slot, as: UInt32.self)
-                record.storeBytes(of: UInt32(source.count).littleEndian, toByteOffset: slot + 4, as: UInt32.self)
-                if let base = source.baseAddress, source.count > 0 {
-                    (record.baseAddress! + heap).copyMemory(from: base, byteCount: source.count)
+            // Where the next heap value goes, behind a pointer: a captured `var` paid a
+            // dynamic exclusivity check on each use (four per string or data value).
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 1) { heapSlot in
+                let heap = heapSlot.baseAddress!
+                heap.initialize(to: fixedEnd)
+                func append(_ source: UnsafeRawBufferPointer, slot: Int) {
+                    // The sizing pass above must have counted every heap value.
+                    precondition(
+                        heap.pointee + source.count <= record.count, "Trove: a record value was not sized before writing")
+                    record.storeBytes(of: UInt32(heap.pointee).littleEndian, toByteOffset: slot, as: UInt32.self)
+                    record.storeBytes(of: UInt32(source.count).littleEndian, toByteOffset: slot + 4, as: UInt32.self)
+                    if let base = source.baseAddress, source.count > 0 {
+                        (record.baseAddress! + heap.pointee).copyMemory(from: base, byteCount: source.count)
+                    }
+                    heap.pointee += source.count
                 }
-                heap += source.count
-            }
-            for column in 0..<columns where layout.inRecord[column] {
-                let slot = header + layout.slotOffsets[column]
-                switch (layout.types[column], values[column]) {
-                case (_, .null): record[2 + column / 8] |= 1 << UInt8(column % 8)
-                case (.bool, .bool(let v)): record[slot] = v ? 1 : 0
-                case (.int8, .int(let v)): record[slot] = UInt8(bitPattern: Int8(truncatingIfNeeded: v))
-                case (.int16, .int(let v)):
-                    record.storeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt16.self)
-                case (.int32, .int(let v)):
-                    record.storeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt32.self)
-                case (.int, .int(let v)), (.link, .int(let v)):
-                    record.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
-                case (.float, .float(let v)):
-                    record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
-                case (.double, .double(let v)):
-                    record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
-                case (.date, .date(let v)):
-                    record.storeBytes(
-                        of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
-                case (.uuid, .uuid(let v)): record.storeBytes(of: v.uuid, toByteOffset: slot, as: uuid_t.self)
-                case (.objectId, .objectId(let v)):
-                    for (index, byte) in v.bytes.enumerated() { record[slot + index] = byte }
-                case (.decimal128, .decimal128(let v)):
-                    record.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
-                    record.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
-                case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
-                case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
-                case (.mixed, let v):
-                    MixedEncoding.encode(v).withUnsafeBytes { append($0, slot: slot) }
-                case (.decimal, .decimal(let v)):
-                    var text = v.description
-                    text.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
-                default: preconditionFailure("Trove: a value the check above let through does not fit its column")
+                for column in 0..<columns where layout.inRecord[column] {
+                    let slot = header + layout.slotOffsets[column]
+                    switch (layout.types[column], values[column]) {
+                    case (_, .null): record[2 + column / 8] |= 1 << UInt8(column % 8)
+                    case (.bool, .bool(let v)): record[slot] = v ? 1 : 0
+                    case (.int8, .int(let v)): record[slot] = UInt8(bitPattern: Int8(truncatingIfNeeded: v))
+                    case (.int16, .int(let v)):
+                        record.storeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt16.self)
+                    case (.int32, .int(let v)):
+                        record.storeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian, toByteOffset: slot, as: UInt32.self)
+                    case (.int, .int(let v)), (.link, .int(let v)):
+                        record.storeBytes(of: UInt64(bitPattern: v).littleEndian, toByteOffset: slot, as: UInt64.self)
+                    case (.float, .float(let v)):
+                        record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt32.self)
+                    case (.double, .double(let v)):
+                        record.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+                    case (.date, .date(let v)):
+                        record.storeBytes(
+                            of: v.timeIntervalSinceReferenceDate.bitPattern.littleEndian, toByteOffset: slot, as: UInt64.self)
+                    case (.uuid, .uuid(let v)): record.storeBytes(of: v.uuid, toByteOffset: slot, as: uuid_t.self)
+                    case (.objectId, .objectId(let v)):
+                        for (index, byte) in v.bytes.enumerated() { record[slot + index] = byte }
+                    case (.decimal128, .decimal128(let v)):
+                        record.storeBytes(of: v.bid.low.littleEndian, toByteOffset: slot, as: UInt64.self)
+                        record.storeBytes(of: v.bid.high.littleEndian, toByteOffset: slot + 8, as: UInt64.self)
+                    case (.string, .string(var v)): v.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
+                    case (.data, .data(let v)): v.withUnsafeBytes { append($0, slot: slot) }
+                    case (.mixed, let v):
+                        MixedEncoding.encode(v).withUnsafeBytes { append($0, slot: slot) }
+                    case (.decimal, .decimal(let v)):
+                        var text = v.description
+                        text.withUTF8 { append(UnsafeRawBufferPointer($0), slot: slot) }
+                    default: preconditionFailure("Trove: a value the check above let through does not fit its column")
+                    }
                 }
             }
         }
