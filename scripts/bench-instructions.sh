@@ -18,6 +18,7 @@ rows=(
   "W3|full scan, shape B"
   "W4|primary-key lookups, random"
   "W5|update one property on all objects"
+  "W5|object by object: update one property on all objects"
   "W7|equality on an indexed Int"
   "W7|unindexed range: count and sum"
   "W7|unindexed range: sort, fetch first 100 objects"

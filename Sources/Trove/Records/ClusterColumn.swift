@@ -139,6 +139,21 @@ struct ClusterColumn {
         return nil
     }
 
+    /// A cluster's keys as an Int column (no nils): what
+    /// ``encode(_:type:)`` makes of them, written directly (the general
+    /// path made a ``StoredValue`` of each key and appended it).
+    static func encodeKeys(_ keys: [UInt64]) -> [UInt8] {
+        precondition(keys.count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
+        var encoded = [UInt8](repeating: 0, count: 2 + 8 * keys.count)
+        encoded.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt16(keys.count).littleEndian, as: UInt16.self)
+            for (index, key) in keys.enumerated() {
+                raw.storeBytes(of: key.littleEndian, toByteOffset: 2 + 8 * index, as: UInt64.self)
+            }
+        }
+        return encoded
+    }
+
     /// Encodes `values` (already checked against the column: nil only where
     /// optional, each of the column's type) as a column (through a
     /// ``ColumnBuffer``, the one writer of the encoding).

@@ -19,7 +19,7 @@ extension ClusterTable {
         }
         func emit() throws {
             guard let start = keys.first else { return }
-            let keyColumn = ClusterColumn.encode(keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
+            let keyColumn = ClusterColumn.encodeKeys(keys)
             try withKey(start, part: 0) { key in try keyColumn.withUnsafeBytes { try put(key, $0) } }
             for column in columns {
                 let encoded = buffers[column]!.encoded()

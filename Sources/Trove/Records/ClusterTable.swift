@@ -672,7 +672,7 @@ struct ClusterTable {
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }
         if allColumns || cluster.keysChanged {
-            let keys = ClusterColumn.encode(cluster.keys.map { .int(Int64(bitPattern: $0)) }, type: .int)
+            let keys = ClusterColumn.encodeKeys(cluster.keys)
             try put(keys, cluster.start, part: 0, transaction)
         }
         for column in 0..<layout.columnCount where layout.inRecord[column] {

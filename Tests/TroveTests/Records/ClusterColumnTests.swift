@@ -25,6 +25,18 @@ struct ClusterColumnTests {
         (.mixed, [.int(3), .string("mixed"), .null, .double(2.5), .bool(true)]),
     ]
 
+    @Test("a cluster's keys written directly are the Int column the general encoder makes")
+    func keyColumn() throws {
+        for keys in [[], [1], [3, 4, 9, 1 << 40, .max - 1]] as [[UInt64]] {
+            let direct = ClusterColumn.encodeKeys(keys)
+            #expect(direct == ClusterColumn.encode(keys.map { .int(Int64(bitPattern: $0)) }, type: .int))
+            try direct.withUnsafeBytes { bytes in
+                let column = try #require(ClusterColumn(bytes, type: .int))
+                #expect((0..<column.count).map { UInt64(bitPattern: column.int($0) ?? -1) } == keys)
+            }
+        }
+    }
+
     @Test("every type round-trips through a column, nil included, and integers read without building values")
     func roundTrip() throws {
         for (type, values) in Self.samples {
