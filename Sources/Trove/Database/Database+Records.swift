@@ -554,23 +554,14 @@ extension Database {
         return count
     }
 
-    /// `value` as `column` stores it (an integer narrowed to its width), or
-    /// the error a record's encoding reports for it.
+    /// `value` as `column` stores it (``RecordWriter/checked(_:column:layout:)``), its error naming the file.
     private func storable(_ value: StoredValue, column: Int, table: TableInfo) throws -> StoredValue {
-        let property = table.schema.properties[column]
-        let type = table.layout.types[column]
-        if value.isNull {
-            guard property.isOptional else {
-                throw TroveError(
-                    .invalidValue, "property \(table.name).\(property.name) is not optional and cannot store nil", path: path)
-            }
-            return value
+        do {
+            return try RecordWriter.checked(value, column: column, layout: table.layout)
+        } catch var error as TroveError {
+            error.path = error.path ?? path
+            throw error
         }
-        if RecordWriter.fits(value, type) { return value }
-        if let exact = value.converted(to: type), RecordWriter.fits(exact, type) { return exact }
-        throw TroveError(
-            .invalidValue, "property \(table.name).\(property.name) stores \(type.swiftName), not \(value.typeName) (\(value))",
-            path: path)
     }
 
     /// Writes a fixed-size column nothing else follows (``TableInfo/patchesInPlace``)

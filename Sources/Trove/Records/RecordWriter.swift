@@ -19,6 +19,26 @@ struct RecordWriter {
         write(values, size: size, layout: layout)
     }
 
+    /// One value as `column` stores it: nil only where optional, another
+    /// type converted exactly (an Int into a Double column...), or refused.
+    static func checked(_ value: StoredValue, column: Int, layout: RecordLayout) throws -> StoredValue {
+        let type = layout.types[column]
+        if case .null = value {
+            guard layout.properties[column].isOptional else {
+                throw TroveError(.invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
+            }
+            return value
+        }
+        if fits(value, type) { return value }
+        guard let exact = value.converted(to: type), fits(exact, type) else {
+            throw TroveError(
+                .invalidValue,
+                "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))"
+                    + (type.isInteger && value.typeName == "Int" ? ": out of its range" : ""))
+        }
+        return exact
+    }
+
     /// The first pass of ``encode(_:layout:)`` alone: `input` checked
     /// against the layout (nil only where optional; another type converted
     /// exactly, or refused), as the values are stored, with the size of
@@ -34,21 +54,11 @@ struct RecordWriter {
         for column in 0..<columns where layout.inRecord[column] {
             let type = layout.types[column]
             if case .null = values[column] {
-                guard layout.properties[column].isOptional else {
-                    throw TroveError(
-                        .invalidValue, "property \(layout.properties[column].name) is not optional and cannot store nil")
-                }
+                _ = try checked(values[column], column: column, layout: layout)
                 continue
             }
             if !Self.fits(values[column], type) {
-                let value = values[column]
-                guard let exact = value.converted(to: type), Self.fits(exact, type) else {
-                    throw TroveError(
-                        .invalidValue,
-                        "property \(layout.properties[column].name) stores \(type.swiftName), not \(value.typeName) (\(value))"
-                            + (type.isInteger && value.typeName == "Int" ? ": out of its range" : ""))
-                }
-                values[column] = exact
+                values[column] = try checked(values[column], column: column, layout: layout)
                 converted = true
             }
             if type == .mixed {
