@@ -4,6 +4,9 @@ import Trove
 /// `trove studio FILE [--port N] [--read-only]`: serves the studio on
 /// 127.0.0.1 until Ctrl-C, and prints its address (with the token every
 /// request needs) as the first line of its output.
+/// Where the signal handler of `trove studio` writes to wake the main thread.
+nonisolated(unsafe) private var signalWakeDescriptor: Int32 = -1
+
 enum Studio {
     static let defaultPort: UInt16 = 8723
 
@@ -22,29 +25,38 @@ enum Studio {
         let stopWatching = db.watchCommits { [events = api.events] commit in events.post(commit) }
         let server = HTTPServer { request in api.handle(request) }
         let bound = try server.start(port: port)
+
+        // Ctrl-C (or a kill): end the event streams, stop the server, leave.
+        // The handler is in place before the address is printed, so a signal
+        // sent as soon as it appears stops the server too; it only wakes this
+        // thread (through a pipe: a write is all a signal handler may do).
+        var wake: [Int32] = [0, 0]
+        guard pipe(&wake) == 0 else {
+            throw UsageError("trove studio could not make a pipe: \(String(cString: strerror(errno)))")
+        }
+        signalWakeDescriptor = wake[1]
+        let handler: @convention(c) (Int32) -> Void = { _ in
+            var byte: UInt8 = 1
+            _ = write(signalWakeDescriptor, &byte, 1)
+        }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+        // A parent may start us with the signals blocked (a thread of a test
+        // runner's pool blocks them, and a child keeps its mask): this thread takes them.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
         print("Trove Studio on \(path)\(readOnly ? " (read-only)" : ""): http://127.0.0.1:\(bound)/?token=\(api.token)")
         print("Open the address in a browser; Ctrl-C stops the server.")
         fflush(nil)
-
-        // Ctrl-C (or a kill): end the event streams, stop the server, leave.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let stop: @Sendable () -> Void = {
-            stopWatching()
-            api.events.stop()
-            server.stop()
-            print("stopped")
-            exit(0)
-        }
-        let sources = [SIGINT, SIGTERM].map { DispatchSource.makeSignalSource(signal: $0, queue: .global()) }
-        for source in sources {
-            source.setEventHandler(handler: stop)
-            source.resume()
-        }
-        // The sources must outlive their last use above: a released source stops
-        // listening, and the signals themselves are ignored.
-        withExtendedLifetime(sources) {
-            while true { sleep(3600) }
-        }
+        var byte: UInt8 = 0
+        while read(wake[0], &byte, 1) != 1 {}
+        stopWatching()
+        api.events.stop()
+        server.stop()
+        print("stopped")
+        exit(0)
     }
 }

@@ -45,11 +45,15 @@ final class StudioServer: @unchecked Sendable {
         token = String(line[tokenRange.upperBound...])
     }
 
-    /// Stops the server as Ctrl-C does; returns its exit status.
+    /// Stops the server as Ctrl-C does; returns its exit status. A server
+    /// that has not stopped 20 seconds later is killed (the status then says so).
     @discardableResult
     func stop() -> Int32 {
         if process.isRunning {
             kill(process.processIdentifier, SIGINT)
+            let deadline = Date().addingTimeInterval(20)
+            while process.isRunning, Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         return process.terminationStatus
