@@ -22,6 +22,7 @@ rows=(
   "W7|equality on an indexed Int"
   "W7|unindexed range: count and sum"
   "W7|unindexed range: sort, fetch first 100 objects"
+  "W8|point reads between another handle's commits, one thread"
   "W9|follow to-many links"
 )
 

@@ -74,6 +74,13 @@ protocol Engine: AnyObject {
     /// W9: how many list entries point at person `id`.
     func countLinks(to id: Int) throws -> Int
 
+    /// A second handle on the same files, as another thread of the app
+    /// would open (LMDB, one environment per process, shares its own).
+    func anotherHandle() throws -> any Engine
+    /// Moves the handle to the latest commit of any handle (Trove's
+    /// `refresh()`; the raw engines' reads always start a new snapshot).
+    func refresh()
+
     /// On a file of `count` shape-B objects: `readers` threads look up random
     /// ids while one thread commits single-object updates, for `seconds`.
     static func readersAndWriter(directory: URL, readers: Int, seconds: Double, count: Int) throws
@@ -84,6 +91,8 @@ extension Engine {
     var name: String { Self.name }
 
     func updateAllEachB() throws -> Int { try updateAllB() }
+
+    func refresh() {}
 }
 
 /// Elapsed seconds of `body`.

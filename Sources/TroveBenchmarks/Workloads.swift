@@ -280,10 +280,21 @@ extension Runner {
         }
     }
 
-    /// Cold open of a large file and a first primary-key lookup, per engine.
+    /// W8: a large file opened cold, read beside a writer.
     func w8() throws {
         let count = options.size(1_000_000)
         let data = RowB.make(count)
+        if options.wantsRow("cold open and first primary-key lookup") { try w8ColdOpen(count: count, data: data) }
+        if options.wantsRow("4 readers' point reads beside 1 writer")
+            || options.wantsRow("the writer's single-object commits beside 4 readers")
+        {
+            try w8Concurrent(count: count, data: data)
+        }
+        try w8Interleaved(count: count, data: data)
+    }
+
+    /// Cold open of a large file and a first primary-key lookup, per engine.
+    func w8ColdOpen(count: Int, data: [RowB]) throws {
         var figures: [String: Figure] = [:]
         var answers: [String: String] = [:]
         var scanAnswers: [String: String] = [:]
@@ -327,11 +338,39 @@ extension Runner {
             workload: "W8", title: "cold open and first primary-key lookup", size: count, unit: "opens/s", durability: "full",
             figures: figures)
         self.rows.append(row)
-        try w8Concurrent(count: count, data: data)
         FileHandle.standardError.write(
             Data(
                 "  W8 cold open: \(figures.map { "\($0.key) \(String(format: "%.2f", ($0.value.p50 ?? 0) * 1000)) ms" }.joined(separator: ", "))\n"
                     .utf8))
+    }
+
+    /// W8's readers and writer in one thread, so that the row repeats (and
+    /// counts under callgrind): a handle reads 256 random objects, another
+    /// handle commits one single-object update, the first moves to it, and
+    /// again. Only the reads are timed. Trove's reader keeps the clusters
+    /// the commits did not write (a cluster-stored type would otherwise read
+    /// every cluster again after each move).
+    func w8Interleaved(count: Int, data: [RowB]) throws {
+        let rounds = max(count / 2_500, 4)
+        try run("W8", "point reads between another handle's commits, one thread", size: count, unit: "reads/s") { reader in
+            let writer = try reader.anotherHandle()
+            try writer.insertB(data)
+            reader.refresh()
+            var random = SeededGenerator(seed: 8)
+            var checksum: Int64 = 0
+            var latencies: [Double] = []
+            latencies.reserveCapacity(rounds * 256)
+            for _ in 0..<rounds {
+                let ids = (0..<256).map { _ in Int.random(in: 1...count, using: &random) }
+                let result = try measuredSection { try reader.lookupB(ids) }
+                checksum &+= result.checksum
+                latencies += result.latencies
+                try writer.updateB([Int.random(in: 1...count, using: &random)], batch: 1)
+                reader.refresh()
+            }
+            return Sample(
+                seconds: latencies.reduce(0, +), operations: latencies.count, answer: "\(checksum)", latencies: latencies)
+        }
     }
 
     /// Four readers doing point reads while one writer commits single-object updates.

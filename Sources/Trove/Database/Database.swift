@@ -224,13 +224,17 @@ public final class Database {
         if let writeState { return writeState.transaction }
         do {
             if let snapshot {
-                if snapshot.isParked { try snapshot.renew() }
+                if snapshot.isParked {
+                    try snapshot.renew()
+                    keepClusterViews(snapshot)
+                }
                 return snapshot
             }
             if let spare = spareSnapshot {
                 spareSnapshot = nil
                 snapshot = spare
                 try spare.renew()
+                keepClusterViews(spare)
                 return spare
             }
             let fresh = try ReadTransaction(environment: environment)
@@ -238,6 +242,21 @@ public final class Database {
             return fresh
         } catch {
             fatalError("Trove: cannot start reading \(path): \(error)")
+        }
+    }
+
+    /// Gives a renewed snapshot the cluster views its previous one read that
+    /// the commits in between left alone, as the change log tells
+    /// (``ClusterViewCache/carry(_:mapStart:in:)``): a reader that refreshes
+    /// often beside a writer would otherwise read every cluster again.
+    private func keepClusterViews(_ snapshot: ReadTransaction) {
+        guard let parked = snapshot.takeParkedCache() else { return }
+        let caches = parked.entries.compactMapValues { $0 as? ClusterViewCache }
+        guard !caches.isEmpty, let changes = ChangeLog.changes(after: parked.id, through: snapshot.id, in: snapshot)
+        else { return }
+        let mapStart = environment.mapStart
+        for (slot, cache) in caches where cache.carry(changes, mapStart: mapStart, in: snapshot) {
+            snapshot.readCache[slot] = cache
         }
     }
 

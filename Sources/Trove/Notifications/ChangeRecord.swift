@@ -26,6 +26,11 @@ struct ChangeRecord: Equatable {
         var collections: [String: Set<UInt64>] = [:]
         /// Too many objects changed to list them: treat every object as changed.
         var isOverflowed = false
+        /// The starts of the clusters whose stored parts were written or
+        /// deleted (a cluster-stored type); nil when not known (too many, or a
+        /// record of a Trove that did not note them). Readers keep the
+        /// clusters they read across snapshots unless named here.
+        var clusters: Set<UInt64>? = []
 
         /// Every object named, whatever changed about it.
         var touched: Set<UInt64> {
@@ -33,6 +38,7 @@ struct ChangeRecord: Equatable {
         }
 
         mutating func merge(_ other: TypeChanges) {
+            if let theirs = other.clusters { clusters?.formUnion(theirs) } else { clusters = nil }
             isOverflowed = isOverflowed || other.isOverflowed
             guard !isOverflowed else {
                 objects = []
@@ -49,6 +55,9 @@ struct ChangeRecord: Equatable {
     var everything = false
     /// By type name.
     var types: [String: TypeChanges] = [:]
+    /// Whether the record names every cluster written (``TypeChanges/clusters``):
+    /// false for a record of a Trove that did not note them.
+    var knowsClusters = true
 
     /// The most keys recorded per type and commit; beyond, the type is overflowed.
     static let limit = 16_384
@@ -68,6 +77,7 @@ struct ChangeRecord: Equatable {
     /// This record followed by `other`.
     mutating func merge(_ other: ChangeRecord) {
         everything = everything || other.everything
+        knowsClusters = knowsClusters && other.knowsClusters
         for (name, changes) in other.types { types[name, default: TypeChanges()].merge(changes) }
     }
 
@@ -75,9 +85,10 @@ struct ChangeRecord: Equatable {
 
     /// The stored form: a version byte, the `everything` flag, then per type
     /// its name, flags, and sorted keys (u64 little-endian) of its objects and
-    /// of each collection property's owners.
+    /// of each collection property's owners, then (version 2) the starts of
+    /// its clusters written (a count of `u32.max` when not known).
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [1, everything ? 1 : 0]
+        var bytes: [UInt8] = [2, everything ? 1 : 0]
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
         }
@@ -99,6 +110,7 @@ struct ChangeRecord: Equatable {
                 append(property)
                 append(owners)
             }
+            if let clusters = changes.clusters { append(clusters) } else { append(UInt32.max) }
         }
         return bytes
     }
@@ -123,10 +135,11 @@ struct ChangeRecord: Equatable {
             for _ in 0..<count { keys.insert(integer(UInt64.self)!) }
             return keys
         }
-        guard let version = integer(UInt8.self), version == 1, let flag = integer(UInt8.self),
+        guard let version = integer(UInt8.self), version == 1 || version == 2, let flag = integer(UInt8.self),
             let typeCount = integer(UInt32.self)
         else { return nil }
         everything = flag != 0
+        knowsClusters = version >= 2
         for _ in 0..<typeCount {
             guard let name = string(), let overflow = integer(UInt8.self), let objects = keys(),
                 let collectionCount = integer(UInt32.self)
@@ -135,6 +148,18 @@ struct ChangeRecord: Equatable {
             for _ in 0..<collectionCount {
                 guard let property = string(), let owners = keys() else { return nil }
                 changes.collections[property] = owners
+            }
+            if version == 1 {
+                changes.clusters = nil
+            } else {
+                guard offset + 4 <= bytes.count else { return nil }
+                if bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self) == UInt32.max {
+                    offset += 4
+                    changes.clusters = nil
+                } else {
+                    guard let clusters = keys() else { return nil }
+                    changes.clusters = clusters
+                }
             }
             types[name] = changes
         }
@@ -159,14 +184,27 @@ final class ChangeRecorder {
         var objects: [UInt64] = []
         var collections: [String: KeyList] = [:]
         var isOverflowed = false
+        /// The starts of the clusters written, repeats included (not limited by the object keys' overflow).
+        var clusterStarts: [UInt64] = []
+        var clustersUnknown = false
         /// Keys appended, repeats included.
         var count = 0
         private var compactionAt = ChangeRecord.limit
 
         var changes: ChangeRecord.TypeChanges {
-            guard !isOverflowed else { return ChangeRecord.TypeChanges(isOverflowed: true) }
+            let starts = Set(clusterStarts)
+            let clusters = clustersUnknown || starts.count > ChangeRecord.limit ? nil : starts
+            guard !isOverflowed else { return ChangeRecord.TypeChanges(isOverflowed: true, clusters: clusters) }
             return ChangeRecord.TypeChanges(
-                objects: Set(objects), collections: collections.mapValues { Set($0.keys) }.filter { !$0.value.isEmpty })
+                objects: Set(objects), collections: collections.mapValues { Set($0.keys) }.filter { !$0.value.isEmpty },
+                clusters: clusters)
+        }
+
+        /// A part of the cluster at `start` was written or deleted.
+        @inline(__always)
+        func noteCluster(_ start: UInt64) {
+            // A cluster's parts are written one after another: one entry for them all.
+            if clusterStarts.last != start { clusterStarts.append(start) }
         }
 
         func list(_ property: String) -> KeyList {
@@ -220,7 +258,9 @@ final class ChangeRecorder {
     var record: ChangeRecord {
         var record = ChangeRecord()
         record.everything = everything
-        for (name, box) in boxes where box.count > 0 || box.isOverflowed { record.types[name] = box.changes }
+        for (name, box) in boxes where box.count > 0 || box.isOverflowed || !box.clusterStarts.isEmpty || box.clustersUnknown {
+            record.types[name] = box.changes
+        }
         return record
     }
 
@@ -264,8 +304,14 @@ final class ChangeRecorder {
             box.append(OrderedKey.objectKey(from: key), to: nil)
         case .clusters(let box):
             // The store reports each object (8-byte keys); the cluster parts it writes say nothing of which.
-            guard let key else { return box.overflow() }
+            guard let key else {
+                box.overflow()
+                box.clustersUnknown = true  // the table was cleared
+                return
+            }
             if key.count == 8 { box.append(OrderedKey.objectKey(from: key), to: nil) }
+            // A stored part (start ‖ part number): readers must not keep that cluster.
+            if key.count == 10 { box.noteCluster(ClusterTable.start(of: key)) }
         case .collection(let box, let list):
             guard let key, key.count >= 8 else { return box.overflow() }
             box.append(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), to: list)

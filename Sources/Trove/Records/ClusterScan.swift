@@ -92,7 +92,7 @@ struct ClusterScan {
             all = known
         } else {
             all = try clusters.starts(in: transaction)
-            let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache ?? ClusterViewCache()
+            let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache ?? ClusterViewCache(clusters)
             known.starts = all
             transaction.readCache[clusters.table.slot] = known
         }

@@ -491,6 +491,14 @@ struct ClusterTable {
         return (starts[next - 1], next < starts.count ? starts[next] : nil)
     }
 
+    /// Whether a cluster starts at `start`.
+    func exists(_ start: UInt64, in transaction: Transaction) throws -> Bool {
+        guard transaction.canSee(table) else { return false }
+        return try transaction.withCursor(on: table) { cursor in
+            try Self.withKey(start, part: 0) { try cursor.seek(exactly: $0) } != nil
+        }
+    }
+
     /// Every cluster's start, in order.
     func starts(in transaction: Transaction) throws -> [UInt64] {
         guard transaction.canSee(table) else { return [] }
@@ -509,6 +517,9 @@ struct ClusterTable {
 
     /// The position of `key` in ascending `keys`.
     static func slot(of key: UInt64, in keys: [UInt64]) -> Int? {
+        if let first = keys.first, key >= first, key &- first < UInt64(keys.count), keys[Int(key &- first)] == key {
+            return Int(key &- first)  // consecutive keys (nothing deleted): no search
+        }
         let position = keys.partitioningIndex { $0 < key }
         return position < keys.count && keys[position] == key ? position : nil
     }

@@ -1,50 +1,5 @@
 import TroveStorage
 
-/// The clusters of one type a snapshot has read, by start, for lookups
-/// (``Transaction/readCache``): a key in a cluster read before costs one
-/// search for its start and a slot search, no part read again. Bounded;
-/// emptied when the write writes to the table.
-final class ClusterViewCache {
-    var views: [UInt64: ClusterView] = [:]
-    /// The view of the last lookup: the next key is often in it.
-    var last: ClusterView?
-    /// Every cluster's start, once a scan of the snapshot has listed them.
-    var starts: [UInt64]?
-    /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
-    var writes = 0
-    /// Where the map was when the first view was read (a remap moves the pages under every view).
-    var mapStart: UInt?
-    /// Lookups that searched the file for their cluster (``startsForLookups(_:_:)``).
-    private var searches = 0
-    /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
-    var spareScratch: RecordScratch?
-    static let limit = 4_096
-    /// Views of an encrypted table hold opened copies of their columns: fewer are kept.
-    static let sealedLimit = 64
-
-    /// Every cluster's start, for lookups to find their cluster by a
-    /// binary search in memory instead of a search of the file, once the
-    /// snapshot's lookups have searched the file about as often as listing
-    /// costs (``ClusterTable/startsOnceSearchingCostsAsMuch(searches:in:)``).
-    func startsForLookups(_ clusters: ClusterTable, _ transaction: Transaction) throws -> [UInt64]? {
-        if let starts { return starts }
-        searches += 1
-        starts = try clusters.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction)
-        return starts
-    }
-
-    func remember(_ view: ClusterView) {
-        if mapStart != view.mapStart {
-            // Views read before a remap point at old pages: only views of one map are kept.
-            if mapStart != nil { views.removeAll() }
-            mapStart = view.mapStart
-        }
-        if views.count >= (view.isSealed ? Self.sealedLimit : Self.limit) { views.removeAll(keepingCapacity: true) }
-        views[view.start] = view
-        last = view
-    }
-}
-
 /// One cluster's stored columns as they lie in the file, each read on first
 /// use: what readers of a cluster-stored type see. Records are built from
 /// it by copying slots ("fetch all" reads no column twice, a lookup reads
@@ -56,7 +11,11 @@ final class ClusterViewCache {
 /// Values of an encrypted table are opened into copies the view owns.
 final class ClusterView {
     let start: UInt64
-    let keys: ClusterColumn
+    private(set) var keys: ClusterColumn
+    /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``):
+    /// its content is current, but its parts may have moved; nothing is read
+    /// through it until ``check(_:)`` has seen where they are now.
+    var needsCheck = false
     /// The ``ClusterTable/ClusterCache/writes`` it was loaded at (0 outside a write).
     let writes: Int
     /// Where the map was when the view was read (a remap moves the pages).
@@ -92,6 +51,10 @@ final class ClusterView {
             throw TroveError(.corruptFile, "the object keys of a \(table.layout.typeName) cluster (at \(start)) are damaged")
         }
         self.keys = keys
+        let count = keys.count
+        firstKey = count == 0 ? 0 : Self.key(0, in: keys)
+        lastKey = count == 0 ? nil : Self.key(count - 1, in: keys)
+        isDense = count > 0 && lastKey! &- firstKey == UInt64(count - 1)
     }
 
     /// Reads the cluster that would hold `key`, every column with it, by
@@ -106,7 +69,8 @@ final class ClusterView {
         guard !table.table.isSealed else {
             // Opened values live only while the cursor stands on them: read part by part.
             guard let start = try table.clusterStart(for: key, in: transaction), start <= key else { return nil }
-            return try known(start) ?? ClusterView(table, start: start, in: transaction, writes: writes)
+            if let seen = known(start), !seen.needsCheck { return seen }
+            return try ClusterView(table, start: start, in: transaction, writes: writes)
         }
         let columnCount = table.layout.columnCount
         return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: columnCount + 1) { parts in
@@ -120,7 +84,8 @@ final class ClusterView {
                 }
                 guard let last = entry, last.key.count == 10 else { return nil }
                 let start = ClusterTable.start(of: last.key)
-                if let view = known(start) { return view }
+                let seen = known(start)
+                if let seen, !seen.needsCheck { return seen }
                 parts.initialize(repeating: nil)
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
@@ -131,6 +96,7 @@ final class ClusterView {
                 guard let keys = parts[0] else {
                     throw TroveError(.corruptFile, "a \(table.layout.typeName) cluster (at \(start)) has no object keys")
                 }
+                if let seen, try seen.check(parts) { return seen }
                 let view = try ClusterView(table, start: start, keys: keys, in: transaction, writes: writes)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     try view.adopt(parts[column + 1], column: column)
@@ -160,21 +126,34 @@ final class ClusterView {
     /// to the table or changed this cluster since.
     @inline(__always)
     func isCurrent(_ cache: ClusterTable.ClusterCache?) -> Bool {
-        guard transaction.environment.mapStart == mapStart else { return false }
+        guard transaction.environment.mapStart == mapStart, !needsCheck else { return false }
         guard let cache else { return true }
         return cache.writes == writes && cache.clusters[start] == nil
     }
 
     @inline(__always)
-    func key(_ slot: Int) -> UInt64 {
+    func key(_ slot: Int) -> UInt64 { Self.key(slot, in: keys) }
+
+    @inline(__always)
+    private static func key(_ slot: Int, in keys: ClusterColumn) -> UInt64 {
         // The keys column is never null and holds 8-byte slots (checked when the view was made).
         UInt64(littleEndian: keys.bytes.loadUnaligned(fromByteOffset: keys.dataStart &+ slot &* 8, as: UInt64.self))
     }
 
-    var lastKey: UInt64? { count == 0 ? nil : key(count - 1) }
+    /// The cluster's first and last keys (kept: reading them again would
+    /// touch the keys' pages on every lookup).
+    let firstKey: UInt64
+    let lastKey: UInt64?
+    /// Whether the keys run without a gap (nothing deleted): a key's slot is
+    /// then its distance from the first, found without reading the keys.
+    let isDense: Bool
 
     /// The slot of `key`, or nil when the cluster does not hold it.
     func slot(of key: UInt64) -> Int? {
+        if isDense {
+            guard key >= firstKey, key &- firstKey < UInt64(count) else { return nil }
+            return Int(key &- firstKey)
+        }
         var low = 0
         var high = count
         while low < high {
@@ -205,6 +184,37 @@ final class ClusterView {
         }
         try adopt(try Self.part(table, start, column + 1, transaction, &owned), column: column)
         return columns[column].column
+    }
+
+    /// Points a view kept from an earlier snapshot at its cluster's `parts`
+    /// in this one (the keys, then each column), reloading only the parts
+    /// that moved; false when the parts do not match what the view read
+    /// (it is then not used).
+    func check(_ parts: UnsafeMutableBufferPointer<UnsafeRawBufferPointer?>) throws -> Bool {
+        guard let keysPart = parts[0], keysPart.count == keys.bytes.count else { return false }
+        var moved = false
+        if keysPart.baseAddress != keys.bytes.baseAddress {
+            guard let reloaded = ClusterColumn(keysPart, type: .int) else { return false }
+            keys = reloaded
+            moved = true
+        }
+        for column in 0..<table.layout.columnCount where columns[column].loaded && table.layout.inRecord[column] {
+            let now = parts[column + 1]
+            let before = columns[column].column?.bytes
+            guard now?.count == before?.count else { return false }
+            guard let now, now.baseAddress != before?.baseAddress else { continue }
+            try adopt(now, column: column)
+            moved = true
+        }
+        if moved {
+            // The record steps point at the parts' old places.
+            steps?.deallocate()
+            steps = nil
+            partialSteps?.steps.deallocate()
+            partialSteps = nil
+        }
+        needsCheck = false
+        return true
     }
 
     /// Takes a column's stored bytes (nil: the cluster predates it), checked.

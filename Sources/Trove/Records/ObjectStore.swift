@@ -454,29 +454,23 @@ struct LookupCursor {
         {
             known = cached
         } else {
-            known = ClusterViewCache()
+            known = ClusterViewCache(store.clusters!)
             known.writes = writes
             transaction.readCache[store.table.slot] = known
         }
-        var reused = false
-        if cache == nil, let starts = try known.startsForLookups(store.clusters!, transaction) {
-            guard let (start, _) = ClusterTable.bounds(for: key, in: starts), start <= key else { return nil }
-            if let seen = known.views[start] {
-                view = seen
-                reused = true
-            } else {
-                view = try ClusterView(store.clusters!, start: start, in: transaction, writes: 0)
-            }
+        if cache == nil, let starts = try known.startsForLookups(store.clusters!, transaction),
+            let (start, _) = ClusterTable.bounds(for: key, in: starts), let seen = known.views[start], !seen.needsCheck
+        {
+            // A cluster this snapshot read (or checked): no search of the file.
+            view = seen
         } else {
+            // One walk over the cluster's parts reads (or checks) them all.
             view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
-                start in
-                let found = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
-                reused = found != nil
-                return found
+                start in known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
             }
         }
         guard let view else { return nil }
-        if reused { known.last = view } else { known.remember(view) }
+        if known.views[view.start] === view { known.last = view } else { known.remember(view) }
         previousSlot = view.slot(of: key)
         return try previousSlot.map { try build(view, $0, scratch) }
     }

@@ -49,6 +49,8 @@ final class LMDBEngine: Engine {
         return try body(txn!)
     }
 
+    func anotherHandle() throws -> any Engine { self }
+
     func fileSize() -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
     }

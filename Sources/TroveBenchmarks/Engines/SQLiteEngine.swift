@@ -7,10 +7,14 @@ final class SQLiteEngine: Engine {
     static let name = "SQLite"
     private var db: OpaquePointer?
     private let path: String
+    private let directory: URL
+    private let durability: Durability
     private var statements: [String: OpaquePointer] = [:]
 
     init(directory: URL, durability: Durability) throws {
         path = directory.appendingPathComponent("bench.sqlite").path
+        self.directory = directory
+        self.durability = durability
         guard sqlite3_open(path, &db) == SQLITE_OK else { throw failure("open") }
         sqlite3_busy_timeout(db, 10_000)  // other connections (W8's threads) may hold the lock briefly
         try execute("PRAGMA journal_mode=WAL")
@@ -66,6 +70,8 @@ final class SQLiteEngine: Engine {
         try body()
         try step(try statement("COMMIT"))
     }
+
+    func anotherHandle() throws -> any Engine { try SQLiteEngine(directory: directory, durability: durability) }
 
     func fileSize() -> Int {
         [path, path + "-wal"].reduce(0) { total, file in

@@ -74,6 +74,7 @@ class TroveEngine: Engine {
     class var name: String { "Trove" }
     let db: Database
     let url: URL
+    private let durability: Durability
 
     required convenience init(directory: URL, durability: Durability) throws {
         try self.init(directory: directory, durability: durability, encryptionKey: nil)
@@ -81,6 +82,7 @@ class TroveEngine: Engine {
 
     init(directory: URL, durability: Durability, encryptionKey: Data?) throws {
         url = directory.appendingPathComponent("bench.trove")
+        self.durability = durability
         var configuration = Configuration(
             fileURL: url, objectTypes: [BenchA.self, BenchB.self, BenchC.self, BenchMemo.self],
             valueTypes: [BenchBValue.self], durability: durability == .full ? .full : .relaxed)
@@ -91,6 +93,12 @@ class TroveEngine: Engine {
     func fileSize() -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? Int) ?? 0
     }
+
+    func anotherHandle() throws -> any Engine {
+        try type(of: self).init(directory: url.deletingLastPathComponent(), durability: durability)
+    }
+
+    func refresh() { db.refresh() }
 
     func compact() throws -> Int {
         let target = url.deletingLastPathComponent().appendingPathComponent("compacted.trove")

@@ -214,19 +214,39 @@ package final class ReadTransaction: Transaction {
         readableEnd = environment.fileLength
     }
 
+    /// What ``readCache`` held when the snapshot was last released, and the
+    /// snapshot's transaction id: the layer above may keep the entries the
+    /// commits since did not change (``takeParkedCache()``). Nothing in it
+    /// may be read before that layer has checked it against the new snapshot.
+    private var parkedCache: (id: Int, entries: [UInt32: AnyObject])?
+
     /// Releases the snapshot but keeps the reader slot.
     package func reset() {
-        readCache.removeAll()
-        guard let txn, !isReset else { return }
+        guard let txn, !isReset else { return readCache.removeAll() }
+        park()
         mdb_txn_reset(txn)
         isReset = true
     }
 
+    private func park() {
+        parkedCache = readCache.isEmpty ? nil : (id, readCache)
+        readCache.removeAll()
+    }
+
+    /// The read cache of the snapshot before the last ``renew()``, once: see ``parkedCache``.
+    package func takeParkedCache() -> (id: Int, entries: [UInt32: AnyObject])? {
+        defer { parkedCache = nil }
+        return parkedCache
+    }
+
     /// Takes a fresh snapshot of the latest commit.
     package func renew() throws {
+        guard let txn else { return readCache.removeAll() }
+        if !isReset {
+            park()
+            mdb_txn_reset(txn)
+        }
         readCache.removeAll()
-        guard let txn else { return }
-        if !isReset { mdb_txn_reset(txn) }
         let limit = environment.tableSlotLimit
         var rc = withMapAccess { mdb_txn_renew(txn) }
         if rc == MDB_MAP_RESIZED {

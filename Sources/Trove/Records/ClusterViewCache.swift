@@ -1,0 +1,93 @@
+import TroveStorage
+
+/// The clusters of one type a snapshot has read, by start, for lookups
+/// (``Transaction/readCache``): a key in a cluster read before costs one
+/// search for its start and a slot search, no part read again. Bounded;
+/// emptied when the write writes to the table. When the handle moves to a
+/// newer snapshot, the views of clusters no commit since wrote are kept
+/// (``carry(_:mapStart:in:)``).
+final class ClusterViewCache {
+    /// The clusters these are views of.
+    let clusters: ClusterTable
+    var views: [UInt64: ClusterView] = [:]
+    /// The view of the last lookup: the next key is often in it.
+    var last: ClusterView?
+    /// Every cluster's start, once a scan of the snapshot has listed them.
+    var starts: [UInt64]?
+    /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
+    var writes = 0
+    /// Where the map was when the first view was read (a remap moves the pages under every view).
+    var mapStart: UInt?
+    /// Lookups that searched the file for their cluster (``startsForLookups(_:_:)``).
+    private var searches = 0
+    /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
+    var spareScratch: RecordScratch?
+    static let limit = 4_096
+    /// Views of an encrypted table hold opened copies of their columns: fewer are kept.
+    static let sealedLimit = 64
+
+    init(_ clusters: ClusterTable) {
+        self.clusters = clusters
+    }
+
+    /// Keeps, for the snapshot after `changes` (what every commit since the
+    /// views were read wrote), the views of the clusters those commits did
+    /// not write; false when nothing is kept.
+    ///
+    /// The content of a cluster no commit wrote is the same, but where its
+    /// parts lie is not: a write to a neighbour copies the B-tree leaf that
+    /// holds a small part, and the old page may since hold anything. So when
+    /// the table was written at all, each view kept is checked against the
+    /// new snapshot's parts before it is read (``ClusterView/needsCheck``).
+    /// Parts in overflow pages stay put until their cluster is written,
+    /// which is why the check usually finds nothing to reload. A table no
+    /// commit wrote kept every page: its views are kept as they are.
+    /// The list of starts is brought up to date in `transaction` (the new snapshot).
+    func carry(_ changes: ChangeRecord, mapStart now: UInt, in transaction: Transaction) -> Bool {
+        guard !changes.everything, changes.knowsClusters, mapStart.map({ $0 == now }) ?? true else { return false }
+        searches = 0
+        guard let type = changes.types[clusters.layout.typeName], type.clusters?.isEmpty != true else { return true }
+        guard let written = type.clusters else { return false }
+        for start in written { views[start] = nil }
+        if let last, written.contains(last.start) { self.last = nil }
+        for view in views.values where !view.isSealed { view.needsCheck = true }
+        if let last, !last.isSealed { last.needsCheck = true }
+        // A cluster written may be new, or gone: only those starts can have changed.
+        if var list = starts {
+            for start in written {
+                let position = list.partitioningIndex { $0 < start }
+                let listed = position < list.count && list[position] == start
+                guard let exists = try? clusters.exists(start, in: transaction) else {
+                    starts = nil
+                    break
+                }
+                if exists, !listed { list.insert(start, at: position) }
+                if !exists, listed { list.remove(at: position) }
+                starts = list
+            }
+        }
+        return !views.isEmpty || starts != nil
+    }
+
+    /// Every cluster's start, for lookups to find their cluster by a
+    /// binary search in memory instead of a search of the file, once the
+    /// snapshot's lookups have searched the file about as often as listing
+    /// costs (``ClusterTable/startsOnceSearchingCostsAsMuch(searches:in:)``).
+    func startsForLookups(_ clusters: ClusterTable, _ transaction: Transaction) throws -> [UInt64]? {
+        if let starts { return starts }
+        searches += 1
+        starts = try clusters.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction)
+        return starts
+    }
+
+    func remember(_ view: ClusterView) {
+        if mapStart != view.mapStart {
+            // Views read before a remap point at old pages: only views of one map are kept.
+            if mapStart != nil { views.removeAll() }
+            mapStart = view.mapStart
+        }
+        if views.count >= (view.isSealed ? Self.sealedLimit : Self.limit) { views.removeAll(keepingCapacity: true) }
+        views[view.start] = view
+        last = view
+    }
+}

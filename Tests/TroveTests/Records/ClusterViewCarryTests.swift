@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+
+@testable import Trove
+
+/// Small columns (a bool, an Int8: their parts lie inside B-tree leaves and
+/// move whenever a neighbour's part is written) beside large ones (a Double,
+/// a String: overflow pages, which stay put until their cluster is written).
+final class Meter: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var isOn = false
+    @Persisted var level: Int8 = 0
+    @Persisted var reading = 0.0
+    @Persisted var label = ""
+}
+
+/// A handle that refreshes beside a writer keeps the clusters its previous
+/// snapshot read when no commit since wrote them (the change log names the
+/// clusters each commit wrote). It must still read exactly the latest
+/// committed values: of the clusters written, of the ones beside them whose
+/// parts moved, of clusters split or emptied.
+@Suite("Cluster views kept across snapshots", .serialized)
+struct ClusterViewCarryTests {
+    struct Expected: Equatable {
+        var isOn: Bool
+        var level: Int8
+        var reading: Double
+        var label: String
+    }
+
+    static func configuration(_ url: URL) -> Configuration {
+        var configuration = Configuration(fileURL: url, objectTypes: [Meter.self])
+        configuration.storesNewTypesInClusters = true
+        return configuration
+    }
+
+    static func add(_ id: Int, in db: Database, _ expected: inout [Int: Expected]) throws {
+        let gauge = Meter()
+        gauge.id = id
+        gauge.isOn = id % 2 == 0
+        gauge.level = Int8(id % 100)
+        gauge.reading = Double(id) / 4
+        gauge.label = "게이지 \(id)"
+        try db.add(gauge)
+        expected[id] = Expected(isOn: gauge.isOn, level: gauge.level, reading: gauge.reading, label: gauge.label)
+    }
+
+    /// Every stored object read by primary key through `db`, and keys that are not stored.
+    static func check(_ db: Database, _ expected: [Int: Expected], round: Int) {
+        for id in expected.keys.sorted().shuffled() {
+            guard let gauge = db.object(ofType: Meter.self, forPrimaryKey: id) else {
+                Issue.record("round \(round): object \(id) is missing")
+                continue
+            }
+            let read = Expected(isOn: gauge.isOn, level: gauge.level, reading: gauge.reading, label: gauge.label)
+            #expect(read == expected[id], "round \(round): object \(id)")
+        }
+        for id in [-1, (expected.keys.max() ?? 0) + 1] where expected[id] == nil {
+            #expect(db.object(ofType: Meter.self, forPrimaryKey: id) == nil, "round \(round): object \(id)")
+        }
+    }
+
+    /// The views the handle's snapshot holds for Meter, by cluster start.
+    static func views(_ db: Database) throws -> [UInt64: ClusterView] {
+        let slot = try db.tableInfo(named: "Meter").store.table.slot
+        return (db.readTransaction().readCacheEntry(slot) as? ClusterViewCache)?.views ?? [:]
+    }
+
+    @Test(
+        "a reader refreshing after each of another handle's commits reads exactly what was committed",
+        arguments: [false, true])
+    func readerBesideWriter(observed: Bool) throws {
+        let url = makeTemporaryDirectory("carry-\(observed)").appendingPathComponent("carry.trove")
+        let writer = try Database(configuration: Self.configuration(url))
+        let reader = try Database(configuration: Self.configuration(url))
+        var expected: [Int: Expected] = [:]
+        try writer.write { for id in 0..<2_000 { try Self.add(id, in: writer, &expected) } }
+        #expect(try writer.tableInfo(named: "Meter").store.table.name == "clu:Meter")
+        // With an observer, a refresh parks the old snapshot for it and reads through another.
+        var changes = 0
+        let token = observed ? reader.objects(Meter.self).observe { _ in changes += 1 } : nil
+        defer { token?.invalidate() }
+        reader.refresh()
+        Self.check(reader, expected, round: 0)
+        var random = SystemRandomNumberGenerator()
+        var nextID = 2_000
+        for round in 1...40 {
+            try writer.write {
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    let id = expected.keys.randomElement(using: &random)!
+                    switch Int.random(in: 0..<6, using: &random) {
+                    case 0:
+                        writer.object(ofType: Meter.self, forPrimaryKey: id)!.isOn.toggle()
+                        expected[id]!.isOn.toggle()
+                    case 1:
+                        writer.object(ofType: Meter.self, forPrimaryKey: id)!.level = Int8(round)
+                        expected[id]!.level = Int8(round)
+                    case 2:
+                        writer.object(ofType: Meter.self, forPrimaryKey: id)!.reading = Double(-round)
+                        expected[id]!.reading = Double(-round)
+                    case 3:
+                        writer.object(ofType: Meter.self, forPrimaryKey: id)!.label = "바뀜 \(round)"
+                        expected[id]!.label = "바뀜 \(round)"
+                    case 4:
+                        try writer.delete(writer.object(ofType: Meter.self, forPrimaryKey: id)!)
+                        expected[id] = nil
+                    default:
+                        for _ in 0..<Int.random(in: 1...700, using: &random) {
+                            try Self.add(nextID, in: writer, &expected)
+                            nextID += 1
+                        }
+                    }
+                }
+            }
+            reader.refresh()
+            Self.check(reader, expected, round: round)
+        }
+        #expect(try reader.verify().isValid)
+        #expect(!observed || changes > 0)
+    }
+
+    @Test("a refresh keeps the clusters no commit since wrote, and reads the written one again")
+    func unwrittenClustersAreKept() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("kept.trove")
+        let writer = try Database(configuration: Self.configuration(url))
+        let reader = try Database(configuration: Self.configuration(url))
+        var expected: [Int: Expected] = [:]
+        try writer.write { for id in 0..<3_000 { try Self.add(id, in: writer, &expected) } }
+        reader.refresh()
+        Self.check(reader, expected, round: 0)
+        let before = try Self.views(reader)
+        #expect(before.count > 2, "the lookups read several clusters")
+        // Object 0 lies in the first cluster; the last cluster's parts are not written.
+        try writer.write { writer.object(ofType: Meter.self, forPrimaryKey: 0)!.isOn.toggle() }
+        expected[0]!.isOn.toggle()
+        reader.refresh()
+        Self.check(reader, expected, round: 1)
+        let after = try Self.views(reader)
+        let first = try #require(before.keys.min())
+        let last = try #require(before.keys.max())
+        #expect(after[first] !== before[first], "the written cluster is read again")
+        #expect(after[last] === before[last], "a cluster no commit wrote is kept")
+        #expect(after.count == before.count)
+    }
+
+    @Test("a change record names the clusters its commit wrote, and an older record that does not is not trusted")
+    func recordsNameTheClustersWritten() throws {
+        let db = try Database(configuration: Self.configuration(makeTemporaryDirectory().appendingPathComponent("log.trove")))
+        var expected: [Int: Expected] = [:]
+        try db.write { for id in 0..<1_200 { try Self.add(id, in: db, &expected) } }
+        let before = db.readTransaction().id
+        try db.write { db.object(ofType: Meter.self, forPrimaryKey: 1_199)!.reading = 1 }
+        let transaction = db.readTransaction()
+        let record = try #require(ChangeLog.changes(after: before, through: transaction.id, in: transaction))
+        let written = try #require(record.types["Meter"]?.clusters)
+        #expect(written.count == 1, "one cluster written: \(written)")
+        #expect(record.knowsClusters)
+        // The same record in the format of a Trove that did not name clusters.
+        var old = record.encoded()
+        old[0] = 1
+        old.removeLast(4 + 8 * written.count)
+        let decoded = try #require(old.withUnsafeBytes { ChangeRecord(decoding: $0) })
+        #expect(!decoded.knowsClusters)
+        #expect(decoded.types["Meter"]?.clusters == nil)
+        #expect(decoded.types["Meter"]?.objects == record.types["Meter"]?.objects)
+    }
+}
