@@ -200,6 +200,8 @@ final class ChangeRecorder {
                 clusters: clusters)
         }
 
+        var hasChanges: Bool { count > 0 || isOverflowed || !clusterStarts.isEmpty || clustersUnknown }
+
         /// A part of the cluster at `start` was written or deleted.
         @inline(__always)
         func noteCluster(_ start: UInt64) {
@@ -258,9 +260,7 @@ final class ChangeRecorder {
     var record: ChangeRecord {
         var record = ChangeRecord()
         record.everything = everything
-        for (name, box) in boxes where box.count > 0 || box.isOverflowed || !box.clusterStarts.isEmpty || box.clustersUnknown {
-            record.types[name] = box.changes
-        }
+        for (name, box) in boxes where box.hasChanges { record.types[name] = box.changes }
         return record
     }
 

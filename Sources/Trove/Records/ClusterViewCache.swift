@@ -18,7 +18,7 @@ final class ClusterViewCache {
     var writes = 0
     /// Where the map was when the first view was read (a remap moves the pages under every view).
     var mapStart: UInt?
-    /// Lookups that searched the file for their cluster (``startsForLookups(_:_:)``).
+    /// Lookups that searched the file for their cluster (``startsForLookups(_:)``).
     private var searches = 0
     /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
     var spareScratch: RecordScratch?
@@ -54,16 +54,17 @@ final class ClusterViewCache {
         if let last, !last.isSealed { last.needsCheck = true }
         // A cluster written may be new, or gone: only those starts can have changed.
         if var list = starts {
-            for start in written {
-                let position = list.partitioningIndex { $0 < start }
-                let listed = position < list.count && list[position] == start
-                guard let exists = try? clusters.exists(start, in: transaction) else {
-                    starts = nil
-                    break
+            do {
+                for start in written {
+                    let position = list.partitioningIndex { $0 < start }
+                    let listed = position < list.count && list[position] == start
+                    let exists = try clusters.exists(start, in: transaction)
+                    if exists, !listed { list.insert(start, at: position) }
+                    if !exists, listed { list.remove(at: position) }
                 }
-                if exists, !listed { list.insert(start, at: position) }
-                if !exists, listed { list.remove(at: position) }
                 starts = list
+            } catch {
+                starts = nil  // listed again when lookups need it
             }
         }
         return !views.isEmpty || starts != nil
@@ -73,7 +74,7 @@ final class ClusterViewCache {
     /// binary search in memory instead of a search of the file, once the
     /// snapshot's lookups have searched the file about as often as listing
     /// costs (``ClusterTable/startsOnceSearchingCostsAsMuch(searches:in:)``).
-    func startsForLookups(_ clusters: ClusterTable, _ transaction: Transaction) throws -> [UInt64]? {
+    func startsForLookups(_ transaction: Transaction) throws -> [UInt64]? {
         if let starts { return starts }
         searches += 1
         starts = try clusters.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction)

@@ -458,19 +458,24 @@ struct LookupCursor {
             known.writes = writes
             transaction.readCache[store.table.slot] = known
         }
-        if cache == nil, let starts = try known.startsForLookups(store.clusters!, transaction),
-            let (start, _) = ClusterTable.bounds(for: key, in: starts), let seen = known.views[start], !seen.needsCheck
+        // The cached view found, if any (a checked one comes back as the view; a failed check brings a new one).
+        var seen: ClusterView?
+        if cache == nil, let starts = try known.startsForLookups(transaction),
+            let (start, _) = ClusterTable.bounds(for: key, in: starts), let cached = known.views[start], !cached.needsCheck
         {
             // A cluster this snapshot read (or checked): no search of the file.
-            view = seen
+            seen = cached
+            view = cached
         } else {
             // One walk over the cluster's parts reads (or checks) them all.
             view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
-                start in known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
+                start in
+                seen = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }
+                return seen
             }
         }
         guard let view else { return nil }
-        if known.views[view.start] === view { known.last = view } else { known.remember(view) }
+        if view === seen { known.last = view } else { known.remember(view) }
         previousSlot = view.slot(of: key)
         return try previousSlot.map { try build(view, $0, scratch) }
     }
