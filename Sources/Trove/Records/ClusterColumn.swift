@@ -154,6 +154,77 @@ struct ClusterColumn {
         return encoded
     }
 
+    /// This column's encoding with only the slots in `runs` (ascending,
+    /// apart, `kept` slots in all: what a write's deletes left), in one pass
+    /// over the stored bytes: each run of slots (and, for String, Data,
+    /// Decimal and Mixed, its bytes) is copied at once. The same bytes as
+    /// opening it as a ``ColumnBuffer``, removing the slots and encoding it,
+    /// which cost three copies of the column. A value pointing outside the
+    /// column traps, as reading it would. The caller owns the memory returned.
+    func encoded(keeping runs: [Range<Int>], kept: Int) -> UnsafeMutableRawBufferPointer {
+        let source = bytes.baseAddress.unsafelyUnwrapped
+        var keptNulls = 0
+        if hasNulls {
+            for run in runs { for slot in run where isNull(slot) { keptNulls += 1 } }
+        }
+        let newDataStart = 2 + (keptNulls > 0 ? RecordLayout.bitmapSize(kept) : 0)
+        let width = type.isVariableSize ? 0 : type.slotWidth
+        @inline(__always) func offset(_ slot: Int) -> Int {
+            Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: dataStart &+ 4 &* slot, as: UInt32.self)))
+        }
+        let heapStart = dataStart + 4 * (count + 1)
+        var heapBytes = 0
+        if width == 0 {
+            for run in runs {
+                let (start, end) = (offset(run.lowerBound), offset(run.upperBound))
+                guard start <= end, heapStart + end <= bytes.count else { Self.damaged(type, run.lowerBound) }
+                heapBytes += end - start
+            }
+        }
+        let size = width > 0 ? newDataStart + kept * width : newDataStart + 4 * (kept + 1) + heapBytes
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
+        let target = raw.baseAddress.unsafelyUnwrapped
+        raw.storeBytes(of: (UInt16(kept) | (keptNulls > 0 ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+        if keptNulls > 0 {
+            (target + 2).initializeMemory(as: UInt8.self, repeating: 0, count: newDataStart - 2)
+            var index = 0
+            for run in runs {
+                for slot in run {
+                    if isNull(slot) { raw[2 + index / 8] |= 1 << UInt8(index % 8) }
+                    index += 1
+                }
+            }
+        }
+        if width > 0 {
+            var written = newDataStart
+            for run in runs {
+                (target + written).copyMemory(from: source + dataStart + run.lowerBound * width, byteCount: run.count * width)
+                written += run.count * width
+            }
+        } else {
+            // Each kept value's new offset is its old one less the bytes of the values removed before it.
+            var index = 0
+            var removed = 0
+            var heapWritten = newDataStart + 4 * (kept + 1)
+            var previousEnd = 0
+            for run in runs {
+                let start = offset(run.lowerBound)
+                removed += start - previousEnd
+                for slot in run {
+                    raw.storeBytes(
+                        of: UInt32(truncatingIfNeeded: offset(slot) &- removed).littleEndian,
+                        toByteOffset: newDataStart &+ 4 &* index, as: UInt32.self)
+                    index += 1
+                }
+                previousEnd = offset(run.upperBound)
+                (target + heapWritten).copyMemory(from: source + heapStart + start, byteCount: previousEnd - start)
+                heapWritten += previousEnd - start
+            }
+            raw.storeBytes(of: UInt32(heapBytes).littleEndian, toByteOffset: newDataStart + 4 * kept, as: UInt32.self)
+        }
+        return raw
+    }
+
     /// Encodes `values` (already checked against the column: nil only where
     /// optional, each of the column's type) as a column (through a
     /// ``ColumnBuffer``, the one writer of the encoding).

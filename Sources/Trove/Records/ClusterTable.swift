@@ -31,7 +31,8 @@ struct ClusterTable {
         @exclusivity(unchecked) var buffers: [ColumnBuffer?]
         /// Per column: its stored bytes (a copy the cluster owns) until it is changed.
         @exclusivity(unchecked) var stored: [ClusterColumn?]
-        @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer] = []
+        /// Per column: the memory of its stored bytes' copy, when it has one.
+        @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer?]
         @exclusivity(unchecked) var keysChanged = false
         /// Per column: changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var changedColumns: [Bool]
@@ -49,6 +50,7 @@ struct ClusterTable {
             self.keys = keys
             buffers = (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
             stored = Array(repeating: nil, count: layout.columnCount)
+            copies = Array(repeating: nil, count: layout.columnCount)
             changedColumns = Array(repeating: false, count: layout.columnCount)
         }
 
@@ -65,14 +67,20 @@ struct ClusterTable {
             anyColumnChanged = false
         }
 
-        deinit { for copy in copies { copy.deallocate() } }
+        deinit { for copy in copies { copy?.deallocate() } }
 
         /// Keeps a copy of a column's stored bytes, made a buffer when first changed.
         func keep(_ column: ClusterColumn, at index: Int) {
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(column.bytes.count, 1), alignment: 8)
             copy.copyMemory(from: column.bytes)
-            copies.append(copy)
-            stored[index] = ClusterColumn(UnsafeRawBufferPointer(rebasing: copy[0..<column.bytes.count]), type: column.type)
+            keep(copy: UnsafeMutableRawBufferPointer(rebasing: copy[0..<column.bytes.count]), type: column.type, at: index)
+        }
+
+        /// Makes `copy` (owned from now on) the column's stored bytes.
+        private func keep(copy: UnsafeMutableRawBufferPointer, type: PropertyType, at index: Int) {
+            copies[index]?.deallocate()
+            copies[index] = copy
+            stored[index] = ClusterColumn(UnsafeRawBufferPointer(copy), type: type)
             buffers[index] = nil
         }
 
@@ -145,6 +153,7 @@ struct ClusterTable {
         /// Removes the slots of the objects deleted, from the keys and every column.
         func applyDeletes(_ layout: RecordLayout) {
             guard deletedCount > 0, let marks = deleted else { return }
+            let runs = Self.runs(keeping: marks)
             var kept = 0
             for slot in keys.indices where !marks[slot] {
                 keys[kept] = keys[slot]
@@ -152,12 +161,30 @@ struct ClusterTable {
             }
             keys.removeLast(keys.count - kept)
             for column in 0..<layout.columnCount where layout.inRecord[column] {
-                buffer(column).removeAll(marked: marks)
+                if let bytes = stored[column] {
+                    // Not opened for edits: its stored bytes without the slots, in one pass.
+                    keep(copy: bytes.encoded(keeping: runs, kept: kept), type: bytes.type, at: column)
+                } else {
+                    buffer(column).removeAll(marked: marks)
+                }
                 markChanged(column)
             }
             keysChanged = true
             deleted = nil
             deletedCount = 0
+        }
+
+        /// The runs of slots not `marked`, in order.
+        static func runs(keeping marked: [Bool]) -> [Range<Int>] {
+            var runs: [Range<Int>] = []
+            var slot = 0
+            while slot < marked.count {
+                while slot < marked.count, marked[slot] { slot += 1 }
+                let start = slot
+                while slot < marked.count, !marked[slot] { slot += 1 }
+                if slot > start { runs.append(start..<slot) }
+            }
+            return runs
         }
 
         /// The buffer of a column, made from its stored bytes the first time.
@@ -187,10 +214,10 @@ struct ClusterTable {
             (0..<layout.columnCount).map { value(slot, $0, layout) }
         }
 
-        /// The stored encoding of a column, from its buffer or its stored bytes.
-        func encoded(_ column: Int) -> [UInt8] {
-            if let buffer = buffers[column] { return buffer.encoded() }
-            return Array(stored[column]!.bytes)
+        /// Calls `body` with the stored encoding of a column, from its buffer or its stored bytes.
+        func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+            if let buffer = buffers[column] { return try buffer.encoded().withUnsafeBytes(body) }
+            return try body(stored[column]!.bytes)
         }
     }
 
@@ -688,15 +715,17 @@ struct ClusterTable {
         }
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             guard allColumns || cluster.changedColumns[column] else { continue }
-            try put(cluster.encoded(column), cluster.start, part: column + 1, transaction)
+            try cluster.withEncoded(column) { try put($0, cluster.start, part: column + 1, transaction) }
         }
         cluster.markWritten()
     }
 
     private func put(_ value: [UInt8], _ start: UInt64, part: Int, _ transaction: WriteTransaction) throws {
-        try Self.withKey(start, part: part) { key in
-            try value.withUnsafeBytes { _ = try transaction.put(table, key: key, value: $0) }
-        }
+        try value.withUnsafeBytes { try put($0, start, part: part, transaction) }
+    }
+
+    private func put(_ value: UnsafeRawBufferPointer, _ start: UInt64, part: Int, _ transaction: WriteTransaction) throws {
+        try Self.withKey(start, part: part) { key in _ = try transaction.put(table, key: key, value: value) }
     }
 
     private func erase(_ start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {

@@ -282,39 +282,46 @@ final class ColumnBuffer {
         precondition(count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
         let hasNulls = nullCount > 0
         let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(count) : 0)
-        var encoded = [UInt8](repeating: 0, count: dataStart)
-        encoded.withUnsafeMutableBytes { raw in
+        // At most: the header, the slots or offsets, and the whole heap (dead bytes are left out).
+        let capacity = dataStart + (width > 0 ? bytes.count : 4 * (count + 1) + bytes.count)
+        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            let target = raw.baseAddress.unsafelyUnwrapped
+            target.initializeMemory(as: UInt8.self, repeating: 0, count: dataStart)
             raw.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
             if hasNulls { for slot in 0..<count where nulls[slot] { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) } }
-        }
-        if width > 0 {
-            encoded.append(contentsOf: bytes)
-            return encoded
-        }
-        // Offsets of the live values laid end to end, then their bytes in slot order.
-        let heapStart = dataStart + 4 * (count + 1)
-        encoded.reserveCapacity(heapStart + bytes.count - deadBytes)
-        var offset: UInt32 = 0
-        for span in spans {
-            withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) }
-            offset += span.length
-        }
-        withUnsafeBytes(of: offset.littleEndian) { encoded.append(contentsOf: $0) }
-        bytes.withUnsafeBytes { raw in
-            // Values that lie end to end in the heap are copied as one run.
-            var run = 0..<0
-            for span in spans {
-                let start = Int(span.start)
-                if start == run.upperBound {
-                    run = run.lowerBound..<(start + Int(span.length))
-                } else {
-                    encoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[run]))
-                    run = start..<(start + Int(span.length))
+            bytes.withUnsafeBytes { heap in
+                if width > 0 {
+                    if !heap.isEmpty { (target + dataStart).copyMemory(from: heap.baseAddress!, byteCount: heap.count) }
+                    initialized = dataStart + heap.count
+                    return
                 }
+                // Offsets of the live values laid end to end, then their bytes in slot order.
+                var written = dataStart + 4 * (count + 1)
+                var offset: UInt32 = 0
+                // Values that lie end to end in the heap are copied as one run.
+                var run = 0..<0
+                func copy(_ run: Range<Int>) {
+                    guard !run.isEmpty else { return }
+                    (target + written).copyMemory(from: heap.baseAddress! + run.lowerBound, byteCount: run.count)
+                    written += run.count
+                }
+                for (slot, span) in spans.enumerated() {
+                    raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * slot, as: UInt32.self)
+                    offset += span.length
+                    let start = Int(span.start)
+                    if start == run.upperBound {
+                        run = run.lowerBound..<(start + Int(span.length))
+                    } else {
+                        copy(run)
+                        run = start..<(start + Int(span.length))
+                    }
+                }
+                raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * count, as: UInt32.self)
+                copy(run)
+                initialized = written
             }
-            encoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[run]))
         }
-        return encoded
     }
 
     private func store(_ value: StoredValue, at slot: Int) {

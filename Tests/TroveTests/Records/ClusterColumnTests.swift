@@ -37,6 +37,40 @@ struct ClusterColumnTests {
         }
     }
 
+    @Test("a column without its deleted slots, made in one pass, is the bytes a buffer makes and holds the values kept")
+    func removingSlots() throws {
+        var random = SystemRandomNumberGenerator()
+        for (type, samples) in Self.samples {
+            // Many values, so runs of kept and deleted slots of every length occur; a nil only among the deleted in some masks.
+            let values = (0..<300).map { samples[($0 * 7 + $0 / 5) % samples.count] }
+            let masks: [[Bool]] =
+                [
+                    Array(repeating: false, count: 300), Array(repeating: true, count: 300),
+                    Array(repeating: true, count: 299) + [false],
+                    (0..<300).map { $0 < 150 }, (0..<300).map { values[$0].isNull },
+                ] + (0..<6).map { _ in (0..<300).map { _ in Int.random(in: 0..<10, using: &random) < 3 } }
+            let encoded = ClusterColumn.encode(values, type: type)
+            for mask in masks {
+                let kept = values.indices.filter { !mask[$0] }.map { values[$0] }
+                let buffer = try encoded.withUnsafeBytes { ColumnBuffer(try #require(ClusterColumn($0, type: type))) }
+                buffer.removeAll(marked: mask)
+                let direct = try encoded.withUnsafeBytes { bytes in
+                    let removed = try #require(ClusterColumn(bytes, type: type)).encoded(
+                        keeping: ClusterTable.Cluster.runs(keeping: mask), kept: kept.count)
+                    defer { removed.deallocate() }
+                    return Array(removed)
+                }
+                #expect(direct == buffer.encoded(), "\(type)")
+                #expect(direct == ClusterColumn.encode(kept, type: type), "\(type)")
+                try direct.withUnsafeBytes { bytes in
+                    let column = try #require(ClusterColumn(bytes, type: type))
+                    #expect((0..<column.count).map { column.value($0) } == kept, "\(type)")
+                    #expect(ClusterColumn.problem(in: bytes, type: type, count: kept.count) == nil)
+                }
+            }
+        }
+    }
+
     @Test("every type round-trips through a column, nil included, and integers read without building values")
     func roundTrip() throws {
         for (type, values) in Self.samples {
