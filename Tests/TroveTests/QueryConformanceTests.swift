@@ -1473,6 +1473,11 @@ struct QueryConformanceTests {
             #expect(
                 unindexed == expected, "\(Self.describe(twin, arguments)): \(Self.difference(expected, unindexed))",
                 sourceLocation: entry.sourceLocation)
+            // `count` alone (an indexed equality counts the index's entries without listing them).
+            let counted = try? db.objects(ConformanceItem.self).filter(entry.format, arguments: entry.arguments).count
+            #expect(
+                counted == expected.count, "\(Self.describe(entry.format, entry.arguments)): count \(counted ?? -1)",
+                sourceLocation: entry.sourceLocation)
         }
         #expect(compared >= 100, "only \(compared) cases have an indexed twin")
     }

@@ -250,6 +250,19 @@ enum QueryPlanner {
 
     /// The number of matches when the index alone answers it exactly; nil otherwise.
     static func exactCount(table: TableInfo, predicate: BoundPredicate, in transaction: Transaction) throws -> Int? {
+        // One equality on an indexed property: the index counts the value's entries, none is listed.
+        if case .compare(let column, .equal, let value, let options) = predicate, options.isEmpty,
+            column != table.primaryKeyColumn, let index = table.indexes[column], transaction.canSee(index)
+        {
+            let (key, exact) = IndexKey.make(value, type: table.layout.types[column])
+            if exact {
+                return try key.withUnsafeBytes { key in
+                    try transaction.withCursor(on: index) { cursor in
+                        try cursor.seek(exactly: key) == nil ? 0 : cursor.valueCount()
+                    }
+                }
+            }
+        }
         guard let plan = try indexPlan(predicate, table: table, transaction, ordered: false), plan.isExact else { return nil }
         return plan.keys.count
     }
