@@ -26,6 +26,11 @@ final class ClusterView {
     /// Per property: whether it was looked for, and its column when the cluster has it.
     private let columns: UnsafeMutablePointer<(loaded: Bool, column: ClusterColumn?)>
     @exclusivity(unchecked) private var owned: [UnsafeMutableRawBufferPointer] = []
+    /// What the views of an encrypted table hold opened, counted for the
+    /// cache that keeps this view (``ClusterViewCache``): it bounds how many are kept.
+    var openedBytes: ClusterViewCache.OpenedBytes? {
+        didSet { openedBytes?.count += owned.reduce(0) { $0 + $1.count } }
+    }
     /// Set once every stored column is loaded: true when the cluster has them all.
     @exclusivity(unchecked) private var isComplete: Bool?
 
@@ -182,7 +187,9 @@ final class ClusterView {
             columns[column].loaded = true
             return nil
         }
+        let opened = owned.count
         try adopt(try Self.part(table, start, column + 1, transaction, &owned), column: column)
+        if let openedBytes, owned.count > opened { openedBytes.count += owned[opened...].reduce(0) { $0 + $1.count } }
         return columns[column].column
     }
 

@@ -48,6 +48,37 @@ struct ClusterLookupTests {
         }
     }
 
+    @Test("random lookups in an encrypted table keep its opened clusters within their byte limit and find every object")
+    func encryptedLookupsStayWithinTheirLimit() throws {
+        var configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("sealed.trove"))
+        configuration.storesNewTypesInClusters = true
+        configuration.encryptionKey = Data((0..<64).map { UInt8($0) })
+        let db = try Database(configuration: configuration)
+        try db.write {
+            for index in 0..<Self.count {
+                let person = Person()
+                person.id = index
+                person.name = String(repeating: "이름", count: 20) + "\(index)"
+                try db.add(person)
+            }
+        }
+        let saved = ClusterViewCache.openedBytesLimit
+        ClusterViewCache.openedBytesLimit = 40_000  // about two of the six clusters
+        defer { ClusterViewCache.openedBytesLimit = saved }
+        let table = try db.tableInfo(named: "Person")
+        var random = SystemRandomNumberGenerator()
+        var largest = 0
+        for _ in 0..<2_000 {
+            let id = Int.random(in: 0..<Self.count, using: &random)
+            let found = try #require(db.object(ofType: Person.self, forPrimaryKey: id), "object \(id)")
+            #expect(found.name == String(repeating: "이름", count: 20) + "\(id)")
+            let cache = try #require(db.readTransaction().readCacheEntry(table.store.table.slot) as? ClusterViewCache)
+            largest = max(largest, cache.views.count)
+        }
+        // A cluster of 509 such objects opens about 40 KB: more than three kept would pass the limit by more than one cluster.
+        #expect(largest >= 1 && largest <= 3, "\(largest) clusters kept")
+    }
+
     @Test("a write that changes every object while it iterates them reads its own changes, then commits them")
     func changesWhileIterating() throws {
         let db = try Self.seeded()
