@@ -71,15 +71,15 @@ test: deps deps-browser
 	$(SWIFT) build --build-tests
 	rm -rf $(TEST_SCRATCH)
 	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
-	@echo "The suite again with types stored in column clusters (TROVE_LAYOUT=clusters: Configuration.storageLayout = .columnClusters, issue 18; records stay the default)."
+	@echo "The suite again with types stored as one record per object (TROVE_LAYOUT=records: Configuration.storageLayout = .records; column clusters are the default, issue 18)."
 	rm -rf $(TEST_SCRATCH)
-	TROVE_LAYOUT=clusters $(SWIFT) test --skip-build > .build/test-output-clusters.txt 2>&1 || (tail -n 60 .build/test-output-clusters.txt; exit 1)
-	@grep "Test run with" .build/test-output-clusters.txt | tail -n 1
+	TROVE_LAYOUT=records $(SWIFT) test --skip-build > .build/test-output-records.txt 2>&1 || (tail -n 60 .build/test-output-records.txt; exit 1)
+	@grep "Test run with" .build/test-output-records.txt | tail -n 1
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"
-	TROVE_LAYOUT=clusters $(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke-clusters.txt 2>&1 || (tail -n 30 .build/bench-smoke-clusters.txt; exit 1)
-	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke-clusters.txt | xargs echo "benchmark rows that ran and agreed, clusters:"
+	TROVE_LAYOUT=records $(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke-records.txt 2>&1 || (tail -n 30 .build/bench-smoke-records.txt; exit 1)
+	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke-records.txt | xargs echo "benchmark rows that ran and agreed, records:"
 	@echo "Full-text smoke run: Trove finds every memo holding a Korean word and agrees with FTS5 on English words (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --fts 2000 > .build/bench-fts-smoke.txt 2>&1 || (cat .build/bench-fts-smoke.txt; exit 1)
 	@$(MAKE) --no-print-directory fuzz-corpus
@@ -122,9 +122,9 @@ fuzz-corpus: deps
 		SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target: /"; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
-	@# The targets that make databases, again with their types stored in column clusters (issue 18).
+	@# The targets that make databases, again with their types stored as records (column clusters are the default).
 	@for target in predicate operations; do \
-		TROVE_LAYOUT=clusters SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target (clusters): /"; \
+		TROVE_LAYOUT=records SWIFT_BACKTRACE=enable=no .build/fuzz/fuzz-$$target -runs=0 Fuzz/Corpus/$$target 2>&1 | grep -E "^Done|ERROR|SUMMARY" | sed "s/^/fuzz corpus $$target (records): /"; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	done
 

@@ -38,7 +38,9 @@ do {
                 cores: ProcessInfo.processInfo.activeProcessorCount, memoryBytes: ProcessInfo.processInfo.physicalMemory,
                 system: shell("uname -srm")),
             toolchain: shell("swift --version 2>&1 | head -1"), revision: shell("git rev-parse --short HEAD 2>/dev/null"),
-            options: CommandLine.arguments.dropFirst().joined(separator: " "), rows: runner.rows, bars: bars)
+            // The layout Trove ran with is part of what was run (column clusters unless TROVE_LAYOUT=records).
+            options: ([ProcessInfo.processInfo.environment["TROVE_LAYOUT"].map { "TROVE_LAYOUT=\($0)" }].compactMap { $0 }
+                + CommandLine.arguments.dropFirst()).joined(separator: " "), rows: runner.rows, bars: bars)
         let directory = URL(fileURLWithPath: options.outputDirectory)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let encoder = JSONEncoder()
