@@ -278,7 +278,7 @@ public struct Configuration: Sendable {
     ///   were); ``conversionProgress`` reports how far it has got. A
     ///   read-only handle reads either layout and converts nothing.
     /// - ``StorageLayout/records``: one record per object. Reads of whole
-    ///   objects by primary key beside a frequent writer are about twice as
+    ///   objects by primary key beside a frequent writer are about 1.6 times as
     ///   fast, and single-object commits write less; scans, filters without
     ///   an index and bulk updates are much slower. A handle set to records
     ///   keeps a type already in clusters in clusters.

@@ -12,10 +12,6 @@ import TroveStorage
 final class ClusterView {
     let start: UInt64
     private(set) var keys: ClusterColumn
-    /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``):
-    /// its content is current, but its parts may have moved; nothing is read
-    /// through it until ``check(_:)`` has seen where they are now.
-    var needsCheck = false
     /// The ``ClusterTable/ClusterCache/writes`` it was loaded at (0 outside a write).
     let writes: Int
     /// Where the map was when the view was read (a remap moves the pages).
@@ -38,17 +34,21 @@ final class ClusterView {
     convenience init?(_ table: ClusterTable, start: UInt64, in transaction: Transaction, writes: Int) throws {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
-        try self.init(table, start: start, keys: bytes, in: transaction, writes: writes)
-        self.owned = owned
+        try self.init(table, start: start, keys: bytes, owned: owned, in: transaction, writes: writes)
     }
 
     private init(
-        _ table: ClusterTable, start: UInt64, keys bytes: UnsafeRawBufferPointer, in transaction: Transaction, writes: Int
+        _ table: ClusterTable, start: UInt64, keys stored: UnsafeRawBufferPointer, owned: [UnsafeMutableRawBufferPointer],
+        in transaction: Transaction, writes: Int
     ) throws {
+        var owned = owned
+        pageSize = transaction.environment.pageSize
+        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
         self.table = table
         self.transaction = transaction
         self.start = start
         self.writes = writes
+        self.owned = owned
         mapStart = transaction.environment.mapStart
         columns = .allocate(capacity: max(table.layout.columnCount, 1))
         columns.initialize(repeating: (false, nil), count: table.layout.columnCount)
@@ -74,7 +74,7 @@ final class ClusterView {
         guard !table.table.isSealed else {
             // Opened values live only while the cursor stands on them: read part by part.
             guard let start = try table.clusterStart(for: key, in: transaction), start <= key else { return nil }
-            if let seen = known(start), !seen.needsCheck { return seen }
+            if let seen = known(start) { return seen }
             return try ClusterView(table, start: start, in: transaction, writes: writes)
         }
         let columnCount = table.layout.columnCount
@@ -89,8 +89,7 @@ final class ClusterView {
                 }
                 guard let last = entry, last.key.count == 10 else { return nil }
                 let start = ClusterTable.start(of: last.key)
-                let seen = known(start)
-                if let seen, !seen.needsCheck { return seen }
+                if let seen = known(start) { return seen }
                 parts.initialize(repeating: nil)
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
@@ -101,8 +100,7 @@ final class ClusterView {
                 guard let keys = parts[0] else {
                     throw TroveError(.corruptFile, "a \(table.layout.typeName) cluster (at \(start)) has no object keys")
                 }
-                if let seen, try seen.check(parts) { return seen }
-                let view = try ClusterView(table, start: start, keys: keys, in: transaction, writes: writes)
+                let view = try ClusterView(table, start: start, keys: keys, owned: [], in: transaction, writes: writes)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     try view.adopt(parts[column + 1], column: column)
                 }
@@ -131,7 +129,7 @@ final class ClusterView {
     /// to the table or changed this cluster since.
     @inline(__always)
     func isCurrent(_ cache: ClusterTable.ClusterCache?) -> Bool {
-        guard transaction.environment.mapStart == mapStart, !needsCheck else { return false }
+        guard transaction.environment.mapStart == mapStart else { return false }
         guard let cache else { return true }
         return cache.writes == writes && cache.clusters[start] == nil
     }
@@ -193,41 +191,35 @@ final class ClusterView {
         return columns[column].column
     }
 
-    /// Points a view kept from an earlier snapshot at its cluster's `parts`
-    /// in this one (the keys, then each column), reloading only the parts
-    /// that moved; false when the parts do not match what the view read
-    /// (it is then not used).
-    func check(_ parts: UnsafeMutableBufferPointer<UnsafeRawBufferPointer?>) throws -> Bool {
-        guard let keysPart = parts[0], keysPart.count == keys.bytes.count else { return false }
-        var moved = false
-        if keysPart.baseAddress != keys.bytes.baseAddress {
-            guard let reloaded = ClusterColumn(keysPart, type: .int) else { return false }
-            keys = reloaded
-            moved = true
-        }
-        for column in 0..<table.layout.columnCount where columns[column].loaded && table.layout.inRecord[column] {
-            let now = parts[column + 1]
-            let before = columns[column].column?.bytes
-            guard now?.count == before?.count else { return false }
-            guard let now, now.baseAddress != before?.baseAddress else { continue }
-            try adopt(now, column: column)
-            moved = true
-        }
-        if moved {
-            // The record steps point at the parts' old places.
-            steps?.deallocate()
-            steps = nil
-            partialSteps?.steps.deallocate()
-            partialSteps = nil
-        }
-        needsCheck = false
-        return true
+    /// The file's page size: a part that starts 16 bytes into a page (past
+    /// the page header) lies in overflow pages of its own.
+    private let pageSize: Int
+
+    /// `bytes` where the view can keep them for as long as the cluster is
+    /// not written: a part in overflow pages stays put (a write elsewhere
+    /// copies B-tree leaves, not the overflow pages they point to), so it is
+    /// read in place; a part small enough to lie inside a leaf (up to about
+    /// 2 KiB: a bool or Int8 column of 500 objects) moves whenever a
+    /// neighbour's write copies the leaf, and its old page may be reused
+    /// once the snapshot is released, so it is copied. A view then stays
+    /// good in later snapshots until its own cluster is written
+    /// (``ClusterViewCache/carry(_:mapStart:in:)``), with nothing to check.
+    private static func settled(
+        _ bytes: UnsafeRawBufferPointer, pageSize: Int, isSealed: Bool, into owned: inout [UnsafeMutableRawBufferPointer]
+    ) -> UnsafeRawBufferPointer {
+        // (An encrypted table's parts are opened into copies already.)
+        guard !isSealed, let base = bytes.baseAddress, UInt(bitPattern: base) % UInt(pageSize) != 16 else { return bytes }
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
+        copy.copyMemory(from: bytes)
+        owned.append(copy)
+        return UnsafeRawBufferPointer(rebasing: copy[0..<bytes.count])
     }
 
     /// Takes a column's stored bytes (nil: the cluster predates it), checked.
-    private func adopt(_ bytes: UnsafeRawBufferPointer?, column: Int) throws {
+    private func adopt(_ stored: UnsafeRawBufferPointer?, column: Int) throws {
         columns[column].loaded = true
-        guard let bytes else { return }
+        guard let stored else { return }
+        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
         let layout = table.layout
         guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == count else {
             throw TroveError(

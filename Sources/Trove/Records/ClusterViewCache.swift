@@ -42,17 +42,11 @@ final class ClusterViewCache {
 
     /// Keeps, for the snapshot after `changes` (what every commit since the
     /// views were read wrote), the views of the clusters those commits did
-    /// not write; false when nothing is kept.
-    ///
-    /// The content of a cluster no commit wrote is the same, but where its
-    /// parts lie is not: a write to a neighbour copies the B-tree leaf that
-    /// holds a small part, and the old page may since hold anything. So when
-    /// the table was written at all, each view kept is checked against the
-    /// new snapshot's parts before it is read (``ClusterView/needsCheck``).
-    /// Parts in overflow pages stay put until their cluster is written,
-    /// which is why the check usually finds nothing to reload. A table no
-    /// commit wrote kept every page: its views are kept as they are.
-    /// The list of starts is brought up to date in `transaction` (the new snapshot).
+    /// not write; false when nothing is kept. Their content is the same, and
+    /// so is where a view reads it: parts in overflow pages stay put until
+    /// their cluster is written, and a view copies the small parts that lie
+    /// inside B-tree leaves (``ClusterView``), which move when a neighbour is
+    /// written. The list of starts is brought up to date in `transaction` (the new snapshot).
     func carry(_ changes: ChangeRecord, mapStart now: UInt, in transaction: Transaction) -> Bool {
         guard !changes.everything, changes.knowsClusters, mapStart.map({ $0 == now }) ?? true else { return false }
         searches = 0
@@ -60,8 +54,6 @@ final class ClusterViewCache {
         guard let written = type.clusters else { return false }
         for start in written { views[start] = nil }
         if let last, written.contains(last.start) { self.last = nil }
-        for view in views.values where !view.isSealed { view.needsCheck = true }
-        if let last, !last.isSealed { last.needsCheck = true }
         // A cluster written may be new, or gone: only those starts can have changed.
         if var list = starts {
             do {

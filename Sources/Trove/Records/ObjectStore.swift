@@ -458,16 +458,16 @@ struct LookupCursor {
             known.writes = writes
             transaction.readCache[store.table.slot] = known
         }
-        // The cached view found, if any (a checked one comes back as the view; a failed check brings a new one).
+        // The cached view found, if any.
         var seen: ClusterView?
         if cache == nil, let starts = try known.startsForLookups(transaction),
-            let (start, _) = ClusterTable.bounds(for: key, in: starts), let cached = known.views[start], !cached.needsCheck
+            let (start, _) = ClusterTable.bounds(for: key, in: starts), let cached = known.views[start]
         {
-            // A cluster this snapshot read (or checked): no search of the file.
+            // A cluster this snapshot (or one before it) read: no search of the file.
             seen = cached
             view = cached
         } else {
-            // One walk over the cluster's parts reads (or checks) them all.
+            // One walk over the cluster's parts reads them all.
             view = try ClusterView.containing(key, store.clusters!, in: transaction, writes: writes, cursor: partsCursor) {
                 start in
                 seen = known.views[start].flatMap { cache?.clusters[start] == nil ? $0 : nil }

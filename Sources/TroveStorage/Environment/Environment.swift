@@ -59,7 +59,7 @@ package final class Environment: @unchecked Sendable {
     let writerLock = WriterLock()
     /// State that layers above keep per environment (Trove's schema catalog).
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
-    let pageSize: Int
+    package let pageSize: Int
     private let state: Locked<State>
     /// Where the memory map starts. Changed only under the map gate held
     /// exclusively (the map moves when it grows); read under it held shared.
