@@ -11,7 +11,7 @@ import TroveStorage
 /// Values of an encrypted table are opened into copies the view owns.
 final class ClusterView {
     let start: UInt64
-    private(set) var keys: ClusterColumn
+    let keys: ClusterColumn
     /// The ``ClusterTable/ClusterCache/writes`` it was loaded at (0 outside a write).
     let writes: Int
     /// Where the map was when the view was read (a remap moves the pages).
@@ -209,6 +209,13 @@ final class ClusterView {
     ) -> UnsafeRawBufferPointer {
         // (An encrypted table's parts are opened into copies already.)
         guard !isSealed, let base = bytes.baseAddress, UInt(bitPattern: base) % UInt(pageSize) != 16 else { return bytes }
+        return copy(bytes, into: &owned)
+    }
+
+    /// A copy of `bytes` the view owns (kept in `owned`, freed with the view).
+    private static func copy(_ bytes: UnsafeRawBufferPointer, into owned: inout [UnsafeMutableRawBufferPointer])
+        -> UnsafeRawBufferPointer
+    {
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
         copy.copyMemory(from: bytes)
         owned.append(copy)
@@ -383,10 +390,7 @@ final class ClusterView {
             try transaction.withValue(in: table.table, key: key) { bytes -> UnsafeRawBufferPointer? in
                 guard let bytes else { return nil }
                 guard table.table.isSealed else { return bytes }
-                let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
-                copy.copyMemory(from: bytes)
-                owned.append(copy)
-                return UnsafeRawBufferPointer(rebasing: copy[0..<bytes.count])
+                return copy(bytes, into: &owned)
             }
         }
     }
