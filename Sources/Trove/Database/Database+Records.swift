@@ -414,16 +414,31 @@ extension Database {
     }
 
     /// Fills the record copies of freshly materialized objects of one table
-    /// in one pass (keys that follow each other are read without a new search).
+    /// in one pass (keys that follow each other are read without a new search),
+    /// into one allocation they share (``RecordBatch``).
     /// Generic so that an array of a subclass is not copied into an `[Object]`.
     func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
             try table.store.withLookupCursor(in: readTransaction()) { lookups in
+                var builder = RecordBatch.Builder()
+                // Where each object's record lies in the batch; empty when it is not stored.
+                var ranges = [Range<Int>](repeating: 0..<0, count: objects.count)
+                var index = 0
                 for object in objects {
                     if let bytes = try lookups.record(object._objectKey) {
-                        object.keepRecord(bytes, layout: table.layout, generation: generation)
+                        let start = builder.append(bytes, expected: objects.count - index)
+                        ranges[index] = start..<builder.count
                     }
+                    index += 1
+                }
+                guard let batch = builder.finish() else { return }
+                index = 0
+                for object in objects {
+                    if !ranges[index].isEmpty {
+                        object.keepRecord(in: batch, at: ranges[index], layout: table.layout, generation: generation)
+                    }
+                    index += 1
                 }
             }
         } catch {

@@ -38,6 +38,9 @@ open class Object: CustomStringConvertible {
     @exclusivity(unchecked) final var _record = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     /// The allocation `_record` views, reused while records fit in it.
     @exclusivity(unchecked) final var _recordStorage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// The batch `_record` lies in instead, when it was read with others
+    /// (``RecordBatch``); nil once the object keeps a record of its own.
+    final var _recordBatch: RecordBatch?
     @exclusivity(unchecked) final var _recordGeneration: UInt64 = .max
     /// How many columns the record copy holds and where its fixed slots start:
     /// found, and the record's structure checked, once when the copy is kept,
@@ -203,9 +206,20 @@ open class Object: CustomStringConvertible {
         unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
         if binding.isTracked { return nil }
-        if _recordGeneration != database.generation {
-            database.loadRecord(into: self, table: binding.table)
-        }
+        // The reload is out of line: a read of a current copy then calls nothing and saves no registers.
+        if _recordGeneration != database.generation { return _reloadedSlot(column: column, of: type) }
+        return _slotInRecord(column: column, of: type)
+    }
+
+    @inline(never)
+    private final func _reloadedSlot(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
+        _database.unsafelyUnwrapped.loadRecord(into: self, table: _binding.unsafelyUnwrapped.table)
+        return _slotInRecord(column: column, of: type)
+    }
+
+    @inline(__always)
+    private final func _slotInRecord(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
+        unowned(unsafe) let binding = _binding.unsafelyUnwrapped
         // `_recordColumns` never exceeds the layout's columns (see `keepRecord`).
         guard column < _recordColumns, let base = _record.baseAddress else { return nil }
         let slot = binding.layout.columnSlots[column]
@@ -269,6 +283,19 @@ open class Object: CustomStringConvertible {
         }
         _record = UnsafeMutableRawBufferPointer(rebasing: _recordStorage[0..<record.count])
         if record.count > 0 { _record.copyMemory(from: record) }
+        _recordBatch = nil
+        _recordColumns = reader.columns
+        _recordHeader = reader.header
+        _recordGeneration = generation
+    }
+
+    /// Keeps the record at `range` of `batch` as this object's copy (the
+    /// batch outlives it as long as the object does not replace it).
+    final func keepRecord(in batch: RecordBatch, at range: Range<Int>, layout: RecordLayout, generation: UInt64) {
+        let record = UnsafeMutableRawBufferPointer(rebasing: batch.bytes[range])
+        let reader = RecordReader(UnsafeRawBufferPointer(record), layout: layout)
+        _record = record
+        _recordBatch = batch
         _recordColumns = reader.columns
         _recordHeader = reader.header
         _recordGeneration = generation

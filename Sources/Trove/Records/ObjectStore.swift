@@ -371,12 +371,20 @@ struct LookupCursor {
     private var view: ClusterView?
     private var previousSlot: Int?
 
+    /// `clustered`'s scratch and whether its transaction writes, apart: a
+    /// read's next key in the last view touches nothing else (binding
+    /// `clustered` copies the store, retains and all, ~700 instructions).
+    private let scratch: RecordScratch?
+    private let inWrite: Bool
+
     fileprivate init(cursor: Cursor, stepping: Bool) {
         self.cursor = cursor
         self.stepping = stepping
         clustered = nil
         partsCursor = nil
         wanted = nil
+        scratch = nil
+        inWrite = false
     }
 
     /// The cluster layout's cursor over its parts (nil: one is opened per search).
@@ -390,6 +398,8 @@ struct LookupCursor {
         clustered = (store, transaction, scratch)
         partsCursor = cursor
         self.wanted = wanted
+        self.scratch = scratch
+        inWrite = transaction is WriteTransaction
     }
 
     @inline(__always)
@@ -419,18 +429,34 @@ struct LookupCursor {
     }
 
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
+        // A read has no changed clusters to look at first: the last view may hold the key.
+        // (Current before its keys: after a remap, a view from before it points at pages no longer mapped.)
+        if !inWrite, let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) {
+            return try record(key, in: view, scratch.unsafelyUnwrapped)
+        }
+        return try searchingClusterRecord(key)
+    }
+
+    /// The record of `key` in `view`, which spans it.
+    @inline(__always)
+    private mutating func record(_ key: UInt64, in view: ClusterView, _ scratch: RecordScratch) throws
+        -> UnsafeRawBufferPointer?
+    {
+        // Keys looked up in order are usually in the next slot.
+        if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
+            previousSlot = previous + 1
+        } else {
+            previousSlot = view.slot(of: key)
+        }
+        return try previousSlot.map { try build(view, $0, scratch) }
+    }
+
+    private mutating func searchingClusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
         if view == nil { view = (transaction.readCacheEntry(store.table.slot) as? ClusterViewCache)?.last }
-        // (Current first: after a remap, a view from before it points at pages no longer mapped.)
         if let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last {
-            // Keys looked up in order are usually in the next slot.
-            if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
-                previousSlot = previous + 1
-            } else {
-                previousSlot = view.slot(of: key)
-            }
-            return try previousSlot.map { try build(view, $0, scratch) }
+            return try record(key, in: view, scratch)
         }
         if let cache, !cache.clusters.isEmpty {
             // The write's changed clusters are read from its cache; the one it changed last without a search.

@@ -63,10 +63,14 @@ package final class Environment: @unchecked Sendable {
     private let state: Locked<State>
     /// Where the memory map starts. Changed only under the map gate held
     /// exclusively (the map moves when it grows); read under it held shared.
-    @exclusivity(unchecked) package private(set) var mapStart: UInt = 0
+    /// (A getter, not the stored field: another module's read of a stored
+    /// class property pays a dynamic exclusivity check, ~70 instructions a
+    /// lookup, whatever the field's attribute says.)
+    package var mapStart: UInt { storedMapStart }
+    @exclusivity(unchecked) private var storedMapStart: UInt = 0
 
     private func noteMapAddress() {
-        mapStart = Environment.mapAddress(of: handle)
+        storedMapStart = Environment.mapAddress(of: handle)
     }
 
     /// ``mapAddress(of:)``, read again when the file was not found: the
@@ -322,7 +326,7 @@ package final class Environment: @unchecked Sendable {
         cipher = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
-        mapStart = Environment.mapAddress(of: env)
+        storedMapStart = Environment.mapAddress(of: env)
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
