@@ -86,6 +86,7 @@ struct CollectionPlace {
             database: database, source: .object(binding),
             predicate: .objectKeys { transaction in
                 var keys: [UInt64] = []
+                keys.reserveCapacity(16)  // (growing from empty to 10 keys reallocated four times)
                 try Database.forEachCollectionEntry(owner: owner, column: column, table: table, transaction) { _, element in
                     if let key = element.int(at: 0) { keys.append(UInt64(bitPattern: key)) }
                 }

@@ -369,14 +369,16 @@ final class ClusterView {
     /// nothing else, such as a scan's aggregate of one property).
     func record(_ slot: Int, only wanted: [Bool], into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
         let layout = table.layout
+        // (Steps exist only for wanted columns the cluster has: then no column needs checking.)
+        if let partial = partialSteps, partial.wanted == wanted {
+            return buildRecord(slot, steps: partial.steps, layout: layout, into: scratch)
+        }
         for column in wanted.indices where wanted[column] && layout.inRecord[column] {
             // A property the cluster predates needs its default: the whole record.
             if try self.column(column) == nil { return try record(slot, into: scratch) }
         }
-        if partialSteps?.wanted != wanted {
-            partialSteps?.steps.deallocate()
-            partialSteps = (wanted, makeSteps(layout) { wanted[$0] })
-        }
+        partialSteps?.steps.deallocate()
+        partialSteps = (wanted, makeSteps(layout) { wanted[$0] })
         return buildRecord(slot, steps: partialSteps.unsafelyUnwrapped.steps, layout: layout, into: scratch)
     }
 

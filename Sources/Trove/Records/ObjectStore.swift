@@ -376,6 +376,8 @@ struct LookupCursor {
     /// `clustered` copies the store, retains and all, ~700 instructions).
     private let scratch: RecordScratch?
     private let inWrite: Bool
+    /// A read's cache of the clusters its snapshot read, once a search found it.
+    private var readViews: ClusterViewCache?
 
     fileprivate init(cursor: Cursor, stepping: Bool) {
         self.cursor = cursor
@@ -429,10 +431,21 @@ struct LookupCursor {
     }
 
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
-        // A read has no changed clusters to look at first: the last view may hold the key.
-        // (Current before its keys: after a remap, a view from before it points at pages no longer mapped.)
-        if !inWrite, let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) {
-            return try record(key, in: view, scratch.unsafelyUnwrapped)
+        if !inWrite {
+            // A read has no changed clusters to look at first: the last view may hold the key.
+            // (Current before its keys: after a remap, a view from before it points at pages no longer mapped.)
+            if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) {
+                return try record(key, in: view, scratch.unsafelyUnwrapped)
+            }
+            // Or another cluster this snapshot read, found in memory. Nothing
+            // writes during a read, and the map stays put while lookups run.
+            if let known = readViews, let starts = known.starts, let (start, _) = ClusterTable.bounds(for: key, in: starts),
+                let cached = known.views[start]
+            {
+                view = cached
+                known.last = cached
+                return try record(key, in: cached, scratch.unsafelyUnwrapped)
+            }
         }
         return try searchingClusterRecord(key)
     }
@@ -500,6 +513,7 @@ struct LookupCursor {
                 return seen
             }
         }
+        if !inWrite { readViews = known }
         guard let view else { return nil }
         if view === seen { known.last = view } else { known.remember(view) }
         previousSlot = view.slot(of: key)
