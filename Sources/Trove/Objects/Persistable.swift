@@ -216,7 +216,7 @@ extension Database {
                 }
                 let record = RecordReader(bytes, layout: binding.table.layout)
                 if let fields = binding.fields {
-                    values.append(fields.make(type) { record.value(at: binding.columns[$0]) })
+                    values.append(fields.make(type, from: record, columns: binding.columns))
                 } else {
                     values.append(try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
                 }
