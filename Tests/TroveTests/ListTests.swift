@@ -134,6 +134,51 @@ final class Album: Object {
         expectValid(db)
     }
 
+    @Test("aggregates over a long list read each object's value where it is stored, repeats and nils as the list holds them")
+    func aggregatesOverALongList() throws {
+        let db = try makeDatabase()
+        let list = Playlist()
+        list.name = "long"
+        var random = SystemRandomNumberGenerator()
+        // Thousands of songs (many clusters in the default layout), listed out of order with repeats.
+        let songs = (0..<3_000).map { index -> Song in
+            let made = song("s\(index)", Int.random(in: -500...5_000, using: &random))
+            made.plays = index % 4 == 0 ? nil : Int.random(in: 0...99, using: &random)
+            return made
+        }
+        let order = (0..<4_000).map { _ in Int.random(in: 0..<songs.count, using: &random) }
+        try db.write {
+            for made in songs { try db.add(made) }
+            for index in order { list.songs.append(songs[index]) }
+        }
+        func expectAggregates(_ listed: [Song], sourceLocation: SourceLocation = #_sourceLocation) {
+            let seconds = listed.map(\.seconds)
+            #expect(list.songs.sum(of: \.seconds) == seconds.reduce(0, +), sourceLocation: sourceLocation)
+            #expect(list.songs.sum(of: \.plays) == listed.compactMap(\.plays).reduce(0, +), sourceLocation: sourceLocation)
+            #expect(list.songs.min(of: \.seconds) == seconds.min(), sourceLocation: sourceLocation)
+            #expect(list.songs.max(of: \.title) == listed.map(\.title).max(), sourceLocation: sourceLocation)
+            #expect(list.songs.max(of: \.plays) == listed.compactMap(\.plays).max(), sourceLocation: sourceLocation)
+            let average = list.songs.average(of: \.seconds) ?? .nan
+            let expected = Double(seconds.reduce(0, +)) / Double(seconds.count)
+            #expect(abs(average - expected) < 1e-9, sourceLocation: sourceLocation)
+        }
+        let listed = order.map { songs[$0] }
+        expectAggregates(listed)
+        // Inside a write, with changes the write has not committed.
+        try db.write {
+            songs[order[0]].seconds += 1_000_000
+            songs[order[1]].plays = nil
+            expectAggregates(order.map { songs[$0] })
+        }
+        expectAggregates(order.map { songs[$0] })
+        // Another handle's commit, seen after a refresh.
+        let other = try Database(configuration: db.configuration)
+        try other.write { for song in try other.objects(Song.self).filter("seconds < 0") { song.seconds = 0 } }
+        db.refresh()
+        expectAggregates(order.map { songs[$0] })
+        #expect(list.songs.min(of: \.seconds) == 0)
+    }
+
     @Test func deletingAnObjectRemovesEveryOccurrenceFromEveryList() throws {
         let db = try makeDatabase()
         let gone = song("gone")

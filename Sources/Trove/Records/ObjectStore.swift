@@ -432,44 +432,61 @@ struct LookupCursor {
 
     private mutating func clusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         if !inWrite {
-            // A read has no changed clusters to look at first: the last view may hold the key.
-            // (Current before its keys: after a remap, a view from before it points at pages no longer mapped.)
-            if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) {
-                return try record(key, in: view, scratch.unsafelyUnwrapped)
-            }
-            // Or another cluster this snapshot read, found in memory. Nothing
-            // writes during a read, and the map stays put while lookups run.
-            if let known = readViews, let starts = known.starts, let (start, _) = ClusterTable.bounds(for: key, in: starts),
-                let cached = known.views[start]
-            {
-                view = cached
-                known.last = cached
-                return try record(key, in: cached, scratch.unsafelyUnwrapped)
-            }
+            guard let view = try readView(spanning: key), let slot = slot(of: key, in: view) else { return nil }
+            return try build(view, slot, scratch.unsafelyUnwrapped)
         }
         return try searchingClusterRecord(key)
     }
 
-    /// The record of `key` in `view`, which spans it.
+    /// Whether ``slot(of:column:)`` can be used: the cluster layout, outside a write.
+    var readsColumnsInPlace: Bool { scratch != nil && !inWrite }
+
+    /// Where `key`'s value of `column` lies, read in place: its cluster's
+    /// column (nil when the cluster predates the property, which then reads
+    /// as its default) and the key's slot; nil when the key is not stored.
+    /// Only where ``readsColumnsInPlace``: no record is built (aggregates over listed keys).
+    mutating func slot(of key: UInt64, column: Int) throws -> (column: ClusterColumn?, slot: Int)? {
+        guard let view = try readView(spanning: key), let slot = slot(of: key, in: view) else { return nil }
+        return (try view.column(column), slot)
+    }
+
+    /// A read's view of the cluster that would hold `key`; nil when none does.
     @inline(__always)
-    private mutating func record(_ key: UInt64, in view: ClusterView, _ scratch: RecordScratch) throws
-        -> UnsafeRawBufferPointer?
-    {
+    private mutating func readView(spanning key: UInt64) throws -> ClusterView? {
+        // A read has no changed clusters to look at first: the last view may hold the key.
+        // (Current before its keys: after a remap, a view from before it points at pages no longer mapped.)
+        if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) { return view }
+        // Or another cluster this snapshot read, found in memory. Nothing
+        // writes during a read, and the map stays put while lookups run.
+        if let known = readViews, let starts = known.starts, let (start, _) = ClusterTable.bounds(for: key, in: starts),
+            let cached = known.views[start]
+        {
+            view = cached
+            known.last = cached
+            return cached
+        }
+        let (store, transaction, _) = clustered!
+        if let view = lastView(spanning: key, cache: nil, store, transaction) { return view }
+        return try searchView(for: key, cache: nil, store, transaction)
+    }
+
+    /// The slot of `key` in `view`, which spans it; nil when it is not stored.
+    @inline(__always)
+    private mutating func slot(of key: UInt64, in view: ClusterView) -> Int? {
         // Keys looked up in order are usually in the next slot.
         if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
             previousSlot = previous + 1
         } else {
             previousSlot = view.slot(of: key)
         }
-        return try previousSlot.map { try build(view, $0, scratch) }
+        return previousSlot
     }
 
     private mutating func searchingClusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
-        if view == nil { view = (transaction.readCacheEntry(store.table.slot) as? ClusterViewCache)?.last }
-        if let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last {
-            return try record(key, in: view, scratch)
+        if let view = lastView(spanning: key, cache: cache, store, transaction) {
+            return try slot(of: key, in: view).map { try build(view, $0, scratch) }
         }
         if let cache, !cache.clusters.isEmpty {
             // The write's changed clusters are read from its cache; the one it changed last without a search.
@@ -486,6 +503,24 @@ struct LookupCursor {
                 return cluster.record(slot, store.layout, into: scratch)
             }
         }
+        guard let view = try searchView(for: key, cache: cache, store, transaction) else { return nil }
+        previousSlot = view.slot(of: key)
+        return try previousSlot.map { try build(view, $0, scratch) }
+    }
+
+    /// The last view (this cursor's, else the snapshot's) when it is current and spans `key`.
+    private mutating func lastView(
+        spanning key: UInt64, cache: ClusterTable.ClusterCache?, _ store: ObjectStore, _ transaction: Transaction
+    ) -> ClusterView? {
+        if view == nil { view = (transaction.readCacheEntry(store.table.slot) as? ClusterViewCache)?.last }
+        guard let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last else { return nil }
+        return view
+    }
+
+    /// The view of the stored cluster that would hold `key`, from the snapshot's views or read from the file.
+    private mutating func searchView(
+        for key: UInt64, cache: ClusterTable.ClusterCache?, _ store: ObjectStore, _ transaction: Transaction
+    ) throws -> ClusterView? {
         let writes = cache?.writes ?? 0
         let known: ClusterViewCache
         if let cached = transaction.readCacheEntry(store.table.slot) as? ClusterViewCache, cached.writes == writes,
@@ -516,7 +551,6 @@ struct LookupCursor {
         if !inWrite { readViews = known }
         guard let view else { return nil }
         if view === seen { known.last = view } else { known.remember(view) }
-        previousSlot = view.slot(of: key)
-        return try previousSlot.map { try build(view, $0, scratch) }
+        return view
     }
 }

@@ -297,7 +297,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// `column`. Order does not matter to an aggregate: when a count or an
     /// iteration already found the matches and they are a small part of the
     /// table, their records are read by key; otherwise in one pass.
-    func forEachMatchingRecord(aggregating column: Int, _ visit: (RecordReader) -> Void) {
+    func forEachMatchingRecord(aggregating column: Int, _ visit: (AggregatedValue) -> Void) {
         precondition(
             table.layout.inRecord[column],
             "Trove: \(table.name).\(table.schema.properties[column].name) is a collection; aggregate its elements through the collection"
@@ -306,11 +306,20 @@ public struct Results<Element>: RandomAccessCollection {
         let transaction = database.readTransaction()
         do {
             if case .objectKeys(let members) = predicate {
-                // A list's objects (or an earlier step's): read by key, as listed.
-                try QueryPlanner.forEachRecord(of: members(transaction), table: table, reading: [column], in: transaction) {
-                    _, reader in
-                    visit(reader)
-                    return true
+                // A list's objects (or an earlier step's): read by key, as listed, each
+                // value in place in its cluster's column when it can be.
+                let keys = try members(transaction)
+                guard !keys.isEmpty else { return }
+                let fallback = table.layout.fallbacks[column]
+                try table.store.withLookupCursor(in: transaction, stepping: false, reading: [column]) { lookups in
+                    for key in keys {
+                        if lookups.readsColumnsInPlace {
+                            guard let (stored, slot) = try lookups.slot(of: key, column: column) else { continue }
+                            visit(.slot(stored, slot, fallback: fallback))
+                        } else if let bytes = try lookups.record(key) {
+                            visit(.record(RecordReader(bytes, layout: table.layout)))
+                        }
+                    }
                 }
                 return
             }
@@ -319,13 +328,13 @@ public struct Results<Element>: RandomAccessCollection {
                 try keys.count * 4 <= table.store.count(in: transaction)
             {
                 try QueryPlanner.forEachRecord(of: keys.array, table: table, in: transaction) { _, reader in
-                    visit(reader)
+                    visit(.record(reader))
                     return true
                 }
                 return
             }
             try QueryPlanner.forEachMatch(table: table, predicate: predicate, reading: [column], in: transaction) {
-                _, reader in visit(reader)
+                _, reader in visit(.record(reader))
             }
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
