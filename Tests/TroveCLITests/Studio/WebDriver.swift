@@ -38,28 +38,36 @@ final class WebDriver: @unchecked Sendable {
                 "the browser tests need Chromium and chromedriver: `make deps-browser` installs them (apt: chromium chromium-driver)"
             )
         }
-        port = UInt16.random(in: 20_000...60_000)
-        driver = Process()
-        driver.executableURL = URL(fileURLWithPath: chromedriver)
-        driver.arguments = ["--port=\(port)"]
-        driver.standardOutput = FileHandle.nullDevice
-        driver.standardError = FileHandle.nullDevice
-        try driver.run()
-        // Ready when /status says so.
-        var ready = false
-        for _ in 0..<100 {
-            if let status = try? PlainHTTP.request(port: port, "GET", "/status"),
-                (status.json["value"] as? [String: Any])?["ready"] as? Bool == true
-            {
-                ready = true
-                break
+        // A random port can be taken (another test's server, or chromedriver's own
+        // from a parallel suite), and a loaded machine starts it slowly: a few tries, 30 s each.
+        var started: (Process, UInt16)?
+        var tried: [UInt16] = []
+        for _ in 0..<3 where started == nil {
+            let port = UInt16.random(in: 20_000...60_000)
+            tried.append(port)
+            let driver = Process()
+            driver.executableURL = URL(fileURLWithPath: chromedriver)
+            driver.arguments = ["--port=\(port)"]
+            driver.standardOutput = FileHandle.nullDevice
+            driver.standardError = FileHandle.nullDevice
+            try driver.run()
+            // Ready when /status says so; a driver that exited (its port taken) is not waited for.
+            for _ in 0..<300 where driver.isRunning {
+                if let status = try? PlainHTTP.request(port: port, "GET", "/status"),
+                    (status.json["value"] as? [String: Any])?["ready"] as? Bool == true
+                {
+                    started = (driver, port)
+                    break
+                }
+                usleep(100_000)
             }
-            usleep(100_000)
+            if started == nil, driver.isRunning { driver.terminate() }
         }
-        guard ready else {
-            driver.terminate()
-            throw StudioFailure("chromedriver did not start on port \(port)")
+        guard let (driver, port) = started else {
+            throw StudioFailure("chromedriver did not start on port \(tried.map(String.init).joined(separator: ", "))")
         }
+        self.driver = driver
+        self.port = port
         let capabilities: [String: Any] = [
             "capabilities": [
                 "alwaysMatch": [
@@ -74,11 +82,11 @@ final class WebDriver: @unchecked Sendable {
                 ]
             ]
         ]
-        let started = try PlainHTTP.request(
+        let reply = try PlainHTTP.request(
             port: port, "POST", "/session", body: try JSONSerialization.data(withJSONObject: capabilities))
-        guard let id = (started.json["value"] as? [String: Any])?["sessionId"] as? String else {
+        guard let id = (reply.json["value"] as? [String: Any])?["sessionId"] as? String else {
             driver.terminate()
-            throw StudioFailure("chromedriver could not start Chromium: \(started.text)")
+            throw StudioFailure("chromedriver could not start Chromium: \(reply.text)")
         }
         session = id
     }
