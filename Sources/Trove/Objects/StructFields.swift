@@ -53,8 +53,8 @@ final class StructFields: @unchecked Sendable {
     }
 
     /// A value read from a stored record (`columns`: each property's column):
-    /// fields with a ``Field/load`` read their slots as their Swift type,
-    /// without a ``StoredValue`` (W3's struct scan: 145M → 111M instructions
+    /// fields with a ``Field/direct`` read their slots as their Swift type,
+    /// without a ``StoredValue`` (W3's struct scan: 145M → 106M instructions
     /// at `--divide 10`); the others, nils and columns the record predates
     /// go through the stored value.
     @inline(__always)
@@ -72,14 +72,12 @@ final class StructFields: @unchecked Sendable {
             for index in fields.indices {
                 let column = columns[fields[index].property]
                 if let direct = fields[index].direct, column < record.columns, types[column] == fields[index].type,
-                    !record.isNull(column),
-                    Self.load(
-                        direct, into: base + fields[index].offset, from: record.bytes,
-                        slot: record.header + record.layout.slotOffsets[column])
+                    !record.isNull(column)
                 {
-                    continue
+                    Self.load(direct, into: base + fields[index].offset, from: record, column: column)
+                } else {
+                    fields[index].initialize(base, record.value(at: column))
                 }
-                fields[index].initialize(base, record.value(at: column))
             }
         }
     }
@@ -183,42 +181,30 @@ final class StructFields: @unchecked Sendable {
 
     enum Direct { case int, int64, int32, int16, int8, bool, double, float, string, data }
 
-    /// Initializes `field` from the record's slot at `slot`; false, with
-    /// nothing initialized, when a string or data slot points past the
-    /// record (the general path then reports the damage).
+    /// Initializes `field` from `column`'s slot in the record (stored, not nil, of the field's type).
     @inline(__always)
-    private static func load(
-        _ direct: Direct, into field: UnsafeMutableRawPointer, from record: UnsafeRawBufferPointer, slot: Int
-    )
-        -> Bool
-    {
-        func bits64() -> UInt64 { UInt64(littleEndian: record.loadUnaligned(fromByteOffset: slot, as: UInt64.self)) }
-        func bits32(_ at: Int) -> UInt32 { UInt32(littleEndian: record.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
-        func heap() -> UnsafeRawBufferPointer? {
-            let start = Int(bits32(slot))
-            let count = Int(bits32(slot + 4))
-            guard start + count <= record.count else { return nil }
-            return UnsafeRawBufferPointer(rebasing: record[start..<start + count])
-        }
+    private static func load(_ direct: Direct, into field: UnsafeMutableRawPointer, from record: RecordReader, column: Int) {
+        let bytes = record.bytes
+        let slot = record.header + record.layout.slotOffsets[column]
+        func bits64() -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt64.self)) }
+        func bits32() -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self)) }
         switch direct {
         case .int: field.initializeMemory(as: Int.self, to: Int(Int64(bitPattern: bits64())))
         case .int64: field.initializeMemory(as: Int64.self, to: Int64(bitPattern: bits64()))
-        case .int32: field.initializeMemory(as: Int32.self, to: Int32(bitPattern: bits32(slot)))
+        case .int32: field.initializeMemory(as: Int32.self, to: Int32(bitPattern: bits32()))
         case .int16:
-            let bits = UInt16(littleEndian: record.loadUnaligned(fromByteOffset: slot, as: UInt16.self))
+            let bits = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt16.self))
             field.initializeMemory(as: Int16.self, to: Int16(bitPattern: bits))
-        case .int8: field.initializeMemory(as: Int8.self, to: Int8(bitPattern: record[slot]))
-        case .bool: field.initializeMemory(as: Bool.self, to: record[slot] != 0)
+        case .int8: field.initializeMemory(as: Int8.self, to: Int8(bitPattern: bytes[slot]))
+        case .bool: field.initializeMemory(as: Bool.self, to: bytes[slot] != 0)
         case .double: field.initializeMemory(as: Double.self, to: Double(bitPattern: bits64()))
-        case .float: field.initializeMemory(as: Float.self, to: Float(bitPattern: bits32(slot)))
+        case .float: field.initializeMemory(as: Float.self, to: Float(bitPattern: bits32()))
+        // (A slot pointing past the record traps in `heapBytes`, as the general read does.)
         case .string:
-            guard let bytes = heap() else { return false }
-            field.initializeMemory(as: String.self, to: String(decoding: bytes, as: UTF8.self))
-        case .data:
-            guard let bytes = heap() else { return false }
-            field.initializeMemory(as: Data.self, to: Data(bytes))
+            let text = record.heapBytes(at: column).unsafelyUnwrapped
+            field.initializeMemory(as: String.self, to: String(decoding: text, as: UTF8.self))
+        case .data: field.initializeMemory(as: Data.self, to: Data(record.heapBytes(at: column).unsafelyUnwrapped))
         }
-        return true
     }
 
     /// Variant 0 and 1: a value no default would hold (nil in the second for

@@ -191,11 +191,11 @@ enum QueryPlanner {
     /// Calls `visit` with the record of each of `keys` that exists, in the
     /// order given, until it returns false.
     static func forEachRecord(
-        of keys: [UInt64], table: TableInfo, reading: [Int]? = nil, in transaction: Transaction,
+        of keys: [UInt64], table: TableInfo, in transaction: Transaction,
         _ visit: (UInt64, RecordReader) throws -> Bool
     ) throws {
         guard !keys.isEmpty else { return }
-        try table.store.withLookupCursor(in: transaction, stepping: false, reading: reading) { lookups in
+        try table.store.withLookupCursor(in: transaction, stepping: false) { lookups in
             for key in keys {
                 guard let bytes = try lookups.record(key) else { continue }
                 var reader = RecordReader(bytes, layout: table.layout)

@@ -34,9 +34,9 @@ final class RecordBatch {
         mutating func append(_ record: UnsafeRawBufferPointer, expected: Int) -> Int {
             let start = count
             if count + record.count > storage.count {
-                let wanted = Swift.max(count + record.count, count + record.count * Swift.max(expected, 1) * 5 / 4, 256)
+                let wanted = count + record.count * Swift.max(expected, 1) * 5 / 4
                 let grown = UnsafeMutableRawBufferPointer.allocate(
-                    byteCount: Swift.max(wanted, storage.count * 2), alignment: 8)
+                    byteCount: Swift.max(wanted, storage.count * 2, 256), alignment: 8)
                 if count > 0 { grown.copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[0..<count])) }
                 storage.deallocate()
                 storage = grown

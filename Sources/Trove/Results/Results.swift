@@ -312,13 +312,15 @@ public struct Results<Element>: RandomAccessCollection {
                 guard !keys.isEmpty else { return }
                 let fallback = table.layout.fallbacks[column]
                 try table.store.withLookupCursor(in: transaction, stepping: false, reading: [column]) { lookups in
-                    for key in keys {
-                        if lookups.readsColumnsInPlace {
-                            guard let (stored, slot) = try lookups.slot(of: key, column: column) else { continue }
-                            visit(.slot(stored, slot, fallback: fallback))
-                        } else if let bytes = try lookups.record(key) {
-                            visit(.record(RecordReader(bytes, layout: table.layout)))
+                    guard lookups.readsColumnsInPlace else {
+                        for key in keys {
+                            if let bytes = try lookups.record(key) { visit(.record(RecordReader(bytes, layout: table.layout))) }
                         }
+                        return
+                    }
+                    for key in keys {
+                        guard let (stored, slot) = try lookups.slot(of: key, column: column) else { continue }
+                        visit(.slot(stored, slot, fallback: fallback))
                     }
                 }
                 return
