@@ -64,16 +64,20 @@ demo: deps
 	$(SWIFT) build --product Chat
 	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/chat.trove
 
-# Test files of earlier runs (each test writes to a fresh folder in these).
-TEST_SCRATCH := $(addprefix $(or $(TMPDIR),/tmp)/,trove-tests trove-cli-tests trove-crash-tests trove-storage-tests)
+# Every run of the suite writes under a temporary directory of its own (TMPDIR
+# for the test processes), removed when the run passes, so two checkouts can
+# test on one machine at once.
+TEST_TMP_PARENT := $(or $(TMPDIR),/tmp)
 
 test: deps deps-browser
 	$(SWIFT) build --build-tests
-	rm -rf $(TEST_SCRATCH)
-	$(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; exit $${PIPESTATUS[0]}
-	@echo "The suite again with types stored as one record per object (TROVE_LAYOUT=records: Configuration.storageLayout = .records; column clusters are the default, issue 18)."
-	rm -rf $(TEST_SCRATCH)
-	TROVE_LAYOUT=records $(SWIFT) test --skip-build > .build/test-output-records.txt 2>&1 || (tail -n 60 .build/test-output-records.txt; exit 1)
+	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
+		TMPDIR=$$scratch $(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; status=$${PIPESTATUS[0]}; \
+		[ $$status -ne 0 ] || rm -rf "$$scratch"; exit $$status
+	@echo "The suite again with types stored as one record per object (TROVE_LAYOUT=records: Configuration.storageLayout = .records; column clusters are the default)."
+	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
+		{ TMPDIR=$$scratch TROVE_LAYOUT=records $(SWIFT) test --skip-build > .build/test-output-records.txt 2>&1 || (tail -n 60 .build/test-output-records.txt; exit 1); } && \
+		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-records.txt | tail -n 1
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt

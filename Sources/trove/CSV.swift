@@ -15,8 +15,19 @@ enum CSV {
         /// Line breaks it takes (inside quoted fields and at its end).
         var lineBreaks: Int
 
+        /// The first field (counted from 1) whose bytes are not valid UTF-8:
+        /// its text holds U+FFFD in their place, and the record is refused.
+        var invalidUTF8Field: Int?
+
         /// A blank line.
         var isBlank: Bool { fields.count == 1 && fields[0].text.isEmpty && !fields[0].isQuoted }
+    }
+
+    /// The text of a field's bytes; notes the field when they are not UTF-8.
+    private static func text(_ bytes: some Collection<UInt8>, field: Int, invalid: inout Int?) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        if invalid == nil { invalid = field }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The record at the start of `bytes`, or nil when there is none: no
@@ -28,6 +39,7 @@ enum CSV {
         var fields: [Field] = []
         var position = 0
         var lineBreaks = 0
+        var invalid: Int?
         while true {
             if position < bytes.count, bytes[position] == quote {
                 position += 1
@@ -68,7 +80,7 @@ enum CSV {
                     position += 1
                 }
                 text += bytes[rest..<position]
-                fields.append(Field(text: String(decoding: text, as: UTF8.self), isQuoted: true))
+                fields.append(Field(text: CSV.text(text, field: fields.count + 1, invalid: &invalid), isQuoted: true))
             } else {
                 let start = position
                 while position < bytes.count, bytes[position] != comma, bytes[position] != newline,
@@ -78,11 +90,13 @@ enum CSV {
                 }
                 fields.append(
                     Field(
-                        text: String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self),
+                        text: CSV.text(
+                            UnsafeBufferPointer(rebasing: bytes[start..<position]), field: fields.count + 1, invalid: &invalid),
                         isQuoted: false))
             }
             guard position < bytes.count else {
-                return isComplete ? Record(fields: fields, length: position, lineBreaks: lineBreaks) : nil
+                return isComplete
+                    ? Record(fields: fields, length: position, lineBreaks: lineBreaks, invalidUTF8Field: invalid) : nil
             }
             let separator = bytes[position]
             position += 1
@@ -91,7 +105,7 @@ enum CSV {
                 if position == bytes.count, !isComplete { return nil }  // a \n may follow
                 if position < bytes.count, bytes[position] == newline { position += 1 }
             }
-            return Record(fields: fields, length: position, lineBreaks: lineBreaks + 1)
+            return Record(fields: fields, length: position, lineBreaks: lineBreaks + 1, invalidUTF8Field: invalid)
         }
     }
 }

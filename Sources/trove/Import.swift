@@ -205,7 +205,19 @@ enum Import {
             }
         }
         guard let header = try nextRecord() else { return }
+        let headerLine = input.line
         input.consume(header.length, lineBreaks: header.lineBreaks)
+        if let column = header.invalidUTF8Field {
+            throw TroveError(.invalidValue, "the CSV header (line \(headerLine)) is not valid UTF-8 in column \(column)")
+        }
+        var columns: [String: Int] = [:]
+        for (index, name) in header.fields.enumerated() {
+            if let first = columns.updateValue(index + 1, forKey: name.text) {
+                throw TroveError(
+                    .invalidProperty,
+                    "the CSV header (line \(headerLine)) names '\(name.text)' twice, in columns \(first) and \(index + 1)")
+            }
+        }
         let fields = try header.fields.map { name -> PortableText.Field? in
             if let index = layout.fieldsByName[name.text] { return layout.fields[index] }
             if layout.computed.contains(name.text) { return nil }
@@ -217,6 +229,9 @@ enum Import {
             input.consume(record.length, lineBreaks: record.lineBreaks)
             if record.isBlank { continue }
             try session.row(line: line, input: input) {
+                if let column = record.invalidUTF8Field {
+                    throw TroveError(.invalidValue, "field \(column) is not valid UTF-8")
+                }
                 guard record.fields.count == fields.count else {
                     throw TroveError(.invalidValue, "\(record.fields.count) fields, the header has \(fields.count)")
                 }

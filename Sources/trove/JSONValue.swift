@@ -29,12 +29,16 @@ enum JSONValue {
     /// Parses one whole JSON value from `text` (surrounding white space allowed).
     static func parse(_ text: String) throws -> JSONValue {
         var text = text
-        return try text.withUTF8 { bytes in
-            var parser = JSONParser(bytes, isComplete: true)
-            let value = try parser.value()
-            try parser.expectEnd()
-            return value
-        }
+        return try text.withUTF8 { try parse($0) }
+    }
+
+    /// Parses one whole JSON value from UTF-8 bytes; a string that is not
+    /// valid UTF-8 is an error, not repaired.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        var parser = JSONParser(bytes, isComplete: true)
+        let value = try parser.value()
+        try parser.expectEnd()
+        return value
     }
 }
 
@@ -101,13 +105,20 @@ struct JSONParser {
             guard depth < Self.maximumDepth else { throw error("values nest more than \(Self.maximumDepth) deep") }
             position += 1
             var members: [JSONMember] = []
+            var names: Set<String> = []  // the names, once there are many to look through
             if try peek() == UInt8(ascii: "}") {
                 position += 1
                 return .object(members)
             }
             while true {
                 guard try peek() == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+                let keyStart = position
                 let key = try string()
+                if members.count < 16 ? members.contains(where: { $0.key == key }) : !names.insert(key).inserted {
+                    position = keyStart
+                    throw error("the member name \"\(key)\" appears twice in an object")
+                }
+                if members.count == 15 { names = Set(members.map(\.key) + [key]) }
                 guard try peek() == UInt8(ascii: ":") else { throw error("expected ':' after a member name") }
                 position += 1
                 members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
@@ -218,7 +229,8 @@ struct JSONParser {
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                else { throw invalidUTF8(from: start) }
                 position += 1
                 return text
             }
@@ -231,7 +243,9 @@ struct JSONParser {
             let byte = bytes[position]
             position += 1
             switch byte {
-            case UInt8(ascii: "\""): return String(decoding: decoded, as: UTF8.self)
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: decoded, as: UTF8.self) else { throw invalidUTF8(from: start) }
+                return text
             case UInt8(ascii: "\\"):
                 guard position < bytes.count else { break }
                 let escape = bytes[position]
@@ -294,6 +308,26 @@ struct JSONParser {
             position += 1
         }
         return value
+    }
+
+    /// Invalid UTF-8 in the string starting at `start`, at its first bad byte.
+    private func invalidUTF8(from start: Int) -> JSONError {
+        var offset = start
+        var iterator = UnsafeBufferPointer(rebasing: bytes[start..<position]).makeIterator()
+        var decoder = UTF8()
+        var scalarStart = start
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                scalarStart += UTF8.width(scalar)
+            case .emptyInput:
+                break decoding
+            case .error:
+                offset = scalarStart
+                break decoding
+            }
+        }
+        return JSONError(message: "a string holds bytes that are not valid UTF-8", offset: offset)
     }
 
     private func error(_ message: String) -> JSONError {

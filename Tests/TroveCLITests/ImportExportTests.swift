@@ -324,6 +324,49 @@ struct ImportExportTests {
         #expect(try Database(fileURL: target).objects(Gadget.self).isEmpty)
     }
 
+    @Test("invalid UTF-8 in a string, a name twice in a JSON object and a CSV column named twice are refused with their line")
+    func malformedTextIsRefusedNotRepaired() throws {
+        let folder = try directory()
+        let target = folder.appendingPathComponent("target.trove")
+        try emptyFile(target)
+        let bad: [UInt8] = [0xC3, 0x28]  // a lead byte whose continuation is missing
+        func write(_ parts: [[UInt8]], _ name: String) throws -> String {
+            let path = folder.appendingPathComponent(name).path
+            try Data(parts.joined()).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let good = Array(#"{"id": 1, "name": "fine"}"#.utf8) + [0x0A]
+        let jsonl = try write([good, Array(#"{"id": 2, "name": "caf"#.utf8), bad, Array("\"}\n".utf8)], "utf8.jsonl")
+        let json = try write(
+            [
+                Array("[\n".utf8), good.dropLast() + Array(",\n".utf8), Array(#"{"id": 2, "memo": ""#.utf8), bad,
+                Array("\"}\n]".utf8),
+            ],
+            "utf8.json")
+        let csv = try write([Array("id,name\n1,fine\n2,caf".utf8), bad, Array("\n".utf8)], "utf8.csv")
+        for (file, line) in [(jsonl, 2), (json, 3), (csv, 3)] {
+            let result = try trove("import", target.path, "--type", "Gadget", file)
+            #expect(result.status == 1, "\(file)")
+            #expect(result.err.contains("line \(line)"), "\(result.err)")
+            #expect(result.err.contains("not valid UTF-8"), "\(result.err)")
+            #expect(try Database(fileURL: target).objects(Gadget.self).isEmpty, "\(file)")
+        }
+        // A name given twice: refused, neither value taken.
+        let twice = try write([good, Array(#"{"id": 2, "name": "a", "name": "b"}"#.utf8)], "twice.jsonl")
+        let duplicate = try trove("import", target.path, "--type", "Gadget", twice)
+        #expect(duplicate.status == 1)
+        #expect(duplicate.err.contains("line 2"), "\(duplicate.err)")
+        #expect(duplicate.err.contains("\"name\" appears twice"), "\(duplicate.err)")
+        let many = (1...40).map { #""k\#($0)": \#($0)"# }.joined(separator: ", ")
+        let wide = try write([Array("{\(many), \"k7\": 0}\n".utf8)], "wide.jsonl")
+        #expect(try trove("import", target.path, "--type", "Gadget", wide).err.contains("\"k7\" appears twice"))
+        let header = try write([Array("id,name,name\n1,a,b\n".utf8)], "twice.csv")
+        let columns = try trove("import", target.path, "--type", "Gadget", header)
+        #expect(columns.status == 1)
+        #expect(columns.err.contains("names 'name' twice, in columns 2 and 3"), "\(columns.err)")
+        #expect(try Database(fileURL: target).objects(Gadget.self).isEmpty)
+    }
+
     @Test("--batch N commits every N rows: the batches before a bad row stay, nothing after it is written")
     func batches() throws {
         let folder = try directory()

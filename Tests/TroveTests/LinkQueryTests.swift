@@ -3,6 +3,11 @@ import Testing
 
 @testable import Trove
 
+final class Keepsake: Object {
+    @Persisted var label = ""
+    @Persisted var item: Mixed = .none
+}
+
 /// Queries and sorts whose key paths go through links, lists, sets and inverse links.
 @Suite struct LinkQueryTests {
     private func makeOwners() throws -> Database {
@@ -24,6 +29,35 @@ import Testing
         #expect(try db.objects(Chore.self).filter("owner.pet.name BEGINSWITH[c] 'r' AND done == false").count == 2)
         #expect(try db.objects(Owner.self).filter("pet.name == nil").isEmpty)  // a nil link matches nothing
         #expect(try db.objects(Owner.self).filter("pet == nil").map(\.name) == ["Cy"])
+    }
+
+    @Test("an object argument finds the mixed values that hold it, and the links to it; a wrong or unstored object is refused")
+    func anObjectArgumentComparesWithMixedLinksAndLinks() throws {
+        let db = try makeOwners()
+        let bo = try #require(db.object(ofType: Owner.self, forPrimaryKey: "Bo"))
+        let ana = try #require(db.object(ofType: Owner.self, forPrimaryKey: "Ana"))
+        try db.write {
+            for (label, item) in [("bo's", Mixed.object(bo)), ("ana's", .object(ana)), ("text", .string("Bo")), ("key", .int(2))]
+            {
+                let note = Keepsake()
+                note.label = label
+                note.item = item
+                try db.add(note)
+            }
+        }
+        let notes = db.objects(Keepsake.self)
+        #expect(try notes.filter("item == %@", bo).map(\.label) == ["bo's"])
+        #expect(try notes.filter("item == %@", Mixed.object(bo)).map(\.label) == ["bo's"])
+        #expect(try notes.filter("item != %@", bo).map(\.label) == ["ana's", "text", "key"])
+        #expect(try notes.filter("item IN %@", [bo, ana]).map(\.label) == ["bo's", "ana's"])
+        let tom = try #require(bo.pet)
+        #expect(try db.objects(Owner.self).filter("pet == %@", tom).map(\.name) == ["Bo"])
+        #expect(try db.objects(Owner.self).filter("pet == %@", Mixed.object(tom)).map(\.name) == ["Bo"])
+        #expect(try db.objects(Owner.self).filter("pet != %@", tom).map(\.name) == ["Ana", "Cy"])
+        let refused = expectTroveError(.invalidQuery) { try db.objects(Owner.self).filter("pet == %@", bo) }
+        #expect(refused?.message.contains("links to Pet but is compared with a Owner object") == true)
+        let unstored = expectTroveError(.invalidQuery) { try notes.filter("item == %@", Owner()) }
+        #expect(unstored?.message.contains("not stored in a database") == true)
     }
 
     @Test func quantifiersCombineTheElementsOfACollection() throws {

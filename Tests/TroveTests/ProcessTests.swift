@@ -116,9 +116,11 @@ struct DeadReaderTests {
 
 @Suite("Compaction beside other processes", .serialized)
 struct CompactionAcrossProcessesTests {
-    @Test("compaction refuses, and launch compaction skips, while another process commits; no commit is lost")
-    func compactionWhileAnotherProcessCommits() async throws {
-        let url = sharedPath("compact-busy-\(getpid()).trove")
+    @Test(
+        "compaction refuses, and launch compaction skips, while another process commits; no commit is lost, even when a cleanup script deleted the lock file",
+        arguments: [false, true])
+    func compactionWhileAnotherProcessCommits(deletingTheLockFile: Bool) async throws {
+        let url = sharedPath("compact-busy-\(getpid())-\(deletingTheLockFile).trove")
         removeDatabase(url)
         for marker in [".started", ".stop", ".count"] { try? FileManager.default.removeItem(atPath: url.path + marker) }
         do {
@@ -151,6 +153,8 @@ struct CompactionAcrossProcessesTests {
         var refusals = 0
         var launches = 0
         for attempt in 0..<12 {
+            // The writer keeps the deleted lock file's inode; a new one is made for the compaction.
+            if deletingTheLockFile { unlink(url.path + "-lock") }
             if attempt % 2 == 0 {
                 do {
                     try Database.compact(configuration: Configuration(fileURL: url))
@@ -181,6 +185,40 @@ struct CompactionAcrossProcessesTests {
         #expect(db.objects(Dog.self).count == commits)
         #expect(db.objects(Dog.self).sum(of: \.age) == (1...commits).reduce(0, +))
         expectValid(db)
+    }
+
+    @Test(
+        "a killed compaction's or copy's leftover file is removed when the file is next opened for writing, and a copy in progress is kept"
+    )
+    func abandonedCopiesAreRemovedOnOpen() throws {
+        let url = sharedPath("leftovers-\(getpid()).trove")
+        removeDatabase(url)
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { try db.add(Dog()) }
+        }
+        // What a kill mid-compaction and mid-writeCopy leave: big files and their lock files.
+        for leftover in [".compacting", ".partial"] {
+            _ = FileManager.default.createFile(atPath: url.path + leftover, contents: Data(count: 1 << 20))
+            _ = FileManager.default.createFile(atPath: url.path + leftover + "-lock", contents: Data(count: 8192))
+        }
+        // A copy another process is still writing holds a shared lock on it: it stays.
+        let busy = open(url.path + ".partial", O_RDONLY)
+        #expect(flock(busy, LOCK_SH) == 0)
+        do {
+            var readOnly = Configuration(fileURL: url)
+            readOnly.readOnly = true
+            _ = try Database(configuration: readOnly)  // reading only changes nothing
+            #expect(FileManager.default.fileExists(atPath: url.path + ".compacting"))
+            _ = try Database(fileURL: url)
+        }
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".compacting"))
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".compacting-lock"))
+        #expect(FileManager.default.fileExists(atPath: url.path + ".partial"))
+        close(busy)
+        #expect(try Database(fileURL: url).objects(Dog.self).count == 1)  // the handle above closed; this opens anew
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".partial"))
+        #expect(!FileManager.default.fileExists(atPath: url.path + ".partial-lock"))
     }
 
     @Test("a process that opens the file during compaction waits for it, then commits to the compacted file")

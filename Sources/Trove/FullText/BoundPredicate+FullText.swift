@@ -21,7 +21,8 @@ extension BoundPredicate {
         switch self {
         case .fullText(let column, let index, let objects, let query):
             return .fullTextKeys(
-                column: column, keys: try FullTextIndex.search(query, in: index, objects: objects, transaction).keys)
+                column: column, keys: try FullTextIndex.search(query, in: index, objects: objects, transaction).keys,
+                recheck: query.needsRecheck ? query : nil)
         case .and(let parts): return .and(try parts.map { try $0.resolvingFullText(transaction) })
         case .or(let parts): return .or(try parts.map { try $0.resolvingFullText(transaction) })
         case .not(let inner): return .not(try inner.resolvingFullText(transaction))
@@ -33,6 +34,13 @@ extension BoundPredicate {
             return .collectionCount(path, where: try inner?.resolvingFullText(transaction), op, value)
         default: return self
         }
+    }
+
+    /// Whether the text at `column` of `record` matches `query`, its words
+    /// compared whole (a candidate the index found for a long word).
+    static func text(at column: Int, of record: RecordReader, matches query: FullTextQuery) -> Bool {
+        guard case .string(let text) = record.value(at: column) else { return false }
+        return query.matchesWhole(text)
     }
 
     /// Whether ascending `keys` holds `key`.

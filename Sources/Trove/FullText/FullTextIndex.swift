@@ -289,7 +289,8 @@ enum FullTextIndex {
             }
             if ranking { matches.documentFrequencies = lists.map(\.keys.count) }
         }
-        for element in query.excluded where !matches.keys.isEmpty {
+        // An excluded word longer than the index stores is left to the check of each text.
+        for element in query.exactlyIndexed where element.isExcluded && !matches.keys.isEmpty {
             let excluded = try occurrences(of: element, in: table, transaction).keys
             guard !excluded.isEmpty else { continue }
             let drop = Set(excluded)

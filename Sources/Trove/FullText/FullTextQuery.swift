@@ -22,11 +22,21 @@ struct FullTextQuery: Sendable, Hashable {
     /// The query as written.
     let text: String
     let elements: [Element]
+    /// Whether a searched word is longer than the index stores a word
+    /// (``FullTextTokenizer/maximumTermLength``): the index then finds every
+    /// text with a word that starts alike, and each must be checked whole
+    /// (``matchesWhole(_:)``). Such words are left out of exclusions
+    /// answered by the index.
+    let needsRecheck: Bool
 
     var included: [Element] { elements.filter { !$0.isExcluded } }
     var excluded: [Element] { elements.filter(\.isExcluded) }
 
     init(_ text: String) {
+        self.init(text, maximumLength: FullTextTokenizer.maximumTermLength)
+    }
+
+    private init(_ text: String, maximumLength: Int) {
         self.text = text
         let characters = Array(text)
         var elements: [Element] = []
@@ -58,17 +68,35 @@ struct FullTextQuery: Sendable, Hashable {
                 body.removeLast()
                 isPrefix = true
             }
-            let parts = FullTextQuery.parts(of: body, prefix: isPrefix)
+            let parts = FullTextQuery.parts(of: body, prefix: isPrefix, maximumLength: maximumLength)
             if !parts.isEmpty { elements.append(Element(parts: parts, isExcluded: excluded)) }
         }
         self.elements = elements
+        self.needsRecheck =
+            maximumLength == FullTextTokenizer.maximumTermLength
+            && FullTextTokenizer.tokens(in: text, maximumLength: .max).contains {
+                $0.kind == .word && $0.term.utf8.count > maximumLength
+            }
+    }
+
+    /// The elements whose words the index stores whole: those it can answer alone.
+    var exactlyIndexed: [Element] {
+        guard needsRecheck else { return elements }
+        return elements.filter { element in
+            !element.parts.contains { $0.term.count >= FullTextTokenizer.maximumTermLength - 3 }
+        }
+    }
+
+    /// Whether `text` matches, its words compared whole however long.
+    func matchesWhole(_ text: String) -> Bool {
+        FullTextQuery(self.text, maximumLength: .max).matches(FullTextTokenizer.tokens(in: text, maximumLength: .max))
     }
 
     /// The terms a searched word must find, offsets from its first: a run of
     /// two or more Hangul, Han or Kana characters by its bigrams alone, a run
     /// of one character by every term that character begins.
-    private static func parts(of word: String, prefix: Bool) -> [Part] {
-        let tokens = FullTextTokenizer.tokens(in: word)
+    private static func parts(of word: String, prefix: Bool, maximumLength: Int) -> [Part] {
+        let tokens = FullTextTokenizer.tokens(in: word, maximumLength: maximumLength)
         var kept: [(term: [UInt8], position: Int, isPrefix: Bool)] = []
         for token in tokens {
             var term = Array(token.term.utf8)

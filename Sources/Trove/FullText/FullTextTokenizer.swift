@@ -6,7 +6,9 @@ import Foundation
 /// - **Words.** A run of letters, digits and combining marks outside the
 ///   scripts below is one term, folded: case, diacritics and width are
 ///   ignored, so `Café`, `CAFE` and `ｃａｆｅ` are all `cafe`. A word longer
-///   than ``maximumTermLength`` bytes is cut there (at a character boundary).
+///   than ``maximumTermLength`` bytes is stored cut there (at a character
+///   boundary); a search for such a word checks what the index finds
+///   against the whole text (``FullTextQuery/needsRecheck``).
 /// - **Hangul, Han and Kana.** These scripts attach particles and endings to
 ///   words without spaces (`산책을`, `산책하고`), so a run of them is stored as
 ///   its adjacent pairs of characters (bigrams), composed to NFC and
@@ -44,11 +46,16 @@ struct FullTextTokenizer {
     /// Follows the last character of a Hangul, Han or Kana run in its term.
     static let finalMark: UInt8 = 0x01
 
-    /// The terms of `text`, in order.
-    static func tokens(in text: String) -> [Token] {
+    /// The terms of `text`, in order; words are cut at `maximumLength`
+    /// bytes, as the index stores them unless told otherwise.
+    static func tokens(in text: String, maximumLength: Int = maximumTermLength) -> [Token] {
         var tokens: [Token] = []
-        forEachTerm(in: text) { bytes, position, kind, _ in
-            tokens.append(Token(term: String(decoding: bytes, as: UTF8.self), position: position, kind: kind))
+        var text = text
+        text.withUTF8 { bytes in
+            var scanner = TermScanner(bytes: bytes, maximumLength: maximumLength)
+            scanner.scan { bytes, position, kind, _ in
+                tokens.append(Token(term: String(decoding: bytes, as: UTF8.self), position: position, kind: kind))
+            }
         }
         return tokens
     }
@@ -67,7 +74,7 @@ struct FullTextTokenizer {
     private static func scan(
         _ bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>, Int, Token.Kind, Range<Int>) -> Void
     ) {
-        var scanner = TermScanner(bytes: bytes)
+        var scanner = TermScanner(bytes: bytes, maximumLength: maximumTermLength)
         scanner.scan(body)
     }
 
@@ -85,9 +92,11 @@ struct FullTextTokenizer {
         var run: [(scalar: Unicode.Scalar, offset: Int)] = []
         var runNeedsNormalizing = false
         var scratch: [UInt8] = []
+        let maximumLength: Int
 
-        init(bytes: UnsafeBufferPointer<UInt8>) {
+        init(bytes: UnsafeBufferPointer<UInt8>, maximumLength: Int) {
             self.bytes = bytes
+            self.maximumLength = maximumLength
             word.reserveCapacity(32)
             scratch.reserveCapacity(16)
         }
@@ -99,15 +108,15 @@ struct FullTextTokenizer {
                 wordIsASCII = true
             }
             if wordIsASCII {
-                let count = min(word.count, FullTextTokenizer.maximumTermLength)
+                let count = min(word.count, maximumLength)
                 word.withUnsafeBufferPointer {
                     body(UnsafeBufferPointer(rebasing: $0[0..<count]), position, .word, wordStart..<end)
                 }
             } else {
                 var folded = Array(FullTextTokenizer.fold(String(decoding: word, as: UTF8.self)).utf8)
                 guard !folded.isEmpty else { return }
-                if folded.count > FullTextTokenizer.maximumTermLength {
-                    var cut = FullTextTokenizer.maximumTermLength
+                if folded.count > maximumLength {
+                    var cut = maximumLength
                     while cut > 0, folded[cut] & 0xC0 == 0x80 { cut -= 1 }
                     folded.removeSubrange(cut...)
                 }

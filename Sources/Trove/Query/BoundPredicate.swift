@@ -40,8 +40,10 @@ indirect enum BoundPredicate: Sendable {
     /// (`objects` lists them all, for a query of exclusions alone).
     case fullText(column: Int, index: Table, objects: Table, query: FullTextQuery)
     /// A ``fullText(column:index:objects:query:)`` answered for one snapshot:
-    /// the keys it found, ascending (see ``resolvingFullText(_:)``).
-    case fullTextKeys(column: Int, keys: [UInt64])
+    /// the keys it found, ascending (see ``resolvingFullText(_:)``), and the
+    /// query when each must be checked against its text (a searched word
+    /// longer than the index stores one: ``FullTextQuery/needsRecheck``).
+    case fullTextKeys(column: Int, keys: [UInt64], recheck: FullTextQuery?)
 
     /// Checks `expression` against `table` and resolves its property names.
     /// `tables` finds the type a link points at, for key paths through links.
@@ -508,6 +510,20 @@ indirect enum BoundPredicate: Sendable {
                     position: position)
             }
             return value
+        case (.link, .object(let typeName, let key)):
+            guard op == .equal || op == .notEqual else {
+                throw TroveError(
+                    .invalidQuery,
+                    "a link can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
+                    position: position)
+            }
+            guard typeName == property.objectType else {
+                throw TroveError(
+                    .invalidQuery,
+                    "\(table.name).\(property.name) links to \(property.objectType ?? "?") but is compared with a \(typeName) object (at position \(position))",
+                    position: position)
+            }
+            return .int(Int64(bitPattern: key))
         case (.link, _): compatible = false
         case (let type, .int), (let type, .double), (let type, .float), (let type, .decimal), (let type, .decimal128):
             compatible = type.isNumeric || (type == .bool && value.numeric.map { $0 == 0 || $0 == 1 } == true)
@@ -560,7 +576,9 @@ indirect enum BoundPredicate: Sendable {
         case .compareColumns(let left, let op, let right, let options):
             return ValueComparison.test(record.value(at: left), op, record.value(at: right), options)
         case .objectKeys: return true
-        case .fullTextKeys(_, let keys): return BoundPredicate.contains(keys, record.objectKey)
+        case .fullTextKeys(let column, let keys, let recheck):
+            return BoundPredicate.contains(keys, record.objectKey)
+                && (recheck.map { BoundPredicate.text(at: column, of: record, matches: $0) } ?? true)
         case .mixedType(let column, let names, let matches):
             return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
         case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry, .fullText:
@@ -579,7 +597,7 @@ indirect enum BoundPredicate: Sendable {
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _),
-            .fullText(let column, _, _, _), .fullTextKeys(let column, _):
+            .fullText(let column, _, _, _), .fullTextKeys(let column, _, _):
             return [column]
         case .compareColumns(let left, _, let right, _): return [left, right]
         }

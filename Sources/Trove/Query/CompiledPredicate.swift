@@ -106,7 +106,7 @@ extension BoundPredicate {
             return { self.evaluate($0) }
         case .mixedType:
             return { self.evaluate($0) }
-        case .fullText(_, let index, let objects, let query):
+        case .fullText(let column, let index, let objects, let query):
             // Unresolved only where a query cannot throw (a delivery): a failed read traps, as other reads there do.
             let keys: [UInt64]
             do {
@@ -114,8 +114,16 @@ extension BoundPredicate {
             } catch {
                 fatalError("Trove: cannot read the full-text index \(index.name) during a query: \(error)")
             }
+            if query.needsRecheck {
+                return { BoundPredicate.contains(keys, $0.objectKey) && BoundPredicate.text(at: column, of: $0, matches: query) }
+            }
             return { BoundPredicate.contains(keys, $0.objectKey) }
-        case .fullTextKeys(_, let keys):
+        case .fullTextKeys(let column, let keys, let recheck):
+            if let recheck {
+                return {
+                    BoundPredicate.contains(keys, $0.objectKey) && BoundPredicate.text(at: column, of: $0, matches: recheck)
+                }
+            }
             return { BoundPredicate.contains(keys, $0.objectKey) }
         }
     }

@@ -577,11 +577,11 @@ extension PredicateParser.Template {
     }
 
     private func value(of argument: Any?, position: Int) throws -> QueryExpression.Operand {
-        if let stored = StoredValue(any: argument) { return .value(stored) }
+        if let stored = try storedValue(of: argument, position: position) { return .value(stored) }
         if let list = argument as? [Any?] {
             return .list(
                 try list.map { element in
-                    guard let stored = StoredValue(any: element) else {
+                    guard let stored = try storedValue(of: element, position: position) else {
                         throw failure("the argument list holds a \(type(of: element!)), which Trove cannot compare", position)
                     }
                     return stored
@@ -591,5 +591,17 @@ extension PredicateParser.Template {
             return try value(of: Array(collection.map { $0 as Any? }), position: position)
         }
         throw failure("the argument is a \(type(of: argument!)), which Trove cannot compare", position)
+    }
+
+    /// An argument as a query value. An object is a link to it, naming its
+    /// type, so that it compares with a link and with a mixed value holding one.
+    private func storedValue(of argument: Any?, position: Int) throws -> StoredValue? {
+        guard let object = argument as? Object else { return StoredValue(any: argument) }
+        guard object._database != nil, let table = object._table else {
+            throw failure(
+                "the argument is a \(type(of: object)) that is not stored in a database; add it first, or compare with nil",
+                position)
+        }
+        return .object(typeName: table.name, key: object._objectKey)
     }
 }

@@ -311,8 +311,8 @@ enum QueryPlanner {
                 guard let index = index(column) else { continue }
                 let (keys, exact) = try lookup(value, column: column, table: table, index: index, transaction)
                 equalities.append(IndexPlan(keys: keys, isExact: exact, access: .equal(column: column, value)))
-            case .fullTextKeys(let column, let keys):
-                equalities.append(IndexPlan(keys: keys, isExact: true, access: .fullText(column: column)))
+            case .fullTextKeys(let column, let keys, let recheck):
+                equalities.append(IndexPlan(keys: keys, isExact: recheck == nil, access: .fullText(column: column)))
             case .compareList(let column, .in, let values, let options) where options.isEmpty:
                 guard let index = index(column) else { continue }
                 var keys = Set<UInt64>()

@@ -47,9 +47,17 @@ extension Environment {
         }
         defer { registry.withLock { _ = $0.closing.remove(key) } }
 
+        // The exclusive lock on the data file itself: held by nobody else only
+        // when no process has this very file open, whatever became of its
+        // lock file (a deleted lock file is recreated empty, and a process
+        // still writing through the old one would not show on the new one).
+        let dataLock = try lockDataFileExclusively(key)
+        defer { if dataLock >= 0 { close(dataLock) } }
+
         var options = options
         options.readOnly = false
         options.deleteOnClose = false
+        options.sharesDataFileLock = false
         var environment: Environment? = try openUnregistered(path: key, options: options)
         let lockFile = openDescriptor(key + "-lock", O_RDWR | O_CLOEXEC)
         guard lockFile >= 0 else {
@@ -81,6 +89,7 @@ extension Environment {
             do {
                 var copyOptions = options
                 copyOptions.initialMapSize = max(options.initialMapSize, before)
+                copyOptions.sharesDataFileLock = true  // the copy is in use until renamed
                 let target = try openUnregistered(path: temporary, options: copyOptions)
                 try copy(environment!, target)
             }
@@ -150,6 +159,88 @@ extension Environment {
                     code: code)
             }
         }
+    }
+
+    /// Removes the copies a compaction of `path` (`.compacting`) or a
+    /// `writeCopy` to it (`.partial`) left when its process was killed, with
+    /// their lock files: nothing else reclaims their space. A copy still
+    /// being written is kept: its writer holds a shared lock on it.
+    static func removeAbandonedCopies(of path: String) {
+        for copy in [path + ".compacting", path + ".partial"] {
+            let descriptor = openDescriptor(copy, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            else { continue }
+            unlink(copy)
+            unlink(copy + "-lock")
+        }
+    }
+
+    /// Takes a shared `flock` on the data file at `path` (waiting while a
+    /// compaction holds it exclusively) and returns the descriptor that
+    /// holds it, or -1 where the file system has no such locks.
+    static func lockDataFileShared(_ path: String) throws -> Int32 {
+        let descriptor = openDescriptor(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw TroveError(.fileAccess, "cannot open \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        while flock(descriptor, LOCK_SH) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(descriptor)
+            if code == ENOLCK || code == EOPNOTSUPP || code == ENOSYS { return -1 }
+            throw TroveError(
+                .fileAccess, "cannot lock \(path) for sharing: \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        return descriptor
+    }
+
+    /// Takes the exclusive `flock` on the data file at `path` without
+    /// waiting, or throws ``TroveError/Kind/fileInUse`` when any process
+    /// (this one included) has the file open.
+    private static func lockDataFileExclusively(_ path: String) throws -> Int32 {
+        let descriptor = openDescriptor(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            throw TroveError(.fileAccess, "cannot open \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(descriptor)
+            if code == EWOULDBLOCK {
+                let holder = processHoldingLockFile(of: path)
+                let who = holder.map { "process \($0)" } ?? "another process"
+                throw TroveError(
+                    .fileInUse,
+                    "cannot compact \(path): \(who) has it open, and its later commits would go to the replaced file; close it there first",
+                    path: path)
+            }
+            if code == ENOLCK || code == EOPNOTSUPP || code == ENOSYS { return -1 }
+            throw TroveError(
+                .fileAccess, "cannot lock \(path) for compaction: \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        return descriptor
+    }
+
+    /// The process that holds LMDB's lock on the lock file of `path`, when
+    /// the system says (for a message; nothing is locked). Only called while
+    /// this process has no environment on the file: closing a descriptor of
+    /// the lock file would drop this process's own `fcntl` locks on it.
+    private static func processHoldingLockFile(of path: String) -> pid_t? {
+        let descriptor = openDescriptor(path + "-lock", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var probe = flock()
+        probe.l_type = Int16(F_WRLCK)
+        probe.l_whence = Int16(SEEK_SET)
+        probe.l_start = 0
+        probe.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK), probe.l_pid > 0 else { return nil }
+        return probe.l_pid
     }
 
     /// The id of a process other than this one that holds a lock on byte 0

@@ -42,6 +42,10 @@ package final class Environment: @unchecked Sendable {
         package var enforcesFileMode = false
         /// Bytes of a write's replay log kept in memory before it moves to a file (see ``ReplayLog``).
         package var replayMemoryLimit = 32 << 20
+        /// Whether the environment holds a shared `flock` on the data file
+        /// while it is open (see ``dataFileLock``). Only compaction, which
+        /// holds the exclusive lock itself, opens without it.
+        var sharesDataFileLock = true
 
         package init() {}
     }
@@ -61,6 +65,13 @@ package final class Environment: @unchecked Sendable {
     private let attachments = Locked<[String: any AnyObject & Sendable]>([:])
     package let pageSize: Int
     private let state: Locked<State>
+    /// A descriptor of the data file holding a shared `flock` on it while
+    /// the environment is open (-1 when it holds none). Compaction takes the
+    /// exclusive lock, so it sees every process that has the file open even
+    /// when the lock file was deleted and recreated, and LMDB's own lock is
+    /// on a file other processes no longer share. (`flock`, not `fcntl`:
+    /// closing another descriptor of the file must not drop it.)
+    private let dataFileLock: Int32
     /// Where the memory map starts. Changed only under the map gate held
     /// exclusively (the map moves when it grows); read under it held shared.
     /// (A getter, not the stored field: another module's read of a stored
@@ -284,6 +295,7 @@ package final class Environment: @unchecked Sendable {
                     path: path)
             }
         }
+        var lockDescriptor: Int32 = -1
         var mapSize = max(options.initialMapSize, fileSize * 2, 1 << 20)
         if let cap = options.maximumMapSize { mapSize = max(min(mapSize, cap), fileSize) }
         do {
@@ -292,12 +304,17 @@ package final class Environment: @unchecked Sendable {
             try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
             try FileHeader.check(path: path, fileSize: fileSize)
             try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
+            if options.sharesDataFileLock {
+                lockDescriptor = try Environment.lockDataFileShared(path)
+            }
             try Environment.checkSameFile(env, path: path)
+            if !options.readOnly, options.sharesDataFileLock { Environment.removeAbandonedCopies(of: path) }
             if !options.readOnly, options.enforcesFileMode {
                 try Environment.narrowPermissions(of: path, to: options.fileMode)
             }
         } catch {
             mdb_env_close(env)
+            if lockDescriptor >= 0 { close(lockDescriptor) }
             throw error
         }
         var envInfo = MDB_envinfo()
@@ -310,6 +327,7 @@ package final class Environment: @unchecked Sendable {
         let (needed, neededOverflow) = pages.multipliedReportingOverflow(by: Int(stat.ms_psize))
         if pagesOverflow || neededOverflow || needed < 0 {
             mdb_env_close(env)
+            if lockDescriptor >= 0 { close(lockDescriptor) }
             throw TroveError(
                 .corruptFile,
                 "\(path) is damaged: its meta page names page \(envInfo.me_last_pgno) as the last, past any possible file; restore it from a copy",
@@ -317,12 +335,14 @@ package final class Environment: @unchecked Sendable {
         }
         if fileSize > 0, fileSize < needed, Environment.currentSize(of: path) < needed {  // (it may have grown since)
             mdb_env_close(env)
+            if lockDescriptor >= 0 { close(lockDescriptor) }
             throw TroveError(
                 .corruptFile,
                 "\(path) is truncated: it is \(fileSize) bytes but its data reaches \(needed); restore it from a copy",
                 path: path)
         }
         handle = env
+        dataFileLock = lockDescriptor
         cipher = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
@@ -336,6 +356,7 @@ package final class Environment: @unchecked Sendable {
     }
 
     deinit {
+        defer { if dataFileLock >= 0 { close(dataFileLock) } }
         guard isRegistered else {
             mdb_env_close(handle)
             return

@@ -384,7 +384,7 @@ final class StudioAPI: @unchecked Sendable {
     /// Adds an object from its values in the form `trove export` writes.
     private func create(_ type: String, _ body: [UInt8]) throws -> String {
         try requireWritable()
-        let json = try JSONValue.parse(String(decoding: body, as: UTF8.self))
+        let json = try body.withUnsafeBufferPointer { try JSONValue.parse($0) }
         let text = try portableText()
         let values = try text.values(fromJSON: json, try text.layout(type))
         let importer = try ObjectImporter(database: db, typeName: type)
@@ -402,7 +402,7 @@ final class StudioAPI: @unchecked Sendable {
     private func update(_ type: String, _ key: String, _ body: [UInt8]) throws -> String {
         try requireWritable()
         let target = try object(type, key)
-        guard case .object(let members) = try JSONValue.parse(String(decoding: body, as: UTF8.self)),
+        guard case .object(let members) = try body.withUnsafeBufferPointer({ try JSONValue.parse($0) }),
             case .string(let name)? = members.first(where: { $0.key == "property" })?.value,
             let value = members.first(where: { $0.key == "value" })?.value
         else {

@@ -217,6 +217,43 @@ struct FullTextSearchTests {
         expectValid(db)
     }
 
+    @Test(
+        "a word longer than the index stores is found only where it occurs whole, searched alone, in a phrase, as a prefix or excluded"
+    )
+    func wordsLongerThanAStoredTermMatchOnlyWhole() throws {
+        let db = try makeDatabase()
+        let long = String(repeating: "z", count: 600)
+        let accented = String(repeating: "é", count: 200)  // 400 bytes, stored folded as 200 "e"s
+        try store(
+            [
+                long + "a", long + "c", "before " + long + "c after", long + "cd", "short words",
+                accented + "x", accented + "y",
+            ], in: db)
+        let memos = db.objects(SearchMemo.self)
+        #expect(ids(try memos.filter("text TEXT %@", long + "c")) == [1, 2])
+        #expect(ids(try memos.filter("text TEXT %@", long + "a")) == [0])
+        #expect(ids(try memos.filter("text TEXT %@", long + "b")) == [])
+        #expect(ids(try memos.filter("text TEXT %@", long + "c*")) == [1, 2, 3])
+        #expect(ids(try memos.filter("text TEXT %@", "\"\(long)c after\"")) == [2])
+        #expect(ids(try memos.filter("text TEXT %@", "-\(long)c")) == [0, 3, 4, 5, 6])
+        #expect(ids(try memos.filter("text TEXT %@", "\(long)c -before")) == [1])
+        #expect(ids(try memos.filter("text TEXT %@", accented.uppercased() + "Y")) == [6])
+        #expect(try memos.filter("text TEXT %@ AND id > 1", long + "c").count == 1)
+        #expect(ids(try memos.filter("NOT text TEXT %@", long + "c")) == [0, 3, 4, 5, 6])
+        // Live results agree after a write that adds a near miss and a match.
+        let live = try memos.filter("text TEXT %@", long + "c")
+        try db.write {
+            for (id, text) in [(20, long + "ca"), (21, "x " + long + "c")] {
+                let memo = SearchMemo()
+                memo.id = id
+                memo.text = text
+                try db.add(memo)
+            }
+        }
+        #expect(ids(live) == [1, 2, 21])
+        expectValid(db)
+    }
+
     @Test func textConditionsCombineWithOtherConditions() throws {
         let db = try makeDatabase()
         try db.write {
