@@ -97,3 +97,66 @@ private func memo(_ id: Int, _ text: String = "") -> MemoV1.Memo {
         #expect(!FileManager.default.fileExists(atPath: link.path + ".partial"))
     }
 }
+
+/// A file system of `megabytes` in a fresh directory (tmpfs; mounting needs root).
+private final class SmallFileSystem {
+    let directory: URL
+
+    init?(megabytes: Int) {
+        guard geteuid() == 0 else { return nil }
+        directory = makeTemporaryDirectory("smallfs")
+        let mount = Process()
+        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+        mount.arguments = ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", directory.path]
+        guard (try? mount.run()) != nil else { return nil }
+        mount.waitUntilExit()
+        guard mount.terminationStatus == 0 else { return nil }
+    }
+
+    deinit {
+        let unmount = Process()
+        unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
+        unmount.arguments = ["-l", directory.path]
+        try? unmount.run()
+        unmount.waitUntilExit()
+    }
+}
+
+@Suite struct FullDiskTests {
+    @Test(
+        "a commit that fills the disk throws diskFull, not an I/O error, and the last commit stays whole",
+        .enabled(if: geteuid() == 0, "mounting a small file system needs root (CI runs as root)"))
+    func aFullDiskIsReportedAsDiskFull() throws {
+        let disk = try #require(SmallFileSystem(megabytes: 4))
+        let url = disk.directory.appendingPathComponent("full.trove")
+        var committed = 0
+        var failure: TroveError?
+        do {
+            let db = try Database(fileURL: url)
+            for round in 1...200 {
+                do {
+                    try db.write {
+                        let row = AllTypes()
+                        row.id = round
+                        row.data = Data(repeating: UInt8(round % 251), count: 150_000)
+                        row.string = "round \(round)"
+                        try db.add(row)
+                    }
+                    committed = round
+                } catch let error as TroveError {
+                    failure = error
+                    break
+                }
+            }
+            let error = try #require(failure, "4 MB filled without an error")
+            #expect(error.kind == .diskFull, "\(error)")
+            #expect(error.message.contains("the disk is full"), "\(error.message)")
+            #expect(db.objects(AllTypes.self).count == committed)
+        }
+        #expect(committed > 3)
+        let reopened = try Database(fileURL: url)
+        #expect(reopened.objects(AllTypes.self).count == committed)
+        #expect(try reopened.objects(AllTypes.self).filter("string == %@", "round \(committed)").first?.data.count == 150_000)
+        expectValid(reopened)
+    }
+}

@@ -221,6 +221,56 @@ struct CompactionAcrossProcessesTests {
         #expect(!FileManager.default.fileExists(atPath: url.path + ".partial-lock"))
     }
 
+    @Test(
+        "a lock file left describing a replaced file (a compaction killed after its rename) is set up anew, or refused with a message while others hold it"
+    )
+    func aLockFileOfAReplacedFileIsNotTrusted() async throws {
+        let url = sharedPath("stale-lock-\(getpid()).trove")
+        removeDatabase(url)
+        let copy = URL(fileURLWithPath: url.path + ".copy")
+        try? FileManager.default.removeItem(at: copy)
+        for marker in [".held", ".release"] { try? FileManager.default.removeItem(atPath: url.path + marker) }
+        do {
+            let db = try Database(fileURL: url)
+            for age in 1...40 {
+                try db.write {
+                    let dog = Dog()
+                    dog.age = age
+                    try db.add(dog)
+                }
+            }
+            try db.writeCopy(to: copy)  // its transaction ids start again
+        }
+        // What a compaction killed between its rename and the lock file's reset leaves: the
+        // compacted file in place, the old file's lock file beside it, another process sharing it.
+        #expect(rename(copy.path, url.path) == 0)
+        setenv("TROVE_TEST_STALE_LOCK_FILE", url.path, 1)
+        async let child = #expect(processExitsWith: .success) {
+            let path = String(cString: getenv("TROVE_TEST_STALE_LOCK_FILE"))
+            let descriptor = open(path + "-lock", O_RDWR)
+            var lock = flock()
+            lock.l_type = Int16(F_RDLCK)
+            lock.l_whence = Int16(SEEK_SET)
+            lock.l_start = 0
+            lock.l_len = 1
+            guard descriptor >= 0, fcntl(descriptor, F_SETLK, &lock) == 0 else { exit(3) }
+            _ = FileManager.default.createFile(atPath: path + ".held", contents: nil)
+            let deadline = Date().addingTimeInterval(60)
+            while !FileManager.default.fileExists(atPath: path + ".release"), Date() < deadline { usleep(1_000) }
+            exit(0)
+        }
+        #expect(await waitForFile(url.path + ".held", seconds: 60))
+        let refused = expectTroveError(.fileInUse) { try Database(fileURL: url) }
+        #expect(refused?.message.contains("describes an earlier file") == true, "\(refused?.message ?? "")")
+        _ = FileManager.default.createFile(atPath: url.path + ".release", contents: nil)
+        _ = await child
+        let db = try Database(fileURL: url)
+        #expect(db.objects(Dog.self).count == 40)
+        try db.write { try db.add(Dog()) }
+        #expect(db.objects(Dog.self).count == 41)
+        expectValid(db)
+    }
+
     @Test("a process that opens the file during compaction waits for it, then commits to the compacted file")
     func openingDuringCompactionWaits() async throws {
         for readOnlyFirst in [false, true] {

@@ -121,9 +121,20 @@ extension Environment {
     /// file before it takes the lock).
     static func openUnregistered(path: String, options: Options) throws -> Environment {
         var attempts = 0
+        var staleLockAttempts = 0
         while true {
             do {
                 return try Environment(path: path, options: options)
+            } catch is StaleLockFile {
+                // Alone, the next open takes the lock file exclusively and sets it up anew.
+                staleLockAttempts += 1
+                if staleLockAttempts == 50 {
+                    throw TroveError(
+                        .fileInUse,
+                        "cannot open \(path): its lock file \(path)-lock describes an earlier file at this path (a compaction was stopped after it replaced the file, while other processes had it open); close every process that has \(path) open, then open it again",
+                        path: path)
+                }
+                usleep(20_000)
             } catch is FileReplacedWhileOpening {
                 attempts += 1
                 if attempts == 100 {
@@ -144,6 +155,21 @@ extension Environment {
         if stat(path, &current) != 0 || opened.st_dev != current.st_dev || opened.st_ino != current.st_ino {
             throw FileReplacedWhileOpening()
         }
+    }
+
+    /// Throws ``StaleLockFile`` when the lock file's last transaction is
+    /// newer than any the file holds: the lock file was set up for a file
+    /// this one replaced (a compaction killed between its rename and setting
+    /// the lock file up again), and LMDB would read this file's pages by the
+    /// other file's transaction ids.
+    static func checkLockFileDescribesFile(_ env: OpaquePointer, path: String) throws {
+        var txn: OpaquePointer?
+        guard mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn) == 0, let txn else { return }
+        let lockFileTransaction = mdb_txn_id(txn)  // a reader's id is the lock file's last transaction
+        mdb_txn_abort(txn)
+        var info = MDB_envinfo()
+        mdb_env_info(env, &info)  // the newest of the file's two meta pages, read after
+        if lockFileTransaction > info.me_last_txnid { throw StaleLockFile() }
     }
 
     /// Narrows the file and its lock file to `mode` when they allow more.
@@ -278,6 +304,9 @@ func openDescriptor(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32
 
 /// The file at a path was swapped for another (compacted) one while LMDB opened it.
 struct FileReplacedWhileOpening: Error {}
+
+/// The lock file describes a file that was replaced at its path.
+struct StaleLockFile: Error {}
 
 /// Writing a file that replaces or copies another: same mode and owner, on disk before the rename.
 package enum FileReplacement {

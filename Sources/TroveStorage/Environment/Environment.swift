@@ -308,6 +308,7 @@ package final class Environment: @unchecked Sendable {
                 lockDescriptor = try Environment.lockDataFileShared(path)
             }
             try Environment.checkSameFile(env, path: path)
+            try Environment.checkLockFileDescribesFile(env, path: path)
             if !options.readOnly, options.sharesDataFileLock { Environment.removeAbandonedCopies(of: path) }
             if !options.readOnly, options.enforcesFileMode {
                 try Environment.narrowPermissions(of: path, to: options.fileMode)

@@ -30,4 +30,24 @@ enum LMDBCall {
         }
         return TroveError(kind, "\(operation) failed on \(path): \(reason) (code \(rc))", path: path, code: rc)
     }
+
+    /// The error of a failed commit. LMDB reports a write that the disk took
+    /// only part of (a full disk) as `EIO`, like a failing disk: an `EIO`
+    /// while the file system holding `path` has (next to) no room left is
+    /// reported as ``TroveError/Kind/diskFull``.
+    static func commitError(_ rc: Int32, _ operation: String, path: String) -> TroveError {
+        guard rc == EIO, let free = freeBytes(at: path), free < 1 << 20 else { return error(rc, operation, path: path) }
+        return TroveError(
+            .diskFull,
+            "\(operation) failed on \(path): the disk is full (\(free) bytes free; the write was cut short); nothing of the transaction was committed — free some space and write again",
+            path: path, code: ENOSPC)
+    }
+
+    /// The bytes this process may still write on the file system holding `path`.
+    static func freeBytes(at path: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return nil }
+        let blocks = geteuid() == 0 ? info.f_bfree : info.f_bavail  // root may use the reserved blocks
+        return Int(blocks) * Int(info.f_frsize)
+    }
 }

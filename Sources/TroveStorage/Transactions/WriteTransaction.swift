@@ -386,7 +386,7 @@ package final class WriteTransaction: Transaction {
         }
         txn = nil
         if rc != 0 {
-            let error = LMDBCall.error(rc, "committing a write transaction", path: path)
+            let error = LMDBCall.commitError(rc, "committing a write transaction", path: path)
             fail(error)
             throw error
         }
