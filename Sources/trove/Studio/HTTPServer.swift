@@ -48,21 +48,46 @@ protocol EventStream: AnyObject, Sendable {
 /// A local HTTP server on GNU libmicrohttpd: listens on 127.0.0.1 only, with
 /// a thread per connection, and hands each complete request (its body at
 /// most ``maximumBody`` bytes) to one handler.
+///
+/// Idle connections cost a thread each, so they are kept short: a
+/// connection that has not sent a request head within ``idleTimeout``
+/// seconds is closed, and `admit` sees each request's head (its path and
+/// headers, before any body) and may answer it at once — a request without
+/// the token is refused on its first bytes, not after its whole body. A
+/// connection whose request was admitted may then stay idle for
+/// ``admittedTimeout`` seconds (a browser's kept-alive connection, an event
+/// stream between its keep-alives).
 final class HTTPServer: @unchecked Sendable {
     /// Bodies over this size are refused (413) without being kept.
     let maximumBody: Int
+    /// Seconds a connection may stay idle before a request of it was admitted.
+    let idleTimeout: UInt32
+    /// Seconds a connection may stay idle once a request of it was admitted.
+    let admittedTimeout: UInt32 = 300
+    /// Connections open at once, idle or not.
+    static let connectionLimit: UInt32 = 512
+    private let admit: @Sendable (HTTPRequest) -> HTTPResponse?
     private let handler: @Sendable (HTTPRequest) -> HTTPResponse
     private var daemon: OpaquePointer?
 
-    init(maximumBody: Int = 1 << 20, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+    init(
+        maximumBody: Int = 1 << 20, idleTimeout: UInt32 = 10,
+        admit: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) {
         self.maximumBody = maximumBody
+        self.idleTimeout = idleTimeout
+        self.admit = admit
         self.handler = handler
     }
 
     /// Starts listening on 127.0.0.1:`port` (0: a free port); returns the port.
     func start(port: UInt16) throws -> UInt16 {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        guard let daemon = trove_mhd_start(port, accessHandler, context, requestCompleted, 64) else {
+        guard
+            let daemon = trove_mhd_start(
+                port, accessHandler, context, requestCompleted, HTTPServer.connectionLimit, idleTimeout)
+        else {
             throw TroveError(
                 .fileAccess,
                 port == 0
@@ -92,6 +117,15 @@ final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         guard let raw = state.pointee else {
             // The first call: the headers are in, the body (if any) is not.
+            let head = HTTPRequest(
+                method: method, path: url, body: [],
+                argument: { self.lookup(connection, .GET_ARGUMENT_KIND, $0) },
+                header: { self.lookup(connection, .HEADER_KIND, $0) })
+            if var refusal = admit(head) {
+                refusal.headers.append(("Connection", "close"))
+                return send(refusal, on: connection)
+            }
+            trove_mhd_set_timeout(connection, admittedTimeout)
             let pending = Pending()
             if let length = lookup(connection, .HEADER_KIND, "Content-Length").flatMap(Int.init), length > maximumBody {
                 pending.tooLarge = true

@@ -23,7 +23,7 @@ enum Studio {
         let db = try Commands.open(path, readOnly: readOnly)
         let api = StudioAPI(database: db, path: path, readOnly: readOnly, token: StudioAPI.makeToken())
         let stopWatching = db.watchCommits { [events = api.events] commit in events.post(commit) }
-        let server = HTTPServer { request in api.handle(request) }
+        let server = HTTPServer(admit: { request in api.admit(request) }) { request in api.handle(request) }
         let bound = try server.start(port: port)
 
         // Ctrl-C (or a kill): end the event streams, stop the server, leave.

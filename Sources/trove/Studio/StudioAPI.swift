@@ -38,13 +38,20 @@ final class StudioAPI: @unchecked Sendable {
 
     // MARK: Requests
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// The answer to a request that is refused on its head alone (before
+    /// its body is read): one for another host, or without the token.
+    func admit(_ request: HTTPRequest) -> HTTPResponse? {
         guard isLocal(request.header("Host")) else {
             return failure(421, "wrongHost", "the studio answers requests for 127.0.0.1 or localhost only")
         }
         guard authorized(request) else {
             return failure(401, "unauthorized", "a token is required: open the address trove studio printed")
         }
+        return nil
+    }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        if let refusal = admit(request) { return refusal }
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         switch (request.method, parts.first ?? "") {
         case ("GET", "") where parts.isEmpty: return page()

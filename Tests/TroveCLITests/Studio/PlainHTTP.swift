@@ -73,7 +73,7 @@ enum PlainHTTP {
 
     /// Reads one answer: to the end of its Content-Length, its last chunk,
     /// or the connection's end (servers may keep it open despite `Connection: close`).
-    private static func receiveAll(_ socket: Int32) throws -> Data {
+    static func receiveAll(_ socket: Int32) throws -> Data {
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while !isComplete(received) {
@@ -95,7 +95,7 @@ enum PlainHTTP {
         return false
     }
 
-    private static func parse(_ data: Data) throws -> Reply {
+    static func parse(_ data: Data) throws -> Reply {
         guard let end = data.range(of: Data("\r\n\r\n".utf8)) else {
             throw StudioFailure("no complete answer: \(String(decoding: data, as: UTF8.self))")
         }

@@ -109,6 +109,44 @@ struct StudioAPITests {
         #expect(server.stop() == 0)
     }
 
+    @Test(
+        "idle connections without the token neither block the studio nor stay; a request without the token is refused before its body"
+    )
+    func idleAndTokenlessConnectionsCannotBlockIt() throws {
+        let server = try StudioServer(file: try studioFile().path)
+        // More idle connections than the studio once allowed in all (64); each sends nothing.
+        var idle: [Int32] = []
+        defer { for socket in idle { close(socket) } }
+        for _ in 0..<100 { idle.append(try PlainHTTP.connect(port: server.port)) }
+        let started = Date()
+        #expect(try server.get("/api/types").status == 200)
+        #expect(Date().timeIntervalSince(started) < 5)
+        // A request head without the token, announcing a big body: refused before any of it is sent.
+        let socket = try PlainHTTP.connect(port: server.port)
+        defer { close(socket) }
+        PlainHTTP.send(
+            Data(
+                "POST /api/types/StudioPhoto/objects HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 900000\r\n\r\n"
+                    .utf8), to: socket)
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let early = try PlainHTTP.parse(try PlainHTTP.receiveAll(socket))
+        #expect(early.status == 401)
+        #expect(early.errorKind == "unauthorized")
+        // Connections that never sent a request are closed after the short idle timeout (10 s).
+        var closed = 0
+        for socket in idle.prefix(5) {
+            var timeout = timeval(tv_sec: 20, tv_usec: 0)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            if recv(socket, &byte, 1, 0) == 0 { closed += 1 }
+        }
+        #expect(closed == 5)
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(try server.get("/api/types").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     @Test("the page, its script and the OpenAPI document come from inside the binary; nothing else is served")
     func assets() throws {
         let server = try StudioServer(file: try studioFile().path)
