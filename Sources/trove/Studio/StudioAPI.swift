@@ -269,10 +269,10 @@ final class StudioAPI: @unchecked Sendable {
             // The first page of a query not paged through yet: read only its
             // first objects (a sort keeps the first `limit` while it reads)
             // instead of every match; the next page evaluates the query whole.
-            for object in results.prefix(limit) { rows.append(try objectJSON(object)) }
+            for object in results.prefix(limit) { rows.append(try objectJSON(object, cutting: true)) }
         } else if offset < total {
             paged.insert(key)
-            for index in offset..<min(total, offset + limit) { rows.append(try objectJSON(results[index])) }
+            for index in offset..<min(total, offset + limit) { rows.append(try objectJSON(results[index], cutting: true)) }
         }
         return "{\"type\":\(Formatting.jsonString(type)),\"total\":\(total),\"offset\":\(offset),\"objects\":["
             + rows.joined(separator: ",") + "]}"
@@ -335,7 +335,8 @@ final class StudioAPI: @unchecked Sendable {
     }
 
     /// `{"key": "…", "values": [...]}`: one value per property, in the schema's order.
-    private func objectJSON(_ object: DynamicObject) throws -> String {
+    /// An object's values; with `cutting`, long strings are cut (for pages of objects).
+    private func objectJSON(_ object: DynamicObject, cutting: Bool = false) throws -> String {
         let schema = object.objectSchema
         let values = object.storedValues
         var parts: [String] = []
@@ -352,7 +353,7 @@ final class StudioAPI: @unchecked Sendable {
                     parts.append("null")
                 }
             case nil:
-                parts.append(StudioJSON.value(values[column]))
+                parts.append(StudioJSON.value(values[column], cutting: cutting))
             case .linkingObjects?:
                 parts.append("{\"$count\":\(linkingObjects(of: object, property).count)}")
             case let kind?:
@@ -478,7 +479,9 @@ final class StudioAPI: @unchecked Sendable {
         let target = property.objectType ?? ""
         func page(_ keys: [UInt64]) throws -> String {
             let shown = keys.dropFirst(offset).prefix(limit)
-            let objects = try shown.compactMap { try db.dynamicObject(ofType: target, objectKey: $0) }.map(objectJSON)
+            let objects = try shown.compactMap { try db.dynamicObject(ofType: target, objectKey: $0) }.map {
+                try objectJSON($0, cutting: true)
+            }
             return "\"type\":\(Formatting.jsonString(target)),\"total\":\(keys.count),\"offset\":\(offset),\"objects\":["
                 + objects.joined(separator: ",") + "]"
         }
@@ -513,7 +516,9 @@ final class StudioAPI: @unchecked Sendable {
                 }
                 return "{\"kind\":\"\(kind.rawValue)\"," + (try page(keys)) + "}"
             }
-            let shown = entries.dropFirst(offset).prefix(limit).map { entryJSON($0.key, StudioJSON.value($0.value)) }
+            let shown = entries.dropFirst(offset).prefix(limit).map {
+                entryJSON($0.key, StudioJSON.value($0.value, cutting: true))
+            }
             return "{\"kind\":\"\(kind.rawValue)\",\"total\":\(entries.count),\"offset\":\(offset),\"entries\":["
                 + shown.joined(separator: ",") + "]}"
         }
@@ -535,8 +540,13 @@ final class StudioAPI: @unchecked Sendable {
             return HTTPResponse(
                 status: 200, contentType: StudioJSON.imageType(bytes) ?? "application/octet-stream", body: Array(bytes),
                 headers: [("Content-Disposition", "inline")])
+        case .string(let text):
+            // The whole of a string the pages cut.
+            return HTTPResponse(
+                status: 200, contentType: "text/plain; charset=utf-8", body: Array(text.utf8),
+                headers: [("Content-Disposition", "inline")])
         case .null: throw APIError(404, "notFound", "\(type).\(name) of object \(key) is nil")
-        default: throw APIError(400, "notData", "\(type).\(name) is not a data property")
+        default: throw APIError(400, "notData", "\(type).\(name) is not a data or string property")
         }
     }
 

@@ -7,8 +7,22 @@ import Trove
 /// (`{"$date": "…"}`), links as `{"$link": "Type", "key": "…"}` with the
 /// target's primary key as a label, collections as their size.
 enum StudioJSON {
-    /// A stored value of a single-value property (or an element of a collection).
-    static func value(_ value: StoredValue) -> String {
+    /// Strings longer than this many characters are cut in pages of
+    /// objects or entries (``value(_:cutting:)``): a 20 MB memo must not
+    /// travel whole to a grid that shows a line of it.
+    static let stringCut = 1_000
+
+    /// A stored value of a single-value property (or an element of a
+    /// collection). With `cutting`, a string over ``stringCut`` characters is
+    /// `{"$string": its length in characters, "text": its first characters}`;
+    /// the object's own endpoint has it whole.
+    static func value(_ value: StoredValue, cutting: Bool = false) -> String {
+        if cutting, case .string(let text) = value, text.utf8.count > stringCut {
+            let length = text.count
+            if length > stringCut {
+                return "{\"$string\":\(length),\"text\":\(Formatting.jsonString(String(text.prefix(stringCut))))}"
+            }
+        }
         switch value {
         case .null: return "null"
         case .bool(let v): return v ? "true" : "false"

@@ -147,6 +147,36 @@ struct StudioAPITests {
         #expect(server.stop() == 0)
     }
 
+    @Test("a 20 MB string is cut in pages of objects, with its length; the object's own endpoint has it whole")
+    func longStringsAreCutInPages() throws {
+        let url = try studioFile()
+        let long = String(repeating: "비", count: 2_000_000) + String(repeating: "x", count: 14_000_000)  // 20 MB of UTF-8
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-1")!.mood = long }
+        }
+        let server = try StudioServer(file: url.path)
+        let page = try server.get("/api/types/StudioPhoto/objects?limit=100")
+        #expect(page.status == 200)
+        #expect(page.body.count < 200_000, "a page of 30 photos took \(page.body.count) bytes")
+        let rows = try #require(page.json["objects"] as? [[String: Any]])
+        let moodColumn = 2
+        let row = try #require(rows.first { ($0["values"] as? [Any])?.first as? String == "photo-1" })
+        let cut = try #require((row["values"] as? [Any])?[moodColumn] as? [String: Any])
+        #expect(cut["$string"] as? Int == 16_000_000)
+        #expect((cut["text"] as? String).map { $0.count == 1_000 && $0.allSatisfy { $0 == "비" } } == true)
+        #expect((rows[0]["values"] as? [Any])?[moodColumn] as? String == "happy")  // short strings as they are
+        let key = try #require(row["key"] as? String)
+        let whole = try server.get("/api/types/StudioPhoto/objects/\(key)")
+        #expect(whole.status == 200)
+        let values = try #require(whole.json["values"] as? [Any])
+        #expect((values[moodColumn] as? String)?.utf8.count == 20_000_000)
+        let text = try server.get("/api/types/StudioPhoto/objects/\(key)/mood/data")
+        #expect(text.headers["content-type"] == "text/plain; charset=utf-8")
+        #expect(text.body.count == 20_000_000)
+        #expect(server.stop() == 0)
+    }
+
     @Test("the page, its script and the OpenAPI document come from inside the binary; nothing else is served")
     func assets() throws {
         let server = try StudioServer(file: try studioFile().path)

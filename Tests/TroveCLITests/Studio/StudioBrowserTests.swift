@@ -122,6 +122,39 @@ struct StudioBrowserTests {
         #expect(server.stop() == 0)
     }
 
+    @Test(
+        "a 44 MB string: the grid shows its length and start, the side panel its first 100,000 characters and a link to all of it"
+    )
+    func aLongStringStaysResponsive() throws {
+        let url = try studioFile(8)
+        let long = String(repeating: "긴 메모 ", count: 4_000_000)  // 20M characters, 44 MB of UTF-8
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-1")!.mood = long }
+        }
+        let server = try StudioServer(file: url.path)
+        let browser = try WebDriver(height: 700)
+        try browser.open(server.address)
+        try browser.wait("the type list") { try browser.texts("#type-list li").contains { $0.hasPrefix("StudioPhoto") } }
+        try browser.click("#type-list li[data-type='StudioPhoto']")
+        try browser.wait("the grid with the cut string", seconds: 10) {
+            try column(browser, "mood").contains { $0.hasPrefix("20,000,000 characters 긴 메모") }
+        }
+        let shown = try column(browser, "mood").first { $0.hasPrefix("20,000,000 characters") } ?? ""
+        #expect(shown.count < 1_100)
+        try browser.screenshot("long-string-grid")
+        try browser.click(".cell[data-property='mood'] .more")
+        try browser.wait("the value's start in the side panel, and the whole text's length", seconds: 20) {
+            try browser.run("const t = document.querySelector('textarea.whole'); return t ? t.value.length : 0") as? Int
+                == 100_000
+                && browser.run("return document.querySelector('a.open-whole').dataset.length") as? String
+                    == String(long.utf16.count)
+        }
+        #expect(try browser.element("a.open-whole").text.hasPrefix("The first 100,000 of 20,000,000 characters"))
+        try browser.screenshot("long-string-panel")
+        #expect(server.stop() == 0)
+    }
+
     @Test("the chat: follow a link, then who links here; the schema diagram; a chart; add and delete with confirmation")
     func chat() throws {
         let file = try folder().appendingPathComponent("chat.trove").path

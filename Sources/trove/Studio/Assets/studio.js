@@ -355,10 +355,57 @@ function fillCell(cell, value, property, type, key) {
   cell.title = cell.textContent;
 }
 
+/// The characters of a string a cell or card shows; the rest is a click away.
+const STRING_SHOWN = 1000;
+
+/// The characters of a long string the side panel shows; the whole text opens in a tab of its own.
+const STRING_PANEL = 100000;
+
+/// A long string the grid cut, in the side panel: up to STRING_PANEL
+/// characters to read and select, and a link to the whole text as plain text.
+async function openValue(type, key, property) {
+  $("drawer").hidden = false;
+  $("drawer-title").textContent = `${type} ${key} · ${property.name}`;
+  const body = $("drawer-body");
+  body.replaceChildren(span("nil", "loading…"));
+  const address = `${typePath(type)}/objects/${enc(key)}/${enc(property.name)}/data?token=${enc(token)}`;
+  try {
+    const response = await fetch(address);
+    if (!response.ok) throw new Error((await response.json()).error.message);
+    const whole = await response.text();
+    const text = document.createElement("textarea");
+    text.className = "whole";
+    text.readOnly = true;
+    text.value = whole.length > STRING_PANEL ? whole.slice(0, STRING_PANEL) : whole;
+    text.setAttribute("aria-label", `${property.name} of ${type} ${key}`);
+    const open = document.createElement("a");
+    open.className = "open-whole";
+    open.href = address;
+    open.target = "_blank";
+    open.rel = "noopener";
+    open.textContent = whole.length > STRING_PANEL
+      ? `The first ${STRING_PANEL.toLocaleString("en-US")} of ${whole.length.toLocaleString("en-US")} characters; open the whole text`
+      : `${whole.length.toLocaleString("en-US")} characters; open as text`;
+    open.dataset.length = String(whole.length);
+    body.replaceChildren(open, text);
+  } catch (error) {
+    body.replaceChildren(span("nil", error.message));
+  }
+}
+
 /// What a value looks like: text, a link to follow, a collection to open, an image.
 function valueNodes(value, property, type, key) {
   if (value === null || value === undefined) return [span("nil", "nil")];
+  if (typeof value === "string" && value.length > STRING_SHOWN) value = { $string: value.length, text: value.slice(0, STRING_SHOWN) };
   if (typeof value !== "object") return [document.createTextNode(typeof value === "boolean" ? (value ? "true" : "false") : String(value))];
+  if ("$string" in value) {
+    // A long string, cut: its start, its length, and the whole value in the side panel.
+    // The length comes first, so that a narrow cell still shows what opens the rest.
+    const more = span("link more", `${value.$string.toLocaleString("en-US")} characters`);
+    more.title = "Show the whole value";
+    more.addEventListener("click", (event) => { event.stopPropagation(); openValue(type, key, property); });
+    return [more, document.createTextNode(" " + value.text.slice(0, STRING_SHOWN) + "…")];
+  }
   if ("$link" in value) {
     const link = span("link", `${value.$link} ${value.label !== undefined ? value.label : "#" + value.key}`);
     link.addEventListener("click", () => openRelated(type, key, property, `${property.name} → ${value.$link}`));
@@ -447,7 +494,16 @@ function parseInput(text, property) {
 
 async function editCell(cell, object, property, column) {
   if (cell.classList.contains("editing")) return;
-  const before = object.values[column];
+  let before = object.values[column];
+  if (before && typeof before === "object" && "$string" in before) {
+    // The grid has the start of a long string: edit the whole of it.
+    try {
+      before = (await api(`${typePath(state.type)}/objects/${enc(object.key)}`)).values[column];
+    } catch (error) {
+      toast(error.message, true);
+      return;
+    }
+  }
   let input;
   if (property.type === "bool") {
     input = document.createElement("select");
