@@ -38,8 +38,77 @@ final class LegacyIgnoredPersisted: Object {
     override class func ignoredProperties() -> [String] { ["name"] }
 }
 
+/// Realm's legacy declarations left as they were (no `@Persisted`): each is refused by name.
+final class LegacyUnwrappedList: Object {
+    @Persisted var name = ""
+    let tags = List<String>()
+}
+
+final class LegacyUnwrappedOptional: Object {
+    @Persisted var name = ""
+    var age = RealmOptional<Int>()
+}
+
+final class LegacyUnwrappedInverse: Object {
+    @Persisted var name = ""
+    let owners = LinkingObjects(fromType: LegacyOwner.self, property: "pets")
+}
+
+final class LegacyUnwrappedSetAndMap: Object {
+    @Persisted var name = ""
+    let seen = MutableSet<Int>()
+    let notes = Map<String, String>()
+}
+
+final class LegacyUnwrappedButIgnored: Object {
+    @Persisted var name = ""
+    let scratch = List<String>()  // transient, and says so
+    override class func ignoredProperties() -> [String] { ["scratch"] }
+}
+
 @Suite("Realm's legacy model declarations")
 struct LegacyModelTests {
+    @Test(
+        "a List, RealmOptional, LinkingObjects, MutableSet or Map declared without @Persisted is refused, naming it and the declaration to write"
+    )
+    func unwrappedLegacyDeclarationsAreRefused() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-unwrapped-\(UUID().uuidString).realm")
+        let expected: [(Object.Type, [String])] = [
+            (
+                LegacyUnwrappedList.self,
+                [
+                    "LegacyUnwrappedList.tags is a List<String> declared without @Persisted",
+                    "`@Persisted var tags = List<String>()`",
+                ]
+            ),
+            (
+                LegacyUnwrappedOptional.self,
+                ["LegacyUnwrappedOptional.age is a RealmProperty<Optional<Int>>", "`@Persisted var age: Int?`"]
+            ),
+            (
+                LegacyUnwrappedInverse.self,
+                ["LegacyUnwrappedInverse.owners is a LinkingObjects<LegacyOwner>", "@Persisted(originProperty:"]
+            ),
+            (
+                LegacyUnwrappedSetAndMap.self,
+                ["LegacyUnwrappedSetAndMap.seen is a MutableSet<Int>", "LegacyUnwrappedSetAndMap.notes is a Map<String, String>"]
+            ),
+        ]
+        for (type, phrases) in expected {
+            #expect(type.sharedSchema() == nil, "\(type)")
+            do {
+                _ = try Realm(
+                    configuration: Realm.Configuration(fileURL: url, objectTypes: [type, LegacyOwner.self, LegacyPet.self]))
+                Issue.record("\(type) opened")
+            } catch let error as Realm.Error {
+                for phrase in phrases { #expect("\(error)".contains(phrase), "\(error)") }
+            }
+        }
+        // Named in ignoredProperties(): kept out on purpose, and the model stands.
+        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [LegacyUnwrappedButIgnored.self]))
+        #expect(realm.schema["LegacyUnwrappedButIgnored"]?.properties.map(\.name) == ["name"])
+    }
+
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")
     func classMethods() throws {
         let realm = try makeRealm(objectTypes: [LegacyOwner.self, LegacyPet.self])

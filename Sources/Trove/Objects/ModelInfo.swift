@@ -29,6 +29,9 @@ final class ModelInfo: @unchecked Sendable {
     let type: Object.Type
     /// The fields as key-value access and `Object(value:)` reach them.
     let namedProperties: [NamedProperty]
+    /// Fields of types stored only through `@Persisted` (a `List`, a
+    /// `RealmProperty`...) declared without it: their names and types.
+    let undeclared: [(name: String, type: String)]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
     /// Classes whose info is being worked out (their probe instance is being made).
@@ -55,15 +58,20 @@ final class ModelInfo: @unchecked Sendable {
         self.type = type
         typeName = ModelInfo.storedName(of: type)
         var found: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
+        var undeclared: [(name: String, type: String)] = []
         // _EachFieldOptions.classType == 1: walk a class, superclass fields first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
             if let accessor = fieldType as? any PersistedField.Type {
                 var label = String(cString: name)
                 if label.hasPrefix("_") { label.removeFirst() }
                 found.append((label, offset, accessor))
+            } else if fieldType is any _TroveDeclaredWithPersisted.Type {
+                undeclared.append((String(cString: name), String(describing: fieldType)))
             }
             return true
         }
+        let ignored = Set(type.ignoredProperties())
+        self.undeclared = undeclared.filter { !ignored.contains($0.name) }
         // Realm's legacy class methods name the key and indexes (`primaryKey()`, `indexedProperties()`).
         let namedKey = type.primaryKey()
         let namedIndexes = Set(type.indexedProperties())
@@ -106,6 +114,24 @@ final class ModelInfo: @unchecked Sendable {
         cache.withLock { $0.values.first { $0.typeName == name }?.type }
     }
 
+    /// How to declare a field of `type` (Swift's description of it) so that it is stored.
+    static func persistedDeclaration(_ name: String, _ type: String) -> String {
+        func inner(_ prefix: String) -> String? {
+            guard type.hasPrefix(prefix + "<"), type.hasSuffix(">") else { return nil }
+            return String(type.dropFirst(prefix.count + 1).dropLast())
+        }
+        func shortened(_ text: String) -> String {
+            if let wrapped = text.firstMatch(of: /^Optional<(.*)>$/)?.1 { return String(wrapped) + "?" }
+            return text
+        }
+        if let value = inner("RealmProperty") { return "`@Persisted var \(name): \(shortened(value))`" }
+        if let target = inner("LinkingObjects") {
+            return
+                "`@Persisted(originProperty: \"<the \(target) property that links here>\") var \(name): LinkingObjects<\(target)>`"
+        }
+        return "`@Persisted var \(name) = \(type)()`"
+    }
+
     /// The unqualified Swift name, so a model moved between modules keeps its table.
     static func storedName(of type: Any.Type) -> String {
         let full = String(describing: type)
@@ -123,7 +149,12 @@ final class ModelInfo: @unchecked Sendable {
         for field in fields where field.linkTarget == DynamicObject.self {
             problems.append("\(typeName).\(field.schema.name): a model links to a model class, not to DynamicObject")
         }
-        if fields.isEmpty {
+        for field in undeclared {
+            problems.append(
+                "\(typeName).\(field.name) is a \(field.type) declared without @Persisted, which Trove would not store; declare it \(ModelInfo.persistedDeclaration(field.name, field.type)) (or name it in ignoredProperties() to keep it out of the database)"
+            )
+        }
+        if fields.isEmpty, undeclared.isEmpty {
             problems.append("\(typeName) has no @Persisted properties")
         }
         if let named = type.primaryKey(), !fields.contains(where: { $0.schema.name == named }) {

@@ -102,6 +102,18 @@ public protocol _TroveWrappedValue {
     var _troveWrappedValue: Any? { get }
 }
 
+/// A type that is stored only as a `@Persisted` property (``List``,
+/// ``MutableSet``, ``Map``, ``LinkingObjects``, TroveRealm's
+/// `RealmProperty`): a model that declares one without `@Persisted` (Realm's
+/// legacy `let tags = List<String>()`) is refused rather than left unstored.
+/// Trove's plumbing; you do not implement it.
+public protocol _TroveDeclaredWithPersisted {}
+
+extension List: _TroveDeclaredWithPersisted {}
+extension MutableSet: _TroveDeclaredWithPersisted {}
+extension Map: _TroveDeclaredWithPersisted {}
+extension LinkingObjects: _TroveDeclaredWithPersisted {}
+
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}
 

@@ -60,6 +60,8 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
     public var description: String { String(describing: value) }
 }
 
+extension RealmProperty: _TroveDeclaredWithPersisted {}
+
 extension RealmProperty: _TroveWrappedValue {
     /// The value, nil for an empty optional: what `object["age"]` reads.
     public var _troveWrappedValue: Any? {
