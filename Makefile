@@ -104,6 +104,8 @@ test-sanitize: deps
 test-long: deps
 	$(SWIFT) build --build-tests
 	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
+	@# 500 damaged files, other damage each run (the seed is printed with any failure).
+	TROVE_DAMAGE_ROUNDS=500 TROVE_DAMAGE_SEED=$$(date +%s) $(SWIFT) test --skip-build --filter DamagedFileTests
 
 # libFuzzer on the query parser, the record decoder and operation sequences,
 # FUZZ_SECONDS each; a crash lands in Fuzz/Crashes/ (turn it into a test).

@@ -286,7 +286,12 @@ enum Commands {
         try arguments.allow(options: ["--sort", "--limit", "--format"])
         guard (2...3).contains(arguments.positional.count) else { throw UsageError("query takes FILE TYPE [PREDICATE]") }
         let db = try open(arguments.positional[0])
-        var results = try db.dynamicObjects(arguments.positional[1])
+        // Damaged objects are told and left out before anything reads a record.
+        let damaged = try db.damagedObjects(ofType: arguments.positional[1])
+        for description in damaged.descriptions {
+            FileHandle.standardError.write(Data("trove: skipped \(arguments.positional[1]) \(description)\n".utf8))
+        }
+        var results = try db.dynamicObjects(arguments.positional[1]).excluding(damaged)
         if arguments.positional.count == 3 { results = try results.filter(arguments.positional[2]) }
         if let sort = arguments.option("--sort") {
             let parts = sort.split(separator: ":", maxSplits: 1).map(String.init)
@@ -305,9 +310,37 @@ enum Commands {
             results = results.prefix(limit)
         }
         let format = arguments.option("--format") ?? "table"
-        var rows = results.map(Row.init)
+        var (rows, missing) = try checkedRows(of: results, type: arguments.positional[1], in: db)
         if format == "table" { rows = try rows.map { try readable($0, in: db) } }
         try write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
+        if !damaged.isEmpty || missing > 0 {
+            FileHandle.standardError.write(
+                Data("trove: damaged objects were left out; `trove verify` lists the damage\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// The rows of `results`, read through the checked path: where the file
+    /// does not read, an error, not a trap. An object a damaged index names
+    /// but the file does not hold is told on standard error and left out
+    /// (`missing` counts them).
+    static func checkedRows(of results: Results<DynamicObject>, type: String, in db: Database) throws -> (
+        rows: [Row], missing: Int
+    ) {
+        var rows: [Row] = []
+        var missing = 0
+        for key in try results.checkedKeys() {
+            guard let values = try db.checkedStoredValues(ofType: type, objectKey: key),
+                let object = try db.dynamicObject(ofType: type, objectKey: key)
+            else {
+                missing += 1
+                FileHandle.standardError.write(
+                    Data("trove: skipped \(type) object \(key), which an index names but the file does not hold\n".utf8))
+                continue
+            }
+            rows.append(Row(object, values: values))
+        }
+        return (rows, missing)
     }
 
     /// For the table: links as `Type#key`, collections as their first elements.

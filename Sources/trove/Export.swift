@@ -42,6 +42,7 @@ enum Export {
         defer { if let descriptor { close(descriptor) } }
         // Several types in JSON: one object of arrays by type name.
         let several = format == "json" && names.count > 1
+        var skipped = 0
         if several { out.append(UInt8(ascii: "{")) }
         for (index, name) in names.enumerated() {
             if several {
@@ -49,18 +50,34 @@ enum Export {
                 out.appendJSONString(name)
                 out.append(": ")
             }
-            try export(name, from: db, format: format, text: text, to: out)
+            skipped += try export(name, from: db, format: format, text: text, to: out)
             if format == "json" { out.append(several ? "" : "\n") }
         }
         if several { out.append("\n}\n") }
         try out.finish()
+        if skipped > 0 {
+            FileHandle.standardError.write(
+                Data(
+                    "trove: \(skipped) damaged object\(skipped == 1 ? " was" : "s were") left out; `trove verify` lists the damage\n"
+                        .utf8))
+            exit(1)
+        }
     }
 
-    /// The objects of one type: a JSON array, JSON lines, or a CSV header and records.
+    /// The objects of one type: a JSON array, JSON lines, or a CSV header and
+    /// records. Damaged objects are left out, each told on standard error (or
+    /// to `skipped`); returns how many.
+    @discardableResult
     static func export(
-        _ name: String, from db: Database, format: String, text: PortableText, to out: OutputBuffer, showsProgress: Bool = true
-    ) throws {
+        _ name: String, from db: Database, format: String, text: PortableText, to out: OutputBuffer, showsProgress: Bool = true,
+        skipped: @escaping (String) -> Void = { FileHandle.standardError.write(Data("trove: skipped \($0)\n".utf8)) }
+    ) throws -> Int {
         let exporter = try ObjectExporter(database: db, typeName: name)
+        var count = 0
+        exporter.skipped = { type, detail in
+            count += 1
+            skipped("\(type) \(detail)")
+        }
         let layout = try text.layout(name)
         var progress = Progress("exporting \(name):", total: try exporter.count, shown: showsProgress)
         defer { progress.finish() }
@@ -73,5 +90,6 @@ enum Export {
             if let failure = out.failure { throw failure }  // a full disk or a closed pipe: stop reading
         }
         if format == "json" { out.append(done == 0 ? "]" : "\n]") }
+        return count
     }
 }

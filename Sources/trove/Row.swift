@@ -7,8 +7,8 @@ struct Row {
     var values: [StoredValue]
 
     /// The object with its values as stored.
-    init(_ object: DynamicObject) {
+    init(_ object: DynamicObject, values: [StoredValue]) {
         self.object = object
-        values = object.storedValues
+        self.values = values
     }
 }

@@ -70,9 +70,11 @@ enum Shell {
     private static func query(_ line: String, db: Database, format: String) throws {
         let parts = line.components(separatedBy: " where ")
         let type = parts[0].trimmingCharacters(in: .whitespaces)
-        var results = try db.dynamicObjects(type)
+        let damaged = try db.damagedObjects(ofType: type)
+        for description in damaged.descriptions { emit("skipped \(type) \(description)") }
+        var results = try db.dynamicObjects(type).excluding(damaged)
         if parts.count > 1 { results = try results.filter(parts.dropFirst().joined(separator: " where ")) }
-        var rows = results.map(Row.init)
+        var (rows, _) = try Commands.checkedRows(of: results, type: type, in: db)
         if format == "table" { rows = try rows.map { try Commands.readable($0, in: db) } }
         try Commands.write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
     }

@@ -19,6 +19,11 @@ package final class ObjectExporter {
     private var plans: [String: [Column]] = [:]
     /// Targets of links held in mixed values, by type name (nil: not in the file).
     private var mixedTargets: [String: PortableTarget?] = [:]
+    /// The damaged objects of each type read so far, by type name.
+    private var damage: [String: DamagedObjects] = [:]
+    /// Called with each damaged object the export leaves out or does not
+    /// follow a link to: its type, and the damage in words.
+    package var skipped: (_ typeName: String, _ detail: String) -> Void = { _, _ in }
 
     private enum Column {
         case value
@@ -55,8 +60,21 @@ package final class ObjectExporter {
 
     /// Calls `body` with the values of each object, by column of ``schema``
     /// (linking objects read as null), in object-key order.
+    /// Damaged objects are left out and told to ``skipped``; a damaged
+    /// cluster whose keys do not read ends the export with
+    /// `TroveError.Kind.corruptFile`.
     package func forEach(_ body: ([PortableValue]) throws -> Void) throws {
         let plan = try self.plan(for: table)
+        let damaged = try damage(of: table)
+        if !damaged.isEmpty {
+            // Object by object, past the damaged ones: a batch would read them.
+            let keys = try table.store.keys(in: transaction, from: 0, through: nil)
+            for key in keys where !damaged.covers(key) {
+                guard let record = try database.recordValues(key, in: table, transaction) else { continue }
+                try body(try values(key, record: record, table: table, plan: plan))
+            }
+            return
+        }
         var batch: [(key: UInt64, record: [StoredValue])] = []
         batch.reserveCapacity(Self.batchSize)
         var start: UInt64 = 0
@@ -74,6 +92,10 @@ package final class ObjectExporter {
 
     /// The values of one object of the type, as ``forEach(_:)`` gives them.
     package func values(of object: DynamicObject) throws -> [PortableValue] {
+        if let part = try damage(of: table).parts.first(where: { $0.keys?.contains(object._objectKey) ?? false }) {
+            throw TroveError(
+                .corruptFile, "\(table.name) object \(object._objectKey) is damaged: \(part.detail)", path: database.path)
+        }
         guard let record = try database.recordValues(object._objectKey, in: table, transaction) else {
             throw TroveError(.invalidObject, "this \(table.name) object was deleted", path: database.path)
         }
@@ -81,6 +103,21 @@ package final class ObjectExporter {
     }
 
     // MARK: Reading
+
+    /// The damaged objects of `table`, found once (and told to ``skipped``).
+    private func damage(of table: TableInfo) throws -> DamagedObjects {
+        if let known = damage[table.name] { return known }
+        var found = DamagedObjects()
+        try database.collectDamage(of: table, transaction, into: &found)
+        if let unknown = found.parts.firstIndex(where: { $0.keys == nil }) {
+            throw TroveError(
+                .corruptFile, "\(table.name) \(found.descriptions[unknown]); which objects it held is unknown",
+                path: database.path)
+        }
+        for description in found.descriptions { skipped(table.name, description) }
+        damage[table.name] = found
+        return found
+    }
 
     private func plan(for table: TableInfo) throws -> [Column] {
         if let known = plans[table.name] { return known }
@@ -146,8 +183,10 @@ package final class ObjectExporter {
             return key == TableInfo.nilPrimaryKey && table.primaryKeyIsOptional
                 ? .null : .value(.int(TableInfo.integer(forObjectKey: key)))
         case .primaryKey(let table, let column):
+            if try damage(of: table).covers(key) { return .null }
             return try table.store.withRecord(key, in: transaction) { $0.map { .value($0.value(at: column)) } ?? .null }
         case .embedded(let table):
+            if try damage(of: table).covers(key) { return .null }
             guard let record = try database.recordValues(key, in: table, transaction) else { return .null }
             return .object(try values(key, record: record, table: table, plan: try plan(for: table)).map(Optional.some))
         }
@@ -161,7 +200,7 @@ package final class ObjectExporter {
             mixedTargets[typeName] = .some(table.map { PortableTarget($0, owned: false) })
         }
         // A deleted target reads as nil.
-        guard let target = mixedTargets[typeName]!,
+        guard let target = mixedTargets[typeName]!, try !damage(of: target.table).covers(key),
             try target.table.store.contains(key, in: transaction),
             case .value(let named) = try link(.int(Int64(bitPattern: key)), to: target)
         else { return .null }

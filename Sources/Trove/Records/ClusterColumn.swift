@@ -136,7 +136,43 @@ struct ClusterColumn {
                 }
             }
         }
+        if type == .mixed {
+            for slot in 0..<column.count where !column.isNull(slot) {
+                if MixedEncoding.decode(column.variableBytes(slot)) == nil { return "holds a damaged mixed value" }
+            }
+        }
         return nil
+    }
+
+    /// The slots of a stored column whose values do not read (an offset
+    /// past the column or before the previous one, text that is not UTF-8,
+    /// a damaged mixed value), with what is wrong; nil when the column's own
+    /// structure is damaged or it holds another number of values than
+    /// `expected`, so that none of it reads. Never traps: the values of the
+    /// other slots read safely.
+    static func damagedSlots(in bytes: UnsafeRawBufferPointer, type: PropertyType, count expected: Int) -> [Int: String]? {
+        guard let column = ClusterColumn(bytes, type: type), column.count == expected else { return nil }
+        guard type.isVariableSize else { return [:] }
+        let heapStart = column.dataStart + 4 * (column.count + 1)
+        func offset(_ slot: Int) -> Int {
+            Int(bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * slot, as: UInt32.self).littleEndian)
+        }
+        var damaged: [Int: String] = [:]
+        for slot in 0..<column.count {
+            let (start, end) = (offset(slot), offset(slot + 1))
+            guard start <= end, heapStart + end <= bytes.count else {
+                damaged[slot] = "points outside itself"
+                continue
+            }
+            guard !column.isNull(slot) else { continue }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[(heapStart + start)..<(heapStart + end)])
+            if type == .string, String(bytes: value, encoding: .utf8) == nil {
+                damaged[slot] = "holds a string that is not valid UTF-8"
+            } else if type == .mixed, MixedEncoding.decode(value) == nil {
+                damaged[slot] = "holds a damaged mixed value"
+            }
+        }
+        return damaged
     }
 
     /// A cluster's keys as an Int column (no nils): what

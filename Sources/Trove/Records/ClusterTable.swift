@@ -448,7 +448,7 @@ struct ClusterTable {
     /// long as the keys) and visits the objects of sound clusters with their
     /// records; ``Database/verify()`` reads the file through this.
     func forEachCheckedRecord(
-        in transaction: Transaction, damaged: (String) -> Void, _ visit: (Entry) throws -> Void
+        in transaction: Transaction, damaged: (DamagedObjects.Part) -> Void, _ visit: (Entry) throws -> Void
     ) throws {
         let starts = try starts(in: transaction)
         let scratch = RecordScratch()
@@ -464,7 +464,7 @@ struct ClusterTable {
                     view = nil
                 }
                 guard let view, view.count > 0 else {
-                    damaged("\(name) has damaged or no object keys")
+                    damaged(.init(start: start, limit: limit, keys: nil, detail: "\(name) has damaged or no object keys"))
                     continue
                 }
                 let keys = view.keys
@@ -474,25 +474,47 @@ struct ClusterTable {
                     let key = UInt64(bitPattern: keys.int(slot) ?? 0)
                     if keys.isNull(slot) || key < start || limit.map({ key >= $0 }) == true || previous.map({ key <= $0 }) == true
                     {
-                        damaged("\(name) holds object key \(key) out of order or outside the cluster")
+                        damaged(
+                            .init(
+                                start: start, limit: limit, keys: nil,
+                                detail: "\(name) holds object key \(key) out of order or outside the cluster"))
                         sound = false
                         break
                     }
                     previous = key
                 }
+                // A column whose structure is damaged condemns the cluster; a
+                // damaged value condemns its object (the others' values read).
+                var badSlots: Set<Int> = []
                 for column in 0..<layout.columnCount where sound && layout.inRecord[column] {
-                    let problem = try value(start, part: column + 1, in: transaction) { bytes in
-                        bytes.flatMap { ClusterColumn.problem(in: $0, type: layout.types[column], count: keys.count) }
+                    let property = layout.properties[column].name
+                    let slots = try value(start, part: column + 1, in: transaction) { bytes -> [Int: String]? in
+                        guard let bytes else { return [:] }  // a column the cluster predates
+                        return ClusterColumn.damagedSlots(in: bytes, type: layout.types[column], count: keys.count)
                     }
-                    if let problem {
-                        damaged("\(name): its \(layout.properties[column].name) column \(problem)")
+                    guard let slots else {
+                        damaged(
+                            .init(
+                                start: start, limit: limit, keys: (0..<view.count).map(view.key),
+                                detail: "\(name): its \(property) column is damaged"))
                         sound = false
+                        break
+                    }
+                    for (slot, problem) in slots.sorted(by: { $0.key < $1.key }) where badSlots.insert(slot).inserted {
+                        damaged(
+                            .init(start: start, limit: limit, keys: [view.key(slot)], detail: "its \(property) value \(problem)"))
                     }
                 }
                 guard sound else { continue }
-                for slot in 0..<view.count {
+                for slot in 0..<view.count where !badSlots.contains(slot) {
                     var bigEndian = view.key(slot).bigEndian
-                    let record = try view.record(slot, into: scratch)
+                    let record: UnsafeRawBufferPointer
+                    do {
+                        record = try view.record(slot, into: scratch)
+                    } catch let error as TroveError where error.kind == .corruptFile {
+                        damaged(.init(start: start, limit: limit, keys: [view.key(slot)], detail: "\(name): \(error.message)"))
+                        continue
+                    }
                     try withUnsafeBytes(of: &bigEndian) { try visit(Entry(key: $0, value: record)) }
                 }
             }

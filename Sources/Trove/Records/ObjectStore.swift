@@ -102,7 +102,7 @@ struct ObjectStore {
     /// columns, once the cluster's stored structure checks out; a damaged
     /// cluster is reported to `damaged` and its objects are skipped.
     func forEachStoredEntry(
-        in transaction: Transaction, damaged: (String) -> Void = { _ in }, _ visit: (Entry) throws -> Void
+        in transaction: Transaction, damaged: (DamagedObjects.Part) -> Void = { _ in }, _ visit: (Entry) throws -> Void
     ) throws {
         if let clusters { return try clusters.forEachCheckedRecord(in: transaction, damaged: damaged, visit) }
         try Self.forEachEntry(of: table, in: transaction, from: 0) {

@@ -167,10 +167,12 @@ struct RecordReader {
             if offset < fixedEnd || offset + count > bytes.count {
                 return "has \(layout.properties[column].name) pointing outside the record"
             }
-            if layout.types[column] == .string,
-                String(bytes: UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count), encoding: .utf8) == nil
-            {
+            let value = UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
+            if layout.types[column] == .string, String(bytes: value, encoding: .utf8) == nil {
                 return "has \(layout.properties[column].name) that is not valid UTF-8"
+            }
+            if layout.types[column] == .mixed, MixedEncoding.decode(value) == nil {
+                return "has \(layout.properties[column].name) holding a damaged mixed value"
             }
         }
         for column in 0..<stored where !layout.properties[column].isOptional && layout.inRecord[column] {

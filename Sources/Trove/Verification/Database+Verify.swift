@@ -32,9 +32,31 @@ extension Database {
                 }
                 return report
             }
+            // Every type's objects first, then the links between them: a link is
+            // checked against the keys the walks found, so no record is read
+            // that was not checked, whatever the bytes.
+            var checked: [String: CheckedObjects] = [:]
+            var types: [TableInfo] = []
             for name in try Catalog.storedTypeNames(in: transaction) {
-                guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
-                try verifyType(schema, transaction, &report)
+                do {
+                    guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
+                    if let (table, objects) = try verifyType(schema, transaction, &report) {
+                        checked[name] = objects
+                        types.append(table)
+                    }
+                } catch let error as TroveError where error.kind == .corruptFile {
+                    report.problems.append(.init(kind: .damagedRecord, typeName: name, detail: error.message))
+                }
+            }
+            for table in types where table.hasRelations {
+                let name = table.name
+                do {
+                    try verifyLinks(table, checked, transaction) { kind, detail in
+                        report.problems.append(.init(kind: kind, typeName: name, detail: detail))
+                    }
+                } catch let error as TroveError where error.kind == .corruptFile {
+                    report.problems.append(.init(kind: .damagedList, typeName: name, detail: error.message))
+                }
             }
             for entry in try ChangeLog.entries(in: transaction) where entry.record == nil {
                 report.problems.append(
@@ -46,29 +68,50 @@ extension Database {
         }
     }
 
-    private func verifyType(_ schema: ObjectSchema, _ transaction: Transaction, _ report: inout VerificationReport) throws {
+    /// The keys a type's walk found, and its objects that do not read.
+    struct CheckedObjects {
+        var keys: Set<UInt64> = []
+        var damaged = DamagedObjects()
+
+        /// Whether an object with `key` is stored (damaged or not, or maybe, in a cluster whose keys do not read).
+        func contains(_ key: UInt64) -> Bool { keys.contains(key) || damaged.covers(key) }
+    }
+
+    /// Checks one type's objects, indexes and full-text indexes; returns
+    /// its tables and what its walk found, or nil when a table is missing.
+    private func verifyType(_ schema: ObjectSchema, _ transaction: Transaction, _ report: inout VerificationReport) throws
+        -> (TableInfo, CheckedObjects)?
+    {
         let name = schema.name
         func problem(_ kind: VerificationReport.Problem.Kind, _ detail: String) {
             report.problems.append(.init(kind: kind, typeName: name, detail: detail))
         }
         guard let table = try openTables(for: schema, in: transaction) else {
             problem(.missingTable, "the objects table or an index table of \(name) is missing")
-            return
+            return nil
         }
         let layout = table.layout
-        if table.hasRelations { try verifyLinks(table, transaction, problem) }
+        var checked = CheckedObjects()
         // The index entries every object should have: (index, key bytes ++ object key).
         var expected: [Int: Set<[UInt8]>] = [:]
         let pkColumn = table.primaryKeyColumn
-        try table.store.forEachStoredEntry(in: transaction, damaged: { problem(.damagedRecord, $0) }) { current in
+        try table.store.forEachStoredEntry(
+            in: transaction,
+            damaged: { part in
+                problem(.damagedRecord, part.detail)
+                checked.damaged.add(part)
+            }
+        ) { current in
             report.objectsChecked += 1
             guard current.key.count == 8 else {
                 problem(.damagedRecord, "an object key is \(current.key.count) bytes, not 8")
                 return
             }
             let objectKey = OrderedKey.objectKey(from: current.key)
+            checked.keys.insert(objectKey)
             if let damage = RecordReader.problem(in: current.value, layout: layout) {
                 problem(.damagedRecord, "object \(objectKey) \(damage)")
+                checked.damaged.add(.init(start: objectKey, limit: objectKey &+ 1, keys: [objectKey], detail: damage))
                 return
             }
             let reader = RecordReader(current.value, layout: layout)
@@ -107,7 +150,8 @@ extension Database {
                     }
                     var pair = Array(current.key)
                     pair.append(contentsOf: current.value)
-                    if remaining.remove(pair) == nil {
+                    // A damaged object is reported once, not again by each of its index entries.
+                    if remaining.remove(pair) == nil, !checked.damaged.covers(OrderedKey.objectKey(from: current.value)) {
                         let target = current.value.count == 8 ? String(OrderedKey.objectKey(from: current.value)) : "?"
                         problem(
                             .danglingIndexEntry, "the \(property) index has an entry for object \(target) that no object matches")
@@ -120,19 +164,21 @@ extension Database {
             }
         }
         if !table.fullTextIndexes.isEmpty {
-            let checked = try verifyFullText(table, transaction, problem)
-            report.indexEntriesChecked += checked
+            report.indexEntriesChecked += try verifyFullText(table, checked.damaged, transaction, problem)
         }
+        return (table, checked)
     }
 
     /// Checks the links and lists of one type against the objects they point
     /// at and against their inverse-link tables.
     private func verifyLinks(
-        _ table: TableInfo, _ transaction: Transaction, _ problem: (VerificationReport.Problem.Kind, String) -> Void
+        _ table: TableInfo, _ checked: [String: CheckedObjects], _ transaction: Transaction,
+        _ problem: (VerificationReport.Problem.Kind, String) -> Void
     ) throws {
-        func exists(_ key: UInt64, in target: TableInfo) throws -> Bool {
-            try target.store.contains(key, in: transaction)
+        func exists(_ key: UInt64, in target: TableInfo) -> Bool {
+            checked[target.name]?.contains(key) ?? false
         }
+        let damaged = checked[table.name]?.damaged ?? DamagedObjects()
         for column in Set(table.refs.keys).union(table.collections.keys).sorted() {
             let property = table.schema.properties[column]
             // (target, source) -> how often the source links to the target.
@@ -160,7 +206,7 @@ extension Database {
                             }
                             previous = (owner, position)
                         }
-                        if previous?.owner != owner || isList, try !exists(owner, in: table) {
+                        if previous?.owner != owner || isList, !exists(owner, in: table) {
                             problem(.damagedList, "\(property.name) has elements for object \(owner), which does not exist")
                         }
                         if !isList { previous = (owner, 0) }
@@ -192,7 +238,7 @@ extension Database {
                 problem(.danglingLink, "\(property.name) links to \(targetName), which is not in the file")
                 continue
             }
-            for pair in expected.keys where try !exists(pair[0], in: target) {
+            for pair in expected.keys where !exists(pair[0], in: target) {
                 problem(
                     .danglingLink,
                     "\(property.name) of object \(pair[1]) points at \(targetName) \(pair[0]), which does not exist")
@@ -210,7 +256,7 @@ extension Database {
                         UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
                     ]
                     let count = Int(UInt32(littleEndian: current.value.loadUnaligned(as: UInt32.self)))
-                    if expected.removeValue(forKey: pair) != count {
+                    if expected.removeValue(forKey: pair) != count, !damaged.covers(pair[1]) {
                         problem(
                             .inverseLinkMismatch,
                             "the inverse links of \(property.name) say object \(pair[1]) links to \(pair[0]) \(count) time(s), the links disagree"

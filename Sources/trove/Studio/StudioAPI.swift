@@ -17,6 +17,11 @@ final class StudioAPI: @unchecked Sendable {
     private var queries: [String: Results<DynamicObject>] = [:]
     /// Queries evaluated whole on the snapshot the handle shows (paged past their first page).
     private var paged: Set<String> = []
+    /// The damaged objects of each type read, as of the commit ``damageCommit``:
+    /// the API leaves them out of pages and answers 422 for them, so that a
+    /// damaged file is shown, not a trap for every client.
+    private var damage: [String: DamagedObjects] = [:]
+    private var damageCommit = -1
     /// Objects per page at most.
     static let maximumPage = 1_000
     /// Integers of at most this many values are charted a bar per value.
@@ -138,6 +143,7 @@ final class StudioAPI: @unchecked Sendable {
             .deleteDenied:
             400
         case .diskFull, .fileSizeLimitReached: 507
+        case .corruptFile: 422
         default: 500
         }
     }
@@ -269,10 +275,17 @@ final class StudioAPI: @unchecked Sendable {
             // The first page of a query not paged through yet: read only its
             // first objects (a sort keeps the first `limit` while it reads)
             // instead of every match; the next page evaluates the query whole.
-            for object in results.prefix(limit) { rows.append(try objectJSON(object, cutting: true)) }
+            // (An object a damaged index names but the file does not hold is left out.)
+            for objectKey in try results.prefix(limit).checkedKeys() {
+                guard let object = try db.dynamicObject(ofType: type, objectKey: objectKey) else { continue }
+                rows.append(try objectJSON(object, cutting: true))
+            }
         } else if offset < total {
             paged.insert(key)
-            for index in offset..<min(total, offset + limit) { rows.append(try objectJSON(results[index], cutting: true)) }
+            for objectKey in try results.checkedKeys().dropFirst(offset).prefix(limit) {
+                guard let object = try db.dynamicObject(ofType: type, objectKey: objectKey) else { continue }
+                rows.append(try objectJSON(object, cutting: true))
+            }
         }
         return "{\"type\":\(Formatting.jsonString(type)),\"total\":\(total),\"offset\":\(offset),\"objects\":["
             + rows.joined(separator: ",") + "]}"
@@ -286,7 +299,7 @@ final class StudioAPI: @unchecked Sendable {
     private func query(_ type: String, filter: String?, sort: String?, ascending: Bool) throws -> Results<DynamicObject> {
         let cacheKey = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         if let known = queries[cacheKey] { return known }
-        var results = try db.dynamicObjects(type)
+        var results = try db.dynamicObjects(type).excluding(try damaged(type))
         if let filter, !filter.trimmingCharacters(in: .whitespaces).isEmpty { results = try results.filter(filter) }
         if let sort, !sort.isEmpty {
             guard let property = results.objectSchema[sort] else {
@@ -328,17 +341,42 @@ final class StudioAPI: @unchecked Sendable {
         guard let objectKey = UInt64(key) else {
             throw APIError(400, "invalidArgument", "an object key is a whole number, not '\(key)'")
         }
+        if let part = try damaged(type).parts.first(where: { $0.keys?.contains(objectKey) ?? false }) {
+            throw APIError(
+                422, "damagedObject", "\(type) object \(key) is damaged: \(part.detail); `trove verify` lists the damage")
+        }
         guard let object = try db.dynamicObject(ofType: type, objectKey: objectKey) else {
             throw APIError(404, "notFound", "\(type) has no object with key \(key)")
         }
         return object
     }
 
+    /// An object's stored values, read so that a file that does not read
+    /// is an error answer, not a trap.
+    private func storedValues(of object: DynamicObject) throws -> [StoredValue] {
+        guard let values = try db.checkedStoredValues(ofType: object.objectSchema.name, objectKey: object.objectKey) else {
+            throw APIError(404, "notFound", "\(object.objectSchema.name) has no object with key \(object.objectKey)")
+        }
+        return values
+    }
+
+    /// The damaged objects of `type` in the commit the handle shows.
+    private func damaged(_ type: String) throws -> DamagedObjects {
+        if damageCommit != db.visibleCommit {
+            damage.removeAll()
+            damageCommit = db.visibleCommit
+        }
+        if let known = damage[type] { return known }
+        let found = try db.damagedObjects(ofType: type)
+        damage[type] = found
+        return found
+    }
+
     /// `{"key": "…", "values": [...]}`: one value per property, in the schema's order.
     /// An object's values; with `cutting`, long strings are cut (for pages of objects).
     private func objectJSON(_ object: DynamicObject, cutting: Bool = false) throws -> String {
         let schema = object.objectSchema
-        let values = object.storedValues
+        let values = try storedValues(of: object)
         var parts: [String] = []
         parts.reserveCapacity(values.count)
         for (column, property) in schema.properties.enumerated() {
@@ -367,9 +405,11 @@ final class StudioAPI: @unchecked Sendable {
 
     /// What a link cell shows: the target's primary key.
     private func label(_ type: String, key: UInt64) throws -> String? {
-        guard let target = try db.dynamicObject(ofType: type, objectKey: key) else { return nil }
+        guard try !damaged(type).covers(key), let target = try db.dynamicObject(ofType: type, objectKey: key) else {
+            return nil
+        }
         guard let column = target.objectSchema.properties.firstIndex(where: \.isPrimaryKey) else { return nil }
-        return Formatting.plain(target.storedValues[column])
+        return Formatting.plain(try storedValues(of: target)[column])
     }
 
     /// The objects linking here through `property`'s origin, as the model's
@@ -478,7 +518,8 @@ final class StudioAPI: @unchecked Sendable {
         let limit = min(try number(request, "limit", default: 100), Self.maximumPage)
         let target = property.objectType ?? ""
         func page(_ keys: [UInt64]) throws -> String {
-            let shown = keys.dropFirst(offset).prefix(limit)
+            let sound = try damaged(target)
+            let shown = keys.dropFirst(offset).prefix(limit).filter { !sound.covers($0) }
             let objects = try shown.compactMap { try db.dynamicObject(ofType: target, objectKey: $0) }.map {
                 try objectJSON($0, cutting: true)
             }
@@ -488,7 +529,9 @@ final class StudioAPI: @unchecked Sendable {
         switch property.collection {
         case nil where property.type == .link:
             let keys: [UInt64] =
-                if case .int(let linked) = owner.storedValues[owner.objectSchema.properties.firstIndex { $0.name == name }!] {
+                if case .int(let linked) = try storedValues(of: owner)[
+                    owner.objectSchema.properties.firstIndex { $0.name == name }!]
+                {
                     [UInt64(bitPattern: linked)]
                 } else { [] }
             return "{\"kind\":\"link\"," + (try page(keys)) + "}"
@@ -535,7 +578,7 @@ final class StudioAPI: @unchecked Sendable {
         guard let column = owner.objectSchema.properties.firstIndex(where: { $0.name == name }) else {
             throw TroveError(.invalidProperty, "\(type) has no property named '\(name)'")
         }
-        switch owner.storedValues[column] {
+        switch try storedValues(of: owner)[column] {
         case .data(let bytes):
             return HTTPResponse(
                 status: 200, contentType: StudioJSON.imageType(bytes) ?? "application/octet-stream", body: Array(bytes),
@@ -571,8 +614,8 @@ final class StudioAPI: @unchecked Sendable {
         case .int, .int8, .int16, .int32, .float, .double, .date, .decimal, .decimal128: numeric = true
         default: numeric = false
         }
-        for object in results {
-            let value = object.storedValues[column]
+        for objectKey in try results.checkedKeys() {
+            guard let value = try db.checkedStoredValues(ofType: type, objectKey: objectKey)?[column] else { continue }
             switch value {
             case .null: nulls += 1
             case .int(let v) where numeric:
