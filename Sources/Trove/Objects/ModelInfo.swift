@@ -121,8 +121,8 @@ final class ModelInfo: @unchecked Sendable {
             return String(type.dropFirst(prefix.count + 1).dropLast())
         }
         func shortened(_ text: String) -> String {
-            if let wrapped = text.firstMatch(of: /^Optional<(.*)>$/)?.1 { return String(wrapped) + "?" }
-            return text
+            guard text.hasPrefix("Optional<"), text.hasSuffix(">") else { return text }
+            return String(text.dropFirst("Optional<".count).dropLast()) + "?"
         }
         if let value = inner("RealmProperty") { return "`@Persisted var \(name): \(shortened(value))`" }
         if let target = inner("LinkingObjects") {
