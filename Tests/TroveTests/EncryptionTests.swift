@@ -283,13 +283,65 @@ struct EncryptionTests {
         #expect(try !db.verify().isValid)
     }
 
+    @Test("the change log of an encrypted file is sealed: no type or property name in it, and a changed record is not trusted")
+    func theChangeLogIsSealed() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("log.trove")
+        do {
+            let db = try Database(configuration: configuration(url, key: key))
+            try fill(db, count: 5)
+            try db.write { db.object(ofType: SecretNote.self, forPrimaryKey: 3)!.confidentialBody = "changed" }
+            #expect(db.fileFormatVersion == Database.sealedLogFormatVersion)
+        }
+        // Read without the key: the records are there, and say nothing readable.
+        var records: [(key: [UInt8], value: [UInt8])] = []
+        do {
+            let environment = try Environment.open(path: url.path)
+            let transaction = try ReadTransaction(environment: environment)
+            defer { transaction.end() }
+            let log = try #require(try transaction.existingTable(ChangeLog.tableName))
+            try transaction.withCursor(on: log) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    records.append((Array(current.key), Array(current.value)))
+                    entry = try cursor.next()
+                }
+            }
+        }
+        #expect(records.count >= 2)
+        for name in ["SecretNote", "confidentialBody", "folder", "attributes"] {
+            #expect(
+                !records.contains { Data($0.value).range(of: Data(name.utf8)) != nil }, "\(name) is readable in the change log")
+        }
+        // A record changed behind the file's back fails authentication: no handle keeps what it read on its word.
+        var (lastKey, lastValue) = try #require(records.last)
+        lastValue[lastValue.count / 2] ^= 0x01
+        do {
+            let environment = try Environment.open(path: url.path)
+            let write = try WriteTransaction(environment: environment)
+            let log = try #require(try write.existingTable(ChangeLog.tableName))
+            try lastKey.withUnsafeBytes { k in try lastValue.withUnsafeBytes { _ = try write.put(log, key: k, value: $0) } }
+            try write.commit()
+        }
+        let db = try Database(configuration: configuration(url, key: key))
+        let transaction = db.readTransaction()
+        #expect(ChangeLog.changes(after: transaction.id - 1, through: transaction.id, in: transaction) == nil)
+        let report = try db.verify()
+        #expect(
+            report.problems.contains { $0.typeName == ChangeLog.tableName && $0.detail.contains("authentication") }, "\(report)")
+    }
+
     @Test("a file encrypted before per-file keys opens, reads, writes and verifies; a copy of it gets its own salt")
     func fileEncryptedBeforeSalts() throws {
         let directory = makeTemporaryDirectory()
         let url = directory.appendingPathComponent("legacy.trove")
         try FileManager.default.copyItem(
             at: OldFileTests.fixtures.appendingPathComponent("secret-legacy-encryption.trove"), to: url)
+        // Read-only first: its plain change log is left alone, and verify does not count it as damage.
+        var readOnly = configuration(url, key: key)
+        readOnly.readOnly = true
+        #expect(try Database(configuration: readOnly).verify().isValid)
         let db = try Database(configuration: configuration(url, key: key))
+        #expect(db.fileFormatVersion == Database.sealedLogFormatVersion)  // its plain change log dropped, sealed from now on
         #expect(db.objects(SecretNote.self).sorted(by: \.id).map(\.confidentialBody) == (1...5).map { "legacy body \($0)" })
         #expect(db.object(ofType: SecretNote.self, forPrimaryKey: 2)?.attributes["k"] == "v2")
         try db.write {

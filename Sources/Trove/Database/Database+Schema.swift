@@ -282,7 +282,7 @@ extension Database {
 
     /// Raises the file's format to at least `version` (a Trove that reads
     /// only older formats then refuses the file instead of misreading it).
-    private func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
+    func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
         let meta = try transaction.openTable(Catalog.metaTable)!
         let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
         if format < version { try Catalog.put(version.littleEndian, key: "format", in: meta, transaction) }

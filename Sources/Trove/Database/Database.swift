@@ -93,7 +93,10 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` when it gains a type in clusters.
-    static let formatVersion: UInt32 = 3
+    static let formatVersion: UInt32 = 4
+    /// The format of an encrypted file whose change log is sealed (and so
+    /// authenticated): a Trove before it would read the log as plain.
+    static let sealedLogFormatVersion: UInt32 = 4
     /// The format of a file with a full-text index.
     static let fullTextFormatVersion: UInt32 = 2
     /// The format of a file that stores a type in column clusters (`clu:`
@@ -292,6 +295,11 @@ public final class Database {
         try checkEncryptionKey()
         if let meta = try readTransaction().existingTable(Catalog.metaTable), readTransaction().canSee(meta) {
             try checkFormat(meta, in: readTransaction())
+            if !configuration.readOnly, !changeLogIsReadable(in: readTransaction()) {
+                try withWriteTransaction { transaction in
+                    if let meta = try transaction.existingTable(Catalog.metaTable) { try sealChangeLog(meta, in: transaction) }
+                }
+            }
             return
         }
         // An encrypted file starts with its salt, in the key-check table.
@@ -308,6 +316,7 @@ public final class Database {
         try withWriteTransaction { transaction in
             if let meta = try transaction.existingTable(Catalog.metaTable) {
                 try checkFormat(meta, in: transaction)
+                try sealChangeLog(meta, in: transaction)
                 return
             }
             if !existing.isEmpty {
@@ -319,7 +328,8 @@ public final class Database {
             // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
             try Catalog.writeKeyCheck(in: transaction)
             let meta = try transaction.openTable(Catalog.metaTable)!
-            try Catalog.put(UInt32(1).littleEndian, key: "format", in: meta, transaction)
+            let format = environment.cipher != nil ? Database.sealedLogFormatVersion : 1
+            try Catalog.put(format.littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
         }
     }
@@ -373,6 +383,27 @@ public final class Database {
                 "\(path) uses file format \(version), this Trove reads up to \(Database.formatVersion); update Trove to open it",
                 path: path)
         }
+    }
+
+    /// An encrypted file written before its change log was sealed has plain
+    /// records there: they are dropped (a handle that finds no record for a
+    /// commit compares in full) and the format raised, so the log is sealed
+    /// from here on and older Troves, which would read it as plain, refuse the file.
+    private func sealChangeLog(_ meta: Table, in transaction: WriteTransaction) throws {
+        guard environment.cipher != nil,
+            try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1 < Database.sealedLogFormatVersion
+        else { return }
+        if let log = try transaction.existingTable(ChangeLog.tableName) { try transaction.clear(log) }
+        try raiseFormat(to: Database.sealedLogFormatVersion, in: transaction)
+    }
+
+    /// Whether the change log's records are sealed, or the file is plain:
+    /// false for an encrypted file of an older format, opened read-only.
+    func changeLogIsReadable(in transaction: Transaction) -> Bool {
+        guard environment.cipher != nil else { return true }
+        guard let meta = try? transaction.existingTable(Catalog.metaTable), transaction.canSee(meta) else { return true }
+        return ((try? Catalog.integer(UInt32.self, key: "format", in: meta, transaction)) ?? 1)
+            >= Database.sealedLogFormatVersion
     }
 
     /// Runs `body` in a write transaction of its own (used outside user writes:

@@ -13,8 +13,10 @@ final class Catalog: @unchecked Sendable {
     static let keyCheckContext = Array("trove-key-check".utf8)
     static let keyCheckPlaintext = Array("Trove encrypted database".utf8)
     /// The tables whose values an encryption key seals: objects, list, set
-    /// and map elements, and the catalog (indexes and inverse links hold keys only).
-    static let sealedTablePrefixes = ["obj:", "clu:", "list:", "set:", "map:", metaTable]
+    /// and map elements, the catalog, and the change log (which also makes
+    /// its records authenticated: a handle trusts them to keep what it read;
+    /// indexes and inverse links hold keys only).
+    static let sealedTablePrefixes = ["obj:", "clu:", "list:", "set:", "map:", metaTable, "changes"]
 
     private let published = Locked<[String: TableInfo]>([:])
     /// The highest object key handed out per type in this process, committed

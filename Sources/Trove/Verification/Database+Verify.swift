@@ -58,11 +58,19 @@ extension Database {
                     report.problems.append(.init(kind: .damagedList, typeName: name, detail: error.message))
                 }
             }
-            for entry in try ChangeLog.entries(in: transaction) where entry.record == nil {
-                report.problems.append(
-                    .init(
-                        kind: .damagedRecord, typeName: ChangeLog.tableName,
-                        detail: "the change record of commit \(entry.id) does not decode"))
+            // (An encrypted file of an older format, read-only, still has a plain log: not read.)
+            do {
+                for entry in try ChangeLog.entries(in: transaction)
+                where changeLogIsReadable(in: transaction) && entry.record == nil {
+                    report.problems.append(
+                        .init(
+                            kind: .damagedRecord, typeName: ChangeLog.tableName,
+                            detail: "the change record of commit \(entry.id) does not decode"))
+                }
+            } catch let error as TroveError where error.kind == .corruptFile {
+                if changeLogIsReadable(in: transaction) {
+                    report.problems.append(.init(kind: .damagedRecord, typeName: ChangeLog.tableName, detail: error.message))
+                }
             }
             return report
         }
