@@ -270,6 +270,38 @@ struct StudioAPITests {
         #expect(try server.get("/api/types").status == 200)
     }
 
+    @Test(
+        "a write that fills the disk is a 507 that writes nothing, and the studio goes on serving",
+        .enabled(if: geteuid() == 0, "mounting a small file system needs root (CI runs as root)"))
+    func aFullDiskIs507() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
+            .appendingPathComponent("studio-fulldisk-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        #expect(
+            try run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=3m", "tmpfs", directory.path]).status == 0)
+        defer { _ = try? run(URL(fileURLWithPath: "/bin/umount"), ["-l", directory.path]) }
+        let url = directory.appendingPathComponent("photos.trove")
+        try FileManager.default.copyItem(at: try studioFile(5), to: url)
+        let server = try StudioServer(file: url.path)
+        var statuses: [Int] = []
+        for index in 0..<12 {
+            let memo = String(repeating: "가", count: 250_000)  // 750 KB a photo
+            let reply = try server.send(
+                "POST", "/api/types/StudioPhoto/objects", json: #"{"id": "big-\#(index)", "memo": "\#(memo)"}"#)
+            statuses.append(reply.status)
+            if reply.status != 201 {
+                #expect(reply.errorKind == "diskFull", "\(reply.text.prefix(300))")
+                break
+            }
+        }
+        #expect(statuses.last == 507, "\(statuses)")
+        let added = statuses.filter { $0 == 201 }.count
+        let page = try server.get("/api/types/StudioPhoto/objects?limit=100")
+        #expect(page.status == 200)
+        #expect(page.json["total"] as? Int == 5 + added)
+        #expect(server.stop() == 0)
+    }
+
     @Test("create, update and delete write through one transaction each; a bad value is a 400 and writes nothing")
     func writes() throws {
         let url = try studioFile(5)
