@@ -291,6 +291,9 @@ enum Commands {
         for description in damaged.descriptions {
             FileHandle.standardError.write(Data("trove: skipped \(arguments.positional[1]) \(description)\n".utf8))
         }
+        try refuseLinkedDamage(
+            db, type: arguments.positional[1],
+            query: [arguments.positional.count == 3 ? arguments.positional[2] : nil, arguments.option("--sort")])
         var results = try db.dynamicObjects(arguments.positional[1]).excluding(damaged)
         if arguments.positional.count == 3 { results = try results.filter(arguments.positional[2]) }
         if let sort = arguments.option("--sort") {
@@ -318,6 +321,46 @@ enum Commands {
                 Data("trove: damaged objects were left out; `trove verify` lists the damage\n".utf8))
             exit(1)
         }
+    }
+
+    /// Refuses a filter or sort that follows links (a key path, `@links`, a
+    /// subquery) when a type it may reach has damaged objects: evaluating it
+    /// would read their records, which are not checked there.
+    static func refuseLinkedDamage(_ db: Database, type: String, query: [String?]) throws {
+        let texts = query.compactMap { $0 }
+        guard texts.contains(where: followsLinks) else { return }
+        let schemas = Dictionary(try db.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var reached: Set<String> = []
+        var pending = [type]
+        while let name = pending.popLast() {
+            for property in schemas[name]?.properties ?? [] {
+                if let target = property.objectType, target != type, reached.insert(target).inserted { pending.append(target) }
+            }
+        }
+        for name in reached.sorted() {
+            let damaged = try db.damagedObjects(ofType: name)
+            if let first = damaged.descriptions.first {
+                throw TroveError(
+                    .corruptFile,
+                    "the query follows links into \(name), which has damaged objects (\(name) \(first)); query without following links, or restore the file from a copy (`trove verify` lists the damage)"
+                )
+            }
+        }
+    }
+
+    /// Whether a predicate or sort key may follow a link: a key path outside quotes, `@links`, a subquery.
+    private static func followsLinks(_ text: String) -> Bool {
+        var quote: Character?
+        for character in text {
+            if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "." || character == "@" {
+                return true
+            }
+        }
+        return text.uppercased().contains("SUBQUERY")
     }
 
     /// The rows of `results`, read through the checked path: where the file

@@ -72,6 +72,8 @@ enum Shell {
         let type = parts[0].trimmingCharacters(in: .whitespaces)
         let damaged = try db.damagedObjects(ofType: type)
         for description in damaged.descriptions { emit("skipped \(type) \(description)") }
+        try Commands.refuseLinkedDamage(
+            db, type: type, query: [parts.count > 1 ? parts.dropFirst().joined(separator: " where ") : nil])
         var results = try db.dynamicObjects(type).excluding(damaged)
         if parts.count > 1 { results = try results.filter(parts.dropFirst().joined(separator: " where ")) }
         var (rows, _) = try Commands.checkedRows(of: results, type: type, in: db)

@@ -105,6 +105,13 @@ struct DamagedFileTests {
         #expect(export.err.contains("skipped Book"), "\(export.err)")
         #expect(export.out.contains("TITLE20-") && export.out.contains("SHELF1"), "\(export.out.prefix(300))")
 
+        // A query that follows links into the damaged books is refused, not evaluated over them.
+        let linked = try runTrove(["query", url.path, "Shelf", "ANY books.title BEGINSWITH 'TITLE'"])
+        #expect(!linked.signaled && linked.status == 1, "\(linked.err)")
+        #expect(linked.err.contains("follows links into Book, which has damaged objects"), "\(linked.err)")
+        let plain = try runTrove(["query", url.path, "Shelf", "name == 'SHELF1.x'"])  // a dot in quotes is no key path
+        #expect(!plain.signaled && plain.status == 0, "\(plain.err)")
+
         // The studio: the grid leaves the damaged book out, its own address says why.
         let server = try StudioServer(file: url.path)
         let page = try server.get("/api/types/Book/objects?limit=100")
@@ -148,6 +155,7 @@ struct DamagedFileTests {
             for arguments in [
                 ["verify", url.path], ["info", url.path], ["query", url.path, "Book"],
                 ["query", url.path, "Shelf", "--format", "json"], ["query", url.path, "Book", "title BEGINSWITH 'TITLE1'"],
+                ["query", url.path, "Shelf", "ANY books.pages > 100"],
                 ["export", url.path, "--format", "json"],
             ] {
                 let ending = try runTrove(arguments)

@@ -299,6 +299,7 @@ final class StudioAPI: @unchecked Sendable {
     private func query(_ type: String, filter: String?, sort: String?, ascending: Bool) throws -> Results<DynamicObject> {
         let cacheKey = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         if let known = queries[cacheKey] { return known }
+        try Commands.refuseLinkedDamage(db, type: type, query: [filter, sort])
         var results = try db.dynamicObjects(type).excluding(try damaged(type))
         if let filter, !filter.trimmingCharacters(in: .whitespaces).isEmpty { results = try results.filter(filter) }
         if let sort, !sort.isEmpty {
