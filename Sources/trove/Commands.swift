@@ -330,11 +330,12 @@ enum Commands {
         let texts = query.compactMap { $0 }
         guard texts.contains(where: followsLinks) else { return }
         let schemas = Dictionary(try db.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var reached: Set<String> = []
+        // The queried type too: a link from a sound object may lead to a damaged one of its own type.
+        var reached: Set<String> = [type]
         var pending = [type]
         while let name = pending.popLast() {
             for property in schemas[name]?.properties ?? [] {
-                if let target = property.objectType, target != type, reached.insert(target).inserted { pending.append(target) }
+                if let target = property.objectType, reached.insert(target).inserted { pending.append(target) }
             }
         }
         for name in reached.sorted() {
@@ -351,14 +352,16 @@ enum Commands {
     /// Whether a predicate or sort key may follow a link: a key path outside quotes, `@links`, a subquery.
     private static func followsLinks(_ text: String) -> Bool {
         var quote: Character?
+        var previous: Character = " "
         for character in text {
             if let open = quote {
                 if character == open { quote = nil }
             } else if character == "'" || character == "\"" {
                 quote = character
-            } else if character == "." || character == "@" {
-                return true
+            } else if character == "@" || (character == "." && !previous.isNumber) {
+                return true  // (a dot after a digit is a number's: 1.5)
             }
+            previous = character
         }
         return text.uppercased().contains("SUBQUERY")
     }

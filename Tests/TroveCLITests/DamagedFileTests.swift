@@ -118,6 +118,11 @@ struct DamagedFileTests {
         #expect(page.status == 200)
         #expect((page.json["objects"] as? [Any])?.count ?? 0 >= 50, "\(page.text.prefix(300))")
         #expect(try server.get("/api/types/Shelf/objects").status == 200)
+        // Writes to the damaged type are refused (they would rewrite its clusters); other types take them.
+        #expect(try server.send("POST", "/api/types/Book/objects", json: #"{"id": 500, "title": "new"}"#).status == 422)
+        #expect(try server.send("POST", "/api/types/Shelf/objects", json: #"{"name": "SHELF9"}"#).status == 201)
+        let ratio = try runTrove(["query", url.path, "Book", "pages > 1.5"])  // a number's dot follows no link
+        #expect(!ratio.signaled && ratio.status == 1 && !ratio.err.contains("follows links"), "\(ratio.err)")
         #expect(server.stop() == 0)
     }
 

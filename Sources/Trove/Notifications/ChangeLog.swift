@@ -30,6 +30,18 @@ enum ChangeLog {
     /// earlier commit, which this one replaces.
     static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
         guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
+        do {
+            try store(record, in: table, transaction)
+        } catch let error as TroveError where error.kind == .corruptFile {
+            // A record that does not open (damaged, or one an older Trove wrote
+            // unsealed into an encrypted file) must not make the file unwritable:
+            // the log starts again, and handles behind it compare in full.
+            try transaction.clear(table)
+            try store(record, in: table, transaction)
+        }
+    }
+
+    private static func store(_ record: ChangeRecord, in table: Table, _ transaction: WriteTransaction) throws {
         let id = UInt64(transaction.id)
         var earlier: [[UInt8]] = []
         try transaction.withCursor(on: table) { cursor in

@@ -184,7 +184,8 @@ extension Database {
         _ problem: (VerificationReport.Problem.Kind, String) -> Void
     ) throws {
         func exists(_ key: UInt64, in target: TableInfo) -> Bool {
-            checked[target.name]?.contains(key) ?? false
+            // A type whose walk failed was reported already: its keys are unknown, not missing.
+            checked[target.name]?.contains(key) ?? true
         }
         let damaged = checked[table.name]?.damaged ?? DamagedObjects()
         for column in Set(table.refs.keys).union(table.collections.keys).sorted() {

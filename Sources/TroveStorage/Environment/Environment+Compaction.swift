@@ -204,11 +204,15 @@ extension Environment {
         }
     }
 
-    /// Takes a shared `flock` on the data file at `path` (waiting while a
-    /// compaction holds it exclusively) and returns the descriptor that
-    /// holds it, or -1 where the file system has no such locks.
-    static func lockDataFileShared(_ path: String) throws -> Int32 {
-        let descriptor = openDescriptor(path, O_RDONLY | O_CLOEXEC)
+    /// Takes a shared `flock` on the data file LMDB opened for `env`
+    /// (waiting while a compaction holds it exclusively) and returns the
+    /// descriptor that holds it, or -1 where the file system has no such
+    /// locks. The descriptor is a duplicate of LMDB's own, so the lock is on
+    /// the very file LMDB has, whatever is at the path by now.
+    static func lockDataFileShared(_ env: OpaquePointer, path: String) throws -> Int32 {
+        var lmdbDescriptor: Int32 = -1
+        guard mdb_env_get_fd(env, &lmdbDescriptor) == 0, lmdbDescriptor >= 0 else { return -1 }
+        let descriptor = fcntl(lmdbDescriptor, F_DUPFD_CLOEXEC, 0)
         guard descriptor >= 0 else {
             let code = errno
             throw TroveError(.fileAccess, "cannot open \(path): \(String(cString: strerror(code)))", path: path, code: code)
@@ -217,7 +221,7 @@ extension Environment {
             let code = errno
             if code == EINTR { continue }
             close(descriptor)
-            if code == ENOLCK || code == EOPNOTSUPP || code == ENOSYS { return -1 }
+            if code == ENOLCK || code == EOPNOTSUPP || code == ENOTSUP || code == ENOSYS { return -1 }
             throw TroveError(
                 .fileAccess, "cannot lock \(path) for sharing: \(String(cString: strerror(code)))", path: path, code: code)
         }
@@ -245,7 +249,7 @@ extension Environment {
                     "cannot compact \(path): \(who) has it open, and its later commits would go to the replaced file; close it there first",
                     path: path)
             }
-            if code == ENOLCK || code == EOPNOTSUPP || code == ENOSYS { return -1 }
+            if code == ENOLCK || code == EOPNOTSUPP || code == ENOTSUP || code == ENOSYS { return -1 }
             throw TroveError(
                 .fileAccess, "cannot lock \(path) for compaction: \(String(cString: strerror(code)))", path: path, code: code)
         }

@@ -305,7 +305,7 @@ package final class Environment: @unchecked Sendable {
             try FileHeader.check(path: path, fileSize: fileSize)
             try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
             if options.sharesDataFileLock {
-                lockDescriptor = try Environment.lockDataFileShared(path)
+                lockDescriptor = try Environment.lockDataFileShared(env, path: path)
             }
             try Environment.checkSameFile(env, path: path)
             try Environment.checkLockFileDescribesFile(env, path: path)
@@ -357,9 +357,9 @@ package final class Environment: @unchecked Sendable {
     }
 
     deinit {
-        defer { if dataFileLock >= 0 { close(dataFileLock) } }
         guard isRegistered else {
             mdb_env_close(handle)
+            if dataFileLock >= 0 { close(dataFileLock) }
             return
         }
         let key = path
@@ -368,6 +368,7 @@ package final class Environment: @unchecked Sendable {
             registry.closing.insert(key)
         }
         mdb_env_close(handle)
+        if dataFileLock >= 0 { close(dataFileLock) }  // before the file counts as closed: a compaction may follow
         if options.deleteOnClose {
             unlink(path)
             unlink(path + "-lock")

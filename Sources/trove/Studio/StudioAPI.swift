@@ -361,6 +361,16 @@ final class StudioAPI: @unchecked Sendable {
         return values
     }
 
+    /// Refuses a write to a type with damaged objects: rewriting a cluster
+    /// reads all of its values, the damaged ones too.
+    private func refuseWritesToDamaged(_ type: String) throws {
+        if let first = try damaged(type).descriptions.first {
+            throw APIError(
+                422, "damagedObject",
+                "\(type) has damaged objects (\(type) \(first)); writes to it are refused until the file is restored from a copy")
+        }
+    }
+
     /// The damaged objects of `type` in the commit the handle shows.
     private func damaged(_ type: String) throws -> DamagedObjects {
         if damageCommit != db.visibleCommit {
@@ -433,6 +443,7 @@ final class StudioAPI: @unchecked Sendable {
     /// Adds an object from its values in the form `trove export` writes.
     private func create(_ type: String, _ body: [UInt8]) throws -> String {
         try requireWritable()
+        try refuseWritesToDamaged(type)
         let json = try body.withUnsafeBufferPointer { try JSONValue.parse($0) }
         let text = try portableText()
         let values = try text.values(fromJSON: json, try text.layout(type))
@@ -450,6 +461,7 @@ final class StudioAPI: @unchecked Sendable {
     /// its object key when its type has none).
     private func update(_ type: String, _ key: String, _ body: [UInt8]) throws -> String {
         try requireWritable()
+        try refuseWritesToDamaged(type)
         let target = try object(type, key)
         guard case .object(let members) = try body.withUnsafeBufferPointer({ try JSONValue.parse($0) }),
             case .string(let name)? = members.first(where: { $0.key == "property" })?.value,
@@ -497,6 +509,7 @@ final class StudioAPI: @unchecked Sendable {
 
     private func delete(_ type: String, _ key: String) throws -> String {
         try requireWritable()
+        try refuseWritesToDamaged(type)
         let target = try object(type, key)
         try db.write { try db.delete(target) }
         return "{\"deleted\":true,\"key\":\"\(key)\"}"
