@@ -30,26 +30,19 @@ enum ChangeLog {
     /// earlier commit, which this one replaces.
     static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
         guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
-        do {
-            try store(record, in: table, transaction)
-        } catch let error as TroveError where error.kind == .corruptFile {
-            // A record that does not open (damaged, or one an older Trove wrote
-            // unsealed into an encrypted file) must not make the file unwritable:
-            // the log starts again, and handles behind it compare in full.
-            try transaction.clear(table)
-            try store(record, in: table, transaction)
-        }
-    }
-
-    private static func store(_ record: ChangeRecord, in table: Table, _ transaction: WriteTransaction) throws {
         let id = UInt64(transaction.id)
+        let oldest = id > UInt64(retained) && id % pruneInterval == 0 ? id - UInt64(retained) : nil
         var earlier: [[UInt8]] = []
-        try transaction.withCursor(on: table) { cursor in
-            var entry = try entryKey(id, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) == id {
-                earlier.append(Array(current.key))
-                entry = try cursor.next()
-            }
+        var stale: [[UInt8]] = []
+        do {
+            earlier = try keys(of: table, in: transaction, from: id, through: id)
+            if let oldest { stale = try keys(of: table, in: transaction, from: 0, through: oldest) }
+        } catch let error as TroveError where error.kind == .corruptFile && table.isSealed {
+            // A sealed record that does not open (changed behind the file's
+            // back, or written unsealed by an older Trove) must not make the
+            // file unwritable: the log starts again, and handles behind it compare in full.
+            try transaction.clear(table)
+            (earlier, stale) = ([], [])
         }
         for key in earlier { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
         let bytes = record.encoded()
@@ -59,17 +52,22 @@ enum ChangeLog {
                 try entryKey(id, part).withUnsafeBytes { _ = try transaction.put(table, key: $0, value: slice) }
             }
         }
-        guard id > UInt64(retained), id % pruneInterval == 0 else { return }
-        let oldest = id - UInt64(retained)
-        var stale: [[UInt8]] = []
+        for key in stale { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
+    }
+
+    /// The keys of the parts of the records of commits `first` through `last`.
+    private static func keys(of table: Table, in transaction: WriteTransaction, from first: UInt64, through last: UInt64)
+        throws -> [[UInt8]]
+    {
         try transaction.withCursor(on: table) { cursor in
-            var entry = try cursor.first()
-            while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) <= oldest {
-                stale.append(Array(current.key))
+            var keys: [[UInt8]] = []
+            var entry = try entryKey(first, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) <= last {
+                keys.append(Array(current.key))
                 entry = try cursor.next()
             }
+            return keys
         }
-        for key in stale { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
     }
 
     /// What the commits after snapshot `old` up to and including `new`
