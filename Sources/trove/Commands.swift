@@ -293,6 +293,7 @@ enum Commands {
         }
         try refuseLinkedDamage(
             db, type: arguments.positional[1],
+            damaged: { $0 == arguments.positional[1] ? damaged : try db.damagedObjects(ofType: $0) },
             query: [arguments.positional.count == 3 ? arguments.positional[2] : nil, arguments.option("--sort")])
         var results = try db.dynamicObjects(arguments.positional[1]).excluding(damaged)
         if arguments.positional.count == 3 { results = try results.filter(arguments.positional[2]) }
@@ -326,7 +327,10 @@ enum Commands {
     /// Refuses a filter or sort that follows links (a key path, `@links`, a
     /// subquery) when a type it may reach has damaged objects: evaluating it
     /// would read their records, which are not checked there.
-    static func refuseLinkedDamage(_ db: Database, type: String, query: [String?]) throws {
+    /// `damaged` gives a type's damaged objects (the caller's, when it knows them).
+    static func refuseLinkedDamage(
+        _ db: Database, type: String, damaged: (String) throws -> DamagedObjects, query: [String?]
+    ) throws {
         let texts = query.compactMap { $0 }
         guard texts.contains(where: followsLinks) else { return }
         let schemas = Dictionary(try db.storedSchemas().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -339,8 +343,7 @@ enum Commands {
             }
         }
         for name in reached.sorted() {
-            let damaged = try db.damagedObjects(ofType: name)
-            if let first = damaged.descriptions.first {
+            if let first = try damaged(name).descriptions.first {
                 throw TroveError(
                     .corruptFile,
                     "the query follows links into \(name), which has damaged objects (\(name) \(first)); query without following links, or restore the file from a copy (`trove verify` lists the damage)"

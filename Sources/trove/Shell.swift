@@ -73,7 +73,8 @@ enum Shell {
         let damaged = try db.damagedObjects(ofType: type)
         for description in damaged.descriptions { emit("skipped \(type) \(description)") }
         try Commands.refuseLinkedDamage(
-            db, type: type, query: [parts.count > 1 ? parts.dropFirst().joined(separator: " where ") : nil])
+            db, type: type, damaged: { $0 == type ? damaged : try db.damagedObjects(ofType: $0) },
+            query: [parts.count > 1 ? parts.dropFirst().joined(separator: " where ") : nil])
         var results = try db.dynamicObjects(type).excluding(damaged)
         if parts.count > 1 { results = try results.filter(parts.dropFirst().joined(separator: " where ")) }
         var (rows, _) = try Commands.checkedRows(of: results, type: type, in: db)

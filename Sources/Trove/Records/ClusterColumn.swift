@@ -121,27 +121,8 @@ struct ClusterColumn {
     static func problem(in bytes: UnsafeRawBufferPointer, type: PropertyType, count expected: Int?) -> String? {
         guard let column = ClusterColumn(bytes, type: type) else { return "is \(bytes.count) bytes, too short for its values" }
         if let expected, column.count != expected { return "holds \(column.count) values for \(expected) objects" }
-        guard type.isVariableSize else { return nil }
-        let heapStart = column.dataStart + 4 * (column.count + 1)
-        var previous = 0
-        for slot in 0...column.count {
-            let offset = Int(bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * slot, as: UInt32.self).littleEndian)
-            guard offset >= previous, heapStart + offset <= bytes.count else { return "points outside itself at slot \(slot)" }
-            previous = offset
-        }
-        if type == .string {
-            for slot in 0..<column.count where !column.isNull(slot) {
-                if String(bytes: column.variableBytes(slot), encoding: .utf8) == nil {
-                    return "holds a string that is not valid UTF-8"
-                }
-            }
-        }
-        if type == .mixed {
-            for slot in 0..<column.count where !column.isNull(slot) {
-                if MixedEncoding.decode(column.variableBytes(slot)) == nil { return "holds a damaged mixed value" }
-            }
-        }
-        return nil
+        guard let slots = column.damagedSlots() else { return "points outside itself at slot 0" }
+        return slots.min { $0.key < $1.key }.map { "\($0.value) at slot \($0.key)" }
     }
 
     /// The slots of a stored column whose values do not read (an offset
@@ -152,19 +133,26 @@ struct ClusterColumn {
     /// other slots read safely.
     static func damagedSlots(in bytes: UnsafeRawBufferPointer, type: PropertyType, count expected: Int) -> [Int: String]? {
         guard let column = ClusterColumn(bytes, type: type), column.count == expected else { return nil }
+        return column.damagedSlots()
+    }
+
+    /// ``damagedSlots(in:type:count:)`` of this column; nil when an empty
+    /// column's one offset points past it.
+    private func damagedSlots() -> [Int: String]? {
         guard type.isVariableSize else { return [:] }
-        let heapStart = column.dataStart + 4 * (column.count + 1)
+        let heapStart = dataStart + 4 * (count + 1)
         func offset(_ slot: Int) -> Int {
-            Int(bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * slot, as: UInt32.self).littleEndian)
+            Int(bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian)
         }
+        if count == 0 { return heapStart + offset(0) <= bytes.count ? [:] : nil }
         var damaged: [Int: String] = [:]
-        for slot in 0..<column.count {
+        for slot in 0..<count {
             let (start, end) = (offset(slot), offset(slot + 1))
             guard start <= end, heapStart + end <= bytes.count else {
                 damaged[slot] = "points outside itself"
                 continue
             }
-            guard !column.isNull(slot) else { continue }
+            guard !isNull(slot) else { continue }
             let value = UnsafeRawBufferPointer(rebasing: bytes[(heapStart + start)..<(heapStart + end)])
             if type == .string, String(bytes: value, encoding: .utf8) == nil {
                 damaged[slot] = "holds a string that is not valid UTF-8"

@@ -15,8 +15,9 @@ final class StudioAPI: @unchecked Sendable {
     /// Queries the grid pages through, by type, filter and sort: live
     /// results, so paging through one costs one evaluation per commit.
     private var queries: [String: Results<DynamicObject>] = [:]
-    /// Queries evaluated whole on the snapshot the handle shows (paged past their first page).
-    private var paged: Set<String> = []
+    /// Queries evaluated whole (paged past their first page): their keys, and
+    /// the commit they were read at, so that paging reads them once per commit.
+    private var paged: [String: (commit: Int, keys: [UInt64])] = [:]
     /// The damaged objects of each type read, as of the commit ``damageCommit``:
     /// the API leaves them out of pages and answers 422 for them, so that a
     /// damaged file is shown, not a trap for every client.
@@ -271,7 +272,7 @@ final class StudioAPI: @unchecked Sendable {
         let limit = min(try number(request, "limit", default: 100), Self.maximumPage)
         let total = results.count
         var rows: [String] = []
-        if offset == 0, !paged.contains(key) {
+        if offset == 0, paged[key] == nil {
             // The first page of a query not paged through yet: read only its
             // first objects (a sort keeps the first `limit` while it reads)
             // instead of every match; the next page evaluates the query whole.
@@ -281,8 +282,15 @@ final class StudioAPI: @unchecked Sendable {
                 rows.append(try objectJSON(object, cutting: true))
             }
         } else if offset < total {
-            paged.insert(key)
-            for objectKey in try results.checkedKeys().dropFirst(offset).prefix(limit) {
+            let commit = db.visibleCommit
+            let keys: [UInt64]
+            if let known = paged[key], known.commit == commit {
+                keys = known.keys
+            } else {
+                keys = try results.checkedKeys()
+                paged[key] = (commit, keys)
+            }
+            for objectKey in keys.dropFirst(offset).prefix(limit) {
                 guard let object = try db.dynamicObject(ofType: type, objectKey: objectKey) else { continue }
                 rows.append(try objectJSON(object, cutting: true))
             }
@@ -299,7 +307,7 @@ final class StudioAPI: @unchecked Sendable {
     private func query(_ type: String, filter: String?, sort: String?, ascending: Bool) throws -> Results<DynamicObject> {
         let cacheKey = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         if let known = queries[cacheKey] { return known }
-        try Commands.refuseLinkedDamage(db, type: type, query: [filter, sort])
+        try Commands.refuseLinkedDamage(db, type: type, damaged: damaged, query: [filter, sort])
         var results = try db.dynamicObjects(type).excluding(try damaged(type))
         if let filter, !filter.trimmingCharacters(in: .whitespaces).isEmpty { results = try results.filter(filter) }
         if let sort, !sort.isEmpty {
