@@ -31,7 +31,8 @@ enum Commands {
           compact FILE                   rewrite FILE without its free pages, keeping its permissions
                                          (refused, exit 1, while another process has FILE open)
           convert FILE                   store every type in column clusters (fast filters, counts, sums
-                                         and bulk updates), one transaction per type, with a progress bar
+                                         and bulk updates), one transaction per type, with a progress bar;
+                                         an encrypted file from before key tokens gets them (file format 5)
           studio FILE [--port N] [--read-only]
                                          browse, query and edit FILE in a web browser (127.0.0.1 only)
 
@@ -98,7 +99,7 @@ enum Commands {
         example: trove studio .trove-demo/photos.trove
         """,
         "convert":
-            "usage: trove convert FILE   (every type in column clusters; a type already there is left alone;\n       an interrupted conversion leaves the type as it was)\nexample: trove convert photos.trove",
+            "usage: trove convert FILE   (every type in column clusters; a type already there is left alone;\n       an interrupted conversion leaves the type as it was;\n       an encrypted file whose keys still hold values and names gets tokens in their place)\nexample: trove convert photos.trove",
         "compact":
             "usage: trove compact FILE   (refused while another process, an app or its extension, has FILE open:\n       its later commits would go to the replaced file)\nexample: trove compact photos.trove",
     ]
@@ -565,14 +566,20 @@ enum Commands {
             }
             bar.progress.update(progress.converted)
         }
-        let db = try Database(configuration: configuration)
-        let converted = try db.convertStoredTypes()
+        var db: Database? = try Database(configuration: configuration)
+        let converted = try db!.convertStoredTypes()
         bar.progress.finish()
+        let format = db!.fileFormatVersion
+        let upgradesKeys = db!.keysHoldPlainData
+        db = nil
         if converted.isEmpty {
             print("\(path): every type is already in column clusters")
         } else {
+            print("converted \(converted.joined(separator: ", ")) in \(path) to column clusters (file format \(format))")
+        }
+        if upgradesKeys, try Database.upgradeKeys(configuration: configuration) {
             print(
-                "converted \(converted.joined(separator: ", ")) in \(path) to column clusters (file format \(db.fileFormatVersion))"
+                "\(path): its keys now hold tokens, not values and names (file format \(try Database(configuration: configuration).fileFormatVersion))"
             )
         }
     }

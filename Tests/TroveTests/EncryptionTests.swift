@@ -22,6 +22,21 @@ final class DiaryOfBob: Object {
     @Persisted var text = ""
 }
 
+/// Every kind of key that holds user data: a String primary key, an indexed
+/// value, a set, a map, a searchable text, a link to a type with a primary key.
+final class VaultEntry: Object {
+    @Persisted(primaryKey: true) var handleOfEntry = ""
+    @Persisted(indexed: true) var emailAddress = ""
+    @Persisted(indexed: .fullText) var memoText = ""
+    @Persisted var labelSet = MutableSet<String>()
+    @Persisted var extrasMap = Map<String, String>()
+    @Persisted var keeperOf: VaultKeeper?
+}
+
+final class VaultKeeper: Object {
+    @Persisted(primaryKey: true) var keeperName = ""
+}
+
 @Suite("Encryption at rest")
 struct EncryptionTests {
     private let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
@@ -68,27 +83,192 @@ struct EncryptionTests {
         expectValid(db)
     }
 
-    @Test("no stored value appears in the raw file; indexed values and primary keys do, as documented")
-    func rawFileHoldsNoPlaintext() throws {
-        let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
-        do {
-            let db = try Database(configuration: configuration(url, key: key))
-            try fill(db, count: 200)
+    /// Every string a ``VaultEntry`` file holds that is user data: values,
+    /// primary keys, indexed values, set members, map keys, words of a
+    /// searchable text, and the type and property names.
+    private static let vaultStrings =
+        [
+            "VaultEntry", "VaultKeeper", "handleOfEntry", "emailAddress", "memoText", "labelSet", "extrasMap", "keeperOf",
+            "keeperName",
+        ]
+        + (1...40).flatMap { id in
+            [
+                "handle-\(id)-xq", "person\(id)@mailhost.example", "launchcode\(id)", "swordfish", "vaultlabel\(id)",
+                "extrakey\(id)", "extravalue\(id)", "keeper\(id % 3)name",
+            ]
         }
+
+    private func fillVault(_ db: Database) throws {
+        try db.write {
+            for id in 1...40 {
+                let entry = VaultEntry()
+                entry.handleOfEntry = "handle-\(id)-xq"
+                entry.emailAddress = "person\(id)@mailhost.example"
+                entry.memoText = "the launchcode\(id) for the vault is swordfish"
+                entry.labelSet.insert("vaultlabel\(id)")
+                entry.extrasMap["extrakey\(id)"] = "extravalue\(id)"
+                entry.keeperOf = try db.create(VaultKeeper.self, value: ["keeperName": "keeper\(id % 3)name"], update: .modified)
+                try db.add(entry)
+            }
+        }
+    }
+
+    /// Every key and value of every table of the file at `url`, read with
+    /// plain LMDB and no key, and the tables' names.
+    private func plainDump(_ url: URL) throws -> [[UInt8]] {
+        let environment = try Environment.open(path: url.path)
+        var dump: [[UInt8]] = []
+        for name in try environment.tableNames() {
+            dump.append(Array(name.utf8))
+            let transaction = try ReadTransaction(environment: environment)
+            defer { transaction.end() }
+            guard let table = try transaction.existingTable(name, isMultiValue: name.hasPrefix("idx:")) else { continue }
+            try transaction.withCursor(on: table) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    dump.append(Array(current.key))
+                    dump.append(Array(current.value))
+                    entry = try cursor.next()
+                }
+            }
+        }
+        return dump
+    }
+
+    /// The strings of `strings` that the file's bytes, or its plain dump, hold.
+    private func readable(_ strings: [String], in url: URL) throws -> [String] {
         let raw = try Data(contentsOf: url)
-        func contains(_ text: String) -> Bool { raw.range(of: Data(text.utf8)) != nil }
-        #expect(!contains("TOP-SECRET-BODY"))
-        #expect(!contains("SECRET-LINE-A"))
-        #expect(!contains("SECRET-MAP-VALUE"))
-        #expect(!contains("confidentialBody"))  // the schema catalog is sealed too
-        #expect(contains("even-folder"))  // an indexed value is an index key: visible
-        #expect(contains("colour"))  // so is a map key
+        let dump = try plainDump(url)
+        return strings.filter { text in
+            raw.range(of: Data(text.utf8)) != nil || dump.contains { Data($0).range(of: Data(text.utf8)) != nil }
+        }
+    }
+
+    @Test(
+        "an encrypted file shows no value, primary key, indexed value, set member, map key, word or name, in its bytes or a plain dump"
+    )
+    func rawFileHoldsNoPlaintext() throws {
+        let directory = makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("vault.trove")
+        var configuration = Configuration(fileURL: url, objectTypes: [VaultEntry.self, VaultKeeper.self])
+        configuration.encryptionKey = key
+        do {
+            let db = try Database(configuration: configuration)
+            try fillVault(db)
+            // Deletes and updates leave free pages behind: they hold nothing readable either.
+            try db.write {
+                try db.delete(try db.objects(VaultEntry.self).filter("handleOfEntry == 'handle-40-xq'"))
+                db.object(ofType: VaultEntry.self, forPrimaryKey: "handle-39-xq")?.extrasMap["extrakey39"] = "extravalue39"
+            }
+        }
+        #expect(try readable(Self.vaultStrings, in: url) == [])
+
+        // And everything still works on it: lookups, uniqueness, sets, maps, words, prefixes, ranges, links.
+        let db = try Database(configuration: configuration)
+        let entries = db.objects(VaultEntry.self)
+        #expect(db.object(ofType: VaultEntry.self, forPrimaryKey: "handle-7-xq")?.emailAddress == "person7@mailhost.example")
+        #expect(try entries.filter("emailAddress == 'person12@mailhost.example'").map(\.handleOfEntry) == ["handle-12-xq"])
+        #expect(try entries.filter("emailAddress BEGINSWITH 'person3'").count == 11)  // a scan: tokens keep no order
+        #expect(try entries.filter("emailAddress > 'person8'").count == 2)
+        #expect(try entries.filter("ANY labelSet == 'vaultlabel5'").count == 1)
+        #expect(try entries.filter("extrasMap['extrakey6'] == 'extravalue6'").count == 1)
+        #expect(try entries.filter("extrasMap.@allKeys == 'extrakey9'").count == 1)
+        #expect(try entries.filter("memoText TEXT 'launchcode21'").map(\.handleOfEntry) == ["handle-21-xq"])
+        #expect(try entries.filter("memoText TEXT 'launchcode2*'").count == 11)  // a prefix: the texts decide
+        #expect(try entries.filter("memoText TEXT '\"vault is swordfish\"'").count == 39)
+        #expect(try entries.filter("keeperOf.keeperName == 'keeper1name'").count == 13)
+        #expect(entries.sorted(by: \.emailAddress).first?.emailAddress == "person10@mailhost.example")
+        let entry = try #require(db.object(ofType: VaultEntry.self, forPrimaryKey: "handle-3-xq"))
+        #expect(Array(entry.extrasMap.keys) == ["extrakey3"])
+        #expect(Array(entry.labelSet) == ["vaultlabel3"])
+        expectTroveError(.primaryKeyExists) {
+            try db.write { _ = try db.create(VaultEntry.self, value: ["handleOfEntry": "handle-3-xq"]) }
+        }
+        expectValid(db)
 
         // The same data without a key is in plain sight: the test can tell.
-        let plainURL = makeTemporaryDirectory().appendingPathComponent("plain.trove")
-        do { try fill(try Database(configuration: configuration(plainURL, key: nil)), count: 200) }
-        let plain = try Data(contentsOf: plainURL)
-        #expect(plain.range(of: Data("TOP-SECRET-BODY".utf8)) != nil)
+        let plainURL = directory.appendingPathComponent("plain.trove")
+        do {
+            try fillVault(
+                try Database(configuration: Configuration(fileURL: plainURL, objectTypes: [VaultEntry.self, VaultKeeper.self])))
+        }
+        #expect(try readable(Self.vaultStrings, in: plainURL).count == Self.vaultStrings.count)
+    }
+
+    @Test("a file encrypted before key tokens keeps working, and upgradeKeys (trove convert) and writeCopy give it tokens")
+    func filesBeforeKeyTokensAreUpgraded() throws {
+        let directory = makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("vault.trove")
+        var configuration = Configuration(fileURL: url, objectTypes: [VaultEntry.self, VaultKeeper.self])
+        configuration.encryptionKey = key
+        do {
+            // Started as the earlier scheme did: a salt and no tokens.
+            var options = configuration.environmentOptions
+            options.tokenizesKeys = false
+            #expect(try Environment.open(path: url.path, options: options).keyTokens == nil)
+            let db = try Database(configuration: configuration)
+            #expect(db.keysHoldPlainData)
+            try fillVault(db)
+            #expect(db.fileFormatVersion == Database.sealedLogFormatVersion)
+        }
+        #expect(try readable(Self.vaultStrings, in: url).contains("person5@mailhost.example"))  // an index key
+        let copyURL = directory.appendingPathComponent("copy.trove")
+        try Database(configuration: configuration).writeCopy(to: copyURL, encryptionKey: key)
+        #expect(try readable(Self.vaultStrings, in: copyURL) == [])
+
+        #expect(try Database.upgradeKeys(configuration: configuration))
+        #expect(try readable(Self.vaultStrings, in: url) == [])
+        let db = try Database(configuration: configuration)
+        #expect(!db.keysHoldPlainData && db.fileFormatVersion == Database.keyTokensFormatVersion)
+        #expect(db.objects(VaultEntry.self).count == 40)
+        #expect(
+            try db.objects(VaultEntry.self).filter("memoText TEXT 'launchcode7' AND emailAddress == 'person7@mailhost.example'")
+                .count == 1)
+        #expect(db.object(ofType: VaultEntry.self, forPrimaryKey: "handle-8-xq")?.extrasMap["extrakey8"] == "extravalue8")
+        expectValid(db)
+    }
+
+    @Test("a copy under another key, a decrypted copy and a compacted file keep every object, index and word")
+    func copiesRebuildTheirTokens() throws {
+        let directory = makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("vault.trove")
+        var configuration = Configuration(fileURL: url, objectTypes: [VaultEntry.self, VaultKeeper.self])
+        configuration.encryptionKey = key
+        func check(_ db: Database) throws {
+            let entries = db.objects(VaultEntry.self)
+            #expect(entries.count == 40)
+            #expect(db.object(ofType: VaultEntry.self, forPrimaryKey: "handle-17-xq")?.labelSet.contains("vaultlabel17") == true)
+            #expect(try entries.filter("emailAddress == 'person17@mailhost.example'").count == 1)
+            #expect(try entries.filter("memoText TEXT 'launchcode17'").count == 1)
+            #expect(try entries.filter("extrasMap['extrakey17'] == 'extravalue17'").count == 1)
+            expectValid(db)
+        }
+        do { try fillVault(try Database(configuration: configuration)) }
+        var other = configuration
+        other.encryptionKey = Data(key.reversed())
+        other.fileURL = directory.appendingPathComponent("rekeyed.trove")
+        var plain = configuration
+        plain.encryptionKey = nil
+        plain.fileURL = directory.appendingPathComponent("decrypted.trove")
+        do {
+            let db = try Database(configuration: configuration)
+            try db.writeCopy(to: other.fileURL, encryptionKey: other.encryptionKey)
+            try db.writeCopy(to: plain.fileURL, encryptionKey: nil)
+        }
+        try check(try Database(configuration: other))
+        #expect(try readable(Self.vaultStrings, in: other.fileURL) == [])
+        try check(try Database(configuration: plain))
+        // Compaction keeps the file's salt and copies its tokens as they are.
+        try Database.compact(configuration: configuration)
+        try check(try Database(configuration: configuration))
+        #expect(try readable(Self.vaultStrings, in: url) == [])
+        // And a plain file encrypted again gets tokens.
+        let again = directory.appendingPathComponent("again.trove")
+        try Database(configuration: plain).writeCopy(to: again, encryptionKey: key)
+        var againConfiguration = configuration
+        againConfiguration.fileURL = again
+        try check(try Database(configuration: againConfiguration))
+        #expect(try readable(Self.vaultStrings, in: again) == [])
     }
 
     @Test("a wrong, missing or unexpected key is a wrongEncryptionKey, and the file stays intact")
@@ -127,11 +307,12 @@ struct EncryptionTests {
         let url = makeTemporaryDirectory().appendingPathComponent("secret.trove")
         do { try fill(try Database(configuration: configuration(url, key: key)), count: 1) }
         // The sealed record, as stored: read through LMDB without the key.
+        let names = try storedObjectNames(url, "SecretNote")
         let sealed: [UInt8] = try {
             let environment = try Environment.open(path: url.path)
             let transaction = try ReadTransaction(environment: environment)
             defer { transaction.end() }
-            let objects = try objectsTable(transaction, "SecretNote")
+            let objects = try objectsTable(transaction, names)
             return try transaction.withCursor(on: objects) { Array(try #require(try $0.first()).value) }
         }()
         #expect(sealed.count > Cipher.overhead)
@@ -198,18 +379,31 @@ struct EncryptionTests {
         #expect(try Database(configuration: right).objects(SecretNote.self).isEmpty)  // a cache starts over
     }
 
-    /// The table of a type's objects: its clusters, or its records.
-    private func objectsTable(_ transaction: Transaction, _ type: String) throws -> Table {
-        try #require(try transaction.existingTable("clu:\(type)") ?? transaction.existingTable("obj:\(type)"))
+    /// The table of a type's objects: its clusters, or its records, by the
+    /// names LMDB has for them in the file at `url` (tokens of the names,
+    /// worked out with the file's key).
+    /// (Called before the file is opened without its key.)
+    private func storedObjectNames(_ url: URL, _ type: String) throws -> [String] {
+        var options = Environment.Options()
+        options.encryptionKey = Array(key)
+        let keyed = try Environment.open(path: url.path, options: options)
+        let names = ["clu:\(type)", "obj:\(type)"].map { keyed.storedName($0) }
+        #expect(!names.contains("clu:\(type)"))
+        return names
+    }
+
+    private func objectsTable(_ transaction: Transaction, _ names: [String]) throws -> Table {
+        try #require(try transaction.existingTable(names[0]) ?? transaction.existingTable(names[1]))
     }
 
     /// The key and raw (sealed) value of the first entry of a type's objects
     /// (the one object's record, or its cluster's keys), read without the key.
     private func rawEntry(_ url: URL, type: String) throws -> (key: [UInt8], value: [UInt8]) {
+        let names = try storedObjectNames(url, type)
         let environment = try Environment.open(path: url.path)
         let transaction = try ReadTransaction(environment: environment)
         defer { transaction.end() }
-        let objects = try objectsTable(transaction, type)
+        let objects = try objectsTable(transaction, names)
         return try transaction.withCursor(on: objects) { cursor in
             let entry = try #require(try cursor.first())
             return (Array(entry.key), Array(entry.value))
@@ -217,9 +411,10 @@ struct EncryptionTests {
     }
 
     private func putRaw(_ url: URL, type: String, key: [UInt8], _ value: [UInt8]) throws {
+        let names = try storedObjectNames(url, type)
         let environment = try Environment.open(path: url.path)
         let transaction = try WriteTransaction(environment: environment)
-        let objects = try objectsTable(transaction, type)
+        let objects = try objectsTable(transaction, names)
         try key.withUnsafeBytes { k in
             try value.withUnsafeBytes { _ = try transaction.put(objects, key: k, value: $0) }
         }
@@ -290,7 +485,7 @@ struct EncryptionTests {
             let db = try Database(configuration: configuration(url, key: key))
             try fill(db, count: 5)
             try db.write { db.object(ofType: SecretNote.self, forPrimaryKey: 3)!.confidentialBody = "changed" }
-            #expect(db.fileFormatVersion == Database.sealedLogFormatVersion)
+            #expect(db.fileFormatVersion == Database.keyTokensFormatVersion)
         }
         // Read without the key: the records are there, and say nothing readable.
         var records: [(key: [UInt8], value: [UInt8])] = []

@@ -191,7 +191,7 @@ struct ObjectTests {
         #expect(db.objects(Dog.self).count == 1)
         #expect(kept.name == "Keep")
         #expect(added.isInvalidated)
-        let reopened = try Database(fileURL: db.configuration.fileURL)
+        let reopened = try Database(configuration: db.configuration)
         #expect(reopened.objects(Dog.self).map(\.name) == ["Keep"])
     }
 
@@ -205,7 +205,7 @@ struct ObjectTests {
         }
         #expect(db.objects(Dog.self).count == 1)
         // A second handle on the same thread cannot deadlock either.
-        let other = try Database(fileURL: db.configuration.fileURL)
+        let other = try Database(configuration: db.configuration)
         try db.write {
             expectTroveError(.writeInProgress) { try other.write {} }
         }

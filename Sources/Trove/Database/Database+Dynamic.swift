@@ -204,7 +204,7 @@ extension Database {
             }
             throw TroveError(.invalidModel, message, path: path)
         }
-        guard let table = try openTables(for: schema, in: readTransaction()) else {
+        guard let table = try Database.openTables(for: schema, in: readTransaction()) else {
             throw TroveError(.corruptFile, "the tables of \(typeName) are missing from \(path)", path: path)
         }
         // Kept per handle, not published: a model's registration decides the shared schema.

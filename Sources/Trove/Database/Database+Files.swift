@@ -47,6 +47,25 @@ extension Database {
         }
     }
 
+    /// Whether the file is encrypted but its keys hold user data as it is
+    /// (an encrypted file written before key tokens): ``upgradeKeys(configuration:)``,
+    /// `writeCopy(to:encryptionKey:)` and `trove convert` give it tokens.
+    package var keysHoldPlainData: Bool { environment.cipher != nil && environment.keyTokens == nil }
+
+    /// Rewrites an encrypted file of the earlier scheme in place (as
+    /// ``compact(configuration:)`` does, and refused the same way while the
+    /// file is open) so that its keys hold tokens; returns false for a file
+    /// that needs nothing.
+    package static func upgradeKeys(configuration: Configuration) throws -> Bool {
+        guard configuration.encryptionKey != nil else { return false }
+        var upgraded = false
+        _ = try compactFile(configuration, upgradingKeys: true) { environment in
+            upgraded = environment.keyTokens == nil
+            return upgraded
+        }
+        return upgraded
+    }
+
     /// Writes a copy of the database to `url` (which must not exist),
     /// encrypted with `encryptionKey` — or decrypted, with nil. Encrypting a
     /// plain file, changing a file's key and removing it all go through here:
@@ -72,6 +91,7 @@ extension Database {
             try FileReplacement.createExclusively(partial + "-lock")
             var target = Configuration(fileURL: URL(fileURLWithPath: partial))
             target.encryptionKey = encryptionKey
+            // The copy gets a salt of its own, so a value copied between the two does not open.
             try Database.copyTables(from: environment, into: Environment.open(path: partial, options: target.environmentOptions))
             try? files.removeItem(atPath: partial + "-lock")
             try FileReplacement.adoptMode(of: path, for: partial)
@@ -93,16 +113,151 @@ extension Database {
     /// clusters (``ClusterTable/repack(_:layout:_:)``: scattered deletes
     /// leave half-empty ones). The change log stays behind: the copy's
     /// transaction ids start again, and so does its log.
+    ///
+    /// Keys holding user data are copied as they are when both files hold
+    /// them alike (both plain, or tokens of one key and salt: a compaction).
+    /// Otherwise (encrypting, decrypting, a new key, a file of the earlier
+    /// scheme upgraded) the catalog's, sets' and maps' keys are made anew
+    /// from their values, and the primary key tables, indexes and full-text
+    /// indexes, whose keys do not give their values back, are built again
+    /// from the objects.
     static func copyTables(from environment: Environment, into target: Environment) throws {
+        let sameKeys =
+            (environment.keyTokens == nil && target.keyTokens == nil)
+            || (environment.keyTokens != nil && target.keyTokens != nil && environment.salt == target.salt)
+        var names: [String]?
+        if environment.keyTokens != nil {
+            // Stored names hide the names: the catalog lists them.
+            let source = try ReadTransaction(environment: environment)
+            defer { source.end() }
+            var listed = [Catalog.metaTable]
+            for type in try Catalog.storedTypeNames(in: source) {
+                guard let schema = try Catalog.storedSchema(type, in: source) else { continue }
+                listed += TableInfo.tableNames(for: schema).map(\.name)
+            }
+            names = listed
+        }
+        let skipping: Set<String> = [Catalog.keyCheckTable, ChangeLog.tableName]
+        if !sameKeys, names == nil { names = try environment.tableNames() }
+        if !sameKeys { names = names?.filter { !Database.isIndexTable($0) } }
         try environment.copyTables(
-            into: target, skipping: [Catalog.keyCheckTable, ChangeLog.tableName],
+            into: target, names: names, skipping: skipping,
             prepare: { try Catalog.writeKeyCheck(in: $0) },
             rewriting: { name, source in
+                if !sameKeys, let rekey = try rekeying(name, source, from: environment, to: target) { return rekey }
                 guard name.hasPrefix(ObjectStore.clusterPrefix),
                     let schema = try Catalog.storedSchema(String(name.dropFirst(ObjectStore.clusterPrefix.count)), in: source)
                 else { return nil }
                 let layout = RecordLayout(schema)
                 return { cursor, put in try ClusterTable.repack(cursor, layout: layout, put) }
             })
+        if !sameKeys {
+            let write = try WriteTransaction(environment: target)
+            do {
+                try rebuildIndexes(in: write)
+                try write.commit()
+            } catch {
+                write.abort()
+                throw error
+            }
+        }
+    }
+
+    /// How a table whose keys hold user data is copied into a file that
+    /// holds them otherwise: each entry's key made anew from what it stands
+    /// for, then all put in the order of the new keys. Nil for a table whose
+    /// keys hold none (objects, lists, inverse links).
+    private static func rekeying(
+        _ name: String, _ source: Transaction, from environment: Environment, to target: Environment
+    ) throws -> Environment.Rewriter? {
+        func sortedPuts(
+            _ entries: [(key: [UInt8], value: [UInt8])], _ put: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
+        ) throws {
+            for entry in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                try entry.key.withUnsafeBytes { k in try entry.value.withUnsafeBytes { try put(k, $0) } }
+            }
+        }
+        if name == Catalog.metaTable {
+            // A type's name in a key: its token in the source, told by the names the catalog holds.
+            var names: [[UInt8]: String] = [:]
+            for type in try Catalog.storedTypeNames(in: source) { names[Array(type.utf8)] = type }
+            if let tokens = environment.keyTokens {
+                names = Dictionary(
+                    uniqueKeysWithValues: names.values.map { (tokens.token(Array($0.utf8), in: Catalog.metaTable), $0) })
+            }
+            return { cursor, put in
+                var entries: [(key: [UInt8], value: [UInt8])] = []
+                var entry = try cursor.first()
+                while let current = entry {
+                    var key = String(decoding: current.key, as: UTF8.self)
+                    var value = Array(current.value)
+                    if let prefix = Catalog.typeKeyPrefixes.first(where: { current.key.starts(with: $0.utf8) }) {
+                        let type = Array(current.key.dropFirst(prefix.utf8.count))
+                        guard let typeName = names[type] else {
+                            // A counter of a type no longer stored: nothing needs it.
+                            entry = try cursor.next()
+                            continue
+                        }
+                        key = prefix + typeName
+                    } else if key == "format", value.count == 4 {
+                        // The format says whether keys hold tokens.
+                        let format = UInt32(littleEndian: value.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+                        let copied =
+                            target.keyTokens != nil
+                            ? max(format, keyTokensFormatVersion)
+                            : format == keyTokensFormatVersion ? sealedLogFormatVersion : format
+                        value = withUnsafeBytes(of: copied.littleEndian) { Array($0) }
+                    }
+                    entries.append((Catalog.metaKey(key, tokens: target.keyTokens), value))
+                    entry = try cursor.next()
+                }
+                try sortedPuts(entries, put)
+            }
+        }
+        let isSet = name.hasPrefix("set:")
+        guard isSet || name.hasPrefix("map:") else { return nil }
+        let path = name.dropFirst(4)
+        guard let dot = path.lastIndex(of: "."),
+            let schema = try Catalog.storedSchema(String(path[..<dot]), in: source),
+            var element = schema.properties.first(where: { $0.name == path[path.index(after: dot)...] })
+        else { return nil }
+        element.collection = nil
+        element.isIndexed = false
+        element.isPrimaryKey = false
+        let layout = RecordLayout(ObjectSchema(name: String(path), properties: [element]))
+        let tableName = name
+        return { cursor, put in
+            var entries: [(key: [UInt8], value: [UInt8])] = []
+            var entry = try cursor.first()
+            while let current = entry {
+                entry = try cursor.next()
+                guard let owner = Database.owner(of: current.key) else { continue }
+                if isSet {
+                    let value = RecordReader(current.value, layout: layout).value(at: 0)
+                    entries.append(
+                        (
+                            Database.setKey(value, type: layout.types[0], owner: owner, in: tableName, tokens: target.keyTokens),
+                            Array(current.value)
+                        ))
+                    continue
+                }
+                let (mapKey, record): ([UInt8], [UInt8])
+                if environment.keyTokens != nil {
+                    guard let split = TableInfo.mapEntry(current.value) else { continue }
+                    (mapKey, record) = (Array(split.key), Array(split.record))
+                } else {
+                    (mapKey, record) = (Array(current.key.dropFirst(8)), Array(current.value))
+                }
+                var key = Database.ownerPrefix(owner)
+                if let tokens = target.keyTokens {
+                    mapKey.withUnsafeBytes { tokens.append($0, in: tableName, to: &key) }
+                    let length = withUnsafeBytes(of: UInt16(mapKey.count).littleEndian) { Array($0) }
+                    entries.append((key, length + mapKey + record))
+                } else {
+                    entries.append((key + mapKey, record))
+                }
+            }
+            try sortedPuts(entries, put)
+        }
     }
 }

@@ -50,10 +50,12 @@ extension Database {
     /// Replaces the file with its compacted copy when `decide` agrees and no
     /// handle anywhere has the file open (`TroveError.Kind.fileInUse` otherwise).
     static func compactFile(
-        _ configuration: Configuration, when decide: (Environment) throws -> Bool
+        _ configuration: Configuration, upgradingKeys: Bool = false, when decide: (Environment) throws -> Bool
     ) throws -> Environment.CompactionOutcome {
-        try Environment.compact(
-            path: configuration.fileURL.path, options: configuration.environmentOptions,
+        var options = configuration.environmentOptions
+        options.upgradesKeys = upgradingKeys
+        return try Environment.compact(
+            path: configuration.fileURL.path, options: options,
             decide: { environment in
                 let transaction = try ReadTransaction(environment: environment)
                 defer { transaction.end() }

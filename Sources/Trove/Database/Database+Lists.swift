@@ -90,6 +90,33 @@ extension Database {
             return
         }
         let start = Database.ownerPrefix(owner)
+        if table.tokenizesEntries(column) {
+            // Keyed by tokens: read, then visited in the order of their keys (a set's
+            // value order, a map's key order), each key as ``storedEntryKey`` takes it.
+            var entries: [(key: [UInt8], record: [UInt8])] = []
+            let isMap = table.schema.properties[column].collection == .map
+            try transaction.withCursor(on: collection) { cursor in
+                var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                while let current = entry, Database.owner(of: current.key) == owner {
+                    if isMap {
+                        let (key, record) =
+                            TableInfo.mapEntry(current.value) ?? (UnsafeRawBufferPointer(start: nil, count: 0), current.value)
+                        entries.append((Array(key), Array(record)))
+                    } else {
+                        let value = RecordReader(current.value, layout: layout).value(at: 0)
+                        entries.append((IndexKey.make(value, type: layout.types[0], cut: false).bytes, Array(current.value)))
+                    }
+                    entry = try cursor.next()
+                }
+            }
+            entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
+            for entry in entries {
+                entry.key.withUnsafeBytes { key in
+                    entry.record.withUnsafeBytes { visit(key, RecordReader($0, layout: layout)) }
+                }
+            }
+            return
+        }
         try transaction.withCursor(on: collection) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, Database.owner(of: current.key) == owner {
@@ -103,7 +130,7 @@ extension Database {
     func collectionRemoveAll(owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
         let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
         for entry in entries {
-            try (Database.ownerPrefix(owner) + entry.key).withUnsafeBytes {
+            try Database.storedEntryKey(entry.key, owner: owner, column: column, table: table).withUnsafeBytes {
                 _ = try state.transaction.delete(table.collections[column]!, key: $0)
             }
         }
@@ -130,15 +157,15 @@ extension Database {
         if property.collection == .map, property.isOptional {
             for entry in entries where entry.value == needle {
                 try putEntry(
-                    .null, replacing: needle, key: Database.ownerPrefix(owner) + entry.key, owner: owner, column: column,
-                    table: table, state)
+                    .null, replacing: needle, key: Database.storedEntryKey(entry.key, owner: owner, column: column, table: table),
+                    owner: owner, column: column, table: table, state, mapKey: entry.key)
             }
             generation &+= 1
             return
         }
         var removed = 0
         for entry in entries where entry.value == needle {
-            try (Database.ownerPrefix(owner) + entry.key).withUnsafeBytes {
+            try Database.storedEntryKey(entry.key, owner: owner, column: column, table: table).withUnsafeBytes {
                 _ = try state.transaction.delete(table.collections[column]!, key: $0)
             }
             removed += 1
@@ -160,14 +187,23 @@ extension Database {
     }
 
     /// Writes one collection entry under its full key; keeps inverse links in step.
+    /// A map's entry in a file with key tokens holds its key (`mapKey`, UTF-8) first.
     func putEntry(
         _ value: StoredValue, replacing old: StoredValue?, key: [UInt8], owner: UInt64, column: Int, table: TableInfo,
-        _ state: WriteState
+        _ state: WriteState, mapKey: [UInt8]? = nil
     ) throws {
         let list = table.collections[column]!
         try state.recordWriter.encode([value], layout: table.elementLayouts[column]!)
-        try key.withUnsafeBytes { k in
-            try state.recordWriter.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
+        if table.keyTokens != nil, table.schema.properties[column].collection == .map {
+            guard let mapKey else { preconditionFailure("a map entry is written with its key") }
+            let entry = withUnsafeBytes(of: UInt16(mapKey.count).littleEndian) { Array($0) } + mapKey + state.recordWriter.bytes
+            try key.withUnsafeBytes { k in
+                try entry.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
+            }
+        } else {
+            try key.withUnsafeBytes { k in
+                try state.recordWriter.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: k, value: $0) }
+            }
         }
         if table.refs[column] != nil {
             if case .int(let target) = old {

@@ -114,8 +114,8 @@ extension Database {
             let oldKeys: [Int: [UInt8]] = try table.store.withRecord(objectKey, in: transaction) { reader in
                 guard let reader else { return [:] }
                 var keys: [Int: [UInt8]] = [:]
-                for column in table.indexes.keys {
-                    keys[column] = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
+                for (column, index) in table.indexes {
+                    keys[column] = table.indexKey(reader.value(at: column), column: column, in: index).bytes
                 }
                 for column in table.fullTextIndexes.keys { oldTexts[column] = reader.value(at: column) }
                 return keys
@@ -125,7 +125,7 @@ extension Database {
             }
             try state.recordWriter.bytes.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
             for (column, index) in table.indexes {
-                let newKey = IndexKey.make(values[column], type: table.layout.types[column]).bytes
+                let newKey = table.indexKey(values[column], column: column, in: index).bytes
                 if let oldKey = oldKeys[column] {
                     if oldKey == newKey { continue }
                     try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
@@ -148,7 +148,7 @@ extension Database {
     private func finishInsert(_ values: [StoredValue], objectKey: UInt64, table: TableInfo, _ state: WriteState) throws {
         for (column, index) in table.indexes {
             try putIndexEntry(
-                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
+                table.indexKey(values[column], column: column, in: index).bytes, objectKey: objectKey, in: index,
                 state.transaction)
         }
         if !table.fullTextIndexes.isEmpty { try indexTexts(values, objectKey: objectKey, table: table, state) }
@@ -168,7 +168,7 @@ extension Database {
     /// The index key of a primary key value, refusing values too long to index.
     func primaryKeyKey(_ value: StoredValue, table: TableInfo) throws -> [UInt8] {
         let column = table.primaryKeyColumn!
-        let (bytes, exact) = IndexKey.make(value, type: table.layout.types[column])
+        let (bytes, exact) = table.indexKey(value, column: column, in: table.primaryKeyIndex!)
         guard exact else {
             throw TroveError(
                 .invalidPrimaryKey,
@@ -219,8 +219,7 @@ extension Database {
         _ value: StoredValue, column: Int, objectKey: UInt64, in index: Table, _ table: TableInfo,
         _ transaction: WriteTransaction
     ) throws {
-        try deleteIndexEntry(
-            IndexKey.make(value, type: table.layout.types[column]).bytes, objectKey: objectKey, in: index, transaction)
+        try deleteIndexEntry(table.indexKey(value, column: column, in: index).bytes, objectKey: objectKey, in: index, transaction)
     }
 
     func deleteIndexEntry(_ key: [UInt8], objectKey: UInt64, in index: Table, _ transaction: WriteTransaction) throws {
@@ -647,8 +646,8 @@ extension Database {
             try reindexText(column: column, from: old, to: value, objectKey: objectKey, table: table, state)
         }
         if let index = table.indexes[column] {
-            let oldKey = IndexKey.make(old, type: table.layout.types[column]).bytes
-            let newKey = IndexKey.make(value, type: table.layout.types[column]).bytes
+            let oldKey = table.indexKey(old, column: column, in: index).bytes
+            let newKey = table.indexKey(value, column: column, in: index).bytes
             if oldKey != newKey {
                 try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
                 try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)

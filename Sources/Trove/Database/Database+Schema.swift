@@ -74,7 +74,7 @@ extension Database {
         if let stored = try Catalog.storedSchema(name, in: readTransaction()) {
             let result = codeSchema.reconcile(withStored: stored)
             try throwIfBlocking(result.blocking, type: name)
-            if result.additive.isEmpty, let table = try openTables(for: result.merged, in: readTransaction()),
+            if result.additive.isEmpty, let table = try Database.openTables(for: result.merged, in: readTransaction()),
                 !needsConversion(table)
             {
                 if let writeState {
@@ -158,7 +158,7 @@ extension Database {
     }
 
     /// Opens the tables of a stored schema; nil if one is missing.
-    func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
+    static func openTables(for schema: ObjectSchema, in transaction: Transaction) throws -> TableInfo? {
         guard
             let objects = try transaction.existingTable(TableInfo.clustersName(schema.name))
                 ?? transaction.existingTable(TableInfo.objectsName(schema.name))
@@ -197,7 +197,7 @@ extension Database {
         }
         return TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections, fullTextIndexes: fullTextIndexes)
+            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens)
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -266,7 +266,7 @@ extension Database {
         try Catalog.storeSchema(schema, in: transaction)
         let table = TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections, fullTextIndexes: fullTextIndexes)
+            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens)
         if !addedIndexes.isEmpty {
             try buildIndexes(addedIndexes, of: table, in: transaction)
         }
@@ -275,7 +275,7 @@ extension Database {
             try raiseFormat(to: Database.fullTextFormatVersion, in: transaction)
         }
         if !addedFullText.isEmpty {
-            try buildFullTextIndexes(addedFullText, of: table, in: transaction)
+            try Database.buildFullTextIndexes(addedFullText, of: table, in: transaction)
         }
         return table
     }
@@ -322,18 +322,60 @@ extension Database {
         return target.table
     }
 
+    /// Fills the primary key table, the indexes and the full-text indexes of
+    /// every stored type from its objects, creating the tables: a copy whose
+    /// keys hold other tokens (``Database/copyTables(from:into:)``) leaves them out.
+    static func rebuildIndexes(in transaction: WriteTransaction) throws {
+        for name in try Catalog.storedTypeNames(in: transaction) {
+            guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
+            for (tableName, isMultiValue) in TableInfo.tableNames(for: schema) where Database.isIndexTable(tableName) {
+                _ = try transaction.openTable(tableName, isMultiValue: isMultiValue)
+            }
+            guard let table = try Database.openTables(for: schema, in: transaction) else { continue }
+            if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
+                var entries: [([UInt8], UInt64)] = []
+                try table.store.scan(in: transaction) { reader in
+                    entries.append((table.indexKey(reader.value(at: column), column: column, in: pk).bytes, reader.objectKey))
+                    return true
+                }
+                for (key, objectKey) in entries {
+                    var bigEndian = objectKey.bigEndian
+                    try key.withUnsafeBytes { k in
+                        try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(pk, key: k, value: $0) }
+                    }
+                }
+            }
+            try buildIndexes(Array(table.indexes.keys), of: table, in: transaction)
+            try buildFullTextIndexes(Array(table.fullTextIndexes.keys), of: table, in: transaction)
+        }
+    }
+
+    /// Whether table `name` is a primary key table, an index or a full-text
+    /// index: what ``rebuildIndexes(in:)`` makes from the objects.
+    static func isIndexTable(_ name: String) -> Bool {
+        name.hasPrefix("pk:") || name.hasPrefix(Environment.multiValuePrefix) || name.hasPrefix("fts:")
+    }
+
     /// Fills new indexes from the records already stored.
     private func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
+        try Database.buildIndexes(columns, of: table, in: transaction)
+    }
+
+    private static func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
+        guard !columns.isEmpty else { return }
         var entries: [(column: Int, key: [UInt8], objectKey: UInt64)] = []
         try table.store.scan(in: transaction) { reader in
             for column in columns {
-                let key = IndexKey.make(reader.value(at: column), type: table.layout.types[column]).bytes
+                let key = table.indexKey(reader.value(at: column), column: column, in: table.indexes[column]!).bytes
                 entries.append((column, key, reader.objectKey))
             }
             return true
         }
         for entry in entries {
-            try putIndexEntry(entry.key, objectKey: entry.objectKey, in: table.indexes[entry.column]!, transaction)
+            var bigEndian = entry.objectKey.bigEndian
+            try entry.key.withUnsafeBytes { k in
+                try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(table.indexes[entry.column]!, key: k, value: $0) }
+            }
         }
     }
 }

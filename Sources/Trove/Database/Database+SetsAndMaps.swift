@@ -14,7 +14,18 @@ extension Database {
 
     /// The key of a set member.
     func setKey(_ value: StoredValue, owner: UInt64, column: Int, table: TableInfo) -> [UInt8] {
-        var (bytes, exact) = IndexKey.make(value, type: table.layout.types[column])
+        Database.setKey(
+            value, type: table.layout.types[column], owner: owner, in: table.collections[column]!.name, tokens: table.keyTokens)
+    }
+
+    /// The key of a set member of type `type` in set table `name`.
+    static func setKey(_ value: StoredValue, type: PropertyType, owner: UInt64, in name: String, tokens: KeyTokens?) -> [UInt8] {
+        if let tokens {
+            var key = Database.ownerPrefix(owner)
+            IndexKey.make(value, type: type, cut: false).bytes.withUnsafeBytes { tokens.append($0, in: name, to: &key) }
+            return key
+        }
+        var (bytes, exact) = IndexKey.make(value, type: type)
         // Leave room for the owner and the hash within LMDB's 511-byte keys.
         if bytes.count > 480 {
             bytes.removeLast(bytes.count - 480)
@@ -82,7 +93,17 @@ extension Database {
                 "a key of \(table.name).\(table.schema.properties[column].name) is \(bytes.count) bytes; map keys can be at most \(Database.maximumMapKeyLength)",
                 path: path)
         }
-        return Database.ownerPrefix(owner) + bytes
+        return Database.storedEntryKey(bytes, owner: owner, column: column, table: table)
+    }
+
+    /// The stored key of the entry of a set or map whose key, as
+    /// ``forEachCollectionEntry`` gives it, is `entryKey`: the owner's
+    /// prefix and the key, or with key tokens, the key's token.
+    static func storedEntryKey(_ entryKey: [UInt8], owner: UInt64, column: Int, table: TableInfo) -> [UInt8] {
+        var key = Database.ownerPrefix(owner)
+        guard let tokens = table.keyTokens, table.tokenizesEntries(column) else { return key + entryKey }
+        entryKey.withUnsafeBytes { tokens.append($0, in: table.collections[column]!.name, to: &key) }
+        return key
     }
 
     func mapValue(forKey key: String, owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws
@@ -93,7 +114,9 @@ extension Database {
         }
         let bytes = try mapKey(key, owner: owner, table: table, column: column)
         return try bytes.withUnsafeBytes { k in
-            try transaction.withValue(in: map, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+            try transaction.withValue(in: map, key: k) {
+                $0.map { RecordReader(table.elementRecord($0, column: column), layout: layout).value(at: 0) }
+            }
         }
     }
 
@@ -105,7 +128,8 @@ extension Database {
         let bytes = try mapKey(key, owner: owner, table: table, column: column)
         if let value {
             try checkElement(value, column: column, table: table)
-            try putEntry(value, replacing: old, key: bytes, owner: owner, column: column, table: table, state)
+            try putEntry(
+                value, replacing: old, key: bytes, owner: owner, column: column, table: table, state, mapKey: Array(key.utf8))
         } else if let old {
             try bytes.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
             if table.refs[column] != nil, case .int(let target) = old {

@@ -93,10 +93,13 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` when it gains a type in clusters.
-    static let formatVersion: UInt32 = 4
+    static let formatVersion: UInt32 = 5
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
+    /// The format of an encrypted file whose keys hold tokens in place of
+    /// user data (``KeyTokens``): a Trove before it would not find its tables.
+    static let keyTokensFormatVersion: UInt32 = 5
     /// The format of a file with a full-text index.
     static let fullTextFormatVersion: UInt32 = 2
     /// The format of a file that stores a type in column clusters (`clu:`
@@ -328,7 +331,9 @@ public final class Database {
             // Created in the same transaction as the catalog: a file is encrypted from its first byte or never.
             try Catalog.writeKeyCheck(in: transaction)
             let meta = try transaction.openTable(Catalog.metaTable)!
-            let format = environment.cipher != nil ? Database.sealedLogFormatVersion : 1
+            let format: UInt32 =
+                environment.keyTokens != nil
+                ? Database.keyTokensFormatVersion : environment.cipher != nil ? Database.sealedLogFormatVersion : 1
             try Catalog.put(format.littleEndian, key: "format", in: meta, transaction)
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
         }

@@ -44,6 +44,9 @@ final class TableInfo: @unchecked Sendable {
     /// count or full-text index), so a write of it is a patch of its slot
     /// (``Database/writeColumn(_:_:of:table:)``).
     let patchesInPlace: [Bool]
+    /// In a file with key tokens (``KeyTokens``): the tokens its index,
+    /// primary key and set keys hold in place of values.
+    let keyTokens: KeyTokens?
     /// The `meta` keys of this type's counters.
     let sequenceCounter: String
     let autoIncrementCounter: String
@@ -54,9 +57,10 @@ final class TableInfo: @unchecked Sendable {
 
     init(
         schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
-        collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:]
+        collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:], keyTokens: KeyTokens? = nil
     ) {
         name = schema.name
+        self.keyTokens = keyTokens
         self.schema = schema
         layout = RecordLayout(schema)
         store = ObjectStore(table: objects, layout: layout)
@@ -78,7 +82,7 @@ final class TableInfo: @unchecked Sendable {
             element.isPrimaryKey = false
             elementTables[column] = TableInfo(
                 schema: ObjectSchema(name: "\(schema.name).\(element.name)", properties: [element]), objects: table,
-                primaryKeyIndex: nil, indexes: [:])
+                primaryKeyIndex: nil, indexes: [:], keyTokens: keyTokens)
         }
         self.elementTables = elementTables
         elementLayouts = elementTables.mapValues(\.layout)
@@ -129,6 +133,46 @@ final class TableInfo: @unchecked Sendable {
             if let name = collectionName(schema.name, property) { names.append((name, false)) }
         }
         return names
+    }
+
+    /// The key of `value` of `column` in `index` (its primary key table,
+    /// index or set table): see ``IndexKey/stored(_:type:in:tokens:)``.
+    func indexKey(_ value: StoredValue, column: Int, in index: Table) -> (bytes: [UInt8], exact: Bool) {
+        IndexKey.stored(value, type: layout.types[column], in: index.name, tokens: keyTokens)
+    }
+
+    /// Whether an index of `column` keeps values in order: not in a file
+    /// with key tokens, where only the objects (keyed by an integer
+    /// primary key) are ordered.
+    func indexIsOrdered(_ column: Int) -> Bool {
+        keyTokens == nil || (column == primaryKeyColumn && keyIsPrimaryKey)
+    }
+
+    /// Whether the entries of collection `column` are keyed by tokens: a
+    /// set or map in a file with key tokens. Its entries are then visited
+    /// sorted once read (``Database/forEachCollectionEntry``), and a map's
+    /// entry holds its key before the element (``mapEntry(_:)``).
+    func tokenizesEntries(_ column: Int) -> Bool {
+        keyTokens != nil && [.set, .map].contains(schema.properties[column].collection)
+    }
+
+    /// A stored map entry of a file with key tokens split into its key
+    /// (2 bytes of length, little-endian, then the UTF-8) and its element
+    /// record; nil when the length runs past the entry (damage).
+    static func mapEntry(_ stored: UnsafeRawBufferPointer) -> (key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer)? {
+        guard stored.count >= 2 else { return nil }
+        let length = Int(UInt16(littleEndian: stored.loadUnaligned(as: UInt16.self)))
+        guard 2 + length <= stored.count else { return nil }
+        return (
+            UnsafeRawBufferPointer(rebasing: stored[2..<(2 + length)]), UnsafeRawBufferPointer(rebasing: stored[(2 + length)...])
+        )
+    }
+
+    /// The element record of a stored entry of collection `column` (a
+    /// damaged map entry's reads as empty, which fails the record check).
+    func elementRecord(_ stored: UnsafeRawBufferPointer, column: Int) -> UnsafeRawBufferPointer {
+        guard keyTokens != nil, schema.properties[column].collection == .map else { return stored }
+        return TableInfo.mapEntry(stored)?.record ?? UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
     /// Whether a schema keys its objects by its integer primary key.

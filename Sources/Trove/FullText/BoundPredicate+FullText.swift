@@ -20,9 +20,8 @@ extension BoundPredicate {
         guard containsFullText else { return self }
         switch self {
         case .fullText(let column, let index, let objects, let query):
-            return .fullTextKeys(
-                column: column, keys: try FullTextIndex.search(query, in: index, objects: objects, transaction).keys,
-                recheck: query.needsRecheck ? query : nil)
+            let matches = try FullTextIndex.search(query, in: index, objects: objects, transaction)
+            return .fullTextKeys(column: column, keys: matches.keys, recheck: matches.needsRecheck ? query : nil)
         case .and(let parts): return .and(try parts.map { try $0.resolvingFullText(transaction) })
         case .or(let parts): return .or(try parts.map { try $0.resolvingFullText(transaction) })
         case .not(let inner): return .not(try inner.resolvingFullText(transaction))

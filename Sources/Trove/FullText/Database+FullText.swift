@@ -53,7 +53,8 @@ extension Database {
 
     /// Fills new full-text indexes from the records already stored (a
     /// full-text index added to a model with objects).
-    func buildFullTextIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
+    static func buildFullTextIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
+        guard !columns.isEmpty else { return }
         var pending: [Int: FullTextPending] = [:]
         for column in columns { pending[column] = FullTextPending(table: table.fullTextIndexes[column]!) }
         var batch: [(key: UInt64, column: Int, text: String)] = []

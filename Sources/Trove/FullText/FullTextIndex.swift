@@ -55,6 +55,19 @@ enum FullTextIndex {
         return result
     }
 
+    /// The tag of a term's token in a file with key tokens: a byte no
+    /// bookkeeping key starts with.
+    static let tokenTag: UInt8 = 0x7F
+
+    /// How `term` is stored in `table`: as it is, or in a file with key
+    /// tokens, the tag and the term's token (``KeyTokens``).
+    static func storedTerm(_ term: [UInt8], in table: Table, _ transaction: Transaction) -> [UInt8] {
+        guard let tokens = transaction.environment.keyTokens else { return term }
+        var stored = [tokenTag]
+        term.withUnsafeBytes { tokens.append($0, in: table.name, to: &stored) }
+        return stored
+    }
+
     static func blockKey(_ term: [UInt8], _ firstKey: UInt64) -> [UInt8] {
         var key = term
         key.append(0)
@@ -126,13 +139,15 @@ enum FullTextIndex {
         }
     }
 
-    /// The postings of `term` (every word starting with it, for a prefix).
+    /// The postings of `term` (every word starting with it, for a prefix,
+    /// which a file with key tokens cannot look up: see ``search``).
     static func postings(
         of term: [UInt8], isPrefix: Bool, _ detail: Detail, in table: Table, _ transaction: Transaction
     ) throws -> PostingList {
         try (transaction as? WriteTransaction)?.writePending()
         var list = PostingList()
-        var start = term
+        precondition(!isPrefix || transaction.environment.keyTokens == nil, "a prefix has no token")
+        var start = storedTerm(term, in: table, transaction)
         if !isPrefix { start.append(0) }
         var termsSeen = 0
         var lastTerm: [UInt8] = []
@@ -232,6 +247,11 @@ enum FullTextIndex {
     /// how many objects overall.
     struct Matches {
         var keys: [UInt64] = []
+        /// Whether each match must be checked against its text
+        /// (``FullTextQuery/matchesWhole(_:)``): a searched word longer than
+        /// the index keeps, or in a file with key tokens, a prefix, which
+        /// the index cannot look up: ``keys`` are then only candidates.
+        var needsRecheck = false
         /// `occurrences[e][i]`: how often element `e` occurs in `keys[i]`.
         var occurrences: [[UInt32]] = []
         var documentFrequencies: [Int] = []
@@ -243,12 +263,17 @@ enum FullTextIndex {
         _ query: FullTextQuery, in table: Table, objects: Table, ranking: Bool = false, _ transaction: Transaction
     ) throws -> Matches {
         guard !query.elements.isEmpty, transaction.canSee(table) else { return Matches() }
+        // With key tokens, a word searched as a prefix has no term to look up: the texts decide.
+        let tokenized = transaction.environment.keyTokens != nil
+        func lookedUp(_ element: FullTextQuery.Element) -> Bool { !tokenized || !element.parts.contains(where: \.isPrefix) }
+        let skipsElements = query.elements.contains { !lookedUp($0) }
         var lists: [(keys: [UInt64], counts: [UInt32])] = []
-        for element in query.included {
+        for element in query.included where lookedUp(element) {
             lists.append(try occurrences(of: element, counting: ranking, in: table, transaction))
             if lists.last!.keys.isEmpty, !ranking { return Matches() }
         }
         var matches = Matches()
+        matches.needsRecheck = query.needsRecheck || skipsElements
         if lists.isEmpty {
             // Exclusions alone: every object, less the excluded.
             matches.keys = try ObjectStore.allKeys(inObjectTable: objects, transaction)
@@ -290,7 +315,7 @@ enum FullTextIndex {
             if ranking { matches.documentFrequencies = lists.map(\.keys.count) }
         }
         // An excluded word longer than the index stores is left to the check of each text.
-        for element in query.exactlyIndexed where element.isExcluded && !matches.keys.isEmpty {
+        for element in query.exactlyIndexed where element.isExcluded && lookedUp(element) && !matches.keys.isEmpty {
             let excluded = try occurrences(of: element, in: table, transaction).keys
             guard !excluded.isEmpty else { continue }
             let drop = Set(excluded)

@@ -311,7 +311,7 @@ struct PendingPostings {
             byTerm[next[Int(term)]] = Int32(posting)
             next[Int(term)] += 1
         }
-        let order = arena.withUnsafeBufferPointer { arena in
+        var order = arena.withUnsafeBufferPointer { arena in
             termRanges.indices.filter { postingCounts[$0] > 0 || removed[Int32($0)] != nil }
                 .sorted { a, b in
                     let (x, y) = (termRanges[a], termRanges[b])
@@ -319,6 +319,12 @@ struct PendingPostings {
                         arena.baseAddress! + x.lowerBound, arena.baseAddress! + y.lowerBound, min(x.count, y.count))
                     return order != 0 ? order < 0 : x.count < y.count
                 }
+        }
+        // With key tokens, terms are stored as tokens: in their order, so blocks are appended.
+        var storedTerms: [Int: [UInt8]] = [:]
+        if transaction.environment.keyTokens != nil {
+            for term in order { storedTerms[term] = FullTextIndex.storedTerm(self.term(term), in: table, transaction) }
+            order.sort { storedTerms[$0]!.lexicographicallyPrecedes(storedTerms[$1]!) }
         }
         // An index with nothing in it yet has no blocks to look for.
         let isFresh = try transaction.withCursor(on: table) { try $0.first() == nil }
@@ -354,14 +360,17 @@ struct PendingPostings {
         }
         var blocks = BlockWriter(into: table, transaction)
         for term in order {
-            try writeTerm(term, postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], isFresh: isFresh, &blocks)
+            try writeTerm(
+                storedTerms[term] ?? self.term(term), postings: byTerm[groupStarts[term]..<groupStarts[term + 1]], id: term,
+                isFresh: isFresh, &blocks)
         }
         reset()
     }
 
     /// One term's blocks with its postings removed and added.
-    private func writeTerm(_ id: Int, postings: ArraySlice<Int32>, isFresh: Bool, _ blocks: inout BlockWriter) throws {
-        let term = term(id)
+    private func writeTerm(
+        _ term: [UInt8], postings: ArraySlice<Int32>, id: Int, isFresh: Bool, _ blocks: inout BlockWriter
+    ) throws {
         let transaction = blocks.transaction
         // The postings whose text is still current, by key.
         var live: [(key: UInt64, range: Range<Int>)] = []

@@ -75,7 +75,7 @@ extension Database {
                 .invalidModel, "the migration names a type '\(name)' that is neither in the file nor in the model", path: path)
         }
         migration.converted.insert(name)
-        guard let oldSchema, let oldTable = try openTables(for: oldSchema, in: transaction) else {
+        guard let oldSchema, let oldTable = try Database.openTables(for: oldSchema, in: transaction) else {
             // New type: created empty.
             let table = try register(target)
             let conversion = TypeConversion(table: table, oldSchema: target, objects: [], hasValues: true)
@@ -253,8 +253,7 @@ extension Database {
         }
         for (column, index) in table.indexes {
             try putIndexEntry(
-                IndexKey.make(values[column], type: table.layout.types[column]).bytes, objectKey: objectKey, in: index,
-                transaction)
+                table.indexKey(values[column], column: column, in: index).bytes, objectKey: objectKey, in: index, transaction)
         }
         try indexTexts(values, objectKey: objectKey, table: table, state)
         for column in table.refs.keys where table.collections[column] == nil {
@@ -276,7 +275,7 @@ extension Database {
         }
         if !configuration.objectTypes.contains(where: { ModelInfo.of($0).typeName == name }) {
             let meta = try transaction.openTable(Catalog.metaTable)!
-            try Array("schema:\(name)".utf8).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+            try Catalog.remove("schema:\(name)", in: meta, transaction)
         }
         generation &+= 1
         return true
@@ -306,14 +305,13 @@ extension Database {
         }
         let meta = try transaction.openTable(Catalog.metaTable)!
         for counter in ["seq:", "auto:"] {
-            let oldKey = Array("\(counter)\(oldName)".utf8)
-            guard let value = try transaction.value(in: meta, key: oldKey) else { continue }
-            try Array("\(counter)\(newName)".utf8).withUnsafeBytes { k in
-                try value.withUnsafeBytes { _ = try transaction.put(meta, key: k, value: $0) }
+            guard let value = try Catalog.integer(UInt64.self, key: "\(counter)\(oldName)", in: meta, transaction) else {
+                continue
             }
-            try oldKey.withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+            try Catalog.put(value.littleEndian, key: "\(counter)\(newName)", in: meta, transaction)
+            try Catalog.remove("\(counter)\(oldName)", in: meta, transaction)
         }
-        try Array("schema:\(oldName)".utf8).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+        try Catalog.remove("schema:\(oldName)", in: meta, transaction)
         try Catalog.storeSchema(schema, in: transaction)
         // Links and inverse links of other types name the type.
         for name in try Catalog.storedTypeNames(in: transaction) where name != newName {

@@ -635,7 +635,7 @@ struct CollectionPath: Sendable {
                     let element: Element =
                         inverseRefs != nil
                         ? .object(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-                        : .record(current.value)
+                        : .record(self.owner.elementRecord(current.value, column: column))
                     if !visit(element) { return }
                     entry = try cursor.next()
                 }

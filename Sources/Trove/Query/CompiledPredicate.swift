@@ -108,13 +108,14 @@ extension BoundPredicate {
             return { self.evaluate($0) }
         case .fullText(let column, let index, let objects, let query):
             // Unresolved only where a query cannot throw (a delivery): a failed read traps, as other reads there do.
-            let keys: [UInt64]
+            let matches: FullTextIndex.Matches
             do {
-                keys = try FullTextIndex.search(query, in: index, objects: objects, transaction).keys
+                matches = try FullTextIndex.search(query, in: index, objects: objects, transaction)
             } catch {
                 fatalError("Trove: cannot read the full-text index \(index.name) during a query: \(error)")
             }
-            if query.needsRecheck {
+            let keys = matches.keys
+            if matches.needsRecheck {
                 return { BoundPredicate.contains(keys, $0.objectKey) && BoundPredicate.text(at: column, of: $0, matches: query) }
             }
             return { BoundPredicate.contains(keys, $0.objectKey) }
@@ -287,8 +288,14 @@ extension CollectionPath {
         do {
             try transaction.withCursor(on: map) { cursor in
                 var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                let keysInEntries = self.owner.tokenizesEntries(column)
                 while let current = entry, current.key.count >= 8, current.key.starts(with: prefix) {
-                    if !visit(String(decoding: current.key.dropFirst(8), as: UTF8.self)) { return }
+                    // With key tokens, the entry holds its key.
+                    let key =
+                        keysInEntries
+                        ? TableInfo.mapEntry(current.value).map { String(decoding: $0.key, as: UTF8.self) } ?? ""
+                        : String(decoding: current.key.dropFirst(8), as: UTF8.self)
+                    if !visit(key) { return }
                     entry = try cursor.next()
                 }
             }
@@ -302,10 +309,12 @@ extension CollectionPath {
         guard let map = self.owner.collections[column], let layout = self.owner.elementLayouts[column],
             transaction.canSee(map)
         else { return nil }
-        let bytes = Database.ownerPrefix(ownerKey) + Array(key.utf8)
+        let bytes = Database.storedEntryKey(Array(key.utf8), owner: ownerKey, column: column, table: self.owner)
         do {
             return try bytes.withUnsafeBytes { k in
-                try transaction.withValue(in: map, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+                try transaction.withValue(in: map, key: k) {
+                    $0.map { RecordReader(self.owner.elementRecord($0, column: column), layout: layout).value(at: 0) }
+                }
             }
         } catch {
             fatalError("Trove: cannot read \(owner.name).\(owner.schema.properties[column].name) during a query: \(error)")

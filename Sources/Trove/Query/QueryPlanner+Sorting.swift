@@ -188,7 +188,7 @@ extension QueryPlanner {
         let type = table.layout.types[column]
         // Strings, data, UUIDs and ObjectIds sort by their bytes, as their index keys do.
         let ordered: Set<PropertyType> = [.double, .float, .date, .bool, .string, .data, .uuid, .objectId]
-        guard sort.derived == nil, type.isInteger || ordered.contains(type) else { return false }
+        guard sort.derived == nil, type.isInteger || ordered.contains(type), table.indexIsOrdered(column) else { return false }
         if column == table.primaryKeyColumn { return table.keyIsPrimaryKey || table.primaryKeyIndex != nil }
         return table.indexes[column] != nil
     }

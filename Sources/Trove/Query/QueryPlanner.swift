@@ -254,7 +254,7 @@ enum QueryPlanner {
         if case .compare(let column, .equal, let value, let options) = predicate, options.isEmpty,
             column != table.primaryKeyColumn, let index = table.indexes[column], transaction.canSee(index)
         {
-            let (key, exact) = IndexKey.make(value, type: table.layout.types[column])
+            let (key, exact) = table.indexKey(value, column: column, in: index)
             if exact {
                 return try key.withUnsafeBytes { key in
                     try transaction.withCursor(on: index) { cursor in
@@ -344,7 +344,9 @@ enum QueryPlanner {
         // any, merged (both bounds of `name >= 'm' AND name < 'n'`, BETWEEN, BEGINSWITH).
         var chosen: IndexRange?
         for part in parts {
-            guard let range = IndexRange(part, types: table.layout.types), index(range.column) != nil else { continue }
+            guard let range = IndexRange(part, types: table.layout.types), table.indexIsOrdered(range.column),
+                index(range.column) != nil
+            else { continue }
             if chosen == nil {
                 chosen = range
             } else if chosen?.column == range.column {
@@ -459,7 +461,7 @@ enum QueryPlanner {
             let found = try table.store.contains(objectKey, in: transaction)
             return (found ? [objectKey] : [], true)
         }
-        let (key, exact) = IndexKey.make(value, type: table.layout.types[column])
+        let (key, exact) = table.indexKey(value, column: column, in: index)
         if column == table.primaryKeyColumn {
             let keys = try key.withUnsafeBytes { k in
                 try transaction.withValue(in: index, key: k) { $0.map { [OrderedKey.objectKey(from: $0)] } ?? [] }

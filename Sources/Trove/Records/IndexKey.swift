@@ -5,8 +5,11 @@ import TroveStorage
 enum IndexKey {
     /// The key for `value`; `exact` is false when a long string or data value
     /// was cut to fit, so a match on it must be checked against the record.
-    static func make(_ value: StoredValue, type: PropertyType) -> (bytes: [UInt8], exact: Bool) {
-        if type == .mixed { return mixed(value) }
+    ///
+    /// With `cut` false, no value is cut (the key may exceed LMDB's limit:
+    /// it is for a token, ``stored(_:type:in:tokens:)``).
+    static func make(_ value: StoredValue, type: PropertyType, cut: Bool = true) -> (bytes: [UInt8], exact: Bool) {
+        if type == .mixed { return mixed(value, cut: cut) }
         var key: [UInt8] = []
         key.reserveCapacity(16)
         var exact = true
@@ -23,14 +26,14 @@ enum IndexKey {
                 OrderedKey.append(v, to: &key)
             }
         case .date(let v): OrderedKey.append(v.timeIntervalSinceReferenceDate, to: &key)
-        case .string(let v): exact = OrderedKey.append(bytes: v.utf8, to: &key)
-        case .data(let v): exact = OrderedKey.append(bytes: v, to: &key)
-        case .uuid(let v): withUnsafeBytes(of: v.uuid) { exact = OrderedKey.append(bytes: $0, to: &key) }
+        case .string(let v): exact = OrderedKey.append(bytes: v.utf8, to: &key, cut: cut)
+        case .data(let v): exact = OrderedKey.append(bytes: v, to: &key, cut: cut)
+        case .uuid(let v): withUnsafeBytes(of: v.uuid) { exact = OrderedKey.append(bytes: $0, to: &key, cut: cut) }
         case .decimal(let v): OrderedKey.append(NSDecimalNumber(decimal: v).doubleValue, to: &key)
-        case .objectId(let v): exact = OrderedKey.append(bytes: v.bytes, to: &key)
+        case .objectId(let v): exact = OrderedKey.append(bytes: v.bytes, to: &key, cut: cut)
         case .decimal128(let v): OrderedKey.append(v.doubleValue, to: &key)
         case .object(let typeName, let objectKey):
-            exact = OrderedKey.append(bytes: Array(typeName.utf8) + [0], to: &key)
+            exact = OrderedKey.append(bytes: Array(typeName.utf8) + [0], to: &key, cut: cut)
             OrderedKey.appendBigEndian(objectKey, to: &key)
         }
         return (key, exact)
@@ -39,7 +42,7 @@ enum IndexKey {
     /// A mixed value's key: a byte for its kind (numbers of every type share
     /// one, compared as Doubles), then the kind's own key. Numbers are never
     /// exact, so an index match on one is checked against the record.
-    private static func mixed(_ value: StoredValue) -> (bytes: [UInt8], exact: Bool) {
+    private static func mixed(_ value: StoredValue, cut: Bool) -> (bytes: [UInt8], exact: Bool) {
         let kind: UInt8
         var exact = true
         var inner: StoredValue = value
@@ -57,7 +60,19 @@ enum IndexKey {
         case .uuid: (kind, innerType) = (8, .uuid)
         case .object: (kind, innerType) = (9, .link)
         }
-        let (bytes, innerExact) = make(inner, type: innerType)
+        let (bytes, innerExact) = make(inner, type: innerType, cut: cut)
         return ([kind] + bytes, exact && innerExact)
+    }
+
+    /// The key `value` is stored under in `index` (a primary key, index or
+    /// set table): its ``make(_:type:cut:)`` key, or in a file with key
+    /// tokens, the token of its whole key — no value is cut, so only a
+    /// mixed number's key is inexact.
+    static func stored(_ value: StoredValue, type: PropertyType, in index: String, tokens: KeyTokens?) -> (
+        bytes: [UInt8], exact: Bool
+    ) {
+        guard let tokens else { return make(value, type: type) }
+        let (whole, exact) = make(value, type: type, cut: false)
+        return (tokens.token(whole, in: index), exact)
     }
 }

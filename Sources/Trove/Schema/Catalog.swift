@@ -55,15 +55,31 @@ final class Catalog: @unchecked Sendable {
         }
     }
 
+    /// The kinds of catalog entry that name a type: `schema:`, `seq:` and `auto:`.
+    static let typeKeyPrefixes = ["schema:", "seq:", "auto:"]
+
+    /// The stored key of catalog entry `key`: in a file with key tokens, a
+    /// type's name in it is its token (the kind stays readable: the change
+    /// log tells counters from the schema by it).
+    static func metaKey(_ key: String, in transaction: Transaction) -> [UInt8] {
+        metaKey(key, tokens: transaction.environment.keyTokens)
+    }
+
+    static func metaKey(_ key: String, tokens: KeyTokens?) -> [UInt8] {
+        guard let tokens, let prefix = typeKeyPrefixes.first(where: { key.hasPrefix($0) })
+        else { return Array(key.utf8) }
+        return Array(prefix.utf8) + tokens.token(Array(key.utf8.dropFirst(prefix.utf8.count)), in: metaTable)
+    }
+
     static func put<T: FixedWidthInteger>(_ value: T, key: String, in meta: Table, _ transaction: WriteTransaction) throws {
         var raw = value
-        try Array(key.utf8).withUnsafeBytes { k in
+        try metaKey(key, in: transaction).withUnsafeBytes { k in
             try withUnsafeBytes(of: &raw) { _ = try transaction.put(meta, key: k, value: $0) }
         }
     }
 
     static func integer<T: FixedWidthInteger>(_: T.Type, key: String, in meta: Table, _ transaction: Transaction) throws -> T? {
-        try Array(key.utf8).withUnsafeBytes { k in
+        try metaKey(key, in: transaction).withUnsafeBytes { k in
             try transaction.withValue(in: meta, key: k) { bytes -> T? in
                 guard let bytes, bytes.count == MemoryLayout<T>.size else { return nil }
                 return T(littleEndian: bytes.loadUnaligned(as: T.self))
@@ -78,7 +94,11 @@ final class Catalog: @unchecked Sendable {
 
     static func storedSchema(_ type: String, in transaction: Transaction) throws -> ObjectSchema? {
         guard let meta = try transaction.existingTable(metaTable) else { return nil }
-        guard let json = try transaction.value(in: meta, key: Array("schema:\(type)".utf8)) else { return nil }
+        guard let json = try transaction.value(in: meta, key: metaKey("schema:\(type)", in: transaction)) else { return nil }
+        return try decodedSchema(json, type: type, in: transaction)
+    }
+
+    private static func decodedSchema(_ json: [UInt8], type: String, in transaction: Transaction) throws -> ObjectSchema {
         if let known = decodedSchemas.withLock({ $0[json] }) { return known }
         do {
             let schema = try JSONDecoder().decode(ObjectSchema.self, from: Data(json))
@@ -99,25 +119,38 @@ final class Catalog: @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = try encoder.encode(schema)
-        try Array("schema:\(schema.name)".utf8).withUnsafeBytes { k in
+        try metaKey("schema:\(schema.name)", in: transaction).withUnsafeBytes { k in
             try json.withUnsafeBytes { _ = try transaction.put(meta, key: k, value: $0) }
         }
     }
 
-    /// The names of every type stored in the file.
+    /// Removes catalog entry `key` (a type's schema or counter).
+    static func remove(_ key: String, in meta: Table, _ transaction: WriteTransaction) throws {
+        try metaKey(key, in: transaction).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
+    }
+
+    /// The names of every type stored in the file, sorted. (With key
+    /// tokens, the names are read from the schemas, not the keys.)
     static func storedTypeNames(in transaction: Transaction) throws -> [String] {
         guard let meta = try transaction.existingTable(metaTable) else { return [] }
         let prefix = Array("schema:".utf8)
-        return try prefix.withUnsafeBytes { start in
+        let tokenized = transaction.environment.keyTokens != nil
+        var names: [String] = []
+        var schemas: [[UInt8]] = []
+        try prefix.withUnsafeBytes { start in
             try transaction.withCursor(on: meta) { cursor in
-                var names: [String] = []
                 var entry = try cursor.seek(atLeast: start)
                 while let current = entry, current.key.starts(with: prefix) {
-                    names.append(String(decoding: current.key.dropFirst(prefix.count), as: UTF8.self))
+                    if tokenized {
+                        schemas.append(Array(current.value))
+                    } else {
+                        names.append(String(decoding: current.key.dropFirst(prefix.count), as: UTF8.self))
+                    }
                     entry = try cursor.next()
                 }
-                return names
             }
         }
+        for json in schemas { names.append(try decodedSchema(json, type: "a type", in: transaction).name) }
+        return tokenized ? names.sorted() : names
     }
 }

@@ -63,7 +63,7 @@ extension Database {
             return DamagedObjects()
         }
         var damage = DamagedObjects()
-        guard let table = try openTables(for: schema, in: transaction) else { return damage }
+        guard let table = try Database.openTables(for: schema, in: transaction) else { return damage }
         try collectDamage(of: table, transaction, into: &damage)
         return damage
     }
@@ -108,7 +108,7 @@ extension Database {
                     let problem =
                         table.schema.properties[column].collection == .list && current.key.count != 12
                         ? "has a key of \(current.key.count) bytes"
-                        : RecordReader.problem(in: current.value, layout: elementLayout)
+                        : RecordReader.problem(in: table.elementRecord(current.value, column: column), layout: elementLayout)
                     if let problem {
                         damage.add(
                             .init(start: owner, limit: owner &+ 1, keys: [owner], detail: "an element of \(name) \(problem)"))

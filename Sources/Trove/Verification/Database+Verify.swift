@@ -94,7 +94,7 @@ extension Database {
         func problem(_ kind: VerificationReport.Problem.Kind, _ detail: String) {
             report.problems.append(.init(kind: kind, typeName: name, detail: detail))
         }
-        guard let table = try openTables(for: schema, in: transaction) else {
+        guard let table = try Database.openTables(for: schema, in: transaction) else {
             problem(.missingTable, "the objects table or an index table of \(name) is missing")
             return nil
         }
@@ -135,7 +135,8 @@ extension Database {
             var columns = Array(table.indexes.keys)
             if let pkColumn, table.primaryKeyIndex != nil { columns.append(pkColumn) }
             for column in columns {
-                var key = IndexKey.make(reader.value(at: column), type: layout.types[column]).bytes
+                let index = column == pkColumn ? table.primaryKeyIndex! : table.indexes[column]!
+                var key = table.indexKey(reader.value(at: column), column: column, in: index).bytes
                 OrderedKey.appendBigEndian(objectKey, to: &key)
                 expected[column, default: []].insert(key)
             }
@@ -221,11 +222,12 @@ extension Database {
                         if !isList { previous = (owner, 0) }
                         // Each element is a one-column record: its structure is checked before anything decodes it.
                         guard let layout = table.elementLayouts[column] else { continue }
-                        if let damage = RecordReader.problem(in: current.value, layout: layout) {
+                        let record = table.elementRecord(current.value, column: column)
+                        if let damage = RecordReader.problem(in: record, layout: layout) {
                             problem(.damagedList, "an element of \(property.name) of object \(owner) \(damage)")
                             continue
                         }
-                        if property.isLink, case .int(let target) = RecordReader(current.value, layout: layout).value(at: 0) {
+                        if property.isLink, case .int(let target) = RecordReader(record, layout: layout).value(at: 0) {
                             expected[[UInt64(bitPattern: target), owner], default: 0] += 1
                         }
                     }
@@ -242,7 +244,7 @@ extension Database {
             }
             guard let refs = table.refs[column], let targetName = property.objectType else { continue }
             guard let targetSchema = try Catalog.storedSchema(targetName, in: transaction),
-                let target = try openTables(for: targetSchema, in: transaction)
+                let target = try Database.openTables(for: targetSchema, in: transaction)
             else {
                 problem(.danglingLink, "\(property.name) links to \(targetName), which is not in the file")
                 continue

@@ -29,7 +29,9 @@ extension Database {
                 guard !positions.isEmpty else { return }
                 let key = OrderedKey.objectKey(from: current.key)
                 var hash = 0
-                for (term, at) in positions { hash &+= Self.postingHash(term[...], key, at.sorted()[...]) }
+                for (term, at) in positions {
+                    hash &+= Self.postingHash(FullTextIndex.storedTerm(term, in: index, transaction)[...], key, at.sorted()[...])
+                }
                 expected[key] = (positions.count, hash, length)
                 documents += 1
                 total += length
@@ -55,7 +57,7 @@ extension Database {
                         if list.keys.first != firstKey || !zip(list.keys, list.keys.dropFirst()).allSatisfy({ $0 < $1 }) {
                             problem(
                                 .danglingIndexEntry,
-                                "the full-text index of \(property) has a damaged block for '\(String(decoding: term, as: UTF8.self))'"
+                                "the full-text index of \(property) has a damaged block for \(transaction.environment.keyTokens == nil ? "'\(String(decoding: term, as: UTF8.self))'" : "a term")"
                             )
                             continue
                         }

@@ -146,6 +146,15 @@ package final class Cipher: Sendable {
             return digest
         }
 
+        static func hmacSHA256(key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer) -> [UInt8] {
+            var digest = [UInt8](repeating: 0, count: 32)
+            var length: UInt32 = 0
+            _ = HMAC(
+                EVP_sha256(), key.baseAddress, Int32(key.count), data.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                data.count, &digest, &length)
+            return digest
+        }
+
         /// Random bytes drawn from OpenSSL's generator 4 KiB at a time: a
         /// nonce per value would otherwise cost a generator call per write
         /// (about 0.5 µs). Each byte is handed out once; a forked child must
@@ -267,6 +276,10 @@ package final class Cipher: Sendable {
 
         static func hmacSHA256(key: [UInt8], data: [UInt8]) -> [UInt8] {
             Array(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
+        }
+
+        static func hmacSHA256(key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer) -> [UInt8] {
+            Array(HMAC<SHA256>.authenticationCode(for: Data(data), using: SymmetricKey(data: Data(key))))
         }
 
         private static func randomBytes(_ buffer: UnsafeMutableRawBufferPointer) throws {

@@ -39,9 +39,9 @@ package enum OrderedKey {
     /// Bytes as they are (UTF-8 for strings: byte order is code point order).
     /// Returns false when the bytes were cut to fit ``maximumLength``.
     @discardableResult
-    package static func append(bytes: some Collection<UInt8>, to key: inout [UInt8]) -> Bool {
+    package static func append(bytes: some Collection<UInt8>, to key: inout [UInt8], cut: Bool = true) -> Bool {
         key.append(valueTag)
-        let room = maximumLength - key.count
+        let room = cut ? maximumLength - key.count : .max
         if bytes.count <= room {
             key.append(contentsOf: bytes)
             return true

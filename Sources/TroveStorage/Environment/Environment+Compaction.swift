@@ -90,6 +90,9 @@ extension Environment {
                 var copyOptions = options
                 copyOptions.initialMapSize = max(options.initialMapSize, before)
                 copyOptions.sharesDataFileLock = true  // the copy is in use until renamed
+                // The copy holds its keys as the file does, with the same tokens: they are copied as they are.
+                copyOptions.tokenizesKeys = environment!.keyTokens != nil || options.upgradesKeys
+                if environment!.keyTokens != nil { copyOptions.newFileSalt = environment!.salt }
                 let target = try openUnregistered(path: temporary, options: copyOptions)
                 try copy(environment!, target)
             }

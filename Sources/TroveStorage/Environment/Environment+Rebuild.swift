@@ -18,8 +18,11 @@ extension Environment {
     /// write transaction of the target, before any table is copied. Each
     /// transaction copies at most `batch` entries, so its replay log stays small.
     /// `rewriting` may give a table a ``Rewriter`` that copies it its own way.
+    /// `names` are the tables to copy (by default every table the file has;
+    /// in a file with ``keyTokens``, whose stored names hide the names, the
+    /// caller must list them).
     package func copyTables(
-        into target: Environment, skipping: Set<String>, batch: Int = 50_000,
+        into target: Environment, names: [String]? = nil, skipping: Set<String>, batch: Int = 50_000,
         prepare: (WriteTransaction) throws -> Void = { _ in },
         rewriting rewriter: (String, Transaction) throws -> Rewriter? = { _, _ in nil }
     ) throws {
@@ -29,7 +32,7 @@ extension Environment {
         var pending = 0
         do {
             try prepare(write)
-            for name in try tableNames() where !skipping.contains(name) {
+            for name in try names ?? tableNames() where !skipping.contains(name) {
                 let isMultiValue = name.hasPrefix(Environment.multiValuePrefix)
                 guard let from = try source.existingTable(name, isMultiValue: isMultiValue), source.canSee(from) else {
                     continue

@@ -30,8 +30,21 @@ package final class Environment: @unchecked Sendable {
         /// The 64-byte key that encrypts the values of the tables named by
         /// ``sealedTablePrefixes`` (nil: nothing is encrypted).
         package var encryptionKey: [UInt8]?
-        /// Tables whose names start with one of these hold encrypted values.
+        /// Tables whose names start with one of these hold encrypted values
+        /// (in a file whose keys are tokenized, every table but the
+        /// multi-value ones and the key check: see ``keyTokens``).
         package var sealedTablePrefixes: [String] = []
+        /// Whether a new encrypted file stores its keys' user data as
+        /// tokens (``KeyTokens``); off only to make files of the earlier
+        /// scheme, for tests of upgrading them.
+        package var tokenizesKeys = true
+        /// Whether a compaction of an encrypted file of the earlier scheme
+        /// makes its copy hold tokens (``tokenizesKeys``); otherwise it keeps
+        /// the file's scheme.
+        package var upgradesKeys = false
+        /// The salt a new encrypted file takes instead of a fresh one: a
+        /// copy under the same key keeps its source's, so its tokens stay valid.
+        package var newFileSalt: [UInt8]?
         /// Tables whose pages are checked on open, beside LMDB's own two
         /// (the free pages and the table of tables); nil checks every table.
         package var tablesCheckedOnOpen: Set<String>? = []
@@ -55,6 +68,13 @@ package final class Environment: @unchecked Sendable {
     /// Encrypts and decrypts the values of sealed tables; nil without a key.
     /// Set once, while the environment opens (the key is derived with the file's salt).
     package private(set) var cipher: Cipher?
+    /// In an encrypted file of the current scheme: the tokens its keys hold
+    /// in place of user data, and which name each table has in LMDB (nil in
+    /// a plain file and in an encrypted file of the earlier scheme, whose
+    /// keys and table names are plain). Set once, while the environment opens.
+    package private(set) var keyTokens: KeyTokens?
+    /// The salt the file's keys are derived with (nil without encryption).
+    package private(set) var salt: [UInt8]?
     let handle: OpaquePointer
     package let gate = MapGate()
     /// Serializes this process's write transactions (LMDB's own writer lock
@@ -180,6 +200,10 @@ package final class Environment: @unchecked Sendable {
 
     struct State {
         var tables: [String: Table] = [:]
+        /// In a file with ``keyTokens``: the handles opened with the
+        /// environment, by stored name, and the stored names worked out.
+        var tablesByStoredName: [String: MDB_dbi] = [:]
+        var storedNames: [String: String] = [:]
         var mapSize: Int
         var slotLimit: MDB_dbi = 2  // LMDB reserves slots 0 (free list) and 1 (main table)
     }
@@ -345,6 +369,8 @@ package final class Environment: @unchecked Sendable {
         handle = env
         dataFileLock = lockDescriptor
         cipher = nil
+        keyTokens = nil
+        salt = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
         storedMapStart = Environment.mapAddress(of: env)
@@ -352,7 +378,12 @@ package final class Environment: @unchecked Sendable {
         var dead: Int32 = 0
         mdb_reader_check(env, &dead)
         try checkPagesReadOnOpen()
-        if let key = options.encryptionKey { cipher = try Cipher(key: key, salt: try encryptionSalt()) }
+        if let key = options.encryptionKey {
+            let (salt, tokenized) = try encryptionSalt()
+            cipher = try Cipher(key: key, salt: salt)
+            self.salt = salt
+            if tokenized, let salt { keyTokens = KeyTokens(key: key, salt: salt) }
+        }
         try openExistingTables()
     }
 
@@ -378,7 +409,20 @@ package final class Environment: @unchecked Sendable {
 
     /// Whether the values of table `name` are encrypted.
     func seals(_ name: String) -> Bool {
-        cipher != nil && options.sealedTablePrefixes.contains { name.hasPrefix($0) }
+        guard cipher != nil else { return false }
+        if keyTokens != nil { return !name.hasPrefix(Environment.multiValuePrefix) && name != Environment.encryptionTable }
+        return options.sealedTablePrefixes.contains { name.hasPrefix($0) }
+    }
+
+    /// The name LMDB knows table `name` by: in a file with ``keyTokens``, a
+    /// name holding a type or property (every name with a colon) is its kind
+    /// (`clu:`, `idx:`…) and the token of the whole name.
+    package func storedName(_ name: String) -> String {
+        guard let keyTokens, let colon = name.firstIndex(of: ":") else { return name }
+        if let known = state.withLock({ $0.storedNames[name] }) { return known }
+        let stored = String(name[...colon]) + keyTokens.hexToken(name, in: "")
+        state.withLock { $0.storedNames[name] = stored }
+        return stored
     }
 
     /// Tables whose names start with this are multi-value (`MDB_DUPSORT`).
@@ -426,7 +470,17 @@ package final class Environment: @unchecked Sendable {
     // MARK: Tables
 
     func cachedTable(_ name: String) -> Table? {
-        state.withLock { $0.tables[name] }
+        if let table = state.withLock({ $0.tables[name] }) { return table }
+        guard keyTokens != nil else { return nil }
+        // Opened by its stored name when the environment opened.
+        let stored = storedName(name)
+        return state.withLock { state in
+            guard let dbi = state.tablesByStoredName[stored] else { return nil }
+            let table = Table(
+                name: name, isMultiValue: name.hasPrefix(Environment.multiValuePrefix), dbi: dbi, isSealed: seals(name))
+            state.tables[name] = table
+            return table
+        }
     }
 
     func cacheTable(_ table: Table) {
@@ -474,48 +528,67 @@ package final class Environment: @unchecked Sendable {
     }
 
     /// The unsealed table beside the sealed ones in an encrypted file: the
-    /// file's key-derivation salt (`salt`) and a value sealed with the key,
-    /// to tell a wrong key on open.
+    /// file's key-derivation salt (`salt`), whether its keys are tokenized
+    /// (`tokens`), and a value sealed with the key, to tell a wrong key on open.
     package static let encryptionTable = "keycheck"
     static let saltKey = Array("salt".utf8)
+    static let tokensKey = Array("tokens".utf8)
+    /// The version of ``KeyTokens`` a file's keys hold.
+    static let tokensVersion: [UInt8] = [1]
 
-    /// The salt an encrypted file's key is derived with: read from the file,
-    /// or made in the same transaction that starts a new file. Nil for a file
-    /// encrypted before salts, or a plain file (refused above this layer).
-    private func encryptionSalt() throws -> [UInt8]? {
+    /// The salt an encrypted file's key is derived with, and whether its
+    /// keys are tokenized: read from the file, or made in the same
+    /// transaction that starts a new file. No salt for a file encrypted
+    /// before salts, or a plain file (refused above this layer).
+    private func encryptionSalt() throws -> (salt: [UInt8]?, tokenized: Bool) {
         if try tableNames().contains(Environment.encryptionTable) { return try storedSalt() }
-        guard !options.readOnly else { return nil }
+        guard !options.readOnly else { return (nil, false) }
         let write = try WriteTransaction(environment: self)
         do {
             // Checked again under the writer lock: another process may have started the file.
             guard try tableNames().isEmpty else {
                 write.abort()
-                return try tableNames().contains(Environment.encryptionTable) ? storedSalt() : nil
+                return try tableNames().contains(Environment.encryptionTable) ? storedSalt() : (nil, false)
             }
             let table = try write.openTable(Environment.encryptionTable)!
-            let salt = try Cipher.newSalt()
+            let salt = try options.newFileSalt ?? Cipher.newSalt()
             try Environment.saltKey.withUnsafeBytes { key in
                 try salt.withUnsafeBytes { _ = try write.put(table, key: key, value: $0) }
             }
+            if options.tokenizesKeys {
+                try Environment.tokensKey.withUnsafeBytes { key in
+                    try Environment.tokensVersion.withUnsafeBytes { _ = try write.put(table, key: key, value: $0) }
+                }
+            }
             try write.commit()
-            return salt
+            return (salt, options.tokenizesKeys)
         } catch {
             write.abort()
             throw error
         }
     }
 
-    private func storedSalt() throws -> [UInt8]? {
-        guard let table = try openInReadTransaction(Environment.encryptionTable, isMultiValue: false) else { return nil }
+    private func storedSalt() throws -> (salt: [UInt8]?, tokenized: Bool) {
+        guard let table = try openInReadTransaction(Environment.encryptionTable, isMultiValue: false) else {
+            return (nil, false)
+        }
         let read = try ReadTransaction(environment: self)
         defer { read.end() }
-        guard let salt = try read.value(in: table, key: Environment.saltKey) else { return nil }
+        guard let salt = try read.value(in: table, key: Environment.saltKey) else { return (nil, false) }
         guard salt.count == Cipher.saltSize else {
             throw TroveError(
                 .corruptFile, "\(path) is damaged: its key-derivation salt is \(salt.count) bytes, not \(Cipher.saltSize)",
                 path: path)
         }
-        return salt
+        switch try read.value(in: table, key: Environment.tokensKey) {
+        case nil: return (salt, false)
+        case Environment.tokensVersion?: return (salt, true)
+        case let version?:
+            throw TroveError(
+                .fileFormatTooNew,
+                "\(path) holds its keys as tokens of version \(version.first.map(String.init) ?? "?"), this Trove reads version \(Environment.tokensVersion[0]); update Trove to open it",
+                path: path)
+        }
     }
 
     /// LMDB trusts page headers: a damaged page among those every launch
@@ -537,6 +610,11 @@ package final class Environment: @unchecked Sendable {
     private func openExistingTables() throws {
         let names = try tableNames()
         guard !names.isEmpty else { return }
+        if keyTokens != nil {
+            // Stored names do not give the names tables are asked for: keep each handle by its stored name.
+            try openStoredNames(names)
+            return
+        }
         if options.readOnly {
             // No writer can exist in a read-only environment: a committed read
             // transaction may open the handles.
@@ -555,6 +633,31 @@ package final class Environment: @unchecked Sendable {
         }
     }
 
+    private func openStoredNames(_ names: [String]) throws {
+        try writerLock.lock(path: path)
+        defer { writerLock.unlock() }
+        var txn: OpaquePointer?
+        try LMDBCall.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "starting a read transaction", path: path)
+        var opened: [String: MDB_dbi] = [:]
+        for name in names {
+            var dbi: MDB_dbi = 0
+            let flags = name.hasPrefix(Environment.multiValuePrefix) ? UInt32(MDB_DUPSORT) : 0
+            let rc = mdb_dbi_open(txn, name, flags, &dbi)
+            if rc != 0 {
+                mdb_txn_abort(txn)
+                throw LMDBCall.error(rc, "opening table \(name)", path: path)
+            }
+            opened[name] = dbi
+        }
+        try LMDBCall.check(mdb_txn_commit(txn), "opening the tables", path: path)
+        state.withLock { state in
+            for (name, dbi) in opened {
+                state.tablesByStoredName[name] = dbi
+                state.slotLimit = max(state.slotLimit, dbi + 1)
+            }
+        }
+    }
+
     /// Opens an existing table that this process has not opened yet (created
     /// by another process since), in a short write transaction of its own.
     func openExistingTable(_ name: String, isMultiValue: Bool) throws -> Table? {
@@ -563,7 +666,7 @@ package final class Environment: @unchecked Sendable {
         // A table the file does not have (an unencrypted file's key check,
         // say) needs no write transaction to find out: asking must not wait
         // for another handle's write.
-        guard try tableNames().contains(name) else { return nil }
+        guard try tableNames().contains(storedName(name)) else { return nil }
         let write = try WriteTransaction(environment: self)
         do {
             let table = try write.openTable(name, isMultiValue: isMultiValue, create: false)
@@ -582,7 +685,7 @@ package final class Environment: @unchecked Sendable {
         var txn: OpaquePointer?
         try LMDBCall.check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn), "starting a read transaction", path: path)
         var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(txn, name, isMultiValue ? UInt32(MDB_DUPSORT) : 0, &dbi)
+        let rc = mdb_dbi_open(txn, storedName(name), isMultiValue ? UInt32(MDB_DUPSORT) : 0, &dbi)
         if rc != 0 {
             mdb_txn_abort(txn)
             if rc == MDB_NOTFOUND { return nil }

@@ -143,13 +143,14 @@ package final class WriteTransaction: Transaction {
         var flags: UInt32 = isMultiValue ? UInt32(MDB_DUPSORT) : 0
         if create { flags |= UInt32(MDB_CREATE) }
         var dbi: MDB_dbi = 0
-        let rc = try perform { withMapAccess { LMDBCall.run { mdb_dbi_open(self.txn ?? txn, name, flags, &dbi) } } }
+        let stored = environment.storedName(name)
+        let rc = try perform { withMapAccess { LMDBCall.run { mdb_dbi_open(self.txn ?? txn, stored, flags, &dbi) } } }
         if rc == MDB_NOTFOUND, !create { return nil }
         try LMDBCall.check(rc, "opening table \(name)", path: path)
         let table = Table(name: name, isMultiValue: isMultiValue, dbi: dbi, isSealed: environment.seals(name))
         openedTables[name] = table
         visibleTableLimit = max(visibleTableLimit, dbi + 1)
-        name.utf8CString.withUnsafeBytes { bytes in
+        stored.utf8CString.withUnsafeBytes { bytes in
             append(.openTable, dbi: dbi, flags: flags, key: UnsafeRawBufferPointer(rebasing: bytes.dropLast()), value: nil)
         }
         return table

@@ -13,11 +13,18 @@ func makeTemporaryDirectory(_ name: String = #function) -> URL {
     return url
 }
 
+/// The key every test database is encrypted with when the suite runs with
+/// `TROVE_TEST_ENCRYPTED=1` (`make test`'s third pass): the suite's
+/// behaviour on files whose keys are tokens and whose values are sealed.
+let suiteEncryptionKey: Data? =
+    ProcessInfo.processInfo.environment["TROVE_TEST_ENCRYPTED"] == "1" ? Data((0..<64).map { UInt8($0 * 7 % 256) }) : nil
+
 /// A database on a new file in a fresh directory (GRDB's `makeDatabaseQueue()`).
 func makeDatabase(
     _ name: String = #function, configure: (inout Configuration) -> Void = { _ in }
 ) throws -> Database {
     var configuration = Configuration(fileURL: makeTemporaryDirectory(name).appendingPathComponent("test.trove"))
+    configuration.encryptionKey = suiteEncryptionKey
     configure(&configuration)
     return try Database(configuration: configuration)
 }
