@@ -146,6 +146,22 @@ struct CLITests {
         #expect(try trove("info", resealed).err.contains("is encrypted"))
         #expect(
             try trove("query", resealed, "Book", "--format", "jsonl", environment: ["TROVE_ENCRYPTION_KEY": newHex]).status == 0)
+
+        // A file encrypted before key tokens (its index keys and names readable): convert gives it tokens.
+        let legacy = url.deletingLastPathComponent().appendingPathComponent("legacy.trove")
+        try FileManager.default.copyItem(
+            at: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("TroveTests/Fixtures/secret-legacy-encryption.trove"), to: legacy)
+        let legacyHex = (0..<64).map { String(format: "%02x", ($0 &* 7 &+ 3) & 0xFF) }.joined()
+        func readable(_ text: String) throws -> Bool { try Data(contentsOf: legacy).range(of: Data(text.utf8)) != nil }
+        #expect(try readable("folder-1") && readable("SecretNote"))
+        let upgraded = try trove("convert", legacy.path, environment: ["TROVE_ENCRYPTION_KEY": legacyHex])
+        #expect(upgraded.status == 0 && upgraded.out.contains("its keys now hold tokens"), "\(upgraded.out)\(upgraded.err)")
+        #expect(try !readable("folder-1") && !readable("SecretNote"))
+        let read = try trove(
+            "query", legacy.path, "SecretNote", "--format", "jsonl", environment: ["TROVE_ENCRYPTION_KEY": legacyHex])
+        #expect(read.out.contains("legacy body 3"))
+        #expect(try trove("verify", legacy.path, environment: ["TROVE_ENCRYPTION_KEY": legacyHex]).status == 0)
     }
 
     @Test("info shows versions, sizes, counts and indexes; --json is machine-readable")

@@ -84,11 +84,20 @@ enum MixV2 {
 }
 
 @Suite struct MigrationTests {
+    /// `configuration` with the suite's key (none unless the suite runs encrypted): renames move
+    /// tables by name, and their entries' tokens must stay good.
+    private func encrypted(_ configuration: Configuration) -> Configuration {
+        var configuration = configuration
+        configuration.encryptionKey = suiteEncryptionKey
+        return configuration
+    }
+
     @Test func renamingACollectionPropertyKeepsItsElementsAndInverseLinks() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("mixes.trove")
         do {
             let db = try Database(
-                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MixV1.Mix.self, MixV1.Tune.self]))
+                configuration: encrypted(
+                    Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MixV1.Mix.self, MixV1.Tune.self])))
             try db.write {
                 let tunes = ["a", "b", "c"].map { title -> MixV1.Tune in
                     let tune = MixV1.Tune()
@@ -105,11 +114,12 @@ enum MixV2 {
             }
         }
         let db = try Database(
-            configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: [MixV2.Mix.self, MixV2.Tune.self]) {
-                migration, _ in
-                migration.renameProperty(onType: "Mix", from: "songs", to: "tracks")
-                migration.renameProperty(onType: "Mix", from: "tags", to: "labels")
-            })
+            configuration: encrypted(
+                Configuration(fileURL: url, schemaVersion: 2, objectTypes: [MixV2.Mix.self, MixV2.Tune.self]) {
+                    migration, _ in
+                    migration.renameProperty(onType: "Mix", from: "songs", to: "tracks")
+                    migration.renameProperty(onType: "Mix", from: "tags", to: "labels")
+                }))
         let x = try #require(db.object(ofType: MixV2.Mix.self, forPrimaryKey: "x"))
         #expect(x.tracks.map(\.title) == ["a", "c", "a"])
         #expect(x.labels.array() == ["tag-x"])
@@ -122,7 +132,8 @@ enum MixV2 {
         let url = makeTemporaryDirectory().appendingPathComponent("zoo.trove")
         do {
             let db = try Database(
-                configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ZooV1.Keeper.self, ZooV1.Animal.self]))
+                configuration: encrypted(
+                    Configuration(fileURL: url, schemaVersion: 1, objectTypes: [ZooV1.Keeper.self, ZooV1.Animal.self])))
             try db.write {
                 for (index, name) in ["Ann", "Bo", "Cy"].enumerated() {
                     let keeper = ZooV1.Keeper()
@@ -141,9 +152,10 @@ enum MixV2 {
         }
         let types: [Object.Type] = [ZooV2.Caretaker.self, ZooV2.Animal.self]
         let db = try Database(
-            configuration: Configuration(fileURL: url, schemaVersion: 2, objectTypes: types) { migration, _ in
-                try migration.renameType(from: "Keeper", to: "Caretaker")
-            })
+            configuration: encrypted(
+                Configuration(fileURL: url, schemaVersion: 2, objectTypes: types) { migration, _ in
+                    try migration.renameType(from: "Keeper", to: "Caretaker")
+                }))
         let caretakers = db.objects(ZooV2.Caretaker.self)
         #expect(caretakers.count == 3)
         #expect(db.object(ofType: ZooV2.Caretaker.self, forPrimaryKey: "Bo")?.shifts.array() == ["mon-Bo", "tue-Bo"])

@@ -116,6 +116,40 @@ struct DeadReaderTests {
 
 @Suite("Compaction beside other processes", .serialized)
 struct CompactionAcrossProcessesTests {
+    @Test("a process the app started while the file was open does not keep it open: compaction goes ahead once the app closes it")
+    func aStartedProcessDoesNotHoldTheFile() throws {
+        let url = sharedPath("compact-spawned-\(getpid()).trove")
+        removeDatabase(url)
+        var child: pid_t = 0
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { try db.add(Dog()) }
+            // Started while the file is open, with posix_spawn as it is (Foundation's Process closes
+            // every descriptor in the child; a plain spawn keeps each one not marked close-on-exec).
+            let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("3"), nil]
+            defer { arguments.forEach { free($0) } }
+            #expect(posix_spawn(&child, "/bin/sleep", nil, nil, arguments, environ) == 0)
+        }
+        defer {
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        #expect(kill(child, 0) == 0)  // still running
+        // (Another test's process may be between its fork and its exec for a moment, holding every
+        // descriptor: compaction is tried for up to a second, well within the child's three.)
+        var outcome = (bytesBefore: 0, bytesAfter: 0)
+        for attempt in 1...20 {
+            do {
+                outcome = try Database.compact(configuration: Configuration(fileURL: url))
+                break
+            } catch let error as TroveError where error.kind == .fileInUse && attempt < 20 {
+                usleep(50_000)
+            }
+        }
+        #expect(outcome.bytesAfter > 0)
+        #expect(try Database(fileURL: url).objects(Dog.self).count == 1)
+    }
+
     @Test(
         "compaction refuses, and launch compaction skips, while another process commits; no commit is lost, even when a cleanup script deleted the lock file",
         arguments: [false, true])
@@ -311,6 +345,8 @@ struct CompactionAcrossProcessesTests {
                 }
                 exit(0)
             }
+            // The child goes on even when compaction fails before deciding (so the test fails instead of waiting).
+            defer { _ = FileManager.default.createFile(atPath: go, contents: nil) }
             let outcome = try Environment.compact(
                 path: url.path, options: Configuration(fileURL: url).environmentOptions,
                 decide: { _ in

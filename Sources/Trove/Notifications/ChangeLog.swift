@@ -37,10 +37,11 @@ enum ChangeLog {
         do {
             earlier = try keys(of: table, in: transaction, from: id, through: id)
             if let oldest { stale = try keys(of: table, in: transaction, from: 0, through: oldest) }
-        } catch let error as TroveError where error.kind == .corruptFile && table.isSealed {
+        } catch let error as TroveError where error.kind == .corruptFile && error.code == nil && table.isSealed {
             // A sealed record that does not open (changed behind the file's
             // back, or written unsealed by an older Trove) must not make the
-            // file unwritable: the log starts again, and handles behind it compare in full.
+            // file unwritable: the log starts again, and handles behind it
+            // compare in full. (An error LMDB reports, with its code, fails the write.)
             try transaction.clear(table)
             (earlier, stale) = ([], [])
         }

@@ -5,11 +5,13 @@
 /// user data — an indexed value, a primary key, a set member, a map key, a
 /// full-text term, a type or property name in a table's name — is stored as
 /// its token instead: the first ``size`` bytes of HMAC-SHA-256 of the part
-/// under a key derived from the file's key and salt, with the place it is
-/// used (a table's name) mixed in. Equal values give equal tokens in one
-/// place, so lookups, unique checks and joins keep working; without the key
-/// a token tells nothing of its value, and the same value in two places, or
-/// in two files, gives unrelated tokens. Order is not kept: ranges and
+/// under a key derived from the file's key and salt, with the kind of table
+/// it is used in mixed in (an index, a set, a map, a full-text index: the
+/// table's name up to its colon, so a renamed type or property keeps its
+/// tokens). Equal values give equal tokens in one kind of table, so lookups,
+/// unique checks and joins keep working; without the key a token tells
+/// nothing of its value, and the same value in two kinds of table, or in
+/// two files, gives unrelated tokens. Order is not kept: ranges and
 /// prefixes over tokens cannot walk the index.
 package final class KeyTokens: Sendable {
     /// Bytes of a token: 128 bits, so two values of one place share a token
@@ -26,9 +28,10 @@ package final class KeyTokens: Sendable {
         self.key = SecretBytes(taking: &derived)
     }
 
-    /// The token of `bytes` used in `place`, appended to `output`.
+    /// The token of `bytes` used in table `place` (or a place without a
+    /// colon: `meta`, or "" for names), appended to `output`.
     package func append(_ bytes: UnsafeRawBufferPointer, in place: String, to output: inout [UInt8]) {
-        var place = place
+        var place = place.firstIndex(of: ":").map { String(place[...$0]) } ?? place
         place.withUTF8 { name in
             let size = 4 + name.count + bytes.count
             withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in

@@ -210,15 +210,33 @@ extension Environment {
     /// Takes a shared `flock` on the data file LMDB opened for `env`
     /// (waiting while a compaction holds it exclusively) and returns the
     /// descriptor that holds it, or -1 where the file system has no such
-    /// locks. The descriptor is a duplicate of LMDB's own, so the lock is on
-    /// the very file LMDB has, whatever is at the path by now.
+    /// locks. The descriptor is opened by path, close-on-exec, and checked
+    /// to be the very file LMDB has (``FileReplacedWhileOpening`` when the
+    /// path names another by now).
+    ///
+    /// Not a duplicate of LMDB's descriptor: LMDB opens its data file
+    /// without close-on-exec, so a process another thread starts before that
+    /// is fixed here keeps LMDB's open file, and a lock taken on it would
+    /// stay held for as long as that process runs (compaction would refuse
+    /// the file after the app closed it). LMDB's descriptor is made
+    /// close-on-exec too, so later processes do not keep the file at all.
     static func lockDataFileShared(_ env: OpaquePointer, path: String) throws -> Int32 {
         var lmdbDescriptor: Int32 = -1
         guard mdb_env_get_fd(env, &lmdbDescriptor) == 0, lmdbDescriptor >= 0 else { return -1 }
-        let descriptor = fcntl(lmdbDescriptor, F_DUPFD_CLOEXEC, 0)
+        let flags = fcntl(lmdbDescriptor, F_GETFD)
+        if flags >= 0, flags & FD_CLOEXEC == 0 { _ = fcntl(lmdbDescriptor, F_SETFD, flags | FD_CLOEXEC) }
+        let descriptor = openDescriptor(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
             throw TroveError(.fileAccess, "cannot open \(path): \(String(cString: strerror(code)))", path: path, code: code)
+        }
+        var lmdbFile = stat()
+        var ours = stat()
+        if fstat(lmdbDescriptor, &lmdbFile) == 0, fstat(descriptor, &ours) == 0,
+            lmdbFile.st_dev != ours.st_dev || lmdbFile.st_ino != ours.st_ino
+        {
+            close(descriptor)
+            throw FileReplacedWhileOpening()
         }
         while flock(descriptor, LOCK_SH) != 0 {
             let code = errno
