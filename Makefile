@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps deps-browser studio-fuzz build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps deps-browser deps-postgres studio-fuzz build clean
 FUZZ_SECONDS ?= 60
 # bench-instructions: default sizes divided by this.
 DIVIDE ?= 10
@@ -18,13 +18,14 @@ deps:
 	if ! pkg-config --exists sqlite3 2>/dev/null && [ ! -f /usr/include/sqlite3.h ]; then missing="$$missing libsqlite3-dev"; fi; \
 	if [ "$$(uname)" = Linux ] && ! pkg-config --exists libcrypto 2>/dev/null && [ ! -f /usr/include/openssl/evp.h ]; then missing="$$missing libssl-dev"; fi; \
 	if ! pkg-config --exists libmicrohttpd 2>/dev/null && [ ! -f /usr/include/microhttpd.h ]; then missing="$$missing libmicrohttpd-dev"; fi; \
+	if ! pkg-config --exists libpq 2>/dev/null && [ ! -f /usr/include/postgresql/libpq-fe.h ]; then missing="$$missing libpq-dev"; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
 		elif command -v brew >/dev/null 2>&1; then \
-			brew install lmdb sqlite libmicrohttpd; \
+			brew install lmdb sqlite libmicrohttpd libpq; \
 		else \
 			echo "Please install:$$missing"; exit 1; \
 		fi; \
@@ -39,6 +40,22 @@ deps-browser:
 	if [ "$$(uname)" = Linux ] && [ -z "$$(fc-list :lang=ko 2>/dev/null)" ]; then missing="$$missing fonts-nanum"; fi; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing$$missing (for the studio's browser tests)..."; \
+		if command -v apt-get >/dev/null 2>&1; then \
+			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing > /dev/null; \
+		else \
+			echo "Please install:$$missing"; exit 1; \
+		fi; \
+	fi
+
+# The sync tests' server: Debian's PostgreSQL (started by the tests in a
+# temporary directory, as nobody when run as root) and PgBouncer.
+deps-postgres:
+	@missing=""; \
+	if [ -z "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] && ! command -v initdb >/dev/null 2>&1; then missing="$$missing postgresql"; fi; \
+	if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then missing="$$missing pgbouncer"; fi; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing (for the sync tests)..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
 			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing > /dev/null; \
@@ -71,9 +88,9 @@ TEST_TMP_PARENT := $(or $(TMPDIR),/tmp)
 
 # The suites the encrypted pass runs: each of their databases is made by
 # makeDatabase, which gives it the suite's key.
-ENCRYPTED_SUITES := QueryConformanceTests|SetAndMapTests|FullTextSearchTests|LinkQueryTests|MigrationTests|ChangeLogTests|DynamicObjectTests|EmbeddedObjectTests|SectionedResultsTests|SortDescriptorTests|ObjectTests|HierarchyTests|PersistableTests|ObservationTests
+ENCRYPTED_SUITES := QueryConformanceTests|FaultInjectionTests|SetAndMapTests|FullTextSearchTests|LinkQueryTests|MigrationTests|ChangeLogTests|DynamicObjectTests|EmbeddedObjectTests|SectionedResultsTests|SortDescriptorTests|ObjectTests|HierarchyTests|PersistableTests|ObservationTests
 
-test: deps deps-browser
+test: deps deps-browser deps-postgres
 	$(SWIFT) build --build-tests
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
 		TMPDIR=$$scratch $(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; status=$${PIPESTATUS[0]}; \
@@ -110,7 +127,7 @@ test-sanitize: deps
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --skip CLITests --skip ExampleTests
 
 # The crash tests with many more kill points.
-test-long: deps
+test-long: deps deps-postgres
 	$(SWIFT) build --build-tests
 	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
 	@# 500 damaged files, other damage each run (the seed is printed with any failure).

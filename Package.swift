@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "Trove", targets: ["Trove"]),
         .library(name: "TroveRealm", targets: ["TroveRealm"]),
+        .library(name: "TroveSync", targets: ["TroveSync"]),
         .executable(name: "PhotoDiary", targets: ["PhotoDiary"]),
         .executable(name: "Inventory", targets: ["Inventory"]),
         .executable(name: "Chat", targets: ["Chat"]),
@@ -34,11 +35,18 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // libpq, for TroveSync only: the Trove library never links it.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         .target(
             name: "TroveStorage",
             dependencies: ["CLMDB", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
         .target(name: "Trove", dependencies: ["TroveStorage"]),
         .target(name: "CTroveRuntime"),
+        .target(name: "TroveSync", dependencies: ["Trove", "TroveStorage", "CLibPQ"]),
         .target(name: "TroveRealm", dependencies: ["Trove", "TroveStorage", "CTroveRuntime"]),
         .executableTarget(name: "PhotoDiary", dependencies: ["Trove"], path: "Examples/PhotoDiary"),
         .executableTarget(name: "Inventory", dependencies: ["Trove"], path: "Examples/Inventory"),
@@ -58,6 +66,7 @@ let package = Package(
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["Trove"]),
         .testTarget(name: "TroveRealmTests", dependencies: ["TroveRealm"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "TroveStorage"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -70,6 +70,9 @@ public struct TroveError: Error, Sendable, CustomStringConvertible {
         case writeConflict
         /// Any other storage engine failure (the LMDB code is in ``code``).
         case storage
+        /// The sync server could not be reached, or refused a call (the
+        /// message says which, and never quotes a password or token).
+        case syncServer
     }
 
     /// What kind of failure this is.

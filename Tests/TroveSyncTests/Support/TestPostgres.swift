@@ -1,0 +1,229 @@
+import Foundation
+import TroveSync
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A throwaway PostgreSQL server for one test run: its own directory, port
+/// and socket, SCRAM passwords, stopped and removed by ``stop()``. As root
+/// (PostgreSQL refuses to run as root) its programs run as `nobody`.
+///
+/// Roles: `postgres` (superuser), `sync_owner` (owns database `sync`) and
+/// `sync_device` (may log in, and nothing else until granted).
+final class TestPostgres: @unchecked Sendable {
+    let directory: URL
+    let port: Int
+    private let passwords: [String: String]
+    private let binaries: URL
+
+    /// The connection URL of `role` (with its password) over TCP on loopback.
+    func url(_ role: String = "postgres", database: String = "postgres") -> String {
+        "postgresql://\(role):\(passwords[role]!)@127.0.0.1:\(port)/\(database)?connect_timeout=10"
+    }
+
+    /// Starts a server; throws saying what failed (with the server's log).
+    init() throws {
+        (directory, port, passwords, binaries) = try TestPostgres.launch()
+    }
+
+    private static func launch() throws -> (URL, Int, [String: String], URL) {
+        let binaries = try TestPostgres.binaryDirectory()
+        // Short: the socket path must stay under about 107 bytes.
+        var template = Array("/tmp/pg.XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw HarnessError("cannot make a directory for PostgreSQL: errno \(errno)")
+        }
+        let directory = URL(fileURLWithPath: String(cString: made))
+        let passwords = Dictionary(
+            uniqueKeysWithValues: ["postgres", "sync_owner", "sync_device"].map { ($0, UUID().uuidString) })
+        var started = false
+        defer { if !started { try? FileManager.default.removeItem(at: directory) } }
+        try Data((passwords["postgres"]! + "\n").utf8).write(to: directory.appendingPathComponent("pwfile"))
+        if getuid() == 0 { try TestPostgres.run("/bin/chown", ["-R", "nobody:nogroup", directory.path], asRoot: true) }
+        chmod(directory.path, 0o700)
+        let data = directory.appendingPathComponent("data").path
+        try TestPostgres.run(
+            binaries.appendingPathComponent("initdb").path,
+            [
+                "-D", data, "-U", "postgres", "--pwfile", directory.appendingPathComponent("pwfile").path,
+                "--auth=scram-sha-256", "--encoding=UTF8", "--no-locale", "--no-sync", "--no-instructions",
+            ], in: directory)
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("pwfile"))
+        let settings = """
+
+            listen_addresses = '127.0.0.1'
+            unix_socket_directories = '\(directory.path)'
+            fsync = off
+            synchronous_commit = off
+            full_page_writes = off
+            log_statement = 'none'
+            log_min_duration_statement = -1
+            log_min_error_statement = panic
+            log_parameter_max_length = 0
+            log_parameter_max_length_on_error = 0
+            log_error_verbosity = terse
+
+            """
+        let configuration = FileHandle(forWritingAtPath: data + "/postgresql.conf")!
+        configuration.seekToEndOfFile()
+        configuration.write(Data(settings.utf8))
+        try configuration.close()
+        var chosen = 0
+        for _ in 0..<5 {
+            let candidate = try TestPostgres.freePort()
+            do {
+                try TestPostgres.run(
+                    binaries.appendingPathComponent("pg_ctl").path,
+                    [
+                        "-D", data, "-l", directory.appendingPathComponent("server.log").path, "-o", "-p \(candidate)", "-w",
+                        "-t", "60", "start",
+                    ],
+                    in: directory)
+                chosen = candidate
+                break
+            } catch let error as HarnessError
+                where error.description.contains("could not") || error.description.contains("Address")
+            {
+                continue  // the port was taken meanwhile
+            }
+        }
+        guard chosen != 0 else { throw HarnessError("PostgreSQL did not start:\n\(TestPostgres.log(directory))") }
+        started = true
+        watch(directory)
+        do {
+            try TestPostgres.createRoles(
+                url: "postgresql://postgres:\(passwords["postgres"]!)@127.0.0.1:\(chosen)/postgres?connect_timeout=10",
+                passwords: passwords)
+        } catch {
+            TestPostgres.stop(directory)
+            throw error
+        }
+        return (directory, chosen, passwords, binaries)
+    }
+
+    /// Stops the server and removes its directory.
+    func stop() {
+        TestPostgres.stop(directory)
+    }
+
+    private static func stop(_ directory: URL) {
+        let pidFile = directory.appendingPathComponent("data/postmaster.pid")
+        if let text = try? String(contentsOf: pidFile, encoding: .utf8),
+            let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) })
+        {
+            kill(pid, SIGQUIT)
+            for _ in 0..<200 where FileManager.default.fileExists(atPath: pidFile.path) { usleep(25_000) }
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The server's log so far.
+    var serverLog: String { TestPostgres.log(directory) }
+
+    // MARK: Setting up
+
+    /// Stops the server and removes its directory if this process dies
+    /// without ``stop()`` (killed, or trapped): a shell polls it once a second.
+    private static func watch(_ directory: URL) {
+        let script = """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            [ -f '\(directory.path)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(directory.path)/data/postmaster.pid')"
+            sleep 1; rm -rf '\(directory.path)'
+            """
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        _ = posix_spawn(&pid, "/bin/sh", &actions, nil, arguments, environ)
+    }
+
+    /// Creates the roles and the database, through libpq as the superuser.
+    private static func createRoles(url: String, passwords: [String: String]) throws {
+        let connection = try PostgresConnection(url: url)
+        // (The passwords are UUIDs: nothing in them needs quoting.)
+        try connection.query("CREATE ROLE sync_owner LOGIN PASSWORD '\(passwords["sync_owner"]!)'")
+        try connection.query("CREATE ROLE sync_device LOGIN PASSWORD '\(passwords["sync_device"]!)'")
+        try connection.query("CREATE DATABASE sync OWNER sync_owner")
+        try connection.query("REVOKE CONNECT ON DATABASE sync FROM PUBLIC")
+        try connection.query("GRANT CONNECT ON DATABASE sync TO sync_owner, sync_device")
+    }
+
+    private static func binaryDirectory() throws -> URL {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+            let bin = URL(fileURLWithPath: root).appendingPathComponent(version).appendingPathComponent("bin")
+            if FileManager.default.isExecutableFile(atPath: bin.appendingPathComponent("initdb").path) { return bin }
+        }
+        throw HarnessError("PostgreSQL's server programs are not installed (make deps installs Debian's postgresql)")
+    }
+
+    private static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw HarnessError("cannot open a socket: errno \(errno)") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
+            }
+        }
+        guard bound else { throw HarnessError("cannot find a free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs a program (as `nobody` when this process is root, unless
+    /// `asRoot`), and throws with its output when it fails. Spawned and
+    /// waited for directly: Foundation's `Process` missed `runuser`'s exit
+    /// here, and its output goes to a file, not a pipe, which the server
+    /// `pg_ctl` starts would keep open.
+    private static func run(_ program: String, _ arguments: [String], in directory: URL? = nil, asRoot: Bool = false)
+        throws
+    {
+        // (GNU env -C changes the directory: posix_spawn cannot, here.)
+        let inDirectory = directory.map { ["/usr/bin/env", "-C", $0.path, program] } ?? [program]
+        let command =
+            getuid() == 0 && !asRoot
+            ? ["/usr/sbin/runuser", "-u", "nobody", "--"] + inDirectory + arguments : inDirectory + arguments
+        let outputPath = "/tmp/pg-\(UUID().uuidString).out"
+        defer { unlink(outputPath) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
+        guard spawned == 0 else { throw HarnessError("cannot start \(command[0]): errno \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw HarnessError("cannot wait for \(program): errno \(errno)") }
+        }
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw HarnessError("\(URL(fileURLWithPath: program).lastPathComponent) failed (status \(status)): \(text)")
+        }
+    }
+
+    private static func log(_ directory: URL) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent("server.log"), encoding: .utf8)) ?? ""
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
