@@ -38,15 +38,7 @@ deps-browser:
 	if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
 	if ! command -v chromedriver >/dev/null 2>&1; then missing="$$missing chromium-driver"; fi; \
 	if [ "$$(uname)" = Linux ] && [ -z "$$(fc-list :lang=ko 2>/dev/null)" ]; then missing="$$missing fonts-nanum"; fi; \
-	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (for the studio's browser tests)..."; \
-		if command -v apt-get >/dev/null 2>&1; then \
-			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing > /dev/null; \
-		else \
-			echo "Please install:$$missing"; exit 1; \
-		fi; \
-	fi
+	bash scripts/install-missing.sh "for the studio's browser tests" $$missing
 
 # The sync tests' server: Debian's PostgreSQL (started by the tests in a
 # temporary directory, as nobody when run as root) and PgBouncer.
@@ -54,15 +46,7 @@ deps-postgres:
 	@missing=""; \
 	if [ -z "$$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null)" ] && ! command -v initdb >/dev/null 2>&1; then missing="$$missing postgresql"; fi; \
 	if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then missing="$$missing pgbouncer"; fi; \
-	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing (for the sync tests)..."; \
-		if command -v apt-get >/dev/null 2>&1; then \
-			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing > /dev/null; \
-		else \
-			echo "Please install:$$missing"; exit 1; \
-		fi; \
-	fi
+	bash scripts/install-missing.sh "for the sync tests" $$missing
 
 # Fuzzes the studio's JSON API from its OpenAPI document (schemathesis from PyPI, in a venv).
 studio-fuzz: deps

@@ -268,7 +268,7 @@ extension Database {
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
             collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens)
         if !addedIndexes.isEmpty {
-            try buildIndexes(addedIndexes, of: table, in: transaction)
+            try Database.buildIndexes(addedIndexes.map { ($0, table.indexes[$0]!) }, of: table, in: transaction)
         }
         if !fullTextIndexes.isEmpty {
             // An older Trove would write without keeping the index in step: it must refuse the file.
@@ -332,20 +332,9 @@ extension Database {
                 _ = try transaction.openTable(tableName, isMultiValue: isMultiValue)
             }
             guard let table = try Database.openTables(for: schema, in: transaction) else { continue }
-            if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex {
-                var entries: [([UInt8], UInt64)] = []
-                try table.store.scan(in: transaction) { reader in
-                    entries.append((table.indexKey(reader.value(at: column), column: column, in: pk).bytes, reader.objectKey))
-                    return true
-                }
-                for (key, objectKey) in entries {
-                    var bigEndian = objectKey.bigEndian
-                    try key.withUnsafeBytes { k in
-                        try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(pk, key: k, value: $0) }
-                    }
-                }
-            }
-            try buildIndexes(Array(table.indexes.keys), of: table, in: transaction)
+            var indexes = table.indexes.map { (column: $0.key, table: $0.value) }
+            if let column = table.primaryKeyColumn, let pk = table.primaryKeyIndex { indexes.append((column, pk)) }
+            try buildIndexes(indexes, of: table, in: transaction)
             try buildFullTextIndexes(Array(table.fullTextIndexes.keys), of: table, in: transaction)
         }
     }
@@ -356,25 +345,24 @@ extension Database {
         name.hasPrefix("pk:") || name.hasPrefix(Environment.multiValuePrefix) || name.hasPrefix("fts:")
     }
 
-    /// Fills new indexes from the records already stored.
-    private func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
-        try Database.buildIndexes(columns, of: table, in: transaction)
-    }
-
-    private static func buildIndexes(_ columns: [Int], of table: TableInfo, in transaction: WriteTransaction) throws {
-        guard !columns.isEmpty else { return }
-        var entries: [(column: Int, key: [UInt8], objectKey: UInt64)] = []
+    /// Fills indexes (each a column and its table: a secondary index, or
+    /// the primary key table) from the records already stored.
+    private static func buildIndexes(
+        _ indexes: [(column: Int, table: Table)], of table: TableInfo, in transaction: WriteTransaction
+    ) throws {
+        guard !indexes.isEmpty else { return }
+        var entries: [(index: Table, key: [UInt8], objectKey: UInt64)] = []
         try table.store.scan(in: transaction) { reader in
-            for column in columns {
-                let key = table.indexKey(reader.value(at: column), column: column, in: table.indexes[column]!).bytes
-                entries.append((column, key, reader.objectKey))
+            for index in indexes {
+                let key = table.indexKey(reader.value(at: index.column), column: index.column, in: index.table).bytes
+                entries.append((index.table, key, reader.objectKey))
             }
             return true
         }
         for entry in entries {
             var bigEndian = entry.objectKey.bigEndian
             try entry.key.withUnsafeBytes { k in
-                try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(table.indexes[entry.column]!, key: k, value: $0) }
+                try withUnsafeBytes(of: &bigEndian) { _ = try transaction.put(entry.index, key: k, value: $0) }
             }
         }
     }
