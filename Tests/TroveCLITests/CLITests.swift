@@ -171,7 +171,7 @@ struct CLITests {
         #expect(text.status == 0)
         // (1 when the files are made with types as records: TROVE_LAYOUT=records.)
         let clustered = ProcessInfo.processInfo.environment["TROVE_LAYOUT"] != "records"
-        #expect(text.out.contains("format version:  \(clustered ? 3 : 1)"))
+        #expect(text.out.contains("format version:  \(clustered ? 6 : 1)"))
         #expect(
             text.out.contains("Book: 20 objects\(clustered ? " in column clusters" : ""); indexed: id (primary key), title"))
         let json = try trove("info", file, "--json")
@@ -316,10 +316,10 @@ struct CLITests {
         let query = try trove("query", file, "Book", "pages > 1000 AND pages < 1100", "--format", "jsonl")
         let converted = try trove("convert", file)
         #expect(converted.status == 0, "\(converted.err)")
-        #expect(converted.out.contains("converted Book in \(file) to column clusters (file format 3)"), "\(converted.out)")
+        #expect(converted.out.contains("converted Book in \(file) to column clusters (file format 6)"), "\(converted.out)")
         let info = try trove("info", file).out
         #expect(info.contains("in column clusters"), "\(info)")
-        #expect(info.contains("format version:  3"), "\(info)")
+        #expect(info.contains("format version:  6"), "\(info)")
         #expect(try trove("query", file, "Book", "pages > 1000 AND pages < 1100", "--format", "jsonl").out == query.out)
         #expect(try trove("verify", file).status == 0)
         let again = try trove("convert", file)

@@ -109,7 +109,7 @@ enum PhotoV1 {
         let url = try copy("memos-v1.trove")
         let db = try Database(configuration: Configuration(fileURL: url, schemaVersion: 1, objectTypes: [MemoV1.Memo.self]))
         // (Opened to store types in clusters, it is converted, and says so.)
-        #expect(db.fileFormatVersion == (db.configuration.storesNewTypesInClusters ? Database.clustersFormatVersion : 1))
+        #expect(db.fileFormatVersion == (db.configuration.storesNewTypesInClusters ? db.clustersFormat : 1))
         #expect(db.objects(MemoV1.Memo.self).count == 3)
     }
 }

@@ -239,7 +239,7 @@ extension Database {
                 configuration.storesNewTypesInClusters
                     ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
         if objects.name.hasPrefix(ObjectStore.clusterPrefix) {
-            try raiseFormat(to: Database.clustersFormatVersion, in: transaction)
+            try raiseFormat(to: clustersFormat, in: transaction)
         } else if configuration.storesNewTypesInClusters {
             objects = try convertToClusters(objects, schema: schema, in: transaction)
         }
@@ -282,6 +282,11 @@ extension Database {
 
     /// Raises the file's format to at least `version` (a Trove that reads
     /// only older formats then refuses the file instead of misreading it).
+    /// The format a file with clusters is raised to: an encrypted file's clusters carry no stamps.
+    var clustersFormat: UInt32 {
+        environment.cipher == nil ? Database.clusterStampsFormatVersion : Database.clustersFormatVersion
+    }
+
     func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
         let meta = try transaction.openTable(Catalog.metaTable)!
         let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
@@ -317,7 +322,7 @@ extension Database {
         }
         try target.writeOutClusters(in: transaction)
         try transaction.clear(records)
-        try raiseFormat(to: Database.clustersFormatVersion, in: transaction)
+        try raiseFormat(to: clustersFormat, in: transaction)
         progress(total, total)
         return target.table
     }

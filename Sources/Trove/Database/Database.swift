@@ -92,8 +92,8 @@ public final class Database {
     /// higher one was written by a newer Trove. New files start at 1; a file
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
-    /// and to ``clustersFormatVersion`` when it gains a type in clusters.
-    static let formatVersion: UInt32 = 5
+    /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
+    static let formatVersion: UInt32 = 6
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -105,6 +105,11 @@ public final class Database {
     /// The format of a file that stores a type in column clusters (`clu:`
     /// tables, which a Trove before them would not see).
     static let clustersFormatVersion: UInt32 = 3
+    /// The format of a file whose clusters carry stamps
+    /// (``ClusterTable/stampPart``): a Trove before them would leave a
+    /// deleted cluster's stamp behind, where it reads as a damaged cluster.
+    /// A plain file with clusters is raised to it when it is opened for writing.
+    static let clusterStampsFormatVersion: UInt32 = 6
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///

@@ -66,7 +66,7 @@ struct ClusterScan {
             let start = starts[nextStart]
             if cache == nil, let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache {
                 // A snapshot's scans share the clusters (and columns) an earlier one read.
-                if let seen = known.views[start], seen.isCurrent(nil) {
+                if let seen = known.views[start].flatMap({ known.confirmed($0, in: transaction) }), seen.isCurrent(nil) {
                     view = seen
                 } else {
                     view = try ClusterView(clusters, start: start, in: transaction, writes: 0)
@@ -87,13 +87,16 @@ struct ClusterScan {
         if let cache, let write = transaction as? WriteTransaction {
             try clusters.flush(cache, in: write)
             all = try clusters.starts(in: transaction)
-        } else if let known = (transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache)?.starts {
+        } else if let cached = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache, !cached.startsAreCarried,
+            let known = cached.starts
+        {
             // A snapshot's clusters do not change: listed once for all its scans.
             all = known
         } else {
             all = try clusters.starts(in: transaction)
             let known = transaction.readCacheEntry(clusters.table.slot) as? ClusterViewCache ?? ClusterViewCache(clusters)
             known.starts = all
+            known.startsAreCarried = false
             transaction.readCache[clusters.table.slot] = known
         }
         nextStart = max(all.partitioningIndex { $0 <= from } - 1, 0)

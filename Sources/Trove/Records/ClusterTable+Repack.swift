@@ -12,6 +12,7 @@ extension ClusterTable {
     ) throws {
         let columns = (0..<layout.columnCount).filter { layout.inRecord[$0] }
         var keys: [UInt64] = []
+        var stamp = UInt64.random(in: 1...UInt64.max).littleEndian
         var buffers = [ColumnBuffer?](repeating: nil, count: layout.columnCount)
         func reset() {
             keys.removeAll(keepingCapacity: true)
@@ -25,6 +26,7 @@ extension ClusterTable {
                 let encoded = buffers[column]!.encoded()
                 try withKey(start, part: column + 1) { key in try encoded.withUnsafeBytes { try put(key, $0) } }
             }
+            try withKey(start, part: stampPart) { key in try withUnsafeBytes(of: &stamp) { try put(key, $0) } }
             reset()
         }
         func damaged(_ start: UInt64, _ what: String) -> TroveError {

@@ -6,6 +6,14 @@ import TroveStorage
 /// cluster's first key u64 big-endian, a u16 big-endian part: 0 holds the
 /// cluster's object keys, `1 + column` each property stored in the record).
 ///
+/// Each cluster of a plain table also holds a stamp, part ``stampPart``:
+/// the ``WriteTransaction/stamp`` of the last transaction that wrote it.
+/// A reader that kept a view of the cluster from an earlier snapshot uses
+/// it again only while the stamp is the one it read with
+/// (``ClusterViewCache``): the change log that says which clusters a commit
+/// wrote can be rewritten by anyone who can write the file. (An encrypted
+/// table's log is authenticated and its clusters carry no stamp.)
+///
 /// Every key of a cluster is at least its start and below the next
 /// cluster's start. A write transaction keeps the clusters it changed in a
 /// ``ClusterCache`` and writes each changed column once, at ``flush(_:in:)``;
@@ -270,6 +278,9 @@ struct ClusterTable {
     }
 
     // MARK: Keys
+
+    /// The part holding the cluster's stamp: after every column's.
+    static let stampPart = Int(UInt16.max)
 
     static func key(_ start: UInt64, part: UInt16) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 10)
@@ -739,6 +750,10 @@ struct ClusterTable {
             guard allColumns || cluster.changedColumns[column] else { continue }
             try cluster.withEncoded(column) { try put($0, cluster.start, part: column + 1, transaction) }
         }
+        if !table.isSealed {
+            var stamp = transaction.stamp.littleEndian
+            try withUnsafeBytes(of: &stamp) { try put($0, cluster.start, part: Self.stampPart, transaction) }
+        }
         cluster.markWritten()
     }
 
@@ -754,7 +769,7 @@ struct ClusterTable {
         cache.writes += 1
         cache.recent = nil
         cache.removeStart(start)
-        for part in 0...layout.columnCount {
+        for part in Array(0...layout.columnCount) + [Self.stampPart] {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }
     }

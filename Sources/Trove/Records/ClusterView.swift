@@ -27,6 +27,11 @@ final class ClusterView {
     var openedBytes: ClusterViewCache.OpenedBytes? {
         didSet { openedBytes?.count += owned.reduce(0) { $0 + $1.count } }
     }
+    /// The cluster's stamp when the view was read (``ClusterTable/stampPart``); nil when it has none.
+    private(set) var stamp: UInt64?
+    /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``)
+    /// and not yet compared with its cluster's stamp in this one.
+    var isUnconfirmed = false
     /// Set once every stored column is loaded: true when the cluster has them all.
     @exclusivity(unchecked) private var isComplete: Bool?
 
@@ -35,6 +40,26 @@ final class ClusterView {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
         try self.init(table, start: start, keys: bytes, owned: owned, in: transaction, writes: writes)
+        if !table.table.isSealed { stamp = try Self.stamp(table, start, in: transaction) }
+    }
+
+    /// The stamp the cluster at `start` has in `transaction`'s snapshot.
+    static func stamp(_ table: ClusterTable, _ start: UInt64, in transaction: Transaction) throws -> UInt64? {
+        try ClusterTable.withKey(start, part: ClusterTable.stampPart) { key in
+            try transaction.withValue(in: table.table, key: key) { stamp($0) }
+        }
+    }
+
+    private static func stamp(_ bytes: UnsafeRawBufferPointer?) -> UInt64? {
+        guard let bytes, bytes.count == 8 else { return nil }
+        return UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
+    }
+
+    /// Whether the cluster is as the view read it, in `transaction`'s
+    /// snapshot: its stamp is the same (false without one).
+    func isConfirmed(in transaction: Transaction) -> Bool {
+        guard let stamp, let now = try? Self.stamp(table, start, in: transaction) else { return false }
+        return now == stamp
     }
 
     private init(
@@ -89,11 +114,22 @@ final class ClusterView {
                 }
                 guard let last = entry, last.key.count == 10 else { return nil }
                 let start = ClusterTable.start(of: last.key)
-                if let seen = known(start) { return seen }
+                if let seen = known(start) {
+                    guard seen.isUnconfirmed else { return seen }
+                    // The walk starts on the cluster's stamp: a kept view is confirmed for free.
+                    if last.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self) == UInt16(ClusterTable.stampPart).bigEndian,
+                        let stamp = seen.stamp, Self.stamp(last.value) == stamp
+                    {
+                        seen.isUnconfirmed = false
+                        return seen
+                    }
+                }
                 parts.initialize(repeating: nil)
+                var stamp: UInt64?
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
                     if part < parts.count { parts[part] = current.value }
+                    if part == ClusterTable.stampPart { stamp = Self.stamp(current.value) }
                     if part == 0 { break }
                     entry = try cursor.previous()
                 }
@@ -101,6 +137,7 @@ final class ClusterView {
                     throw TroveError(.corruptFile, "a \(table.layout.typeName) cluster (at \(start)) has no object keys")
                 }
                 let view = try ClusterView(table, start: start, keys: keys, owned: [], in: transaction, writes: writes)
+                view.stamp = stamp
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     try view.adopt(parts[column + 1], column: column)
                 }

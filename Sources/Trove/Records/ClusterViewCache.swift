@@ -14,6 +14,10 @@ final class ClusterViewCache {
     var last: ClusterView?
     /// Every cluster's start, once a scan of the snapshot has listed them.
     var starts: [UInt64]?
+    /// Whether ``starts`` was listed in an earlier snapshot and brought up
+    /// to date from the change log: a lookup then trusts it only for a key
+    /// inside the keys of the cluster it names, and a scan lists again.
+    var startsAreCarried = false
     /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
     var writes = 0
     /// Where the map was when the first view was read (a remap moves the pages under every view).
@@ -50,7 +54,19 @@ final class ClusterViewCache {
     func carry(_ changes: ChangeRecord, mapStart now: UInt, in transaction: Transaction) -> Bool {
         guard !changes.everything, changes.knowsClusters, mapStart.map({ $0 == now }) ?? true else { return false }
         searches = 0
-        guard let type = changes.types[clusters.layout.typeName], type.clusters?.isEmpty != true else { return true }
+        if !clusters.table.isSealed {
+            // A plain file's log is not authenticated: each view is compared
+            // with its cluster's stamp before use, and the list of starts is
+            // trusted only as far as a confirmed view bears it out.
+            views = views.filter { $0.value.stamp != nil }
+            for view in views.values { view.isUnconfirmed = true }
+            if last?.stamp == nil { last = nil }
+            last?.isUnconfirmed = true
+            startsAreCarried = starts != nil
+        }
+        guard let type = changes.types[clusters.layout.typeName], type.clusters?.isEmpty != true else {
+            return !views.isEmpty || starts != nil
+        }
         guard let written = type.clusters else { return false }
         for start in written { views[start] = nil }
         if let last, written.contains(last.start) { self.last = nil }
@@ -80,7 +96,40 @@ final class ClusterViewCache {
         if let starts { return starts }
         searches += 1
         starts = try clusters.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction)
+        startsAreCarried = false
         return starts
+    }
+
+    /// The view of the cluster `starts` names for `key`, when it may be
+    /// read and holds `key` in its range (``startsAreCarried``: a cluster
+    /// the list misses may lie past it).
+    @inline(__always)
+    func listedView(for key: UInt64, in starts: [UInt64], _ transaction: Transaction) -> ClusterView? {
+        guard let (start, _) = ClusterTable.bounds(for: key, in: starts), let view = views[start],
+            let view = confirmed(view, in: transaction)
+        else { return nil }
+        guard startsAreCarried else { return view }
+        guard key >= view.start, let last = view.lastKey, key <= last else { return nil }
+        return view
+    }
+
+    /// `view` (one of ``views`` or ``last``) when it may be read in
+    /// `transaction`: read in it, or kept from an earlier snapshot and its
+    /// cluster's stamp unchanged; nil after forgetting it otherwise.
+    @inline(__always)
+    func confirmed(_ view: ClusterView, in transaction: Transaction) -> ClusterView? {
+        guard view.isUnconfirmed else { return view }
+        return confirm(view, in: transaction)
+    }
+
+    private func confirm(_ view: ClusterView, in transaction: Transaction) -> ClusterView? {
+        if view.isConfirmed(in: transaction) {
+            view.isUnconfirmed = false
+            return view
+        }
+        if views[view.start] === view { views[view.start] = nil }
+        if last === view { last = nil }
+        return nil
     }
 
     func remember(_ view: ClusterView) {

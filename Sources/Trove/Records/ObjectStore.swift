@@ -376,6 +376,8 @@ struct LookupCursor {
     /// `clustered` copies the store, retains and all, ~700 instructions).
     private let scratch: RecordScratch?
     private let inWrite: Bool
+    /// `clustered`'s transaction, apart (see ``scratch``).
+    private unowned(unsafe) let transaction: Transaction?
     /// A read's cache of the clusters its snapshot read, once a search found it.
     private var readViews: ClusterViewCache?
 
@@ -387,6 +389,7 @@ struct LookupCursor {
         wanted = nil
         scratch = nil
         inWrite = false
+        transaction = nil
     }
 
     /// The cluster layout's cursor over its parts (nil: one is opened per search).
@@ -401,6 +404,7 @@ struct LookupCursor {
         partsCursor = cursor
         self.wanted = wanted
         self.scratch = scratch
+        self.transaction = transaction
         inWrite = transaction is WriteTransaction
     }
 
@@ -458,8 +462,8 @@ struct LookupCursor {
         if let view, key >= view.start, let last = view.lastKey, key <= last, view.isCurrent(nil) { return view }
         // Or another cluster this snapshot read, found in memory. Nothing
         // writes during a read, and the map stays put while lookups run.
-        if let known = readViews, let starts = known.starts, let (start, _) = ClusterTable.bounds(for: key, in: starts),
-            let cached = known.views[start]
+        if let known = readViews, let starts = known.starts,
+            let cached = known.listedView(for: key, in: starts, transaction.unsafelyUnwrapped)
         {
             view = cached
             known.last = cached
@@ -512,7 +516,9 @@ struct LookupCursor {
     private mutating func lastView(
         spanning key: UInt64, cache: ClusterTable.ClusterCache?, _ store: ObjectStore, _ transaction: Transaction
     ) -> ClusterView? {
-        if view == nil { view = (transaction.readCacheEntry(store.table.slot) as? ClusterViewCache)?.last }
+        if view == nil, let known = transaction.readCacheEntry(store.table.slot) as? ClusterViewCache, let last = known.last {
+            view = known.confirmed(last, in: transaction)
+        }
         guard let view, view.isCurrent(cache), key >= view.start, let last = view.lastKey, key <= last else { return nil }
         return view
     }
@@ -535,7 +541,7 @@ struct LookupCursor {
         // The cached view found, if any.
         var seen: ClusterView?
         if cache == nil, let starts = try known.startsForLookups(transaction),
-            let (start, _) = ClusterTable.bounds(for: key, in: starts), let cached = known.views[start]
+            let cached = known.listedView(for: key, in: starts, transaction)
         {
             // A cluster this snapshot (or one before it) read: no search of the file.
             seen = cached

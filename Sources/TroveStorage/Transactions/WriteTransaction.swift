@@ -80,6 +80,12 @@ package final class WriteTransaction: Transaction {
         try pendingWrites()
     }
 
+    /// A value no other write transaction of the file has (a random one,
+    /// drawn on first use): what the layer above stamps on what this
+    /// transaction writes, so that a reader can tell whether something it
+    /// read in an earlier snapshot was written since without trusting a log.
+    package private(set) lazy var stamp = UInt64.random(in: 1...UInt64.max)
+
     private enum LogOp: UInt8 {
         case put = 1, delete = 2, deleteValue = 3, clear = 4, openTable = 5
     }

@@ -597,15 +597,15 @@ struct FullTextVerifyTests {
 
     @Test func aFileWithAFullTextIndexTellsOlderTrovesToStayAway() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("format.trove")
-        // (A file with a type in clusters is format 3 from the start, which older Troves refuse as well.)
+        // (A file with a type in clusters is format 3 or more from the start, which older Troves refuse as well.)
         let clustered = Configuration(fileURL: url).storesNewTypesInClusters
         do {
             let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SearchDocV1.SearchDoc.self]))
-            #expect(db.fileFormatVersion == (clustered ? Database.clustersFormatVersion : 1))
+            #expect(db.fileFormatVersion == (clustered ? db.clustersFormat : 1))
         }
         // A Trove that does not know full-text indexes reads up to format 1: it refuses this file.
         let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SearchDocV2.SearchDoc.self]))
-        #expect(db.fileFormatVersion == (clustered ? Database.clustersFormatVersion : 2))
+        #expect(db.fileFormatVersion == (clustered ? db.clustersFormat : 2))
     }
 
     @Test func verifyNoticesAnIndexOutOfStepWithTheTexts() throws {

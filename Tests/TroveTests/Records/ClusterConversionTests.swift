@@ -61,7 +61,7 @@ struct ClusterConversionTests {
         let after = try Database(configuration: configuration)
         #expect(try Self.layoutName(after) == "clu:Person")
         #expect(Self.state(after) == expected)
-        #expect(after.fileFormatVersion == Database.clustersFormatVersion)
+        #expect(after.fileFormatVersion == after.clustersFormat)
         #expect(try after.objects(Person.self).filter("city == 'Jeju'").count == Self.count / 3)
         #expect(after.object(ofType: Person.self, forPrimaryKey: 4_321)?.name == "사람 4321")
         #expect(try after.verify().isValid)

@@ -143,6 +143,63 @@ struct ClusterViewCarryTests {
         #expect(after.count == before.count)
     }
 
+    /// Replaces the change record of commit `forged` with the one of commit
+    /// `source`, as anyone who can write a plain file can: in a transaction
+    /// of its own, which records that it changed nothing.
+    static func replaceRecord(of forged: Int, with source: Int, in db: Database) throws {
+        let write = try WriteTransaction(environment: db.environment)
+        let log = try #require(try write.existingTable(ChangeLog.tableName))
+        var parts: [UInt64: [(key: [UInt8], value: [UInt8])]] = [:]
+        try write.withCursor(on: log) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                parts[OrderedKey.objectKey(from: current.key), default: []].append((Array(current.key), Array(current.value)))
+                entry = try cursor.next()
+            }
+        }
+        for (key, _) in try #require(parts[UInt64(forged)]) { _ = try key.withUnsafeBytes { try write.delete(log, key: $0) } }
+        for (key, value) in try #require(parts[UInt64(source)]) {
+            let moved = withUnsafeBytes(of: UInt64(forged).bigEndian) { Array($0) } + key.dropFirst(8)
+            _ = try moved.withUnsafeBytes { k in try value.withUnsafeBytes { try write.put(log, key: k, value: $0) } }
+        }
+        try ChangeLog.append(ChangeRecord(), in: write)
+        try write.commit()
+    }
+
+    @Test("a change record rewritten to leave out what its commit wrote does not make a reader keep what it read before")
+    func forgedRecordsAreNotTrusted() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("forged.trove")
+        let writer = try Database(configuration: Self.configuration(url))
+        let reader = try Database(configuration: Self.configuration(url))
+        var expected: [Int: Expected] = [:]
+        try writer.write { for id in 0..<3_000 { try Self.add(id, in: writer, &expected) } }
+        reader.refresh()
+        // Enough lookups that the reader lists the clusters' starts, and every cluster read.
+        for round in 0..<3 { Self.check(reader, expected, round: round) }
+        #expect(try reader.objects(Meter.self).filter("reading >= 0").count == 3_000)
+        // A commit that writes the last cluster only: the forgery's record.
+        try writer.write { writer.object(ofType: Meter.self, forPrimaryKey: 2_999)!.label = "끝" }
+        expected[2_999]!.label = "끝"
+        reader.refresh()
+        Self.check(reader, expected, round: 3)
+        let honest = writer.readTransaction().id
+        // A commit that writes the first cluster and adds clusters past the last.
+        try writer.write {
+            let first = writer.object(ofType: Meter.self, forPrimaryKey: 0)!
+            first.reading = -1
+            first.label = "바뀜"
+            for id in 3_000..<4_200 { try Self.add(id, in: writer, &expected) }
+        }
+        expected[0]!.reading = -1
+        expected[0]!.label = "바뀜"
+        try Self.replaceRecord(of: writer.readTransaction().id, with: honest, in: writer)
+        reader.refresh()
+        Self.check(reader, expected, round: 4)
+        #expect(try reader.objects(Meter.self).filter("reading < 0").count == 1)
+        #expect(try reader.objects(Meter.self).filter("reading >= 0").count == 4_199)
+        #expect(reader.objects(Meter.self).count == 4_200)
+    }
+
     @Test("a change record names the clusters its commit wrote, and an older record that does not is not trusted")
     func recordsNameTheClustersWritten() throws {
         let db = try Database(configuration: Self.configuration(makeTemporaryDirectory().appendingPathComponent("log.trove")))
