@@ -58,12 +58,7 @@ package final class PostgresConnection {
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK:
             break
         default:
-            let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw TroveError(
-                .syncServer,
-                "the sync server at \(server) refused a statement\(state.map { " (SQLSTATE \($0))" } ?? ""): \(reason.trimmingCharacters(in: .whitespacesAndNewlines))"
-            )
+            throw PostgresConnection.failure(result, server: server)
         }
         var rows: [[String?]] = []
         let columns = PQnfields(result)
@@ -74,6 +69,29 @@ package final class PostgresConnection {
                 })
         }
         return rows
+    }
+
+    /// Runs a script of statements separated by semicolons, without
+    /// parameters (schema installation); throws on the first that fails.
+    package func execute(_ script: String) throws {
+        guard let result = PQexec(connection, script) else {
+            throw TroveError(
+                .syncServer, "the sync server at \(server) did not answer: \(PostgresConnection.message(connection))")
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw PostgresConnection.failure(result, server: server)
+        }
+    }
+
+    private static func failure(_ result: OpaquePointer, server: String) -> TroveError {
+        let reason = PQresultErrorMessage(result).map { String(cString: $0) } ?? "unknown error"
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        return TroveError(
+            .syncServer,
+            "the sync server at \(server) refused a statement\(state.map { " (SQLSTATE \($0))" } ?? ""): \(reason.trimmingCharacters(in: .whitespacesAndNewlines))"
+        )
     }
 
     /// Calls the server function `schema.function` with `arguments` and

@@ -27,30 +27,16 @@ struct PostgresConnectionTests {
         let postgres = try TestPostgres()
         defer { postgres.stop() }
         let wrong = "postgresql://sync_device:not-the-password-4711@127.0.0.1:\(postgres.port)/sync?connect_timeout=10"
-        let refused = try #require(expectSyncError { try PostgresConnection(url: wrong) })
+        let refused = try #require(syncError { try PostgresConnection(url: wrong) })
         #expect(refused.message.contains("password authentication failed"))
         #expect(!refused.message.contains("not-the-password-4711"))
         #expect(refused.message.contains("127.0.0.1:\(postgres.port)/sync"))
         let device = try PostgresConnection(url: postgres.url("sync_device", database: "sync"))
-        let denied = try #require(expectSyncError { try device.query("CREATE TABLE intruder (x int)") })
+        let denied = try #require(syncError { try device.query("CREATE TABLE intruder (x int)") })
         #expect(denied.message.contains("42501"), "\(denied.message)")  // insufficient privilege
-        let syntax = try #require(expectSyncError { try device.query("SELEC 1") })
+        let syntax = try #require(syncError { try device.query("SELEC 1") })
         #expect(syntax.message.contains("42601"))
         #expect(try device.query("SELECT 1") == [["1"]])  // the connection goes on
         #expect(!postgres.serverLog.contains("not-the-password-4711"))
-    }
-
-    private func expectSyncError(_ body: () throws -> Any) -> TroveError? {
-        do {
-            _ = try body()
-        } catch let error as TroveError {
-            #expect(error.kind == .syncServer)
-            return error
-        } catch {
-            Issue.record("expected a TroveError, got \(error)")
-            return nil
-        }
-        Issue.record("expected an error, nothing was thrown")
-        return nil
     }
 }
