@@ -53,7 +53,7 @@ let package = Package(
         .executableTarget(name: "Chat", dependencies: ["Trove"], path: "Examples/Chat"),
         .executableTarget(
             name: "trove",
-            dependencies: ["Trove", "CMicroHTTPD"],
+            dependencies: ["Trove", "TroveSync", "CMicroHTTPD"],
             resources: [
                 .embedInCode("Studio/Assets/index.html"),
                 .embedInCode("Studio/Assets/studio.js"),

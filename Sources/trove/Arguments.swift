@@ -6,7 +6,10 @@ struct Arguments {
     var flags: Set<String> = []
 
     /// Options that take a value; everything else starting with `-` is a flag.
-    static let valued: Set<String> = ["--sort", "--limit", "--format", "--type", "-o", "--output", "--batch", "--port"]
+    static let valued: Set<String> = [
+        "--sort", "--limit", "--format", "--type", "-o", "--output", "--batch", "--port", "--device-role", "--principal",
+        "--space", "--device", "--server", "--token",
+    ]
 
     init(_ arguments: some Sequence<String>) throws {
         var iterator = arguments.makeIterator()

@@ -35,6 +35,7 @@ enum Commands {
                                          an encrypted file from before key tokens gets them (file format 5)
           studio FILE [--port N] [--read-only]
                                          browse, query and edit FILE in a web browser (127.0.0.1 only)
+          sync setup|grant|revoke [URL]  set up a PostgreSQL as a sync server, give devices tokens
 
         options: --help (on every command), --version, --json (machine-readable info/schema),
                  --trust (skip checking every page of FILE before use: for big files you know are sound)
@@ -46,6 +47,7 @@ enum Commands {
         """
 
     static let help: [String: String] = [
+        "sync": SyncCommands.help,
         "info": "usage: trove info FILE [--json]\nexample: trove info .trove-demo/photos.trove",
         "schema": "usage: trove schema FILE [--swift] [--json]\nexample: trove schema .trove-demo/photos.trove --swift",
         "query":

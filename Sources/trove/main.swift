@@ -35,6 +35,7 @@ do {
     case "compact": try Commands.compact(arguments)
     case "convert": try Commands.convert(arguments)
     case "studio": try Studio.run(arguments)
+    case "sync": try SyncCommands.run(arguments)
     default: throw UsageError("unknown command '\(command)'")
     }
 } catch let error as UsageError {

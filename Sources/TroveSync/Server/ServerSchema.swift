@@ -1,3 +1,4 @@
+import Foundation
 import TroveStorage
 
 /// The sync server: tables and functions in the server's PostgreSQL, installed
@@ -15,23 +16,19 @@ import TroveStorage
 /// synced types); schema `trove_data` holds one ordinary table per synced
 /// type, which a backend may query and change with plain SQL (its writes are
 /// stamped like a device's by a trigger).
-enum ServerSchema {
+package enum ServerSchema {
     /// The version ``install(on:deviceRole:)`` brings a server to.
-    static let version = 1
+    package static let version = 1
 
     /// Installs the schema, or upgrades an older one in place; does nothing
     /// when the server is current. Safe to run from two places at once (an
     /// advisory lock orders them). `deviceRole` is the role devices log in
     /// as: it is given `EXECUTE` on the device functions and nothing else.
-    static func install(on connection: PostgresConnection, deviceRole: String) throws {
+    package static func install(on connection: PostgresConnection, deviceRole: String) throws {
         try connection.execute("BEGIN")
         do {
             try connection.query("SELECT pg_advisory_xact_lock(7283519004417)")
-            let hasSchema = try connection.query("SELECT to_regclass('trove_sync.meta') IS NOT NULL") == [["t"]]
-            let installed =
-                hasSchema
-                ? try connection.query("SELECT value FROM trove_sync.meta WHERE key = 'schema_version'")
-                    .first?.first.flatMap { $0 }.flatMap(Int.init) ?? 0 : 0
+            let installed = try installedVersion(on: connection)
             if installed > version {
                 throw TroveError(
                     .syncServer,
@@ -49,6 +46,33 @@ enum ServerSchema {
             try? connection.execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// The schema version installed on the server; 0 when there is none.
+    package static func installedVersion(on connection: PostgresConnection) throws -> Int {
+        guard try connection.query("SELECT to_regclass('trove_sync.meta') IS NOT NULL") == [["t"]] else { return 0 }
+        return try connection.query("SELECT value FROM trove_sync.meta WHERE key = 'schema_version'")
+            .first?.first.flatMap { $0 }.flatMap(Int.init) ?? 0
+    }
+
+    /// Makes `principal` a member of `space` and returns a new device's token.
+    package static func grantDevice(principal: String, space: String, readOnly: Bool, on connection: PostgresConnection) throws
+        -> String
+    {
+        guard
+            let token = try connection.query(
+                "SELECT trove_sync.grant_device($1, $2, $3)", [principal, space, readOnly ? "true" : "false"]
+            ).first?.first ?? nil
+        else { throw TroveError(.syncServer, "the sync server at \(connection.server) gave no token") }
+        return token
+    }
+
+    /// Refuses a device's token from now on; false when there is no such device.
+    package static func revokeDevice(_ device: String, on connection: PostgresConnection) throws -> Bool {
+        guard UUID(uuidString: device) != nil else {
+            throw TroveError(.syncServer, "\(device) is not a device id (a UUID, the part of a token before the dot)")
+        }
+        return try connection.query("SELECT trove_sync.revoke_device($1::uuid)", [device]) == [["t"]]
     }
 
     private static func grant(to role: String, on connection: PostgresConnection) throws {

@@ -26,9 +26,7 @@ final class TestSyncServer {
 
     /// A new device of `principal`, a member of `space`; its token.
     func grant(_ principal: String, _ space: String, readOnly: Bool = false) throws -> String {
-        try #require(
-            try owner.query("SELECT trove_sync.grant_device($1, $2, $3)", [principal, space, readOnly ? "true" : "false"])
-                .first?.first ?? nil)
+        try ServerSchema.grantDevice(principal: principal, space: space, readOnly: readOnly, on: owner)
     }
 
     /// A connection as devices log in.

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import TroveSync
+
+/// `trove sync setup`, `grant` and `revoke`, run as a user runs them.
+@Suite("trove sync commands")
+struct SyncCommandTests {
+    /// Runs the built `trove` with `environment` added; its exit status, stdout and stderr.
+    func trove(_ arguments: String..., environment: [String: String] = [:]) throws -> (
+        status: Int32, out: String, err: String
+    ) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let binary = try #require(
+            ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/trove") }
+                .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "trove is not built: run swift build")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    @Test("setup installs, then says the server is current; grant prints a token that works; revoke ends it")
+    func setupGrantRevoke() throws {
+        let postgres = try TestPostgres()
+        defer { postgres.stop() }
+        let url = postgres.url("sync_owner", database: "sync")
+        let first = try trove("sync", "setup", url, "--device-role", "sync_device")
+        #expect(first.status == 0, "\(first.err)")
+        #expect(first.out.contains("schema version \(ServerSchema.version) (installed); devices log in as sync_device"))
+        #expect(!first.out.contains(url))
+        // The URL from the environment, as the help advises.
+        let again = try trove("sync", "setup", "--device-role", "sync_device", environment: ["TROVE_SYNC_URL": url])
+        #expect(again.out.contains("(already current)"), "\(again.out) \(again.err)")
+        let granted = try trove(
+            "sync", "grant", "--principal", "min", "--space", "diary", environment: ["TROVE_SYNC_URL": url])
+        #expect(granted.status == 0, "\(granted.err)")
+        #expect(granted.err.contains("min is a member of space diary; the new device's token (shown once)"))
+        let token = granted.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let device = DeviceCalls(
+            connection: try PostgresConnection(url: postgres.url("sync_device", database: "sync")), token: token,
+            space: "diary")
+        #expect(try device.hello()["principal"] as? String == "min")
+        let id = String(token.split(separator: ".")[0])
+        let revoked = try trove("sync", "revoke", "--device", id, environment: ["TROVE_SYNC_URL": url])
+        #expect(revoked.status == 0 && revoked.out.contains("device \(id) is revoked"), "\(revoked.err)")
+        #expect(syncError { try device.hello() }?.message.contains("not valid") == true)
+        #expect(!postgres.serverLog.contains(String(token.split(separator: ".")[1])))
+    }
+
+    @Test("a wrong password, a missing URL or option, an unknown device: a message and exit 1 or 2, never the password")
+    func mistakes() throws {
+        let postgres = try TestPostgres()
+        defer { postgres.stop() }
+        let wrong = "postgresql://sync_owner:wrong-secret-93@127.0.0.1:\(postgres.port)/sync?connect_timeout=10"
+        let refused = try trove("sync", "setup", wrong)
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("password authentication failed") && !refused.err.contains("wrong-secret-93"))
+        let noURL = try trove("sync", "grant", "--principal", "p", "--space", "s", environment: ["TROVE_SYNC_URL": ""])
+        #expect(noURL.status == 2 && noURL.err.contains("give the server's URL, or set TROVE_SYNC_URL"))
+        let url = postgres.url("sync_owner", database: "sync")
+        #expect(try trove("sync", "grant", url, "--space", "s").err.contains("needs --principal and --space"))
+        let noRole = try trove("sync", "setup", url)
+        #expect(noRole.status == 1 && noRole.err.contains("no role trove_device for devices to log in as"))
+        _ = try trove("sync", "setup", url, "--device-role", "sync_device")
+        let unknown = try trove("sync", "revoke", url, "--device", UUID().uuidString)
+        #expect(unknown.status == 1 && unknown.err.contains("has no device"))
+        #expect(try trove("sync", "frobnicate", url).status == 2)
+    }
+}
