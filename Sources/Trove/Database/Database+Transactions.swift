@@ -61,6 +61,11 @@ extension Database {
             throw error
         }
         do {
+            if let beforeCommit {
+                try beforeCommit(state.recorder.record.changedObjects)
+            } else {
+                try refuseUncapturedSyncWrites(state)
+            }
             try state.transaction.writePending()
             try flushCounters(state)
             // The change log is written only for a transaction that wrote: the clusters it changed first.

@@ -33,6 +33,9 @@ public final class Database {
     var writeState: WriteState? {
         didSet { columnWrites.removeAll(keepingCapacity: true) }
     }
+    /// Runs inside every write of this handle just before it commits (see
+    /// ``CommitHook``); nil, the default, costs nothing.
+    package var beforeCommit: CommitHook?
     /// The column writes of this write transaction, each with the generation
     /// it moved to (see ``recordStillCurrent(kept:table:objectKey:)``).
     @exclusivity(unchecked) var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []

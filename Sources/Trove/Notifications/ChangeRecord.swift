@@ -64,6 +64,15 @@ struct ChangeRecord: Equatable {
 
     var isEmpty: Bool { !everything && types.isEmpty }
 
+    /// By type name, the objects written, inserted or deleted, or whose
+    /// collections changed; nil for a type whose objects are not known (too
+    /// many, or a change the record cannot describe: look at every object).
+    var changedObjects: Database.ChangedObjects {
+        guard !everything else { return Database.ChangedObjects(types: [:], everything: true) }
+        return Database.ChangedObjects(
+            types: types.mapValues { $0.isOverflowed ? nil : $0.touched }, everything: false)
+    }
+
     /// Whether the commits may have changed the object `key` of `type` (its
     /// record or a collection), or anything of the `others` types.
     func mayHaveChanged(_ key: UInt64, of type: String, orAnyOf others: Set<String>) -> Bool {
@@ -334,6 +343,7 @@ final class ChangeRecorder {
     private func classify(_ name: String) -> Target {
         if name == Catalog.metaTable { return .meta }
         if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
+        if name.hasPrefix(Catalog.syncTablePrefix) { return .ignored }
         for prefix in ["idx:", "pk:", "ref:", "fts:"] where name.hasPrefix(prefix) { return .ignored }
         if name.hasPrefix("obj:") { return .objects(box(String(name.dropFirst(4)))) }
         if name.hasPrefix(ObjectStore.clusterPrefix) { return .clusters(box(String(name.dropFirst(4)))) }

@@ -16,7 +16,10 @@ final class Catalog: @unchecked Sendable {
     /// and map elements, the catalog, and the change log (which also makes
     /// its records authenticated: a handle trusts them to keep what it read;
     /// indexes and inverse links hold keys only).
-    static let sealedTablePrefixes = ["obj:", "clu:", "list:", "set:", "map:", metaTable, "changes"]
+    static let sealedTablePrefixes = ["obj:", "clu:", "list:", "set:", "map:", metaTable, "changes", syncTablePrefix]
+    /// Tables of TroveSync's own bookkeeping in the file (`sync:…`): not
+    /// objects, so no observer is told of them.
+    static let syncTablePrefix = "sync:"
 
     private let published = Locked<[String: TableInfo]>([:])
     /// The highest object key handed out per type in this process, committed

@@ -1,0 +1,88 @@
+import TroveStorage
+
+/// What TroveSync needs of a handle: a hook inside every write, just before
+/// it commits, and reads of stored objects by object key. Not public: an
+/// app uses `TroveSync`, which keeps its bookkeeping in the same file, in
+/// tables named `sync:…` that observers are not told of.
+extension Database {
+    /// The objects a write changed, by type (see ``CommitHook``).
+    package struct ChangedObjects: Sendable {
+        /// By type name: the object keys written, inserted or deleted, or
+        /// whose lists, sets or maps changed; nil when not known (too many).
+        package var types: [String: Set<UInt64>?]
+        /// The write changed what the record cannot describe (a schema
+        /// change): every object of every type may have changed.
+        package var everything: Bool
+    }
+
+    /// Runs inside a write just before it commits, with what the write
+    /// changed; it may read objects and write `sync:` tables through
+    /// ``openWriteTransaction``. An error it throws rolls the write back and
+    /// is thrown by `write` / `commitWrite()`.
+    package typealias CommitHook = (ChangedObjects) throws -> Void
+
+    /// The prefix of the names of tables that hold TroveSync's bookkeeping.
+    package static var syncTablePrefix: String { Catalog.syncTablePrefix }
+
+    /// Whether the file is encrypted.
+    package var isEncrypted: Bool { environment.cipher != nil }
+
+    /// The open write's transaction (nil outside a write).
+    package var openWriteTransaction: WriteTransaction? { writeState?.transaction }
+
+    /// The snapshot reads use now (the open write's, inside one).
+    package var currentTransaction: Transaction { readTransaction() }
+
+    /// The stored schema of `typeName`.
+    package func storedSchema(ofType typeName: String) throws -> ObjectSchema {
+        try tableInfo(named: typeName).schema
+    }
+
+    /// Every property of a stored object, in the schema's order (lists,
+    /// sets, maps and inverse links as `.null`; a link as the target's object
+    /// key, `.int`); nil when there is no such object.
+    package func storedValues(objectKey: UInt64, ofType typeName: String) throws -> [StoredValue]? {
+        let table = try tableInfo(named: typeName)
+        return try recordValues(objectKey, in: table, readTransaction())
+    }
+
+    /// The object key of the stored object of `typeName` with `primaryKey`.
+    package func objectKey(forPrimaryKey primaryKey: StoredValue, ofType typeName: String) throws -> UInt64? {
+        try objectKey(forPrimaryKey: primaryKey, in: try tableInfo(named: typeName))
+    }
+
+    /// The object keys of every stored object of `typeName`, in key order.
+    package func objectKeys(ofType typeName: String) throws -> [UInt64] {
+        let table = try tableInfo(named: typeName)
+        return try table.store.keys(in: readTransaction(), from: 0, through: nil)
+    }
+
+    /// Deletes the stored object `objectKey` of `typeName`, inside a write, as `delete(_:)` does.
+    package func deleteObject(objectKey: UInt64, ofType typeName: String) throws {
+        let state = try requireWrite("deleteObject(objectKey:ofType:)")
+        let table = try tableInfo(named: typeName)
+        if try isLinked(table) {
+            guard try table.store.contains(objectKey, in: readTransaction()) else { return }
+            try deleteObjects([(table, objectKey)], state)
+        } else {
+            try deleteRecord(objectKey, in: table, state)
+        }
+    }
+
+    /// A write to a synced type through a handle that does not record its
+    /// changes (no TroveSync client) would never reach the other devices:
+    /// refused, saying what to do. Files that never synced pay one table lookup.
+    func refuseUncapturedSyncWrites(_ state: WriteState) throws {
+        let transaction = state.transaction
+        guard let meta = try transaction.existingTable(Catalog.syncTablePrefix + "meta"), transaction.canSee(meta),
+            let names = try transaction.value(in: meta, key: Array("types".utf8))
+        else { return }
+        let synced = String(decoding: names, as: UTF8.self).split(separator: "\n").map(String.init)
+        let record = state.recorder.record
+        guard let changed = synced.first(where: { record.everything || record.types[$0] != nil }) else { return }
+        throw TroveError(
+            .fileAccess,
+            "\(path) syncs \(changed) (TroveSync): a write to it must go through a handle with a SyncClient, which records the change for the other devices; make the SyncClient for this handle first",
+            path: path)
+    }
+}

@@ -1,0 +1,551 @@
+import Foundation
+import Trove
+import TroveStorage
+
+/// Syncs chosen types of a Trove file with a space on a sync server (a
+/// PostgreSQL set up by `trove sync setup`).
+///
+/// From the moment a client is made, every write through its handle records
+/// what it changed, per object and property, in the same transaction
+/// (``SyncLedger``); ``sync()`` sends those changes, then fetches and applies
+/// everything other devices and the backend changed since the last sync, in
+/// one write transaction (observers see it as one commit). Local reads and
+/// writes never wait for the network.
+///
+/// ```swift
+/// let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [Note.self]))
+/// let sync = try SyncClient(database: db, configuration: .init(
+///     serverURL: "postgresql://trove_device:…@db.example.com/app", token: token, space: "diary", types: ["Note"]))
+/// try db.write { note.title = "offline edit" }
+/// let report = try sync.sync()   // pushed 1, pulled what others wrote
+/// ```
+///
+/// Conflicts resolve per property: the later hybrid-logical-clock wins,
+/// ties broken by device; a delete wins over concurrent updates; an object
+/// created again after a delete starts without its old values.
+public final class SyncClient {
+    /// Where and what to sync.
+    public struct Configuration: Sendable {
+        /// `postgresql://ROLE:PASSWORD@HOST:PORT/DATABASE`, logging in as the devices' role.
+        public var serverURL: String
+        /// The device token `trove sync grant` printed.
+        public var token: String
+        /// The space to sync with.
+        public var space: String
+        /// The names of the types that sync (each needs a String, UUID or ObjectId primary key).
+        public var types: [String]
+        /// Changes sent per call (the server takes up to 5,000).
+        public var batchSize = 500
+
+        public init(serverURL: String, token: String, space: String, types: [String]) {
+            self.serverURL = serverURL
+            self.token = token
+            self.space = space
+            self.types = types
+        }
+    }
+
+    /// What one ``sync()`` moved.
+    public struct Report: Sendable, Equatable {
+        /// Changed objects sent and applied by the server.
+        public var pushed = 0
+        /// Objects received and applied here (created, changed or deleted).
+        public var pulled = 0
+        /// Changes the server refused: the object, and why.
+        public var rejected: [Rejection] = []
+        /// Whether this sync read the whole space again (a new epoch on the
+        /// server, or this device fell behind its retention window); local
+        /// changes not yet sent were kept and sent.
+        public var bootstrapped = false
+    }
+
+    /// A change the server refused.
+    public struct Rejection: Sendable, Equatable {
+        public var typeName: String
+        public var primaryKey: String
+        public var reason: String
+    }
+
+    let database: Database
+    let configuration: Configuration
+    /// The device, from the token (its part before the dot).
+    let device: UUID
+    /// The synced types by name.
+    let types: [String: SyncedType]
+    /// While ``sync()`` applies what it pulled: those writes are the server's, not local changes.
+    private var isApplying = false
+    private var transport: SyncTransport?
+
+    /// Starts recording the changes of `configuration.types` made through
+    /// `database` (objects already stored are recorded as new the first
+    /// time). Throws for a type that cannot sync, saying why, and for an
+    /// encrypted file (not synced by this version).
+    public init(database: Database, configuration: Configuration) throws {
+        let parts = configuration.token.split(separator: ".")
+        guard parts.count == 2, let device = UUID(uuidString: String(parts[0])) else {
+            throw TroveError(.syncServer, "the device token is malformed: use the whole line `trove sync grant` printed")
+        }
+        if database.isEncrypted {
+            throw TroveError(
+                .fileAccess, "\(database.path) is encrypted: this version of TroveSync does not sync encrypted files yet")
+        }
+        self.database = database
+        self.configuration = configuration
+        self.device = device
+        var types: [String: SyncedType] = [:]
+        for name in configuration.types { types[name] = try SyncedType(database.storedSchema(ofType: name)) }
+        for type in types.values {
+            for (_, property, kind) in type.synced where kind == "link" {
+                guard let target = property.objectType, types[target] != nil else {
+                    throw TroveError(
+                        .invalidProperty,
+                        "\(type.name).\(property.name) links to \(property.objectType ?? "?"), which does not sync: add it to the synced types"
+                    )
+                }
+            }
+        }
+        self.types = types
+        database.beforeCommit = { [weak self] changed in try self?.capture(changed) }
+        // Objects stored before sync began are recorded once, as created.
+        let known = try SyncLedger(transaction: database.currentTransaction).text("types")
+        let names = types.keys.sorted().joined(separator: "\n")
+        if known != names {
+            try database.write {
+                let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+                try ledger.setText(names, "types")
+                try captureAll(in: ledger)
+            }
+        }
+    }
+
+    deinit {
+        database.beforeCommit = nil
+    }
+
+    // MARK: Capture
+
+    private func capture(_ changed: Database.ChangedObjects) throws {
+        guard !isApplying, let write = database.openWriteTransaction else { return }
+        let ledger = SyncLedger(transaction: write)
+        if changed.everything { return try captureAll(in: ledger) }
+        var session = try CaptureSession(ledger: ledger, device: device)
+        for (name, type) in types {
+            guard let listed = changed.types[name] else { continue }
+            let keys = try listed ?? Set(database.objectKeys(ofType: name)).union(ledger.knownObjectKeys(name))
+            for key in keys.sorted() { try capture(key, of: type, &session) }
+        }
+        try session.save()
+    }
+
+    private func captureAll(in ledger: SyncLedger) throws {
+        var session = try CaptureSession(ledger: ledger, device: device)
+        for (name, type) in types {
+            let keys = Set(try database.objectKeys(ofType: name)).union(try ledger.knownObjectKeys(name))
+            for key in keys.sorted() { try capture(key, of: type, &session) }
+        }
+        try session.save()
+    }
+
+    /// Compares one object with what the ledger last recorded of it and
+    /// records what changed: a new clock per changed property, a new causal
+    /// length when it was created (again) or deleted, and a pending change.
+    private func capture(_ key: UInt64, of type: SyncedType, _ session: inout CaptureSession) throws {
+        let ledger = session.ledger
+        guard let values = try database.storedValues(objectKey: key, ofType: type.name) else {
+            guard let primaryKey = try ledger.primaryKey(type.name, objectKey: key) else { return }
+            try ledger.setPrimaryKey(nil, type.name, objectKey: key)
+            guard var state = try ledger.state(type.name, primaryKey), state.objectKey == key else { return }
+            state.objectKey = 0
+            if state.isAlive {
+                state.cl += 1
+                state.properties = [:]
+                try session.markPending(&state, type.name, primaryKey)
+            }
+            return try ledger.setState(state, type.name, primaryKey)
+        }
+        let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
+        var state = try ledger.state(type.name, primaryKey) ?? ObjectState()
+        var changed = false
+        let newLife = !state.isAlive
+        if newLife {
+            state.cl += 1
+            state.properties = [:]
+            changed = true
+        }
+        for (index, property, _) in type.synced {
+            let (text, exact) = try self.text(values[index], property, of: type)
+            let hash = ValueText.hash(text, exact: exact)
+            guard newLife || state.properties[property.name]?.hash != hash else { continue }
+            state.properties[property.name] = (PropertyClock(hlc: session.clock.next(), device: device), hash)
+            changed = true
+        }
+        var moved = false
+        if state.objectKey != key {
+            if state.objectKey != 0 { try ledger.setPrimaryKey(nil, type.name, objectKey: state.objectKey) }
+            state.objectKey = key
+            try ledger.setPrimaryKey(primaryKey, type.name, objectKey: key)
+            moved = true
+        }
+        if changed { try session.markPending(&state, type.name, primaryKey) }
+        if changed || moved { try ledger.setState(state, type.name, primaryKey) }
+    }
+
+    static func primaryKeyText(_ value: StoredValue, _ type: SyncedType) throws -> String {
+        switch value {
+        case .string(let v): return v
+        case .uuid(let v): return v.uuidString.lowercased()
+        case .objectId(let v): return v.stringValue
+        default:
+            throw TroveError(.invalidValue, "\(type.name) has an object without a usable primary key (\(value))")
+        }
+    }
+
+    /// A property's value as the server takes it, and for a date the exact bits beside it.
+    func text(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> (String?, String?) {
+        if property.type == .link {
+            guard case .int(let target) = value, let targetName = property.objectType, let targetType = types[targetName]
+            else { return (nil, nil) }
+            guard let targetValues = try database.storedValues(objectKey: UInt64(bitPattern: target), ofType: targetName)
+            else { return (nil, nil) }
+            return (try Self.primaryKeyText(targetValues[targetType.primaryKeyIndex], targetType), nil)
+        }
+        let text = try ValueText.text(value, of: property, in: type.name)
+        if case .date(let date) = value { return (text, ValueText.exactDateText(date)) }
+        return (text, nil)
+    }
+
+    /// One capture's clock and change ids, saved at its end.
+    private struct CaptureSession {
+        let ledger: SyncLedger
+        var clock: HybridClock
+        var nextCid: UInt64
+        private let started: (UInt64, UInt64)
+
+        init(ledger: SyncLedger, device: UUID) throws {
+            self.ledger = ledger
+            clock = HybridClock(last: try ledger.integer("clock") ?? 0)
+            nextCid = try ledger.integer("nextCid") ?? 1
+            started = (clock.last, nextCid)
+        }
+
+        mutating func markPending(_ state: inout ObjectState, _ type: String, _ primaryKey: String) throws {
+            if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
+            state.pendingCid = nextCid
+            try ledger.addPending(nextCid, type, primaryKey)
+            nextCid += 1
+        }
+
+        func save() throws {
+            if clock.last != started.0 { try ledger.setInteger(clock.last, "clock") }
+            if nextCid != started.1 { try ledger.setInteger(nextCid, "nextCid") }
+        }
+    }
+
+    // MARK: Sync
+
+    /// Sends the recorded changes, then fetches and applies what others
+    /// changed. Throws ``TroveError/Kind/syncServer`` when the server cannot
+    /// be reached or refuses the device; what was recorded stays recorded,
+    /// and the next call sends it.
+    @discardableResult
+    public func sync() throws -> Report {
+        let transport =
+            try self.transport
+            ?? PostgresTransport(
+                url: configuration.serverURL, token: configuration.token, space: configuration.space)
+        self.transport = transport
+        var report = Report()
+        let hello = try transport.call("hello", [])
+        try defineTypes(hello, transport)
+        let ledger = SyncLedger(transaction: database.currentTransaction)
+        let epoch = hello["epoch"] as? String ?? ""
+        let knownEpoch = try ledger.text("epoch")
+        var since = try ledger.integer("since") ?? 0
+        let minSeq = hello["minSeq"] as? Int ?? 0
+        if let knownEpoch, knownEpoch != epoch || (since > 0 && since < UInt64(minSeq)) {
+            // The server lost history, or this device fell behind its retention: read everything again, and send every live object again.
+            try requeueEverything()
+            since = 0
+            report.bootstrapped = true
+        }
+        try push(transport, &report)
+        try pull(from: since, epoch: epoch, transport, &report)
+        return report
+    }
+
+    private func defineTypes(_ hello: [String: Any], _ transport: SyncTransport) throws {
+        let known = hello["types"] as? [String: Any] ?? [:]
+        for type in types.values.sorted(by: { $0.name < $1.name }) {
+            let definition = type.definition
+            if let server = known[type.name] as? [String: Any],
+                (server["properties"] as? [String: String]) == (definition["properties"] as? [String: String])
+            {
+                continue
+            }
+            if hello["readOnly"] as? Bool == true { continue }
+            let text = String(
+                decoding: try JSONSerialization.data(withJSONObject: definition, options: [.sortedKeys]), as: UTF8.self)
+            _ = try transport.call("define_type", [type.name, text])
+        }
+    }
+
+    private func requeueEverything() throws {
+        try database.write {
+            let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+            var session = try CaptureSession(ledger: ledger, device: device)
+            for (name, type) in types {
+                for key in try database.objectKeys(ofType: name) {
+                    guard let values = try database.storedValues(objectKey: key, ofType: name) else { continue }
+                    let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
+                    guard var state = try ledger.state(name, primaryKey) else { continue }
+                    // Every value this device knows is sent with its own clock: the server keeps the later of two.
+                    for (property, entry) in state.properties {
+                        state.properties[property] = (PropertyClock(hlc: entry.clock.hlc, device: device), entry.hash)
+                    }
+                    try session.markPending(&state, name, primaryKey)
+                    try ledger.setState(state, name, primaryKey)
+                }
+            }
+            try session.save()
+        }
+    }
+
+    private func push(_ transport: SyncTransport, _ report: inout Report) throws {
+        while true {
+            let ledger = SyncLedger(transaction: database.currentTransaction)
+            let pending = try ledger.pending(limit: configuration.batchSize)
+            guard !pending.isEmpty else { return }
+            var changes: [[String: Any]] = []
+            for (cid, typeName, primaryKey) in pending {
+                guard let type = types[typeName], let state = try ledger.state(typeName, primaryKey) else { continue }
+                var set: [String: Any] = [:]
+                if state.isAlive, state.objectKey != 0,
+                    let values = try database.storedValues(objectKey: state.objectKey, ofType: typeName)
+                {
+                    for (index, property, _) in type.synced {
+                        guard let entry = state.properties[property.name], entry.clock.device == device else { continue }
+                        let (text, exact) = try self.text(values[index], property, of: type)
+                        set[property.name] = [text as Any? ?? NSNull(), String(entry.clock.hlc)]
+                        if let exact { set[property.name + ":exact"] = [exact, String(entry.clock.hlc)] }
+                    }
+                }
+                changes.append(["cid": cid, "type": typeName, "id": primaryKey, "cl": state.cl, "set": set])
+            }
+            let batch = String(
+                decoding: try JSONSerialization.data(withJSONObject: ["changes": changes], options: [.sortedKeys]),
+                as: UTF8.self)
+            let answer = try transport.call("push", [batch])
+            let pushed = UInt64(answer["pushed"] as? Int ?? 0)
+            report.pushed += answer["applied"] as? Int ?? 0
+            for rejection in answer["rejected"] as? [[String: Any]] ?? [] {
+                report.rejected.append(
+                    Rejection(
+                        typeName: rejection["type"] as? String ?? "?", primaryKey: rejection["id"] as? String ?? "?",
+                        reason: rejection["reason"] as? String ?? "?"))
+            }
+            try applying {
+                let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+                for (cid, typeName, primaryKey) in pending where cid <= pushed {
+                    try ledger.removePending(cid)
+                    if var state = try ledger.state(typeName, primaryKey), state.pendingCid == cid {
+                        state.pendingCid = 0
+                        try ledger.setState(state, typeName, primaryKey)
+                    }
+                }
+                try observe(answer["clock"], ledger)
+            }
+            guard pushed >= pending.last!.cid else {
+                throw TroveError(.syncServer, "the sync server applied this device's changes only up to \(pushed)")
+            }
+        }
+    }
+
+    private func observe(_ clock: Any?, _ ledger: SyncLedger) throws {
+        guard let text = clock as? String, let value = UInt64(text) else { return }
+        var local = HybridClock(last: try ledger.integer("clock") ?? 0)
+        local.observe(value)
+        try ledger.setInteger(local.last, "clock")
+    }
+
+    /// Runs `body` in a write whose changes are the server's (not captured).
+    private func applying(_ body: () throws -> Void) throws {
+        isApplying = true
+        defer { isApplying = false }
+        try database.write(body)
+    }
+
+    private func pull(from since: UInt64, epoch: String, _ transport: SyncTransport, _ report: inout Report) throws {
+        var rows: [[String: Any]] = []
+        var cursor: (seq: UInt64, type: String?, id: String?) = (since, nil, nil)
+        var head: Int?
+        var clock: Any?
+        while true {
+            let page = try transport.call(
+                "pull",
+                [String(cursor.seq), cursor.type, cursor.id, head.map(String.init), String(configuration.batchSize * 4)])
+            if page["reset"] as? Bool == true {
+                throw TroveError(.syncServer, "the sync server's retention moved past this device while it synced: sync again")
+            }
+            head = head ?? (page["head"] as? Int)
+            clock = page["clock"]
+            let got = page["rows"] as? [[String: Any]] ?? []
+            rows += got
+            guard page["more"] as? Bool == true, let last = got.last else { break }
+            cursor = (UInt64(last["seq"] as? Int ?? 0), last["t"] as? String, last["id"] as? String)
+        }
+        try applying {
+            let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+            var links: [(SyncedType, UInt64, PropertySchema, String?)] = []
+            for row in rows {
+                if try apply(row, ledger, &links) { report.pulled += 1 }
+            }
+            for (type, key, property, target) in links {
+                var value = StoredValue.null
+                if let target, let targetType = types[property.objectType ?? ""],
+                    let targetKey = try database.objectKey(
+                        forPrimaryKey: ValueText.value(
+                            target, of: targetType.schema.properties[targetType.primaryKeyIndex], in: targetType.name),
+                        ofType: targetType.name)
+                {
+                    value = .int(Int64(bitPattern: targetKey))
+                }
+                try setValue(value, property, objectKey: key, of: type)
+            }
+            // What was applied is recorded as it now reads, so capture finds nothing to send.
+            for (type, key) in Set(links.map { HashedKey(type: $0.0.name, key: $0.1) }).map({ (types[$0.type]!, $0.key) }) {
+                try recordApplied(key, of: type, ledger)
+            }
+            if let head { try ledger.setInteger(UInt64(head), "since") }
+            try ledger.setText(epoch, "epoch")
+            try observe(clock, ledger)
+        }
+    }
+
+    private struct HashedKey: Hashable {
+        let type: String
+        let key: UInt64
+    }
+
+    /// Applies one pulled row under the merge rules; true when something here changed.
+    private func apply(
+        _ row: [String: Any], _ ledger: SyncLedger, _ links: inout [(SyncedType, UInt64, PropertySchema, String?)]
+    ) throws -> Bool {
+        guard let typeName = row["t"] as? String, let type = types[typeName], let primaryKey = row["id"] as? String,
+            let cl = (row["cl"] as? Int).map(UInt64.init)
+        else { return false }
+        let values = row["v"] as? [String: Any] ?? [:]
+        let clocks = row["c"] as? [String: Any] ?? [:]
+        let extra = row["x"] as? [String: Any] ?? [:]
+        var state = try ledger.state(typeName, primaryKey) ?? ObjectState()
+        guard cl >= state.cl else { return false }
+        let newLife = cl > state.cl
+        if newLife, state.pendingCid != 0 {
+            // Local changes to an earlier life of the object lost to this one.
+            try ledger.removePending(state.pendingCid)
+            state.pendingCid = 0
+        }
+        if cl % 2 == 0 {
+            guard newLife else { return false }
+            if state.objectKey != 0 {
+                try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
+                try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey)
+            }
+            state = ObjectState()
+            state.cl = cl
+            try ledger.setState(state, typeName, primaryKey)
+            return true
+        }
+        // Which properties take the row's value.
+        var taken: [(PropertySchema, StoredValue?, String?, PropertyClock)] = []
+        for (_, property, _) in type.synced {
+            guard let clockText = clocks[property.name] as? String, let clock = PropertyClock(text: clockText) else {
+                continue
+            }
+            if !newLife, let mine = state.properties[property.name]?.clock, !(mine < clock) { continue }
+            let text = values[property.name] as? String
+            if property.type == .link {
+                taken.append((property, nil, text, clock))
+                continue
+            }
+            var exact: String?
+            if property.type == .date, let pair = extra[property.name + ":exact"] as? [Any], pair.count == 2,
+                pair[1] as? String == clockText
+            {
+                exact = pair[0] as? String
+            }
+            taken.append((property, try ValueText.value(text, of: property, in: typeName, exact: exact), nil, clock))
+        }
+        guard newLife || !taken.isEmpty else { return false }
+        var key = state.objectKey
+        let exists = try key != 0 && database.storedValues(objectKey: key, ofType: typeName) != nil
+        if !exists {
+            // Created here: every property the row has, the others their defaults.
+            let primary = type.schema.properties[type.primaryKeyIndex]
+            var record: [String: StoredValue] = [
+                primary.name: try ValueText.value(primaryKey, of: primary, in: typeName)
+            ]
+            for (property, value, _, _) in taken where property.type != .link {
+                if value?.isNull == false || property.isOptional { record[property.name] = value }
+            }
+            try database.add(record, ofType: typeName, update: .modified)
+            key =
+                try database.objectKey(
+                    forPrimaryKey: record[primary.name]!, ofType: typeName) ?? 0
+        } else {
+            for (property, value, _, _) in taken where property.type != .link {
+                try setValue(value ?? .null, property, objectKey: key, of: type)
+            }
+            if newLife {
+                // A new life of an object stored here: nothing of the old one stays.
+                let given = Set(taken.map(\.0.name))
+                for (_, property, _) in type.synced where !given.contains(property.name) {
+                    try setValue(property.defaultValue ?? .null, property, objectKey: key, of: type)
+                }
+            }
+        }
+        if newLife { state.properties = [:] }
+        for (property, _, target, clock) in taken {
+            if property.type == .link { links.append((type, key, property, target)) }
+            state.properties[property.name] = (clock, 0)
+        }
+        if state.objectKey != key {
+            if state.objectKey != 0 { try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey) }
+            try ledger.setPrimaryKey(primaryKey, typeName, objectKey: key)
+        }
+        state.objectKey = key
+        state.cl = cl
+        try ledger.setState(state, typeName, primaryKey)
+        try recordApplied(key, of: type, ledger)
+        return true
+    }
+
+    private func setValue(_ value: StoredValue, _ property: PropertySchema, objectKey: UInt64, of type: SyncedType) throws {
+        guard let values = try database.storedValues(objectKey: objectKey, ofType: type.name) else { return }
+        let primaryKey = values[type.primaryKeyIndex]
+        let stored = value.isNull && !property.isOptional ? (property.defaultValue ?? value) : value
+        try database.setValue(stored, forProperty: property.name, ofType: type.name, primaryKey: primaryKey)
+    }
+
+    /// Records the hashes of an object's values as they now read, so the
+    /// next capture sees no change in what was applied.
+    private func recordApplied(_ key: UInt64, of type: SyncedType, _ ledger: SyncLedger) throws {
+        guard let values = try database.storedValues(objectKey: key, ofType: type.name) else { return }
+        let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
+        guard var state = try ledger.state(type.name, primaryKey) else { return }
+        for (index, property, _) in type.synced {
+            // A property the server has no value for keeps its default here, under a clock that loses to any write.
+            let clock = state.properties[property.name]?.clock ?? Self.unwritten
+            let (text, exact) = try self.text(values[index], property, of: type)
+            state.properties[property.name] = (clock, ValueText.hash(text, exact: exact))
+        }
+        try ledger.setState(state, type.name, primaryKey)
+    }
+
+    /// The clock of a value no one wrote (a default): earlier than every other.
+    static let unwritten = PropertyClock(hlc: 0, device: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+
+    /// Changes recorded and not yet applied by the server.
+    public var pendingChanges: Int {
+        (try? SyncLedger(transaction: database.currentTransaction).pendingCount()) ?? 0
+    }
+}

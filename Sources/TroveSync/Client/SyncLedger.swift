@@ -1,0 +1,225 @@
+import Foundation
+import Trove
+import TroveStorage
+
+/// TroveSync's bookkeeping inside the synced file, written in the same
+/// LMDB transactions as the objects it describes (a crash keeps both or
+/// neither):
+///
+/// - `sync:meta`: the device, the last clock given out, the next change
+///   id, how far pulls have read (`since`) and the space's epoch.
+/// - `sync:state`: per object (type ‖ 0 ‖ primary key) its ``ObjectState``:
+///   causal length, current object key, pending change id, and per property
+///   the clock and a hash of the value last captured or applied.
+/// - `sync:keys`: type ‖ 0 ‖ object key → primary key, to name a deleted object.
+/// - `sync:pending`: change id → type ‖ 0 ‖ primary key: the objects with
+///   changes the server has not applied yet, oldest first.
+struct SyncLedger {
+    static let metaTable = Database.syncTablePrefix + "meta"
+    static let stateTable = Database.syncTablePrefix + "state"
+    static let keysTable = Database.syncTablePrefix + "keys"
+    static let pendingTable = Database.syncTablePrefix + "pending"
+
+    let transaction: Transaction
+
+    private func table(_ name: String) throws -> Table? {
+        if let write = transaction as? WriteTransaction { return try write.openTable(name) }
+        guard let table = try transaction.existingTable(name), transaction.canSee(table) else { return nil }
+        return table
+    }
+
+    private var write: WriteTransaction {
+        guard let write = transaction as? WriteTransaction else {
+            preconditionFailure("TroveSync wrote its bookkeeping outside a write transaction")
+        }
+        return write
+    }
+
+    // MARK: Meta
+
+    func integer(_ key: String) throws -> UInt64? {
+        guard let table = try table(Self.metaTable), let bytes = try transaction.value(in: table, key: Array(key.utf8)),
+            bytes.count == 8
+        else { return nil }
+        return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
+    func setInteger(_ value: UInt64, _ key: String) throws {
+        let table = try table(Self.metaTable)!
+        var little = value.littleEndian
+        try Array(key.utf8).withUnsafeBytes { k in
+            _ = try withUnsafeBytes(of: &little) { try write.put(table, key: k, value: $0) }
+        }
+    }
+
+    func text(_ key: String) throws -> String? {
+        guard let table = try table(Self.metaTable), let bytes = try transaction.value(in: table, key: Array(key.utf8))
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func setText(_ value: String, _ key: String) throws {
+        let table = try table(Self.metaTable)!
+        try Array(key.utf8).withUnsafeBytes { k in
+            _ = try Array(value.utf8).withUnsafeBytes { try write.put(table, key: k, value: $0) }
+        }
+    }
+
+    // MARK: Objects
+
+    static func objectName(_ type: String, _ primaryKey: String) -> [UInt8] {
+        Array(type.utf8) + [0] + Array(primaryKey.utf8)
+    }
+
+    func state(_ type: String, _ primaryKey: String) throws -> ObjectState? {
+        guard let table = try table(Self.stateTable),
+            let bytes = try transaction.value(in: table, key: Self.objectName(type, primaryKey))
+        else { return nil }
+        guard let state = ObjectState(decoding: bytes) else {
+            throw TroveError(.corruptFile, "TroveSync's record of \(type) \(primaryKey.debugDescription) is damaged")
+        }
+        return state
+    }
+
+    func setState(_ state: ObjectState, _ type: String, _ primaryKey: String) throws {
+        let table = try table(Self.stateTable)!
+        try Self.objectName(type, primaryKey).withUnsafeBytes { k in
+            _ = try state.encoded().withUnsafeBytes { try write.put(table, key: k, value: $0) }
+        }
+    }
+
+    private static func keyName(_ type: String, _ objectKey: UInt64) -> [UInt8] {
+        Array(type.utf8) + [0] + withUnsafeBytes(of: objectKey.bigEndian) { Array($0) }
+    }
+
+    func primaryKey(_ type: String, objectKey: UInt64) throws -> String? {
+        guard let table = try table(Self.keysTable),
+            let bytes = try transaction.value(in: table, key: Self.keyName(type, objectKey))
+        else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func setPrimaryKey(_ primaryKey: String?, _ type: String, objectKey: UInt64) throws {
+        let table = try table(Self.keysTable)!
+        try Self.keyName(type, objectKey).withUnsafeBytes { k in
+            if let primaryKey {
+                _ = try Array(primaryKey.utf8).withUnsafeBytes { try write.put(table, key: k, value: $0) }
+            } else {
+                _ = try write.delete(table, key: k)
+            }
+        }
+    }
+
+    /// The object keys of `type` the ledger knows (to find deletions when a write's objects are not listed).
+    func knownObjectKeys(_ type: String) throws -> [UInt64] {
+        guard let table = try table(Self.keysTable) else { return [] }
+        let prefix = Array(type.utf8) + [0]
+        return try transaction.withCursor(on: table) { cursor in
+            var keys: [UInt64] = []
+            var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == prefix.count + 8, current.key.starts(with: prefix) {
+                keys.append(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)))
+                entry = try cursor.next()
+            }
+            return keys
+        }
+    }
+
+    // MARK: Pending changes
+
+    func addPending(_ cid: UInt64, _ type: String, _ primaryKey: String) throws {
+        let table = try table(Self.pendingTable)!
+        _ = try Self.objectName(type, primaryKey).withUnsafeBytes { try write.put(table, key: cid, value: $0) }
+    }
+
+    func removePending(_ cid: UInt64) throws {
+        let table = try table(Self.pendingTable)!
+        _ = try write.delete(table, key: cid)
+    }
+
+    /// Pending changes in change-id order, up to `limit`.
+    func pending(limit: Int) throws -> [(cid: UInt64, type: String, primaryKey: String)] {
+        guard let table = try table(Self.pendingTable) else { return [] }
+        return try transaction.withCursor(on: table) { cursor in
+            var found: [(UInt64, String, String)] = []
+            var entry = try cursor.first()
+            while let current = entry, found.count < limit {
+                guard current.key.count == 8, let zero = current.value.firstIndex(of: 0) else {
+                    throw TroveError(.corruptFile, "TroveSync's list of changes to send is damaged")
+                }
+                found.append(
+                    (
+                        UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self)),
+                        String(decoding: current.value[..<zero], as: UTF8.self),
+                        String(decoding: current.value[(zero + 1)...], as: UTF8.self)
+                    ))
+                entry = try cursor.next()
+            }
+            return found
+        }
+    }
+
+    func pendingCount() throws -> Int {
+        guard let table = try table(Self.pendingTable) else { return 0 }
+        return try transaction.count(of: table)
+    }
+}
+
+/// What the ledger knows of one synced object.
+struct ObjectState {
+    /// Causal length: odd while the object lives, even once deleted; 0 before it existed.
+    var cl: UInt64 = 0
+    /// The object's key in this file (0 while deleted).
+    var objectKey: UInt64 = 0
+    /// The change id of its pending change (0: none).
+    var pendingCid: UInt64 = 0
+    /// Per property: the clock of its value and a hash of that value (``ValueText/hash(_:exact:)``).
+    var properties: [String: (clock: PropertyClock, hash: UInt64)] = [:]
+
+    var isAlive: Bool { cl % 2 == 1 }
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = [1]
+        func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        append(cl)
+        append(objectKey)
+        append(pendingCid)
+        append(UInt64(properties.count))
+        for (name, entry) in properties.sorted(by: { $0.key < $1.key }) {
+            let utf8 = Array(name.utf8)
+            append(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+            append(entry.clock.hlc)
+            withUnsafeBytes(of: entry.clock.device.uuid) { bytes.append(contentsOf: $0) }
+            append(entry.hash)
+        }
+        return bytes
+    }
+
+    init() {}
+
+    init?(decoding bytes: [UInt8]) {
+        var offset = 1
+        guard bytes.first == 1 else { return nil }
+        func integer() -> UInt64? {
+            guard offset + 8 <= bytes.count else { return nil }
+            defer { offset += 8 }
+            return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+        }
+        guard let cl = integer(), let objectKey = integer(), let pendingCid = integer(), let count = integer(),
+            count < 100_000
+        else { return nil }
+        (self.cl, self.objectKey, self.pendingCid) = (cl, objectKey, pendingCid)
+        for _ in 0..<count {
+            guard let length = integer(), offset + Int(length) <= bytes.count else { return nil }
+            let name = String(decoding: bytes[offset..<offset + Int(length)], as: UTF8.self)
+            offset += Int(length)
+            guard let hlc = integer(), offset + 16 <= bytes.count else { return nil }
+            let device = bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)) }
+            offset += 16
+            guard let hash = integer() else { return nil }
+            properties[name] = (PropertyClock(hlc: hlc, device: device), hash)
+        }
+        guard offset == bytes.count else { return nil }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import Testing
+import Trove
+import TroveStorage
+
+@testable import TroveSync
+
+final class SyncFolder: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var color: String?
+}
+
+final class SyncNote: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var title = ""
+    @Persisted var score = 0
+    @Persisted var ratio = 0.0
+    @Persisted var level: Int8 = 0
+    @Persisted var when = Date(timeIntervalSince1970: 0)
+    @Persisted var blob = Data()
+    @Persisted var tag: UUID?
+    @Persisted var folder: SyncFolder?
+}
+
+final class LocalOnly: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text = ""
+}
+
+/// Two (or more) Trove files syncing through a real PostgreSQL.
+@Suite("Devices syncing through the server")
+struct SyncClientTests {
+    struct Device {
+        let db: Database
+        let client: SyncClient
+    }
+
+    static func device(_ server: TestSyncServer, _ principal: String, space: String = "diary", directory: URL) throws
+        -> Device
+    {
+        let url = directory.appendingPathComponent("\(principal)-\(UUID().uuidString).trove")
+        let db = try Database(
+            configuration: Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self, LocalOnly.self]))
+        let client = try SyncClient(
+            database: db,
+            configuration: .init(
+                serverURL: server.postgres.url("sync_device", database: "sync"), token: try server.grant(principal, space),
+                space: space, types: ["SyncNote", "SyncFolder"]))
+        return Device(db: db, client: client)
+    }
+
+    /// Runs `body` with a server and devices of principals a and b in space diary.
+    static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try body(server, try device(server, "a", directory: directory), try device(server, "b", directory: directory))
+    }
+
+    /// Adds a note through `device`'s handle.
+    static func addNote(_ id: String, title: String = "", score: Int = 0, _ device: Device) throws {
+        try device.db.write {
+            let note = SyncNote()
+            note.id = id
+            note.title = title
+            note.score = score
+            try device.db.add(note)
+        }
+    }
+
+    static func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-sync-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Every note as (id, title, score, folder name), sorted.
+    static func notes(_ db: Database) -> [String] {
+        db.objects(SyncNote.self).sorted(by: \.id).map { "\($0.id)|\($0.title)|\($0.score)|\($0.folder?.name ?? "-")" }
+    }
+
+    @Test("an object made offline on one device arrives on another with every value exact, links included")
+    func valuesArriveExactly() throws {
+        try Self.withTwoDevices { server, a, b in
+            let when = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)  // finer than microseconds
+            let tag = UUID()
+            try a.db.write {
+                let folder = SyncFolder()
+                folder.name = "여행"
+                folder.color = nil
+                let note = SyncNote()
+                note.id = "n1"
+                note.title = "it's \"quoted\" 일기"
+                note.score = Int.min
+                note.ratio = -0.0
+                note.level = -128
+                note.when = when
+                note.blob = Data([0, 255, 10])
+                note.tag = tag
+                note.folder = folder
+                try a.db.add(note)
+                let nan = SyncNote()
+                nan.id = "n2"
+                nan.ratio = .nan
+                try a.db.add(nan)
+            }
+            #expect(a.client.pendingChanges == 3)
+            let pushed = try a.client.sync()
+            #expect(pushed.pushed == 3 && pushed.rejected.isEmpty, "\(pushed)")
+            #expect(a.client.pendingChanges == 0)
+            let pulled = try b.client.sync()
+            #expect(pulled.pulled == 3, "\(pulled)")
+            let note = try #require(b.db.object(ofType: SyncNote.self, forPrimaryKey: "n1"))
+            #expect(note.title == "it's \"quoted\" 일기")
+            #expect(note.score == Int.min)
+            #expect(note.ratio == 0 && note.ratio.sign == .minus)
+            #expect(note.level == -128)
+            #expect(note.when == when, "\(note.when.timeIntervalSinceReferenceDate)")
+            #expect(note.blob == Data([0, 255, 10]))
+            #expect(note.tag == tag)
+            #expect(note.folder?.name == "여행" && note.folder?.color == nil)
+            #expect(b.db.object(ofType: SyncNote.self, forPrimaryKey: "n2")?.ratio.isNaN == true)
+            // What was applied is not sent back.
+            #expect(b.client.pendingChanges == 0)
+            #expect(try b.client.sync().pushed == 0)
+            // The backend sees ordinary rows.
+            #expect(
+                try server.owner.query("SELECT title, score, folder FROM trove_data.\"SyncNote\" WHERE id = 'n1'") == [
+                    [
+                        "it's \"quoted\" 일기", String(Int.min), "여행",
+                    ]
+                ])
+        }
+    }
+
+    @Test("concurrent edits of different properties both survive; of the same property, the later wins everywhere")
+    func concurrentEditsConverge() throws {
+        try Self.withTwoDevices { server, a, b in
+            try Self.addNote("n", title: "first", a)
+            try a.client.sync()
+            try b.client.sync()
+            // Offline on both: a changes score, b changes title, then both change ratio (b later).
+            try a.db.write { a.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!.score = 10 }
+            try b.db.write { b.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!.title = "from b" }
+            try a.db.write { a.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!.ratio = 1 }
+            Thread.sleep(forTimeInterval: 0.005)
+            try b.db.write { b.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!.ratio = 2 }
+            for _ in 0..<2 {
+                try b.client.sync()
+                try a.client.sync()
+            }
+            for device in [a, b] {
+                let note = try #require(device.db.object(ofType: SyncNote.self, forPrimaryKey: "n"))
+                #expect(note.title == "from b" && note.score == 10 && note.ratio == 2)
+            }
+            #expect(a.client.pendingChanges == 0 && b.client.pendingChanges == 0)
+        }
+    }
+
+    @Test("a delete wins over a concurrent edit; created again, the object has none of its old values")
+    func deletesWin() throws {
+        try Self.withTwoDevices { server, a, b in
+            try Self.addNote("n", title: "old", score: 5, a)
+            try a.client.sync()
+            try b.client.sync()
+            try b.db.write { try b.db.delete(b.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!) }
+            Thread.sleep(forTimeInterval: 0.005)
+            try a.db.write { a.db.object(ofType: SyncNote.self, forPrimaryKey: "n")!.title = "later edit" }
+            for _ in 0..<2 {
+                try b.client.sync()
+                try a.client.sync()
+            }
+            #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "n") == nil)
+            #expect(b.db.object(ofType: SyncNote.self, forPrimaryKey: "n") == nil)
+            try Self.addNote("n", title: "new", a)
+            try a.client.sync()
+            try b.client.sync()
+            let again = try #require(b.db.object(ofType: SyncNote.self, forPrimaryKey: "n"))
+            #expect(again.title == "new" && again.score == 0)
+        }
+    }
+
+    @Test("a backend's UPDATE reaches the device, and the device does not send it back")
+    func backendWritesArrive() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        try Self.addNote("n", a)
+        try a.client.sync()
+        try server.owner.query("UPDATE trove_data.\"SyncNote\" SET title = 'from the backend' WHERE id = 'n'")
+        try server.owner.query(
+            "INSERT INTO trove_data.\"SyncNote\" (trove_space, id, title) VALUES ('diary', 'b1', 'made by the backend')")
+        let report = try a.client.sync()
+        #expect(report.pulled == 2)
+        #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "n")?.title == "from the backend")
+        #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "b1")?.title == "made by the backend")
+        #expect(a.client.pendingChanges == 0)
+        // A value the backend left NULL stays unset on the server after the device syncs.
+        try a.client.sync()
+        #expect(try server.owner.query("SELECT score FROM trove_data.\"SyncNote\" WHERE id = 'b1'") == [[nil]])
+    }
+
+    @Test("a type that cannot sync is refused, saying why; a write through a handle without a client is refused")
+    func refusals() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        let integerKey = #expect(throws: TroveError.self) {
+            _ = try SyncClient(
+                database: a.db,
+                configuration: .init(serverURL: "x", token: "\(UUID().uuidString).s", space: "diary", types: ["LocalOnly"]))
+        }
+        #expect(integerKey?.message.contains("LocalOnly.id is the primary key of a synced type") == true)
+        // A second handle on the file without a client cannot write synced types (its writes would never leave),
+        // and may write the others.
+        let other = try Database(
+            configuration: Configuration(
+                fileURL: URL(fileURLWithPath: a.db.path), objectTypes: [SyncNote.self, SyncFolder.self, LocalOnly.self]))
+        let refused = #expect(throws: TroveError.self) {
+            try other.write {
+                let note = SyncNote()
+                note.id = "sneaky"
+                try other.add(note)
+            }
+        }
+        #expect(refused?.message.contains("make the SyncClient for this handle first") == true)
+        try other.write {
+            let local = LocalOnly()
+            local.id = 1
+            try other.add(local)
+        }
+        #expect(other.objects(SyncNote.self).isEmpty)
+    }
+}
