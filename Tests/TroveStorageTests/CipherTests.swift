@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import TroveStorage
+
+@testable import TroveStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -48,6 +49,23 @@ struct CipherTests {
             noSalt
                 == hex(
                     "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8"))
+    }
+
+    @Test("HMAC-SHA256 from prepared key states gives RFC 4231's test vectors and the one-shot HMAC's answers")
+    func preparedHMAC() {
+        // RFC 4231 test case 2: key "Jefe".
+        let jefe = Array("Jefe".utf8).withUnsafeBytes { PreparedHMAC(key: $0) }
+        let message = Array("what do ya want for nothing?".utf8)
+        #expect(
+            message.withUnsafeBytes { jefe.authenticationCode($0) }.map { String(format: "%02x", $0) }.joined()
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        var generator = SystemRandomNumberGenerator()
+        for length in [0, 1, 31, 32, 55, 56, 63, 64, 65, 200] {
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let data = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let prepared = key.withUnsafeBytes { PreparedHMAC(key: $0) }
+            #expect(data.withUnsafeBytes { prepared.authenticationCode($0) } == Cipher.hmacSHA256(key: key, data: data))
+        }
     }
 
     @Test("a value opens only under the table and key it was sealed for, and only in its own file")

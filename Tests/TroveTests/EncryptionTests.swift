@@ -37,6 +37,17 @@ final class VaultKeeper: Object {
     @Persisted(primaryKey: true) var keeperName = ""
 }
 
+final class VaultTicket: Object {
+    @Persisted(primaryKey: true) var number = 0
+    @Persisted var amount = 0
+    @Persisted var previous: VaultTicket?
+}
+
+final class VaultStamp: Object {
+    @Persisted(primaryKey: true, autoIncrement: true) var serial = 0
+    @Persisted var note = ""
+}
+
 @Suite("Encryption at rest")
 struct EncryptionTests {
     private let key = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
@@ -193,6 +204,90 @@ struct EncryptionTests {
                 try Database(configuration: Configuration(fileURL: plainURL, objectTypes: [VaultEntry.self, VaultKeeper.self])))
         }
         #expect(try readable(Self.vaultStrings, in: plainURL).count == Self.vaultStrings.count)
+    }
+
+    /// The byte forms an integer primary key could take in a key: the
+    /// object key, big- and little-endian.
+    private func integerForms(_ value: Int) -> [Data] {
+        let objectKey = TableInfo.objectKey(forInteger: Int64(value))
+        return [
+            withUnsafeBytes(of: objectKey.bigEndian) { Data($0) }, withUnsafeBytes(of: objectKey.littleEndian) { Data($0) },
+            withUnsafeBytes(of: Int64(value).bigEndian) { Data($0) },
+        ]
+    }
+
+    /// The integers among `values` one of whose forms is in the file or in a keyless dump's keys.
+    private func readableIntegers(_ values: [Int], in url: URL) throws -> [Int] {
+        let raw = try Data(contentsOf: url)
+        let dump = try plainDump(url)
+        return values.filter { value in
+            integerForms(value).contains { form in raw.range(of: form) != nil || dump.contains { Data($0).range(of: form) != nil }
+            }
+        }
+    }
+
+    @Test(
+        "a new encrypted file keeps integer primary keys out of its keys: lookups, ranges, sorts, links and auto-increment still work"
+    )
+    func integerPrimaryKeysAreHidden() throws {
+        let directory = makeTemporaryDirectory()
+        let url = directory.appendingPathComponent("tickets.trove")
+        var configuration = Configuration(fileURL: url, objectTypes: [VaultTicket.self, VaultStamp.self])
+        configuration.encryptionKey = key
+        let numbers = (0..<60).map { 7_340_019_238_000 + $0 * 7_919 }
+        func fill(_ db: Database) throws {
+            try db.write {
+                var previous: VaultTicket?
+                for (index, number) in numbers.enumerated() {
+                    let ticket = VaultTicket()
+                    ticket.number = number
+                    ticket.amount = index
+                    ticket.previous = previous
+                    try db.add(ticket)
+                    previous = ticket
+                }
+                for index in 0..<5 {
+                    let stamp = VaultStamp()
+                    stamp.note = "stamp \(index)"
+                    try db.add(stamp)
+                }
+            }
+        }
+        do {
+            let db = try Database(configuration: configuration)
+            #expect(db.fileFormatVersion == Database.indexedIntegerKeysFormatVersion)
+            try fill(db)
+            try db.write { try db.delete(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[59])!) }
+        }
+        #expect(try readableIntegers(numbers, in: url) == [])
+        let db = try Database(configuration: configuration)
+        #expect(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[17])?.amount == 17)
+        #expect(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[59]) == nil)
+        #expect(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[0] + 1) == nil)
+        let tickets = db.objects(VaultTicket.self)
+        #expect(try tickets.filter("number == %@", numbers[30]).map(\.amount) == [30])
+        #expect(try tickets.filter("number > %@", numbers[50]).count == 8)  // a scan: the keys keep no order
+        #expect(tickets.sorted(by: \.number).map(\.amount) == Array(0..<59))
+        #expect(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[9])?.previous?.number == numbers[8])
+        expectTroveError(.primaryKeyExists) {
+            try db.write { _ = try db.create(VaultTicket.self, value: ["number": numbers[3]]) }
+        }
+        try db.write { _ = try db.create(VaultTicket.self, value: ["number": numbers[3], "amount": 99], update: .modified) }
+        #expect(db.object(ofType: VaultTicket.self, forPrimaryKey: numbers[3])?.amount == 99)
+        #expect(db.objects(VaultStamp.self).sorted(by: \.serial).map(\.serial) == [1, 2, 3, 4, 5])
+        try db.write {
+            let stamp = VaultStamp()
+            try db.add(stamp)
+        }
+        #expect(db.objects(VaultStamp.self).max(of: \.serial) == 6)
+        expectValid(db)
+        // A compacted copy keeps them hidden; the same data in a plain file shows them (the test can tell).
+        let copy = directory.appendingPathComponent("copy.trove")
+        try db.writeCopy(to: copy)
+        #expect(try readableIntegers(numbers.filter { $0 != numbers[59] }, in: copy) == [])
+        let plain = directory.appendingPathComponent("plain.trove")
+        try fill(try Database(configuration: Configuration(fileURL: plain, objectTypes: [VaultTicket.self, VaultStamp.self])))
+        #expect(try readableIntegers(numbers, in: plain).count == numbers.count)
     }
 
     @Test("a file encrypted before key tokens keeps working, and upgradeKeys (trove convert) and writeCopy give it tokens")
@@ -485,7 +580,7 @@ struct EncryptionTests {
             let db = try Database(configuration: configuration(url, key: key))
             try fill(db, count: 5)
             try db.write { db.object(ofType: SecretNote.self, forPrimaryKey: 3)!.confidentialBody = "changed" }
-            #expect(db.fileFormatVersion == Database.keyTokensFormatVersion)
+            #expect(db.fileFormatVersion == Database.indexedIntegerKeysFormatVersion)
         }
         // Read without the key: the records are there, and say nothing readable.
         var records: [(key: [UInt8], value: [UInt8])] = []

@@ -22,6 +22,26 @@ struct FaultInjectionTests {
             contacts: Dictionary(uniqueKeysWithValues: db.values(Contact.self).map { ($0.id, $0.lastName) }))
     }
 
+    /// A file set up once per run, copied for the reference and for every
+    /// failing write: an encrypted file's keys hold tokens of its own salt,
+    /// and where they sort decides whether an insert appends or searches,
+    /// so only copies of one file make the same calls.
+    private func setUp(_ name: String, from template: URL) throws -> Database {
+        let directory = makeTemporaryDirectory(name)
+        let url = directory.appendingPathComponent("test.trove")
+        try FileManager.default.copyItem(at: template, to: url)
+        var configuration = Configuration(fileURL: url)
+        configuration.encryptionKey = suiteEncryptionKey
+        return try Database(configuration: configuration)
+    }
+
+    private func template(_ code: Int32) throws -> URL {
+        let db = try setUp("template-\(code)")
+        let copy = makeTemporaryDirectory("template-copy-\(code)").appendingPathComponent("test.trove")
+        try db.writeCopy(to: copy)
+        return copy
+    }
+
     private func setUp(_ name: String) throws -> Database {
         let db = try makeDatabase(name)
         try db.write {
@@ -68,7 +88,8 @@ struct FaultInjectionTests {
         ])
     func everyCallFails(code: Int32) throws {
         // Count the calls of the write, and learn its outcome.
-        let reference = try setUp("reference-\(code)")
+        let template = try template(code)
+        let reference = try setUp("reference-\(code)", from: template)
         let before = state(reference)
         let (first, third) = targets(reference)
         FaultInjection.arm(failAt: .max, code: code)
@@ -79,7 +100,7 @@ struct FaultInjectionTests {
         defer { print("fault injection: each of \(calls) LMDB calls of the representative write failed in turn with \(code)") }
 
         for failAt in 1...calls {
-            let db = try setUp("fault-\(code)-\(failAt)")
+            let db = try setUp("fault-\(code)-\(failAt)", from: template)
             let (first, third) = targets(db)
             FaultInjection.arm(failAt: failAt, code: code)
             var thrown: (any Error)?

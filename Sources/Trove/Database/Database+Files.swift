@@ -133,7 +133,9 @@ extension Database {
             var listed = [Catalog.metaTable]
             for type in try Catalog.storedTypeNames(in: source) {
                 guard let schema = try Catalog.storedSchema(type, in: source) else { continue }
-                listed += TableInfo.tableNames(for: schema).map(\.name)
+                listed += TableInfo.tableNames(
+                    for: schema, integerKeysAreIndexed: try Catalog.integerKeysAreIndexed(in: source)
+                ).map(\.name)
             }
             names = listed
         }

@@ -188,7 +188,9 @@ extension Database {
                 if let last, tableName == TableInfo.objectsName(name) || tableName == TableInfo.clustersName(name) {
                     let key = last.withUnsafeBytes { OrderedKey.objectKey(from: $0) }
                     state.deletedBeyond["seq:\(name)"] = max(state.deletedBeyond["seq:\(name)"] ?? 0, key + 1)
-                    if TableInfo.keysByPrimaryKey(schema), schema.primaryKey?.isAutoIncrement == true {
+                    if TableInfo.keysByPrimaryKey(schema, integerKeysAreIndexed: integerKeysAreIndexed),
+                        schema.primaryKey?.isAutoIncrement == true
+                    {
                         let value = TableInfo.integer(forObjectKey: key)
                         if value >= 0 {
                             state.deletedBeyond["auto:\(name)"] = max(state.deletedBeyond["auto:\(name)"] ?? 0, UInt64(value) + 1)

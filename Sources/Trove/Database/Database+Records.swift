@@ -69,6 +69,9 @@ extension Database {
             let property = table.schema.properties[column]
             if property.isAutoIncrement, case .int(0) = values[column] {
                 values[column] = .int(try nextAutoIncrement(table, state))
+            } else if property.isAutoIncrement, case .int(let given) = values[column], !table.indexIsOrdered(column) {
+                // A value given by hand: the next generated one comes after it (the keys' order cannot tell).
+                try raiseAutoIncrement(table, past: given, state)
             }
             let primaryKeyBytes = try primaryKeyKey(values[column], table: table)
             // Claim the primary key for a new object key; if it is taken, that is the existing object.
@@ -205,7 +208,27 @@ extension Database {
             next = largest + 1
         }
         state.nextKeys[counterName] = UInt64(next + 1)
+        if let column = table.primaryKeyColumn, !table.indexIsOrdered(column) {
+            // Keys that hold tokens tell no largest value: the counter is all there is, so it is stored.
+            state.deletedBeyond[counterName] = max(state.deletedBeyond[counterName] ?? 0, UInt64(next + 1))
+        }
         return next
+    }
+
+    /// Makes the next auto-increment value of `table` come after `value`.
+    private func raiseAutoIncrement(_ table: TableInfo, past value: Int64, _ state: WriteState) throws {
+        guard value >= 0, value < Int64.max else { return }
+        let counterName = table.autoIncrementCounter
+        let stored: UInt64
+        if let cached = state.nextKeys[counterName] {
+            stored = cached
+        } else {
+            let meta = try state.transaction.openTable(Catalog.metaTable)!
+            stored = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
+        }
+        let next = max(stored, UInt64(value) + 1)
+        state.nextKeys[counterName] = next
+        state.deletedBeyond[counterName] = max(state.deletedBeyond[counterName] ?? 0, next)
     }
 
     func putIndexEntry(_ key: [UInt8], objectKey: UInt64, in index: Table, _ transaction: WriteTransaction) throws {

@@ -168,9 +168,10 @@ extension Database {
         var refs: [Int: Table] = [:]
         var collections: [Int: Table] = [:]
         var fullTextIndexes: [Int: Table] = [:]
+        let indexedIntegers = try Catalog.integerKeysAreIndexed(in: transaction)
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
-                if TableInfo.keysByPrimaryKey(schema) { continue }
+                if TableInfo.keysByPrimaryKey(schema, integerKeysAreIndexed: indexedIntegers) { continue }
                 guard let table = try transaction.existingTable(TableInfo.primaryKeyName(schema.name)) else { return nil }
                 primaryKeyIndex = table
             } else if property.isIndexed {
@@ -197,7 +198,8 @@ extension Database {
         }
         return TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens)
+            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens,
+            integerKeysAreIndexed: indexedIntegers)
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -250,7 +252,7 @@ extension Database {
         var fullTextIndexes: [Int: Table] = [:]
         for (column, property) in schema.properties.enumerated() {
             if property.isPrimaryKey {
-                if TableInfo.keysByPrimaryKey(schema) { continue }
+                if TableInfo.keysByPrimaryKey(schema, integerKeysAreIndexed: integerKeysAreIndexed) { continue }
                 primaryKeyIndex = try transaction.openTable(TableInfo.primaryKeyName(schema.name))!
             } else if property.isIndexed {
                 indexes[column] = try transaction.openTable(TableInfo.indexName(schema.name, property.name), isMultiValue: true)!
@@ -266,7 +268,8 @@ extension Database {
         try Catalog.storeSchema(schema, in: transaction)
         let table = TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
-            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens)
+            collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens,
+            integerKeysAreIndexed: integerKeysAreIndexed)
         if !addedIndexes.isEmpty {
             try Database.buildIndexes(addedIndexes.map { ($0, table.indexes[$0]!) }, of: table, in: transaction)
         }
@@ -333,7 +336,9 @@ extension Database {
     static func rebuildIndexes(in transaction: WriteTransaction) throws {
         for name in try Catalog.storedTypeNames(in: transaction) {
             guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
-            for (tableName, isMultiValue) in TableInfo.tableNames(for: schema) where Database.isIndexTable(tableName) {
+            let indexedIntegers = try Catalog.integerKeysAreIndexed(in: transaction)
+            for (tableName, isMultiValue) in TableInfo.tableNames(for: schema, integerKeysAreIndexed: indexedIntegers)
+            where Database.isIndexTable(tableName) {
                 _ = try transaction.openTable(tableName, isMultiValue: isMultiValue)
             }
             guard let table = try Database.openTables(for: schema, in: transaction) else { continue }

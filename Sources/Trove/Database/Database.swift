@@ -33,6 +33,10 @@ public final class Database {
     var writeState: WriteState? {
         didSet { columnWrites.removeAll(keepingCapacity: true) }
     }
+    /// Whether integer primary keys are found through a primary key index
+    /// (as other primary keys are) instead of being the object keys: set in
+    /// new encrypted files (``Catalog/integerKeysKey``).
+    var integerKeysAreIndexed = false
     /// Runs inside every write of this handle just before it commits (see
     /// ``CommitHook``); nil, the default, costs nothing.
     package var beforeCommit: CommitHook?
@@ -96,7 +100,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 6
+    static let formatVersion: UInt32 = 7
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -113,6 +117,11 @@ public final class Database {
     /// deleted cluster's stamp behind, where it reads as a damaged cluster.
     /// A plain file with clusters is raised to it when it is opened for writing.
     static let clusterStampsFormatVersion: UInt32 = 6
+    /// The format of a file whose integer primary keys are not its object
+    /// keys (``Catalog/integerKeysAreIndexed(in:)``: a new encrypted file,
+    /// where an object key in the clear would show the primary key): a
+    /// Trove before it would look objects up by the primary key's value.
+    static let indexedIntegerKeysFormatVersion: UInt32 = 7
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
@@ -162,6 +171,7 @@ public final class Database {
         }
         catalog = environment.attachment("trove.catalog") { Catalog() }
         try prepareFile()
+        integerKeysAreIndexed = try Catalog.integerKeysAreIndexed(in: readTransaction())
         try migrateIfNeeded()
         for type in configuration.objectTypes { _ = try objectBinding(for: type) }
         for type in configuration.valueTypes { _ = try valueBinding(for: type) }
@@ -341,8 +351,13 @@ public final class Database {
             let meta = try transaction.openTable(Catalog.metaTable)!
             let format: UInt32 =
                 environment.keyTokens != nil
-                ? Database.keyTokensFormatVersion : environment.cipher != nil ? Database.sealedLogFormatVersion : 1
+                ? Database.indexedIntegerKeysFormatVersion
+                : environment.cipher != nil ? Database.sealedLogFormatVersion : 1
             try Catalog.put(format.littleEndian, key: "format", in: meta, transaction)
+            if environment.keyTokens != nil {
+                // Object keys lie in the clear in every table: they must not be integer primary keys.
+                try Catalog.put(UInt8(1), key: Catalog.integerKeysKey, in: meta, transaction)
+            }
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
         }
     }

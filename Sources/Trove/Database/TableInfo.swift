@@ -57,7 +57,8 @@ final class TableInfo: @unchecked Sendable {
 
     init(
         schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
-        collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:], keyTokens: KeyTokens? = nil
+        collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:], keyTokens: KeyTokens? = nil,
+        integerKeysAreIndexed: Bool = false
     ) {
         name = schema.name
         self.keyTokens = keyTokens
@@ -66,7 +67,7 @@ final class TableInfo: @unchecked Sendable {
         store = ObjectStore(table: objects, layout: layout)
         self.primaryKeyIndex = primaryKeyIndex
         primaryKeyColumn = schema.properties.firstIndex { $0.isPrimaryKey }
-        keyIsPrimaryKey = primaryKeyColumn.map { schema.properties[$0].type.isInteger } ?? false
+        keyIsPrimaryKey = TableInfo.keysByPrimaryKey(schema, integerKeysAreIndexed: integerKeysAreIndexed)
         primaryKeyIsOptional = primaryKeyColumn.map { schema.properties[$0].isOptional } ?? false
         self.indexes = indexes
         self.fullTextIndexes = fullTextIndexes
@@ -121,9 +122,11 @@ final class TableInfo: @unchecked Sendable {
     }
 
     /// Every LMDB table a stored type uses, with whether it holds several values per key.
-    static func tableNames(for schema: ObjectSchema) -> [(name: String, isMultiValue: Bool)] {
+    static func tableNames(for schema: ObjectSchema, integerKeysAreIndexed: Bool) -> [(name: String, isMultiValue: Bool)] {
         var names = [(objectsName(schema.name), false), (clustersName(schema.name), false)]
-        if schema.primaryKey != nil, !keysByPrimaryKey(schema) { names.append((primaryKeyName(schema.name), false)) }
+        if schema.primaryKey != nil, !keysByPrimaryKey(schema, integerKeysAreIndexed: integerKeysAreIndexed) {
+            names.append((primaryKeyName(schema.name), false))
+        }
         for property in schema.properties {
             if property.isIndexed, !property.isPrimaryKey { names.append((indexName(schema.name, property.name), true)) }
             if property.isFullTextIndexed {
@@ -176,8 +179,8 @@ final class TableInfo: @unchecked Sendable {
     }
 
     /// Whether a schema keys its objects by its integer primary key.
-    static func keysByPrimaryKey(_ schema: ObjectSchema) -> Bool {
-        schema.primaryKey.map { $0.type.isInteger } ?? false
+    static func keysByPrimaryKey(_ schema: ObjectSchema, integerKeysAreIndexed: Bool) -> Bool {
+        !integerKeysAreIndexed && (schema.primaryKey.map { $0.type.isInteger } ?? false)
     }
 
     /// The object key of an integer primary key value (order-preserving).

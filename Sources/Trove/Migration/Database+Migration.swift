@@ -123,7 +123,10 @@ extension Database {
         let rekeys =
             oldSchema.primaryKey?.name != target.primaryKey.map { renamed[$0.name] ?? $0.name }
             || oldSchema.primaryKey?.type != target.primaryKey?.type
-        if rekeys, TableInfo.keysByPrimaryKey(oldSchema) || TableInfo.keysByPrimaryKey(target) {
+        if rekeys,
+            TableInfo.keysByPrimaryKey(oldSchema, integerKeysAreIndexed: integerKeysAreIndexed)
+                || TableInfo.keysByPrimaryKey(target, integerKeysAreIndexed: integerKeysAreIndexed)
+        {
             if try oldTable.hasRelations || !incomingLinks(to: name).isEmpty
                 || target.properties.contains(where: { !$0.isPlainValue })
             {
@@ -134,10 +137,11 @@ extension Database {
             }
         }
         // Drop the old tables, except collections and inverse links the new schema keeps under the same name.
-        let keep = Set(TableInfo.tableNames(for: target).map(\.name)).filter {
+        let keep = Set(TableInfo.tableNames(for: target, integerKeysAreIndexed: integerKeysAreIndexed).map(\.name)).filter {
             $0.hasPrefix("list:") || $0.hasPrefix("set:") || $0.hasPrefix("map:") || $0.hasPrefix("ref:")
         }
-        for (tableName, multi) in TableInfo.tableNames(for: oldSchema) where !keep.contains(tableName) {
+        for (tableName, multi) in TableInfo.tableNames(for: oldSchema, integerKeysAreIndexed: integerKeysAreIndexed)
+        where !keep.contains(tableName) {
             if let table = try transaction.existingTable(tableName, isMultiValue: multi) { try transaction.clear(table) }
         }
         try Catalog.storeSchema(target, in: transaction)
@@ -270,7 +274,7 @@ extension Database {
     func deleteType(_ name: String, _ state: WriteState) throws -> Bool {
         let transaction = state.transaction
         guard let schema = try Catalog.storedSchema(name, in: transaction) else { return false }
-        for (tableName, multi) in TableInfo.tableNames(for: schema) {
+        for (tableName, multi) in TableInfo.tableNames(for: schema, integerKeysAreIndexed: integerKeysAreIndexed) {
             if let table = try transaction.existingTable(tableName, isMultiValue: multi) { try transaction.clear(table) }
         }
         if !configuration.objectTypes.contains(where: { ModelInfo.of($0).typeName == name }) {
@@ -295,12 +299,12 @@ extension Database {
                 "renameType: \(path) already has a type '\(newName)'; delete its data first (deleteData(forType: \"\(newName)\"))",
                 path: path)
         }
-        let oldTables = TableInfo.tableNames(for: schema)
+        let oldTables = TableInfo.tableNames(for: schema, integerKeysAreIndexed: integerKeysAreIndexed)
         schema.name = newName
         for index in schema.properties.indices where schema.properties[index].objectType == oldName {
             schema.properties[index].objectType = newName
         }
-        for (from, to) in zip(oldTables, TableInfo.tableNames(for: schema)) {
+        for (from, to) in zip(oldTables, TableInfo.tableNames(for: schema, integerKeysAreIndexed: integerKeysAreIndexed)) {
             try moveTable(from.name, to: to.name, isMultiValue: from.isMultiValue, transaction)
         }
         let meta = try transaction.openTable(Catalog.metaTable)!

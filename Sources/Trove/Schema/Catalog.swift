@@ -7,6 +7,8 @@ import TroveStorage
 /// type (`schema:<Type>`), and the object-key counters (`seq:<Type>`).
 final class Catalog: @unchecked Sendable {
     static let metaTable = "meta"
+    /// `meta` key set (to 1) in a file whose integer primary keys are not object keys.
+    static let integerKeysKey = "integerKeys"
     /// In an encrypted file: one value sealed with the file's key, to tell a
     /// wrong key on open. The table itself is not sealed.
     static let keyCheckTable = Environment.encryptionTable
@@ -79,6 +81,13 @@ final class Catalog: @unchecked Sendable {
         try metaKey(key, in: transaction).withUnsafeBytes { k in
             try withUnsafeBytes(of: &raw) { _ = try transaction.put(meta, key: k, value: $0) }
         }
+    }
+
+    /// Whether the file's integer primary keys are found through a primary
+    /// key index rather than being the object keys (``integerKeysKey``).
+    static func integerKeysAreIndexed(in transaction: Transaction) throws -> Bool {
+        guard let meta = try transaction.existingTable(metaTable), transaction.canSee(meta) else { return false }
+        return try integer(UInt8.self, key: integerKeysKey, in: meta, transaction) == 1
     }
 
     static func integer<T: FixedWidthInteger>(_: T.Type, key: String, in meta: Table, _ transaction: Transaction) throws -> T? {

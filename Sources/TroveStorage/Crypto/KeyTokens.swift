@@ -20,12 +20,13 @@ package final class KeyTokens: Sendable {
     /// HKDF's context string for the token key.
     static let derivationInfo = Array("trove hmac-sha256 key token v1".utf8)
 
-    private let key: SecretBytes
+    private let mac: PreparedHMAC
 
     /// The tokens of a file whose 64-byte key is `key` and salt `salt`.
     package init(key: [UInt8], salt: [UInt8]) {
         var derived = Cipher.hkdfSHA256(key: key, salt: salt, info: KeyTokens.derivationInfo, length: 32)
-        self.key = SecretBytes(taking: &derived)
+        mac = derived.withUnsafeBytes { PreparedHMAC(key: $0) }
+        SecretBytes.wipe(&derived)
     }
 
     /// The token of `bytes` used in table `place` (or a place without a
@@ -39,7 +40,7 @@ package final class KeyTokens: Sendable {
                 UnsafeMutableRawBufferPointer(rebasing: buffer[4..<(4 + name.count)]).copyMemory(
                     from: UnsafeRawBufferPointer(name))
                 if !bytes.isEmpty { UnsafeMutableRawBufferPointer(rebasing: buffer[(4 + name.count)...]).copyMemory(from: bytes) }
-                let digest = Cipher.hmacSHA256(key: key.bytes, data: UnsafeRawBufferPointer(buffer))
+                let digest = mac.authenticationCode(UnsafeRawBufferPointer(buffer))
                 output.append(contentsOf: digest[0..<KeyTokens.size])
                 SecretBytes.wipe(buffer)
             }

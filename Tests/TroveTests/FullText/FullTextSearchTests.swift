@@ -614,13 +614,14 @@ struct FullTextVerifyTests {
         expectValid(db)
         // Rewrite one record behind the index's back, through the storage layer.
         let table = try db.tableInfo(named: "SearchMemo")
+        let objectKey = try #require(try db.objectKey(forPrimaryKey: .int(1), in: table))
         let transaction = try WriteTransaction(environment: db.environment)
-        var values = try #require(try db.recordValues(TableInfo.objectKey(forInteger: 1), in: table, transaction))
+        var values = try #require(try db.recordValues(objectKey, in: table, transaction))
         values[1] = .string("run in the rain")
         var writer = RecordWriter()
         try writer.encode(values, layout: table.layout)
         try writer.bytes.withUnsafeBytes {
-            try table.store.replace(TableInfo.objectKey(forInteger: 1), record: $0, in: transaction)
+            try table.store.replace(objectKey, record: $0, in: transaction)
         }
         try transaction.commit()
         let report = try db.verify()
