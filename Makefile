@@ -89,6 +89,11 @@ test: deps deps-browser deps-postgres
 		{ TMPDIR=$$scratch TROVE_TEST_ENCRYPTED=1 $(SWIFT) test --skip-build --filter "$(ENCRYPTED_SUITES)" > .build/test-output-encrypted.txt 2>&1 || (tail -n 60 .build/test-output-encrypted.txt; exit 1); } && \
 		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-encrypted.txt | tail -n 1
+	@echo "The sync suites again through PgBouncer in transaction mode (TROVE_SYNC_PGBOUNCER=1: a statement may land on another server session, so the protocol keeps no session state)."
+	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
+		{ TMPDIR=$$scratch TROVE_SYNC_PGBOUNCER=1 $(SWIFT) test --skip-build --filter TroveSyncTests > .build/test-output-pgbouncer.txt 2>&1 || (tail -n 60 .build/test-output-pgbouncer.txt; exit 1); } && \
+		rm -rf "$$scratch"
+	@grep "Test run with" .build/test-output-pgbouncer.txt | tail -n 1
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
 	$(SWIFT) run --skip-build trove-bench --quick > .build/bench-smoke.txt 2> .build/bench-smoke-progress.txt
 	@grep -cE '^\| (W|MIG|ENC|STRUCT)' .build/bench-smoke.txt | xargs echo "benchmark rows that ran and agreed:"

@@ -11,20 +11,93 @@ import TroveSync
 ///
 /// Roles: `postgres` (superuser), `sync_owner` (owns database `sync`) and
 /// `sync_device` (may log in, and nothing else until granted).
+///
+/// With `TROVE_SYNC_PGBOUNCER=1` (a pass of `make test`), Debian's PgBouncer
+/// runs in front of it in transaction mode, and the URLs of database `sync`
+/// go through it: every statement may then land on another server
+/// session, which proves the protocol keeps no session state.
 final class TestPostgres: @unchecked Sendable {
     let directory: URL
     let port: Int
+    /// PgBouncer's port, when it is in front.
+    private(set) var bouncerPort: Int?
     private let passwords: [String: String]
     private let binaries: URL
 
-    /// The connection URL of `role` (with its password) over TCP on loopback.
+    static var throughPgBouncer: Bool { ProcessInfo.processInfo.environment["TROVE_SYNC_PGBOUNCER"] == "1" }
+
+    /// The connection URL of `role` (with its password) over TCP on
+    /// loopback; through PgBouncer for database `sync` when it is in front.
     func url(_ role: String = "postgres", database: String = "postgres") -> String {
-        "postgresql://\(role):\(passwords[role]!)@127.0.0.1:\(port)/\(database)?connect_timeout=10"
+        let through = database == "sync" && role != "postgres" ? bouncerPort ?? port : port
+        return "postgresql://\(role):\(passwords[role]!)@127.0.0.1:\(through)/\(database)?connect_timeout=10"
     }
 
     /// Starts a server; throws saying what failed (with the server's log).
     init() throws {
         (directory, port, passwords, binaries) = try TestPostgres.launch()
+        if TestPostgres.throughPgBouncer {
+            do {
+                bouncerPort = try startPgBouncer()
+            } catch {
+                stop()
+                throw error
+            }
+        }
+    }
+
+    /// Starts PgBouncer in transaction mode in front of database `sync`, as
+    /// `nobody` when root (it refuses to run as root); returns its port.
+    private func startPgBouncer() throws -> Int {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/sbin/pgbouncer") else {
+            throw HarnessError("PgBouncer is not installed (make deps-postgres installs Debian's pgbouncer)")
+        }
+        // PgBouncer does SCRAM with clients and the server from these plain passwords.
+        let users = ["sync_owner", "sync_device"].map { "\"\($0)\" \"\(passwords[$0]!)\"" }.joined(separator: "\n")
+        try Data((users + "\n").utf8).write(to: directory.appendingPathComponent("userlist.txt"))
+        for _ in 0..<5 {
+            let candidate = try TestPostgres.freePort()
+            let settings = """
+                [databases]
+                sync = host=127.0.0.1 port=\(port) dbname=sync
+
+                [pgbouncer]
+                listen_addr = 127.0.0.1
+                listen_port = \(candidate)
+                unix_socket_dir =
+                auth_type = scram-sha-256
+                auth_file = \(directory.path)/userlist.txt
+                pool_mode = transaction
+                max_client_conn = 200
+                default_pool_size = 4
+                ignore_startup_parameters = extra_float_digits
+                logfile = \(directory.path)/pgbouncer.log
+                pidfile = \(directory.path)/pgbouncer.pid
+
+                """
+            try Data(settings.utf8).write(to: directory.appendingPathComponent("pgbouncer.ini"))
+            if getuid() == 0 {
+                try TestPostgres.run("/bin/chown", ["-R", "nobody:nogroup", directory.path], asRoot: true)
+            }
+            do {
+                try TestPostgres.run(
+                    "/usr/sbin/pgbouncer", ["-d", directory.appendingPathComponent("pgbouncer.ini").path], in: directory)
+            } catch {
+                continue  // the port was taken meanwhile
+            }
+            // Ready once a login goes through it.
+            let url = "postgresql://sync_owner:\(passwords["sync_owner"]!)@127.0.0.1:\(candidate)/sync?connect_timeout=10"
+            for _ in 0..<100 {
+                if (try? PostgresConnection(url: url).query("SELECT 1")) != nil { return candidate }
+                usleep(50_000)
+            }
+            throw HarnessError("PgBouncer did not accept logins:\n\(bouncerLog)")
+        }
+        throw HarnessError("PgBouncer did not start:\n\(bouncerLog)")
+    }
+
+    private var bouncerLog: String {
+        (try? String(contentsOf: directory.appendingPathComponent("pgbouncer.log"), encoding: .utf8)) ?? ""
     }
 
     private static func launch() throws -> (URL, Int, [String: String], URL) {
@@ -108,6 +181,11 @@ final class TestPostgres: @unchecked Sendable {
     }
 
     private static func stop(_ directory: URL) {
+        if let text = try? String(contentsOf: directory.appendingPathComponent("pgbouncer.pid"), encoding: .utf8),
+            let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        {
+            kill(pid, SIGTERM)
+        }
         let pidFile = directory.appendingPathComponent("data/postmaster.pid")
         if let text = try? String(contentsOf: pidFile, encoding: .utf8),
             let pid = text.split(separator: "\n").first.flatMap({ pid_t($0) })
@@ -118,8 +196,8 @@ final class TestPostgres: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// The server's log so far.
-    var serverLog: String { TestPostgres.log(directory) }
+    /// The server's log so far (and PgBouncer's, when it is in front).
+    var serverLog: String { TestPostgres.log(directory) + bouncerLog }
 
     // MARK: Setting up
 
@@ -128,6 +206,7 @@ final class TestPostgres: @unchecked Sendable {
     private static func watch(_ directory: URL) {
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            [ -f '\(directory.path)/pgbouncer.pid' ] && kill -TERM "$(cat '\(directory.path)/pgbouncer.pid')"
             [ -f '\(directory.path)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(directory.path)/data/postmaster.pid')"
             sleep 1; rm -rf '\(directory.path)'
             """

@@ -22,6 +22,18 @@ struct PostgresConnectionTests {
         #expect(try connection.call("echo it", in: "probe", ["한글 'quoted'"]) == [["한글 'quoted'"]])
     }
 
+    @Test(
+        "in the PgBouncer pass, devices reach the server through PgBouncer in transaction mode",
+        .enabled(if: TestPostgres.throughPgBouncer))
+    func throughPgBouncer() throws {
+        let postgres = try TestPostgres()
+        defer { postgres.stop() }
+        let url = postgres.url("sync_device", database: "sync")
+        #expect(!url.contains(":\(postgres.port)/"))
+        #expect(try PostgresConnection(url: url).query("SELECT current_user") == [["sync_device"]])
+        #expect(postgres.serverLog.contains("login attempt: db=sync user=sync_device"), "\(postgres.serverLog)")
+    }
+
     @Test("a wrong password, an unknown database or a bad statement is a syncServer error that never shows the password")
     func failuresSayWhatWithoutSecrets() throws {
         let postgres = try TestPostgres()
