@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveStorage
 
 @testable import Trove
 
@@ -78,20 +79,10 @@ struct SourceRow {
     let ratings: [Int?]
 }
 
-/// SplitMix64: a small generator that gives the same sequence on every machine.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
+/// The seeded generator, with the picks the conformance runs make.
+typealias SplitMix64 = SeededGenerator
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededGenerator {
     mutating func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveStorage
 
 @testable import TroveSync
 
@@ -55,7 +56,7 @@ struct MergeRulesDifferentialTests {
         let ids = try devices.map { try #require($0.hello()["device"] as? String) }
         _ = try devices[0].define("Note", primaryKey: "id", ["id": "string", "title": "string", "score": "int"])
         let seed = UInt64(ProcessInfo.processInfo.environment["TROVE_MERGE_SEED"].flatMap(UInt64.init) ?? 20_261_204)
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let rounds = Int(ProcessInfo.processInfo.environment["TROVE_MERGE_ROUNDS"] ?? "") ?? 300
         var model: [String: Row] = [:]
         let base = hlcNow(plus: -3_600)
@@ -106,18 +107,5 @@ struct MergeRulesDifferentialTests {
                 "seed \(seed): \(id): server \(stored[id].map(String.init(describing:)) ?? "none"), model \(model[id].map(String.init(describing:)) ?? "none")"
             )
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing seed can be run again.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
