@@ -269,8 +269,57 @@ public final class SyncClient {
             report.bootstrapped = true
         }
         try push(transport, &report)
+        try undoRejected(report.rejected, transport)
         try pull(from: since, epoch: epoch, transport, &report)
         return report
+    }
+
+    /// Takes back what the server holds for each object whose change it
+    /// refused (an object it never accepted is deleted here): the local
+    /// change is undone, in one write, and reported in ``Report/rejected``.
+    private func undoRejected(_ rejected: [Rejection], _ transport: SyncTransport) throws {
+        guard !rejected.isEmpty else { return }
+        var rows: [[String: Any]] = []
+        for (typeName, group) in Dictionary(grouping: rejected, by: \.typeName) where types[typeName] != nil {
+            let ids = Array(Set(group.map(\.primaryKey)))
+            let list =
+                "{"
+                + ids.map {
+                    "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                }
+                .joined(separator: ",") + "}"
+            let answer = try transport.call("current_rows", [typeName, list])
+            let found = answer["rows"] as? [[String: Any]] ?? []
+            rows += found
+            let present = Set(found.compactMap { $0["id"] as? String })
+            // Never accepted: the object goes, as if its creation had not happened.
+            for id in ids where !present.contains(id) {
+                rows.append(["t": typeName, "id": id, "cl": 0, "v": [String: Any](), "c": [String: Any]()])
+            }
+        }
+        try applying {
+            let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+            var links: [(SyncedType, UInt64, PropertySchema, String?)] = []
+            for row in rows {
+                guard let typeName = row["t"] as? String, let id = row["id"] as? String,
+                    var state = try ledger.state(typeName, id)
+                else { continue }
+                if row["cl"] as? Int == 0 {
+                    if state.objectKey != 0 {
+                        try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
+                        try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey)
+                    }
+                    if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
+                    try ledger.setState(ObjectState(), typeName, id)
+                    continue
+                }
+                // The server's row as a new life, whatever this file held: every value and clock taken.
+                state.cl = 0
+                try ledger.setState(state, typeName, id)
+                _ = try apply(row, ledger, &links)
+            }
+            try setLinks(links, ledger)
+        }
     }
 
     private func defineTypes(_ hello: [String: Any], _ transport: SyncTransport) throws {
@@ -399,25 +448,30 @@ public final class SyncClient {
             for row in rows {
                 if try apply(row, ledger, &links) { report.pulled += 1 }
             }
-            for (type, key, property, target) in links {
-                var value = StoredValue.null
-                if let target, let targetType = types[property.objectType ?? ""],
-                    let targetKey = try database.objectKey(
-                        forPrimaryKey: ValueText.value(
-                            target, of: targetType.schema.properties[targetType.primaryKeyIndex], in: targetType.name),
-                        ofType: targetType.name)
-                {
-                    value = .int(Int64(bitPattern: targetKey))
-                }
-                try setValue(value, property, objectKey: key, of: type)
-            }
-            // What was applied is recorded as it now reads, so capture finds nothing to send.
-            for (type, key) in Set(links.map { HashedKey(type: $0.0.name, key: $0.1) }).map({ (types[$0.type]!, $0.key) }) {
-                try recordApplied(key, of: type, ledger)
-            }
+            try setLinks(links, ledger)
             if let head { try ledger.setInteger(UInt64(head), "since") }
             try ledger.setText(epoch, "epoch")
             try observe(clock, ledger)
+        }
+    }
+
+    /// Sets the links of applied rows, once every object they may point at exists.
+    private func setLinks(_ links: [(SyncedType, UInt64, PropertySchema, String?)], _ ledger: SyncLedger) throws {
+        for (type, key, property, target) in links {
+            var value = StoredValue.null
+            if let target, let targetType = types[property.objectType ?? ""],
+                let targetKey = try database.objectKey(
+                    forPrimaryKey: ValueText.value(
+                        target, of: targetType.schema.properties[targetType.primaryKeyIndex], in: targetType.name),
+                    ofType: targetType.name)
+            {
+                value = .int(Int64(bitPattern: targetKey))
+            }
+            try setValue(value, property, objectKey: key, of: type)
+        }
+        // What was applied is recorded as it now reads, so capture finds nothing to send.
+        for (type, key) in Set(links.map { HashedKey(type: $0.0.name, key: $0.1) }).map({ (types[$0.type]!, $0.key) }) {
+            try recordApplied(key, of: type, ledger)
         }
     }
 

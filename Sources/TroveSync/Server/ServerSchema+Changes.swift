@@ -204,6 +204,40 @@ extension ServerSchema {
                 'rows', CASE WHEN jsonb_array_length(found_rows) > wanted THEN found_rows - wanted ELSE found_rows END);
         END $$;
 
+        -- The rows of `ids` of one type as they are now (the shape pull gives): a device undoes a refused
+        -- change by taking them back.
+        CREATE OR REPLACE FUNCTION trove_sync.current_rows(token text, space_name text, type_name text, ids text[])
+        RETURNS jsonb LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+        SET TimeZone = 'UTC' SET DateStyle = 'ISO, YMD' SET extra_float_digits = 1 SET bytea_output = 'hex' AS $$
+        DECLARE
+            who record;
+            def trove_sync.types;
+            names text;
+            values_ text;
+            clocks text;
+            found_rows jsonb;
+        BEGIN
+            SELECT * INTO who FROM trove_sync.authenticate(token, space_name, false);
+            IF coalesce(array_length(ids, 1), 0) > 1000 THEN
+                RAISE EXCEPTION 'trove sync: at most 1000 objects per call' USING ERRCODE = '54000';
+            END IF;
+            SELECT * INTO def FROM trove_sync.types t WHERE t.type_name = current_rows.type_name;
+            IF NOT FOUND THEN RETURN jsonb_build_object('rows', '[]'::jsonb); END IF;
+            SELECT string_agg(quote_literal(p), ', ' ORDER BY p), string_agg(format('t.%I::text', p), ', ' ORDER BY p),
+                string_agg(format('t.%I', p || ':clock'), ', ' ORDER BY p)
+                INTO names, values_, clocks
+                FROM jsonb_object_keys(def.properties) p WHERE p <> def.primary_key;
+            EXECUTE format(
+                'SELECT coalesce(jsonb_agg(jsonb_build_object(''t'', %L::text, ''id'', t.%I::text, ''seq'', t.trove_seq, '
+                '''cl'', t.trove_cl, ''v'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), '
+                '''c'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), ''x'', t.trove_extra)), ''[]'') '
+                'FROM trove_data.%I t WHERE t.trove_space = $1 AND t.%I::text = ANY($2)',
+                def.type_name, def.primary_key, coalesce(names, ''), coalesce(values_, ''), coalesce(names, ''),
+                coalesce(clocks, ''), def.type_name, def.primary_key)
+                INTO found_rows USING space_name, ids;
+            RETURN jsonb_build_object('rows', found_rows);
+        END $$;
+
         -- The current sequence of each of `space_names` the device is a member of: a cheap poll.
         CREATE OR REPLACE FUNCTION trove_sync.heads(token text, space_names text[]) RETURNS jsonb
         LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$

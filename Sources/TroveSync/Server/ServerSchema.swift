@@ -6,7 +6,7 @@ import TroveStorage
 ///
 /// Everything the protocol decides is decided here, in SQL: devices log in
 /// as one low-privilege role that may only execute the device functions
-/// (`hello`, `define_type`, `push`, `pull`, `heads`), and each call proves
+/// (`hello`, `define_type`, `push`, `pull`, `current_rows`, `heads`), and each call proves
 /// who it is with a device token checked inside the function. Functions run
 /// as their owner (`SECURITY DEFINER`) with a fixed `search_path` and quote
 /// every name they build statements from.
@@ -90,7 +90,7 @@ package enum ServerSchema {
             GRANT EXECUTE ON FUNCTION
                 trove_sync.hello(text, text), trove_sync.define_type(text, text, text, jsonb),
                 trove_sync.push(text, text, jsonb), trove_sync.pull(text, text, bigint, text, text, bigint, integer),
-                trove_sync.heads(text, text[])
+                trove_sync.heads(text, text[]), trove_sync.current_rows(text, text, text, text[])
             TO \(quoted);
             """)
     }

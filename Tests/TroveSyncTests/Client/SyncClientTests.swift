@@ -203,6 +203,35 @@ struct SyncClientTests {
         #expect(try server.owner.query("SELECT score FROM trove_data.\"SyncNote\" WHERE id = 'b1'") == [[nil]])
     }
 
+    @Test("a change the server refuses is undone here and reported; a refused creation is removed; the others go through")
+    func rejectionsAreUndone() throws {
+        try Self.withTwoDevices { server, a, b in
+            try Self.addNote("kept", title: "ok", score: 3, a)
+            try a.client.sync()
+            // The backend allows no negative scores from now on.
+            try server.owner.query(
+                "ALTER TABLE trove_data.\"SyncNote\" ADD CONSTRAINT no_negative_scores CHECK (score >= 0)")
+            try a.db.write { a.db.object(ofType: SyncNote.self, forPrimaryKey: "kept")!.score = -5 }
+            try Self.addNote("refused", title: "new", score: -1, a)
+            try Self.addNote("fine", title: "also new", score: 1, a)
+            let report = try a.client.sync()
+            #expect(Set(report.rejected.map(\.primaryKey)) == ["kept", "refused"], "\(report)")
+            #expect(report.rejected.allSatisfy { $0.reason.contains("no_negative_scores") }, "\(report.rejected)")
+            #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "kept")?.score == 3)
+            #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "refused") == nil)
+            #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "fine")?.title == "also new")
+            #expect(a.client.pendingChanges == 0)
+            #expect(try a.client.sync().rejected.isEmpty)
+            try b.client.sync()
+            #expect(Self.notes(b.db) == ["fine|also new|1|-", "kept|ok|3|-"])
+            // Undone, not stuck: a later change of the same object goes through.
+            try a.db.write { a.db.object(ofType: SyncNote.self, forPrimaryKey: "kept")!.score = 4 }
+            try a.client.sync()
+            try b.client.sync()
+            #expect(b.db.object(ofType: SyncNote.self, forPrimaryKey: "kept")?.score == 4)
+        }
+    }
+
     @Test("a type that cannot sync is refused, saying why; a write through a handle without a client is refused")
     func refusals() throws {
         let server = try TestSyncServer()
