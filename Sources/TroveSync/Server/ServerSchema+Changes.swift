@@ -146,6 +146,19 @@ extension ServerSchema {
                 'clock', final_clock::text, 'applied', applied, 'skipped', skipped, 'rejected', rejected);
         END $$;
 
+        -- The SQL expression of a row of `def` (as `t`) as devices read it: {t, id, seq, cl, v: {property: text},
+        -- c: {property: clock}, x: extra}.
+        CREATE OR REPLACE FUNCTION trove_sync.row_json(def trove_sync.types) RETURNS text
+        LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+            SELECT format('jsonb_build_object(''t'', %L::text, ''id'', t.%I::text, ''seq'', t.trove_seq, ''cl'', t.trove_cl, '
+                '''v'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), '
+                '''c'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), ''x'', t.trove_extra)',
+                def.type_name, def.primary_key,
+                coalesce(string_agg(quote_literal(p), ', ' ORDER BY p), ''), coalesce(string_agg(format('t.%I::text', p), ', ' ORDER BY p), ''),
+                coalesce(string_agg(quote_literal(p), ', ' ORDER BY p), ''), coalesce(string_agg(format('t.%I', p || ':clock'), ', ' ORDER BY p), ''))
+            FROM jsonb_object_keys(def.properties) p WHERE p <> def.primary_key
+        $$;
+
         -- The rows of `space_name` changed after `since` up to `until` (the head when NULL), in
         -- (sequence, type, key) order after the cursor (`after_type`, `after_id` within `since`), at most
         -- `max_rows`. Read in one snapshot (a STABLE function): never half of a push.
@@ -160,9 +173,6 @@ extension ServerSchema {
             wanted integer;
             parts text[] := '{}';
             def trove_sync.types;
-            names text;
-            values_ text;
-            clocks text;
             found_rows jsonb;
         BEGIN
             SELECT * INTO who FROM trove_sync.authenticate(token, space_name, false);
@@ -177,25 +187,19 @@ extension ServerSchema {
                     'clock', s.clock::text);
             END IF;
             FOR def IN SELECT * FROM trove_sync.types ORDER BY type_name COLLATE "C" LOOP
-                SELECT string_agg(quote_literal(p), ', ' ORDER BY p), string_agg(format('t.%I::text', p), ', ' ORDER BY p),
-                    string_agg(format('t.%I', p || ':clock'), ', ' ORDER BY p)
-                    INTO names, values_, clocks
-                    FROM jsonb_object_keys(def.properties) p WHERE p <> def.primary_key;
                 parts := parts || format(
-                    '(SELECT %L::text COLLATE "C" AS type, t.%I::text COLLATE "C" AS id, t.trove_seq AS seq, t.trove_cl AS cl, '
-                    'json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]) AS v, json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]) AS c, '
-                    't.trove_extra AS x FROM trove_data.%I t WHERE t.trove_space = $1 AND t.trove_seq <= $3 AND '
+                    '(SELECT %L::text COLLATE "C" AS type, t.%I::text COLLATE "C" AS id, t.trove_seq AS seq, %s AS r '
+                    'FROM trove_data.%I t WHERE t.trove_space = $1 AND t.trove_seq <= $3 AND '
                     '(t.trove_seq > $2 OR t.trove_seq = $2 AND $4 IS NOT NULL AND '
                     '(%L::text COLLATE "C", t.%I::text COLLATE "C") > ($4 COLLATE "C", $5 COLLATE "C")) '
                     'ORDER BY t.trove_seq, t.%I::text COLLATE "C" LIMIT $6 + 1)',
-                    def.type_name, def.primary_key, coalesce(names, ''), coalesce(values_, ''), coalesce(names, ''),
-                    coalesce(clocks, ''), def.type_name, def.type_name, def.primary_key, def.primary_key);
+                    def.type_name, def.primary_key, trove_sync.row_json(def), def.type_name, def.type_name,
+                    def.primary_key, def.primary_key);
             END LOOP;
             IF array_length(parts, 1) IS NULL THEN
                 found_rows := '[]';
             ELSE
-                EXECUTE format('SELECT coalesce(jsonb_agg(jsonb_build_object(''t'', type, ''id'', id, ''seq'', seq, ''cl'', cl, '
-                    '''v'', v, ''c'', c, ''x'', x) ORDER BY seq, type, id), ''[]'') FROM (SELECT * FROM (%s) u '
+                EXECUTE format('SELECT coalesce(jsonb_agg(r ORDER BY seq, type, id), ''[]'') FROM (SELECT * FROM (%s) u '
                     'ORDER BY seq, type, id LIMIT $6 + 1) picked', array_to_string(parts, ' UNION ALL '))
                     INTO found_rows USING space_name, since, head, after_type, coalesce(after_id, ''), wanted;
             END IF;
@@ -212,9 +216,6 @@ extension ServerSchema {
         DECLARE
             who record;
             def trove_sync.types;
-            names text;
-            values_ text;
-            clocks text;
             found_rows jsonb;
         BEGIN
             SELECT * INTO who FROM trove_sync.authenticate(token, space_name, false);
@@ -223,17 +224,8 @@ extension ServerSchema {
             END IF;
             SELECT * INTO def FROM trove_sync.types t WHERE t.type_name = current_rows.type_name;
             IF NOT FOUND THEN RETURN jsonb_build_object('rows', '[]'::jsonb); END IF;
-            SELECT string_agg(quote_literal(p), ', ' ORDER BY p), string_agg(format('t.%I::text', p), ', ' ORDER BY p),
-                string_agg(format('t.%I', p || ':clock'), ', ' ORDER BY p)
-                INTO names, values_, clocks
-                FROM jsonb_object_keys(def.properties) p WHERE p <> def.primary_key;
-            EXECUTE format(
-                'SELECT coalesce(jsonb_agg(jsonb_build_object(''t'', %L::text, ''id'', t.%I::text, ''seq'', t.trove_seq, '
-                '''cl'', t.trove_cl, ''v'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), '
-                '''c'', json_object(ARRAY[%s]::text[], ARRAY[%s]::text[]), ''x'', t.trove_extra)), ''[]'') '
-                'FROM trove_data.%I t WHERE t.trove_space = $1 AND t.%I::text = ANY($2)',
-                def.type_name, def.primary_key, coalesce(names, ''), coalesce(values_, ''), coalesce(names, ''),
-                coalesce(clocks, ''), def.type_name, def.primary_key)
+            EXECUTE format('SELECT coalesce(jsonb_agg(%s), ''[]'') FROM trove_data.%I t '
+                'WHERE t.trove_space = $1 AND t.%I::text = ANY($2)', trove_sync.row_json(def), def.type_name, def.primary_key)
                 INTO found_rows USING space_name, ids;
             RETURN jsonb_build_object('rows', found_rows);
         END $$;
