@@ -8,7 +8,7 @@ struct Arguments {
     /// Options that take a value; everything else starting with `-` is a flag.
     static let valued: Set<String> = [
         "--sort", "--limit", "--format", "--type", "-o", "--output", "--batch", "--port", "--device-role", "--principal",
-        "--space", "--device", "--server", "--token",
+        "--space", "--device", "--server", "--token", "--types",
     ]
 
     init(_ arguments: some Sequence<String>) throws {

@@ -36,6 +36,7 @@ enum Commands {
           studio FILE [--port N] [--read-only]
                                          browse, query and edit FILE in a web browser (127.0.0.1 only)
           sync setup|grant|revoke [URL]  set up a PostgreSQL as a sync server, give devices tokens
+          sync FILE --space S            sync FILE with a space once; sync status FILE: where it stands
 
         options: --help (on every command), --version, --json (machine-readable info/schema),
                  --trust (skip checking every page of FILE before use: for big files you know are sound)

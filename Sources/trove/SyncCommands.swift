@@ -8,6 +8,8 @@ enum SyncCommands {
         usage: trove sync setup [URL] [--device-role ROLE]
                trove sync grant [URL] --principal P --space S [--read-only]
                trove sync revoke [URL] --device DEVICE-ID
+               trove sync FILE [--server URL] [--token T] --space S [--types T1,T2]
+               trove sync status FILE [--json]
 
         setup   installs the sync server's tables and functions in the PostgreSQL at URL, or
                 upgrades them in place (run it again at will: it changes nothing when current);
@@ -15,6 +17,11 @@ enum SyncCommands {
         grant   makes principal P a member of space S (created when new; --read-only: pulls only)
                 and prints a new device token, once: the server keeps only its hash
         revoke  refuses the device's token from now on
+        FILE    syncs FILE once: sends what changed in it, applies what others changed, prints
+                what moved (--types the first time: the types that sync; the server URL is the
+                devices' login, from --server or TROVE_SYNC_URL, the token from --token or
+                TROVE_SYNC_TOKEN)
+        status  what FILE's sync bookkeeping says: device, space, types, changes not yet sent
 
         URL is postgresql://OWNER:PASSWORD@HOST:PORT/DATABASE, the role that owns the sync schema;
         without URL, TROVE_SYNC_URL is read (keeps the password out of the process list)
@@ -22,7 +29,9 @@ enum SyncCommands {
         """
 
     static func run(_ arguments: Arguments) throws {
-        guard let action = arguments.positional.first else { throw UsageError("trove sync needs setup, grant or revoke") }
+        guard let action = arguments.positional.first else {
+            throw UsageError("trove sync needs setup, grant, revoke, status or a FILE")
+        }
         let rest = Array(arguments.positional.dropFirst())
         switch action {
         case "setup":
@@ -59,8 +68,61 @@ enum SyncCommands {
                 throw TroveError(.syncServer, "the sync server at \(connection.server) has no device \(device)")
             }
             print("device \(device) is revoked: its token is refused from now on")
+        case "status":
+            try arguments.allow()
+            guard rest.count == 1 else { throw UsageError("trove sync status needs FILE") }
+            let db = try Commands.open(rest[0])
+            guard let status = try SyncClient.status(of: db) else {
+                if arguments.flags.contains("--json") { print("{\"syncs\":false}") } else { print("\(rest[0]) does not sync") }
+                return
+            }
+            if arguments.flags.contains("--json") {
+                let object: [String: Any] = [
+                    "syncs": true, "device": status.device ?? NSNull(), "space": status.space ?? NSNull(),
+                    "types": status.types, "pendingChanges": status.pendingChanges, "pulledThrough": status.pulledThrough,
+                ]
+                print(String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+                return
+            }
+            print("space:           \(status.space ?? "?")")
+            print("device:          \(status.device ?? "?")")
+            print("types:           \(status.types.joined(separator: ", "))")
+            print("not yet sent:    \(status.pendingChanges) object\(status.pendingChanges == 1 ? "" : "s")")
+            print("pulled through:  sequence \(status.pulledThrough)")
+            if let last = status.lastClock { print("last recorded:   \(last)") }
         default:
-            throw UsageError("unknown sync command '\(action)'")
+            try syncFile(action, rest, arguments)
+        }
+    }
+
+    /// `trove sync FILE …`: one sync of FILE.
+    private static func syncFile(_ path: String, _ rest: [String], _ arguments: Arguments) throws {
+        try arguments.allow(options: ["--server", "--token", "--space", "--types"])
+        guard rest.isEmpty else { throw UsageError("unexpected argument '\(rest[0])'") }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw UsageError("unknown sync command or missing file '\(path)'")
+        }
+        let environment = ProcessInfo.processInfo.environment
+        guard let server = arguments.option("--server") ?? environment["TROVE_SYNC_URL"], !server.isEmpty else {
+            throw UsageError("give the server with --server URL, or set TROVE_SYNC_URL")
+        }
+        guard let token = arguments.option("--token") ?? environment["TROVE_SYNC_TOKEN"], !token.isEmpty else {
+            throw UsageError("give the device token with --token, or set TROVE_SYNC_TOKEN")
+        }
+        guard let space = arguments.option("--space") else { throw UsageError("trove sync FILE needs --space") }
+        let db = try Commands.open(path, readOnly: false)
+        let known = try SyncClient.status(of: db)?.types
+        guard let types = arguments.option("--types").map({ $0.split(separator: ",").map(String.init) }) ?? known else {
+            throw UsageError("\(path) has not synced yet: name the types that sync with --types T1,T2")
+        }
+        let client = try SyncClient(
+            database: db, configuration: .init(serverURL: server, token: token, space: space, types: types))
+        let report = try client.sync()
+        print(
+            "\(path) with space \(space): sent \(report.pushed), received \(report.pulled), refused \(report.rejected.count)\(report.bootstrapped ? " (read the whole space again)" : "")"
+        )
+        for rejection in report.rejected {
+            print("refused: \(rejection.typeName) \(rejection.primaryKey.debugDescription): \(rejection.reason)")
         }
     }
 

@@ -105,17 +105,62 @@ public final class SyncClient {
             }
         }
         self.types = types
+        let recorded = SyncLedger(transaction: database.currentTransaction)
+        if let space = try recorded.text("space"), space != configuration.space {
+            throw TroveError(
+                .fileAccess,
+                "\(database.path) syncs with space \(space), not \(configuration.space): a file holds one space's objects; use another file for \(configuration.space)"
+            )
+        }
         database.beforeCommit = { [weak self] changed in try self?.capture(changed) }
         // Objects stored before sync began are recorded once, as created.
-        let known = try SyncLedger(transaction: database.currentTransaction).text("types")
         let names = types.keys.sorted().joined(separator: "\n")
-        if known != names {
+        if try recorded.text("types") != names || recorded.text("space") == nil
+            || recorded.text("device") != device.uuidString.lowercased()
+        {
             try database.write {
                 let ledger = SyncLedger(transaction: database.openWriteTransaction!)
-                try ledger.setText(names, "types")
-                try captureAll(in: ledger)
+                try ledger.setText(configuration.space, "space")
+                try ledger.setText(device.uuidString.lowercased(), "device")
+                if try ledger.text("types") != names {
+                    try ledger.setText(names, "types")
+                    try captureAll(in: ledger)
+                }
             }
         }
+    }
+
+    /// Where a file stands with sync: nil for a file that never synced.
+    public struct Status: Sendable, Equatable {
+        /// The device whose token last synced the file.
+        public var device: String?
+        /// The space it syncs with.
+        public var space: String?
+        /// The types that sync.
+        public var types: [String]
+        /// Objects with changes the server has not applied yet.
+        public var pendingChanges: Int
+        /// The space's sequence this file has pulled through (0 before the first pull).
+        public var pulledThrough: UInt64
+        /// When the last change was recorded or the last answer came (from the file's hybrid clock).
+        public var lastClock: Date?
+    }
+
+    /// Where `database`'s file stands with sync, read from its bookkeeping
+    /// (no server is asked); nil when it never synced.
+    ///
+    /// ```swift
+    /// if let status = try SyncClient.status(of: db) { print("\(status.pendingChanges) changes to send") }
+    /// ```
+    public static func status(of database: Database) throws -> Status? {
+        let ledger = SyncLedger(transaction: database.currentTransaction)
+        guard let types = try ledger.text("types") else { return nil }
+        let clock = try ledger.integer("clock") ?? 0
+        return Status(
+            device: try ledger.text("device"), space: try ledger.text("space"),
+            types: types.split(separator: "\n").map(String.init), pendingChanges: try ledger.pendingCount(),
+            pulledThrough: try ledger.integer("since") ?? 0,
+            lastClock: clock == 0 ? nil : Date(timeIntervalSince1970: Double(clock >> 16) / 1000))
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Trove
 
 @testable import TroveSync
 
@@ -56,6 +57,59 @@ struct SyncCommandTests {
         #expect(revoked.status == 0 && revoked.out.contains("device \(id) is revoked"), "\(revoked.err)")
         #expect(syncError { try device.hello() }?.message.contains("not valid") == true)
         #expect(!postgres.serverLog.contains(String(token.split(separator: ".")[1])))
+    }
+
+    @Test("trove sync FILE sends a file's objects and brings another's; trove sync status says where each stands")
+    func syncFiles() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("first.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: first, objectTypes: [SyncNote.self, SyncFolder.self]))
+            try db.write {
+                for id in ["a", "b"] {
+                    let note = SyncNote()
+                    note.id = id
+                    note.title = "from the first file"
+                    try db.add(note)
+                }
+            }
+        }
+        #expect(try trove("sync", "status", first.path).out == "\(first.path) does not sync\n")
+        let environment = [
+            "TROVE_SYNC_URL": server.postgres.url("sync_device", database: "sync"),
+            "TROVE_SYNC_TOKEN": try server.grant("min", "diary"),
+        ]
+        let noTypes = try trove("sync", first.path, "--space", "diary", environment: environment)
+        #expect(noTypes.status == 2 && noTypes.err.contains("--types"), "\(noTypes.err)")
+        let sent = try trove(
+            "sync", first.path, "--space", "diary", "--types", "SyncNote,SyncFolder", environment: environment)
+        #expect(sent.status == 0, "\(sent.err)")
+        #expect(sent.out.contains("with space diary: sent 2, received 0, refused 0"), "\(sent.out)")
+        let status = try trove("sync", "status", first.path)
+        #expect(status.out.contains("space:           diary"), "\(status.out)")
+        #expect(status.out.contains("types:           SyncFolder, SyncNote"))
+        #expect(status.out.contains("not yet sent:    0 objects"))
+        // A second file, made by another device, receives them; its types are remembered.
+        let second = directory.appendingPathComponent("second.trove")
+        _ = try Database(configuration: Configuration(fileURL: second, objectTypes: [SyncNote.self, SyncFolder.self]))
+        var other = environment
+        other["TROVE_SYNC_TOKEN"] = try server.grant("jun", "diary")
+        let received = try trove(
+            "sync", second.path, "--space", "diary", "--types", "SyncNote,SyncFolder", environment: other)
+        #expect(received.out.contains("sent 0, received 2, refused 0"), "\(received.out) \(received.err)")
+        let json = try trove("sync", "status", second.path, "--json")
+        #expect(json.out.contains("\"pendingChanges\":0") && json.out.contains("\"space\":\"diary\""), "\(json.out)")
+        #expect(
+            try trove("query", second.path, "SyncNote", "--format", "jsonl").out.components(separatedBy: "from the first file")
+                .count == 3)
+        // A write without a client is refused on a synced file, and another space is refused.
+        let set = try trove("set", second.path, "SyncNote", "a", "title", "edited by hand")
+        #expect(set.status == 1 && set.err.contains("SyncClient"), "\(set.err)")
+        let wrongSpace = try trove("sync", second.path, "--space", "family", environment: other)
+        #expect(wrongSpace.status == 1 && wrongSpace.err.contains("syncs with space diary"), "\(wrongSpace.err)")
     }
 
     @Test("a wrong password, a missing URL or option, an unknown device: a message and exit 1 or 2, never the password")
