@@ -57,6 +57,11 @@ public final class SyncClient {
         /// server, or this device fell behind its retention window); local
         /// changes not yet sent were kept and sent.
         public var bootstrapped = false
+        /// Whether this file found the server ahead of it — it was restored
+        /// from an older copy, or copied to another device that synced too —
+        /// and went on as a new device of the same principal (the file keeps
+        /// its new token; the configured one still opens it).
+        public var becameNewDevice = false
     }
 
     /// A change the server refused.
@@ -69,7 +74,12 @@ public final class SyncClient {
     let database: Database
     let configuration: Configuration
     /// The device, from the token (its part before the dot).
-    let device: UUID
+    private(set) var device: UUID
+    /// The token this file syncs with: the configured one, or the one it was
+    /// given when it found itself a copy (``becomeNewDevice(_:)``).
+    private var token: String
+    /// Devices this file synced as before it became a new one: the values they wrote here are its own.
+    private var formerDevices: Set<UUID> = []
     /// The synced types by name.
     let types: [String: SyncedType]
     /// While ``sync()`` applies what it pulled: those writes are the server's, not local changes.
@@ -92,6 +102,16 @@ public final class SyncClient {
         self.database = database
         self.configuration = configuration
         self.device = device
+        token = configuration.token
+        let ledger = SyncLedger(transaction: database.currentTransaction)
+        if try ledger.text("replaces") == device.uuidString.lowercased(), let replacement = try ledger.text("token"),
+            let replacing = UUID(uuidString: String(replacement.split(separator: ".").first ?? ""))
+        {
+            // This file became another device since the configured token was issued.
+            token = replacement
+            self.device = replacing
+        }
+        formerDevices = Set(try ledger.text("former")?.split(separator: "\n").compactMap { UUID(uuidString: String($0)) } ?? [])
         var types: [String: SyncedType] = [:]
         for name in configuration.types { types[name] = try SyncedType(database.storedSchema(ofType: name)) }
         for type in types.values {
@@ -116,12 +136,12 @@ public final class SyncClient {
         // Objects stored before sync began are recorded once, as created.
         let names = types.keys.sorted().joined(separator: "\n")
         if try recorded.text("types") != names || recorded.text("space") == nil
-            || recorded.text("device") != device.uuidString.lowercased()
+            || recorded.text("device") != self.device.uuidString.lowercased()
         {
             try database.write {
                 let ledger = SyncLedger(transaction: database.openWriteTransaction!)
                 try ledger.setText(configuration.space, "space")
-                try ledger.setText(device.uuidString.lowercased(), "device")
+                try ledger.setText(self.device.uuidString.lowercased(), "device")
                 if try ledger.text("types") != names {
                     try ledger.setText(names, "types")
                     try captureAll(in: ledger)
@@ -294,13 +314,19 @@ public final class SyncClient {
     /// and the next call sends it.
     @discardableResult
     public func sync() throws -> Report {
-        let transport =
-            try self.transport
-            ?? PostgresTransport(
-                url: configuration.serverURL, token: configuration.token, space: configuration.space)
+        var transport =
+            try self.transport ?? PostgresTransport(url: configuration.serverURL, token: token, space: configuration.space)
         self.transport = transport
         var report = Report()
         let hello = try transport.call("hello", [])
+        let recorded = SyncLedger(transaction: database.currentTransaction)
+        let sent = max(try recorded.integer("acked") ?? 0, try recorded.integer("inflight") ?? 0)
+        if UInt64(hello["pushed"] as? Int ?? 0) > sent {
+            // The server applied changes of this device that this file never sent: it is an older copy of the
+            // file, or another copy synced too. Its change ids would be taken as done: it goes on as a new device.
+            transport = try becomeNewDevice(transport)
+            report.becameNewDevice = true
+        }
         try defineTypes(hello, transport)
         let ledger = SyncLedger(transaction: database.currentTransaction)
         let epoch = hello["epoch"] as? String ?? ""
@@ -367,6 +393,32 @@ public final class SyncClient {
         }
     }
 
+    /// Asks the server for a new device of the same principal and
+    /// continues as it: the new token is kept in the file, and the values the
+    /// old device wrote here stay this file's own.
+    private func becomeNewDevice(_ transport: SyncTransport) throws -> SyncTransport {
+        let answer = try transport.call("new_device", [])
+        guard let newToken = answer["token"] as? String,
+            let newDevice = UUID(uuidString: String(newToken.split(separator: ".").first ?? ""))
+        else { throw TroveError(.syncServer, "the sync server gave no new device") }
+        let configured = configuration.token.split(separator: ".").first.map(String.init) ?? ""
+        formerDevices.insert(device)
+        try applying {
+            let ledger = SyncLedger(transaction: database.openWriteTransaction!)
+            try ledger.setText(configured.lowercased(), "replaces")
+            try ledger.setText(newToken, "token")
+            try ledger.setText(newDevice.uuidString.lowercased(), "device")
+            try ledger.setText(formerDevices.map { $0.uuidString.lowercased() }.sorted().joined(separator: "\n"), "former")
+            try ledger.setInteger(0, "acked")
+            try ledger.setInteger(0, "inflight")
+        }
+        device = newDevice
+        token = newToken
+        let fresh = try PostgresTransport(url: configuration.serverURL, token: newToken, space: configuration.space)
+        self.transport = fresh
+        return fresh
+    }
+
     private func defineTypes(_ hello: [String: Any], _ transport: SyncTransport) throws {
         let known = hello["types"] as? [String: Any] ?? [:]
         for type in types.values.sorted(by: { $0.name < $1.name }) {
@@ -417,7 +469,9 @@ public final class SyncClient {
                     let values = try database.storedValues(objectKey: state.objectKey, ofType: typeName)
                 {
                     for (index, property, _) in type.synced {
-                        guard let entry = state.properties[property.name], entry.clock.device == device else { continue }
+                        guard let entry = state.properties[property.name],
+                            entry.clock.device == device || formerDevices.contains(entry.clock.device)
+                        else { continue }
                         let (text, exact) = try self.text(values[index], property, of: type)
                         set[property.name] = [text as Any? ?? NSNull(), String(entry.clock.hlc)]
                         if let exact { set[property.name + ":exact"] = [exact, String(entry.clock.hlc)] }
@@ -428,6 +482,8 @@ public final class SyncClient {
             let batch = String(
                 decoding: try JSONSerialization.data(withJSONObject: ["changes": changes], options: [.sortedKeys]),
                 as: UTF8.self)
+            // Recorded before it is sent: a server ahead of both this and the last answer means another copy.
+            try applying { try SyncLedger(transaction: database.openWriteTransaction!).setInteger(pending.last!.cid, "inflight") }
             let answer = try transport.call("push", [batch])
             let pushed = UInt64(answer["pushed"] as? Int ?? 0)
             report.pushed += answer["applied"] as? Int ?? 0
@@ -447,6 +503,7 @@ public final class SyncClient {
                     }
                 }
                 try observe(answer["clock"], ledger)
+                try ledger.setInteger(max(pushed, try ledger.integer("acked") ?? 0), "acked")
             }
             guard pushed >= pending.last!.cid else {
                 throw TroveError(.syncServer, "the sync server applied this device's changes only up to \(pushed)")

@@ -6,7 +6,7 @@ import TroveStorage
 ///
 /// Everything the protocol decides is decided here, in SQL: devices log in
 /// as one low-privilege role that may only execute the device functions
-/// (`hello`, `define_type`, `push`, `pull`, `current_rows`, `heads`), and each call proves
+/// (`hello`, `define_type`, `push`, `pull`, `current_rows`, `heads`, `new_device`), and each call proves
 /// who it is with a device token checked inside the function. Functions run
 /// as their owner (`SECURITY DEFINER`) with a fixed `search_path` and quote
 /// every name they build statements from.
@@ -90,7 +90,8 @@ package enum ServerSchema {
             GRANT EXECUTE ON FUNCTION
                 trove_sync.hello(text, text), trove_sync.define_type(text, text, text, jsonb),
                 trove_sync.push(text, text, jsonb), trove_sync.pull(text, text, bigint, text, text, bigint, integer),
-                trove_sync.heads(text, text[]), trove_sync.current_rows(text, text, text, text[])
+                trove_sync.heads(text, text[]), trove_sync.current_rows(text, text, text, text[]),
+                trove_sync.new_device(text, text)
             TO \(quoted);
             """)
     }
@@ -130,6 +131,8 @@ package enum ServerSchema {
             principal text NOT NULL,
             token_hash bytea NOT NULL,
             revoked boolean NOT NULL DEFAULT false,
+            -- The device whose token asked for this one (new_device): revoking it revokes this one too.
+            parent uuid REFERENCES trove_sync.devices,
             created timestamptz NOT NULL DEFAULT now()
         );
 
@@ -233,9 +236,29 @@ package enum ServerSchema {
             RETURN id::text || '.' || secret;
         END $$;
 
+        -- A new device for the token's principal, with the same memberships: a file that finds the server ahead
+        -- of it (a restored or copied file, whose change ids another copy used) goes on as a device of its own.
+        CREATE OR REPLACE FUNCTION trove_sync.new_device(token text, space_name text) RETURNS jsonb
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            who record;
+            id uuid := gen_random_uuid();
+            secret text := replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
+        BEGIN
+            SELECT * INTO who FROM trove_sync.authenticate(token, space_name, false);
+            INSERT INTO trove_sync.devices (device, principal, token_hash, parent)
+                VALUES (id, who.principal, sha256(convert_to(secret, 'UTF8')), who.device);
+            RETURN jsonb_build_object('token', id::text || '.' || secret);
+        END $$;
+
         CREATE OR REPLACE FUNCTION trove_sync.revoke_device(id uuid) RETURNS boolean
         LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-            UPDATE trove_sync.devices SET revoked = true WHERE device = id RETURNING true
+            WITH RECURSIVE lineage(device) AS (
+                SELECT device FROM trove_sync.devices WHERE device = id
+                UNION SELECT d.device FROM trove_sync.devices d JOIN lineage l ON d.parent = l.device),
+            revoked AS (
+                UPDATE trove_sync.devices SET revoked = true WHERE device IN (SELECT device FROM lineage) RETURNING device)
+            SELECT CASE WHEN count(*) = 0 THEN NULL ELSE true END FROM revoked
         $$;
 
         -- Who the device is and where the space stands: its epoch, minimum and current sequence, the

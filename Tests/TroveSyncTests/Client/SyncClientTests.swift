@@ -232,6 +232,58 @@ struct SyncClientTests {
         }
     }
 
+    @Test(
+        "a file copied to a second device, or restored from an old copy, goes on as a new device: no change is lost",
+        arguments: [true, false])
+    func copiedFilesBecomeNewDevices(copyFirst: Bool) throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try server.grant("min", "diary")
+        let types: [Object.Type] = [SyncNote.self, SyncFolder.self, LocalOnly.self]
+        func open(_ url: URL) throws -> Device {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: types))
+            let client = try SyncClient(
+                database: db,
+                configuration: .init(
+                    serverURL: server.postgres.url("sync_device", database: "sync"), token: token, space: "diary",
+                    types: ["SyncNote", "SyncFolder"]))
+            return Device(db: db, client: client)
+        }
+        let original = directory.appendingPathComponent("phone.trove")
+        let copy = directory.appendingPathComponent("tablet.trove")
+        do {
+            let phone = try open(original)
+            try Self.addNote("before", title: "synced", phone)
+            try phone.client.sync()
+        }
+        try FileManager.default.copyItem(at: original, to: copy)
+        let phone = try open(original)
+        let tablet = try open(copy)
+        // Both write, with the same device token and the same next change id.
+        try Self.addNote("from phone", phone)
+        try Self.addNote("from tablet", tablet)
+        let (first, second) = copyFirst ? (tablet, phone) : (phone, tablet)
+        #expect(try first.client.sync().becameNewDevice == false)
+        let report = try second.client.sync()
+        #expect(report.becameNewDevice, "\(report)")
+        #expect(report.pushed == 1)
+        try first.client.sync()
+        for device in [phone, tablet] {
+            #expect(Self.notes(device.db) == ["before|synced|0|-", "from phone||0|-", "from tablet||0|-"])
+        }
+        // The new device's token stays with its file: reopened with the configured token, it syncs on as itself.
+        let renamed = try #require(try SyncClient.status(of: second.db)?.device)
+        try second.db.write { second.db.object(ofType: SyncNote.self, forPrimaryKey: "before")!.score = 9 }
+        let again = try open(URL(fileURLWithPath: second.db.path))
+        #expect(try SyncClient.status(of: again.db)?.device == renamed)
+        let later = try again.client.sync()
+        #expect(!later.becameNewDevice && later.pushed == 1, "\(later)")
+        try first.client.sync()
+        #expect(first.db.object(ofType: SyncNote.self, forPrimaryKey: "before")?.score == 9)
+    }
+
     @Test("a type that cannot sync is refused, saying why; a write through a handle without a client is refused")
     func refusals() throws {
         let server = try TestSyncServer()

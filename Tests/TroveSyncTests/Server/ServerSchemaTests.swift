@@ -94,9 +94,14 @@ struct ServerSchemaTests {
         #expect(
             syncError { try readOnly.define("Other", primaryKey: "id", ["id": "string"]) }?.message.contains("may only read")
                 == true)
+        // A device may ask for another of its principal (a copied file does); revoking the first revokes both.
+        let second = try #require(try device.call("new_device", [])["token"] as? String)
+        let child = DeviceCalls(connection: connection, token: second, space: "diary")
+        #expect(try child.hello()["principal"] as? String == "min")
         // Revoked: refused from then on.
-        try server.owner.query("SELECT trove_sync.revoke_device($1::uuid)", [String(id)])
+        #expect(try ServerSchema.revokeDevice(String(id), on: server.owner))
         #expect(syncError { try device.hello() }?.message.contains("not valid") == true)
+        #expect(syncError { try child.hello() }?.message.contains("not valid") == true)
         // The token never reaches the server's log, even in a refused call.
         #expect(!server.postgres.serverLog.contains(String(secret)))
     }
