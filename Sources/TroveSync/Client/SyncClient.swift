@@ -88,16 +88,18 @@ public final class SyncClient {
 
     /// Starts recording the changes of `configuration.types` made through
     /// `database` (objects already stored are recorded as new the first
-    /// time). Throws for a type that cannot sync, saying why, and for an
-    /// encrypted file (not synced by this version).
+    /// time). Throws for a type that cannot sync, saying why, and for a
+    /// file encrypted before key tokens.
     public init(database: Database, configuration: Configuration) throws {
         let parts = configuration.token.split(separator: ".")
         guard parts.count == 2, let device = UUID(uuidString: String(parts[0])) else {
             throw TroveError(.syncServer, "the device token is malformed: use the whole line `trove sync grant` printed")
         }
-        if database.isEncrypted {
+        if database.isEncrypted, database.currentTransaction.environment.keyTokens == nil {
             throw TroveError(
-                .fileAccess, "\(database.path) is encrypted: this version of TroveSync does not sync encrypted files yet")
+                .fileAccess,
+                "\(database.path) was encrypted before key tokens: its keys would show the synced primary keys; give it tokens first (trove convert, or Database.upgradeKeys)"
+            )
         }
         self.database = database
         self.configuration = configuration

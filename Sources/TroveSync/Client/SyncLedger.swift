@@ -8,10 +8,12 @@ import TroveStorage
 ///
 /// - `sync:meta`: the device, the last clock given out, the next change
 ///   id, how far pulls have read (`since`) and the space's epoch.
-/// - `sync:state`: per object (type ‖ 0 ‖ primary key) its ``ObjectState``:
+/// - `sync:state`: per object (type ‖ 0 ‖ primary key; its token in an
+///   encrypted file, whose `sync:` tables are sealed) its ``ObjectState``:
 ///   causal length, current object key, pending change id, and per property
 ///   the clock and a hash of the value last captured or applied.
-/// - `sync:keys`: type ‖ 0 ‖ object key → primary key, to name a deleted object.
+/// - `sync:keys`: type ‖ 0 ‖ object key (the type's token ‖ object key when
+///   encrypted) → primary key, to name a deleted object.
 /// - `sync:pending`: change id → type ‖ 0 ‖ primary key: the objects with
 ///   changes the server has not applied yet, oldest first.
 struct SyncLedger {
@@ -21,6 +23,9 @@ struct SyncLedger {
     static let pendingTable = Database.syncTablePrefix + "pending"
 
     let transaction: Transaction
+
+    /// In an encrypted file: the tokens its keys hold instead of names and primary keys.
+    private var tokens: KeyTokens? { transaction.environment.keyTokens }
 
     private func table(_ name: String) throws -> Table? {
         if let write = transaction as? WriteTransaction { return try write.openTable(name) }
@@ -71,9 +76,15 @@ struct SyncLedger {
         Array(type.utf8) + [0] + Array(primaryKey.utf8)
     }
 
+    /// An object's key in `sync:state`: its name, or in an encrypted file the name's token.
+    private func stateKey(_ type: String, _ primaryKey: String) -> [UInt8] {
+        let name = Self.objectName(type, primaryKey)
+        return tokens?.token(name, in: Self.stateTable) ?? name
+    }
+
     func state(_ type: String, _ primaryKey: String) throws -> ObjectState? {
         guard let table = try table(Self.stateTable),
-            let bytes = try transaction.value(in: table, key: Self.objectName(type, primaryKey))
+            let bytes = try transaction.value(in: table, key: stateKey(type, primaryKey))
         else { return nil }
         guard let state = ObjectState(decoding: bytes) else {
             throw TroveError(.corruptFile, "TroveSync's record of \(type) \(primaryKey.debugDescription) is damaged")
@@ -83,25 +94,30 @@ struct SyncLedger {
 
     func setState(_ state: ObjectState, _ type: String, _ primaryKey: String) throws {
         let table = try table(Self.stateTable)!
-        try Self.objectName(type, primaryKey).withUnsafeBytes { k in
+        try stateKey(type, primaryKey).withUnsafeBytes { k in
             _ = try state.encoded().withUnsafeBytes { try write.put(table, key: k, value: $0) }
         }
     }
 
-    private static func keyName(_ type: String, _ objectKey: UInt64) -> [UInt8] {
-        Array(type.utf8) + [0] + withUnsafeBytes(of: objectKey.bigEndian) { Array($0) }
+    /// The prefix of a type's entries in `sync:keys`: its name and a 0, or in an encrypted file the name's token.
+    private func typePrefix(_ type: String) -> [UInt8] {
+        tokens?.token(Array(type.utf8), in: Self.keysTable) ?? Array(type.utf8) + [0]
+    }
+
+    private func keyName(_ type: String, _ objectKey: UInt64) -> [UInt8] {
+        typePrefix(type) + withUnsafeBytes(of: objectKey.bigEndian) { Array($0) }
     }
 
     func primaryKey(_ type: String, objectKey: UInt64) throws -> String? {
         guard let table = try table(Self.keysTable),
-            let bytes = try transaction.value(in: table, key: Self.keyName(type, objectKey))
+            let bytes = try transaction.value(in: table, key: keyName(type, objectKey))
         else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 
     func setPrimaryKey(_ primaryKey: String?, _ type: String, objectKey: UInt64) throws {
         let table = try table(Self.keysTable)!
-        try Self.keyName(type, objectKey).withUnsafeBytes { k in
+        try keyName(type, objectKey).withUnsafeBytes { k in
             if let primaryKey {
                 _ = try Array(primaryKey.utf8).withUnsafeBytes { try write.put(table, key: k, value: $0) }
             } else {
@@ -113,7 +129,7 @@ struct SyncLedger {
     /// The object keys of `type` the ledger knows (to find deletions when a write's objects are not listed).
     func knownObjectKeys(_ type: String) throws -> [UInt64] {
         guard let table = try table(Self.keysTable) else { return [] }
-        let prefix = Array(type.utf8) + [0]
+        let prefix = typePrefix(type)
         return try transaction.withCursor(on: table) { cursor in
             var keys: [UInt64] = []
             var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }

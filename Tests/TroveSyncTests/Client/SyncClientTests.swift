@@ -284,6 +284,50 @@ struct SyncClientTests {
         #expect(first.db.object(ofType: SyncNote.self, forPrimaryKey: "before")?.score == 9)
     }
 
+    @Test("an encrypted file syncs, and its sync bookkeeping shows no primary key, value or type name")
+    func encryptedFilesSync() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("sealed.trove")
+        var configuration = Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self, LocalOnly.self])
+        configuration.encryptionKey = Data((0..<64).map { UInt8($0 * 3 & 255) })
+        let syncing = SyncClient.Configuration(
+            serverURL: server.postgres.url("sync_device", database: "sync"), token: try server.grant("a", "diary"),
+            space: "diary", types: ["SyncNote", "SyncFolder"])
+        do {
+            let db = try Database(configuration: configuration)
+            let client = try SyncClient(database: db, configuration: syncing)
+            try db.write {
+                let note = SyncNote()
+                note.id = "keyvault-primary-7731"
+                note.title = "unseen-title-5520"
+                try db.add(note)
+                let gone = SyncNote()
+                gone.id = "keyvault-deleted-8842"
+                try db.add(gone)
+            }
+            try db.write { try db.delete(db.object(ofType: SyncNote.self, forPrimaryKey: "keyvault-deleted-8842")!) }
+            #expect(try client.sync().pushed == 2)
+        }
+        let raw = try Data(contentsOf: url)
+        for text in ["keyvault-primary-7731", "keyvault-deleted-8842", "unseen-title-5520", "SyncNote", "diary"] {
+            #expect(raw.range(of: Data(text.utf8)) == nil, "\(text) is readable in the encrypted file")
+        }
+        // Another device receives it; the encrypted file receives what that device writes.
+        let b = try Self.device(server, "b", directory: directory)
+        try b.client.sync()
+        #expect(Self.notes(b.db) == ["keyvault-primary-7731|unseen-title-5520|0|-"])
+        try b.db.write { b.db.object(ofType: SyncNote.self, forPrimaryKey: "keyvault-primary-7731")!.score = 12 }
+        try b.client.sync()
+        let db = try Database(configuration: configuration)
+        let client = try SyncClient(database: db, configuration: syncing)
+        try client.sync()
+        #expect(db.object(ofType: SyncNote.self, forPrimaryKey: "keyvault-primary-7731")?.score == 12)
+        #expect(client.pendingChanges == 0)
+    }
+
     @Test("a type that cannot sync is refused, saying why; a write through a handle without a client is refused")
     func refusals() throws {
         let server = try TestSyncServer()
