@@ -1,5 +1,6 @@
 import Foundation
 import Trove
+import TroveSync
 
 /// The studio's JSON API and page over one open file: every request is
 /// checked for the token, then answered from the file's newest commit under
@@ -218,7 +219,15 @@ final class StudioAPI: @unchecked Sendable {
     private func info() throws -> String {
         "{\"file\":\(Formatting.jsonString(path)),\"readOnly\":\(readOnly),\"formatVersion\":\(db.fileFormatVersion),"
             + "\"schemaVersion\":\(db.storedSchemaVersion),\"fileSize\":\(Commands.fileSize(path)),\"usedSize\":\(db.usedFileSize),"
-            + "\"commit\":\(db.lastCommit)}"
+            + "\"commit\":\(db.lastCommit),\"sync\":\(try syncStatus())}"
+    }
+
+    /// Where the file stands with sync (TroveSync's bookkeeping, no server asked); `null` when it does not sync.
+    private func syncStatus() throws -> String {
+        guard let status = try SyncClient.status(of: db) else { return "null" }
+        return "{\"space\":\(Formatting.jsonString(status.space ?? "")),\"device\":\(Formatting.jsonString(status.device ?? "")),"
+            + "\"types\":[\(status.types.map(Formatting.jsonString).joined(separator: ","))],"
+            + "\"pendingChanges\":\(status.pendingChanges),\"pulledThrough\":\(status.pulledThrough)}"
     }
 
     private func types() throws -> String {

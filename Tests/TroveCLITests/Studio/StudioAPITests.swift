@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trove
+import TroveSync
 
 #if canImport(Glibc)
     import Glibc
@@ -211,6 +212,36 @@ struct StudioAPITests {
         let info = try server.get("/api/info").json
         #expect(info["readOnly"] as? Bool == false)
         #expect((info["file"] as? String)?.hasSuffix("photos.trove") == true)
+        #expect(info["sync"] is NSNull)
+    }
+
+    @Test("a file that syncs shows where it stands; the studio's writes to its synced types are refused, saying why")
+    func syncStatus() throws {
+        let url = try studioFile(0).deletingLastPathComponent().appendingPathComponent("notes.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [StudioNote.self]))
+            // No server is needed to record changes: they wait for a sync.
+            let client = try SyncClient(
+                database: db,
+                configuration: .init(
+                    serverURL: "postgresql://device@127.0.0.1:1/none", token: "\(UUID().uuidString).secret", space: "diary",
+                    types: ["StudioNote"]))
+            try db.write {
+                for id in ["a", "b"] {
+                    let note = StudioNote()
+                    note.id = id
+                    try db.add(note)
+                }
+            }
+            #expect(client.pendingChanges == 2)
+        }
+        let server = try StudioServer(file: url.path)
+        let sync = try #require(try server.get("/api/info").json["sync"] as? [String: Any])
+        #expect(sync["space"] as? String == "diary")
+        #expect(sync["types"] as? [String] == ["StudioNote"])
+        #expect(sync["pendingChanges"] as? Int == 2)
+        let refused = try server.send("POST", "/api/types/StudioNote/objects", json: #"{"id": "c", "text": "by hand"}"#)
+        #expect(refused.status >= 400 && refused.text.contains("SyncClient"), "\(refused.status) \(refused.text)")
     }
 
     @Test("objects a page at a time, filtered by a Realm predicate and sorted")

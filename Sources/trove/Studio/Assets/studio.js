@@ -21,6 +21,16 @@ const state = {
 
 // MARK: API
 
+/** The file's sync status, read-only: its space and the changes it has not sent. */
+function showSync(sync) {
+  const badge = $("sync");
+  badge.hidden = !sync;
+  if (!sync) return;
+  badge.textContent = `syncs with ${sync.space} · ${sync.pendingChanges} to send`;
+  badge.title = `TroveSync: types ${sync.types.join(", ")}; device ${sync.device}; pulled through sequence ${sync.pulledThrough}. ` +
+    "Writes to synced types go through the app's SyncClient, not the studio.";
+}
+
 async function api(path, options = {}) {
   const headers = Object.assign({ "X-Trove-Token": token }, options.headers || {});
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
@@ -52,6 +62,7 @@ async function start() {
     state.info = info;
     $("file").textContent = state.info.file;
     $("mode").hidden = !state.info.readOnly;
+    showSync(state.info.sync);
     document.body.classList.toggle("read-only", state.info.readOnly);
     $("add-object").hidden = state.info.readOnly;
     const first = state.types.find((t) => !t.embedded) || state.types[0];
