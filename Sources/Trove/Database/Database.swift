@@ -316,9 +316,12 @@ public final class Database {
         try checkEncryptionKey()
         if let meta = try readTransaction().existingTable(Catalog.metaTable), readTransaction().canSee(meta) {
             try checkFormat(meta, in: readTransaction())
-            if !configuration.readOnly, !changeLogIsReadable(in: readTransaction()) {
+            if !configuration.readOnly, try !changeLogIsReadable(in: readTransaction()) || needsStamps(meta) {
                 try withWriteTransaction { transaction in
-                    if let meta = try transaction.existingTable(Catalog.metaTable) { try sealChangeLog(meta, in: transaction) }
+                    if let meta = try transaction.existingTable(Catalog.metaTable) {
+                        try sealChangeLog(meta, in: transaction)
+                        try stampClusters(meta, in: transaction)
+                    }
                 }
             }
             return
@@ -338,6 +341,7 @@ public final class Database {
             if let meta = try transaction.existingTable(Catalog.metaTable) {
                 try checkFormat(meta, in: transaction)
                 try sealChangeLog(meta, in: transaction)
+                try stampClusters(meta, in: transaction)
                 return
             }
             if !existing.isEmpty {
@@ -423,6 +427,21 @@ public final class Database {
         else { return }
         if let log = try transaction.existingTable(ChangeLog.tableName) { try transaction.clear(log) }
         try raiseFormat(to: Database.sealedLogFormatVersion, in: transaction)
+    }
+
+    /// A plain file with clusters, opened for writing, is raised to
+    /// ``clusterStampsFormatVersion`` before this handle writes a stamp: a
+    /// Trove before stamps would leave a deleted cluster's stamp behind.
+    private func stampClusters(_ meta: Table, in transaction: WriteTransaction) throws {
+        guard try needsStamps(meta, in: transaction) else { return }
+        try raiseFormat(to: Database.clusterStampsFormatVersion, in: transaction)
+    }
+
+    private func needsStamps(_ meta: Table, in transaction: Transaction? = nil) throws -> Bool {
+        guard environment.cipher == nil,
+            let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction ?? readTransaction())
+        else { return false }
+        return format >= Database.clustersFormatVersion && format < Database.clusterStampsFormatVersion
     }
 
     /// Whether the change log's records are sealed, or the file is plain:

@@ -200,6 +200,27 @@ struct ClusterViewCarryTests {
         #expect(reader.objects(Meter.self).count == 4_200)
     }
 
+    @Test("a plain file with clusters from before stamps is raised to format 6 when opened for writing, not when read")
+    func olderFilesAreRaisedBeforeStamps() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("older.trove")
+        do {
+            let db = try Database(configuration: Self.configuration(url))
+            var expected: [Int: Expected] = [:]
+            try db.write { try Self.add(1, in: db, &expected) }
+            #expect(db.fileFormatVersion == Database.clusterStampsFormatVersion)
+            // As a Trove before stamps left it.
+            let write = try WriteTransaction(environment: db.environment)
+            try Catalog.put(
+                Database.clustersFormatVersion.littleEndian, key: "format",
+                in: try #require(try write.openTable(Catalog.metaTable)), write)
+            try write.commit()
+        }
+        var readOnly = Self.configuration(url)
+        readOnly.readOnly = true
+        #expect(try Database(configuration: readOnly).fileFormatVersion == Database.clustersFormatVersion)
+        #expect(try Database(configuration: Self.configuration(url)).fileFormatVersion == Database.clusterStampsFormatVersion)
+    }
+
     @Test("a change record names the clusters its commit wrote, and an older record that does not is not trusted")
     func recordsNameTheClustersWritten() throws {
         let db = try Database(configuration: Self.configuration(makeTemporaryDirectory().appendingPathComponent("log.trove")))
