@@ -3,7 +3,7 @@ import Trove
 
 /// The `trove` subcommands. Each returns its exit code; failures throw.
 enum Commands {
-    static let version = "trove 0.1.0 (file format 1)"
+    static let version = "trove 0.1.0 (reads and writes file formats up to \(Database.newestFileFormatVersion))"
 
     static let usage = """
         usage: trove <command> FILE [arguments]

@@ -625,6 +625,7 @@ struct CLITests {
         #expect(!notDatabase.err.isEmpty)
         #expect(try String(contentsOfFile: text, encoding: .utf8) == "not a database")
         #expect(try trove("--version").out.hasPrefix("trove "))
+        #expect(try trove("--version").out.contains("file formats up to \(Database.newestFileFormatVersion)"))
         #expect(try trove("query", "--help").out.contains("example:"))
     }
 

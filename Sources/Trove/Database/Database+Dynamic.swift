@@ -15,6 +15,14 @@ extension Database {
         return (try? Catalog.integer(UInt64.self, key: "schemaVersion", in: meta, transaction)) ?? 0
     }
 
+    /// The newest file format this Trove reads and writes: a file of a
+    /// newer one is refused with `fileFormatTooNew`.
+    ///
+    /// ```swift
+    /// print("reads file formats up to \(Database.newestFileFormatVersion)")
+    /// ```
+    public static var newestFileFormatVersion: UInt32 { formatVersion }
+
     /// The file format version of the file.
     public var fileFormatVersion: UInt32 {
         let transaction = readTransaction()

@@ -184,7 +184,11 @@ final class TestPostgres: @unchecked Sendable {
         if let text = try? String(contentsOf: directory.appendingPathComponent("pgbouncer.pid"), encoding: .utf8),
             let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
         {
+            // SIGTERM is PgBouncer's immediate shutdown, but one busy with server connections was seen to outlive
+            // it: after a second, SIGKILL.
             kill(pid, SIGTERM)
+            for _ in 0..<40 where kill(pid, 0) == 0 { usleep(25_000) }
+            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
         }
         let pidFile = directory.appendingPathComponent("data/postmaster.pid")
         if let text = try? String(contentsOf: pidFile, encoding: .utf8),
@@ -206,7 +210,7 @@ final class TestPostgres: @unchecked Sendable {
     private static func watch(_ directory: URL) {
         let script = """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
-            [ -f '\(directory.path)/pgbouncer.pid' ] && kill -TERM "$(cat '\(directory.path)/pgbouncer.pid')"
+            [ -f '\(directory.path)/pgbouncer.pid' ] && kill -KILL "$(cat '\(directory.path)/pgbouncer.pid')"
             [ -f '\(directory.path)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(directory.path)/data/postmaster.pid')"
             sleep 1; rm -rf '\(directory.path)'
             """
