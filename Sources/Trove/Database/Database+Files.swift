@@ -131,11 +131,10 @@ extension Database {
             let source = try ReadTransaction(environment: environment)
             defer { source.end() }
             var listed = [Catalog.metaTable]
+            let indexedIntegers = try Catalog.integerKeysAreIndexed(in: source)
             for type in try Catalog.storedTypeNames(in: source) {
                 guard let schema = try Catalog.storedSchema(type, in: source) else { continue }
-                listed += TableInfo.tableNames(
-                    for: schema, integerKeysAreIndexed: try Catalog.integerKeysAreIndexed(in: source)
-                ).map(\.name)
+                listed += TableInfo.tableNames(for: schema, integerKeysAreIndexed: indexedIntegers).map(\.name)
             }
             names = listed
         }

@@ -185,13 +185,7 @@ extension Database {
     /// transaction and above the largest primary key stored (explicit keys included).
     func nextAutoIncrement(_ table: TableInfo, _ state: WriteState) throws -> Int64 {
         let counterName = table.autoIncrementCounter
-        var next: Int64
-        if let cached = state.nextKeys[counterName] {
-            next = Int64(cached)
-        } else {
-            let meta = try state.transaction.openTable(Catalog.metaTable)!
-            next = Int64(try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1)
-        }
+        var next = Int64(try autoIncrementCounter(counterName, state))
         let largest: Int64?
         if table.keyIsPrimaryKey {
             largest = try table.store.lastKey(in: state.transaction).map { TableInfo.integer(forObjectKey: $0) }
@@ -215,18 +209,18 @@ extension Database {
         return next
     }
 
+    /// The next auto-increment value the write knows of: its own, or the stored counter's.
+    private func autoIncrementCounter(_ counterName: String, _ state: WriteState) throws -> UInt64 {
+        if let cached = state.nextKeys[counterName] { return cached }
+        let meta = try state.transaction.openTable(Catalog.metaTable)!
+        return try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
+    }
+
     /// Makes the next auto-increment value of `table` come after `value`.
     private func raiseAutoIncrement(_ table: TableInfo, past value: Int64, _ state: WriteState) throws {
         guard value >= 0, value < Int64.max else { return }
         let counterName = table.autoIncrementCounter
-        let stored: UInt64
-        if let cached = state.nextKeys[counterName] {
-            stored = cached
-        } else {
-            let meta = try state.transaction.openTable(Catalog.metaTable)!
-            stored = try Catalog.integer(UInt64.self, key: counterName, in: meta, state.transaction) ?? 1
-        }
-        let next = max(stored, UInt64(value) + 1)
+        let next = max(try autoIncrementCounter(counterName, state), UInt64(value) + 1)
         state.nextKeys[counterName] = next
         state.deletedBeyond[counterName] = max(state.deletedBeyond[counterName] ?? 0, next)
     }

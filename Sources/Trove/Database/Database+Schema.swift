@@ -283,13 +283,13 @@ extension Database {
         return table
     }
 
-    /// Raises the file's format to at least `version` (a Trove that reads
-    /// only older formats then refuses the file instead of misreading it).
     /// The format a file with clusters is raised to: an encrypted file's clusters carry no stamps.
     var clustersFormat: UInt32 {
         environment.cipher == nil ? Database.clusterStampsFormatVersion : Database.clustersFormatVersion
     }
 
+    /// Raises the file's format to at least `version` (a Trove that reads
+    /// only older formats then refuses the file instead of misreading it).
     func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
         let meta = try transaction.openTable(Catalog.metaTable)!
         let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
@@ -334,9 +334,9 @@ extension Database {
     /// every stored type from its objects, creating the tables: a copy whose
     /// keys hold other tokens (``Database/copyTables(from:into:)``) leaves them out.
     static func rebuildIndexes(in transaction: WriteTransaction) throws {
+        let indexedIntegers = try Catalog.integerKeysAreIndexed(in: transaction)
         for name in try Catalog.storedTypeNames(in: transaction) {
             guard let schema = try Catalog.storedSchema(name, in: transaction) else { continue }
-            let indexedIntegers = try Catalog.integerKeysAreIndexed(in: transaction)
             for (tableName, isMultiValue) in TableInfo.tableNames(for: schema, integerKeysAreIndexed: indexedIntegers)
             where Database.isIndexTable(tableName) {
                 _ = try transaction.openTable(tableName, isMultiValue: isMultiValue)
