@@ -115,12 +115,15 @@ test-sanitize: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build/asan --skip CLITests --skip ExampleTests
 
-# The crash tests with many more kill points.
+# The crash tests with many more kill points, more damaged files, more sync convergence rounds.
 test-long: deps deps-postgres
 	$(SWIFT) build --build-tests
 	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
 	@# 500 damaged files, other damage each run (the seed is printed with any failure).
 	TROVE_DAMAGE_ROUNDS=500 TROVE_DAMAGE_SEED=$$(date +%s) $(SWIFT) test --skip-build --filter DamagedFileTests
+	@# Sync convergence: three device processes, kills, cut connections, server restarts (directly, then through PgBouncer).
+	TROVE_CONVERGENCE_ROUNDS=5000 $(SWIFT) test --skip-build --filter ConvergenceTests
+	TROVE_SYNC_PGBOUNCER=1 TROVE_CONVERGENCE_ROUNDS=5000 $(SWIFT) test --skip-build --filter ConvergenceTests
 
 # libFuzzer on the query parser, the record decoder and operation sequences,
 # FUZZ_SECONDS each; a crash lands in Fuzz/Crashes/ (turn it into a test).

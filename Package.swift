@@ -67,6 +67,9 @@ let package = Package(
         .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync"]),
         .testTarget(name: "TroveRealmTests", dependencies: ["TroveRealm"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "TroveStorage"]),
+        // A device process of the sync convergence test (run by TroveSyncTests, never shipped).
+        .executableTarget(
+            name: "TroveSyncDevice", dependencies: ["Trove", "TroveSync", "TroveStorage"], path: "Tests/SyncDevice"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -218,19 +218,16 @@ public final class SyncClient {
     /// length when it was created (again) or deleted, and a pending change.
     private func capture(_ key: UInt64, of type: SyncedType, _ session: inout CaptureSession) throws {
         let ledger = session.ledger
+        let known = try ledger.primaryKey(type.name, objectKey: key)
         guard let values = try database.storedValues(objectKey: key, ofType: type.name) else {
-            guard let primaryKey = try ledger.primaryKey(type.name, objectKey: key) else { return }
-            try ledger.setPrimaryKey(nil, type.name, objectKey: key)
-            guard var state = try ledger.state(type.name, primaryKey), state.objectKey == key else { return }
-            state.objectKey = 0
-            if state.isAlive {
-                state.cl += 1
-                state.properties = [:]
-                try session.markPending(&state, type.name, primaryKey)
-            }
-            return try ledger.setState(state, type.name, primaryKey)
+            if let known { try captureDeletion(of: known, at: key, of: type, &session) }
+            return
         }
         let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
+        if let known, known != primaryKey {
+            // The object this key held was deleted and the key given to another one in the same write.
+            try captureDeletion(of: known, at: key, of: type, &session)
+        }
         var state = try ledger.state(type.name, primaryKey) ?? ObjectState()
         var changed = false
         let newLife = !state.isAlive
@@ -248,13 +245,37 @@ public final class SyncClient {
         }
         var moved = false
         if state.objectKey != key {
-            if state.objectKey != 0 { try ledger.setPrimaryKey(nil, type.name, objectKey: state.objectKey) }
+            try ledger.forgetObjectKey(state.objectKey, of: type.name, ifItNames: primaryKey)
             state.objectKey = key
             try ledger.setPrimaryKey(primaryKey, type.name, objectKey: key)
             moved = true
         }
         if changed { try session.markPending(&state, type.name, primaryKey) }
         if changed || moved { try ledger.setState(state, type.name, primaryKey) }
+    }
+
+    /// The values stored at `key` when they are those of `primaryKey` (nil when the key holds another object).
+    private func storedValues(of type: SyncedType, _ primaryKey: String, at key: UInt64) throws -> [StoredValue]? {
+        guard key != 0, let values = try database.storedValues(objectKey: key, ofType: type.name),
+            try Self.primaryKeyText(values[type.primaryKeyIndex], type) == primaryKey
+        else { return nil }
+        return values
+    }
+
+    /// Records that the object `primaryKey`, stored at `key`, was deleted.
+    private func captureDeletion(
+        of primaryKey: String, at key: UInt64, of type: SyncedType, _ session: inout CaptureSession
+    ) throws {
+        let ledger = session.ledger
+        try ledger.setPrimaryKey(nil, type.name, objectKey: key)
+        guard var state = try ledger.state(type.name, primaryKey), state.objectKey == key else { return }
+        state.objectKey = 0
+        if state.isAlive {
+            state.cl += 1
+            state.properties = [:]
+            try session.markPending(&state, type.name, primaryKey)
+        }
+        try ledger.setState(state, type.name, primaryKey)
     }
 
     static func primaryKeyText(_ value: StoredValue, _ type: SyncedType) throws -> String {
@@ -316,6 +337,16 @@ public final class SyncClient {
     /// and the next call sends it.
     @discardableResult
     public func sync() throws -> Report {
+        do {
+            return try syncOnce()
+        } catch {
+            // A broken or refused connection is not reused: the next sync connects again.
+            transport = nil
+            throw error
+        }
+    }
+
+    private func syncOnce() throws -> Report {
         var transport =
             try self.transport ?? PostgresTransport(url: configuration.serverURL, token: token, space: configuration.space)
         self.transport = transport
@@ -334,17 +365,41 @@ public final class SyncClient {
         let epoch = hello["epoch"] as? String ?? ""
         let knownEpoch = try ledger.text("epoch")
         var since = try ledger.integer("since") ?? 0
-        let minSeq = hello["minSeq"] as? Int ?? 0
-        if let knownEpoch, knownEpoch != epoch || (since > 0 && since < UInt64(minSeq)) {
-            // The server lost history, or this device fell behind its retention: read everything again, and send every live object again.
-            try requeueEverything()
+        let minSeq = UInt64(hello["minSeq"] as? Int ?? 0)
+        // Restored from a backup, the server lost changes this file may hold: everything it knows goes again.
+        let restored = knownEpoch != nil && knownEpoch != epoch
+        // Behind the retention window, this file may have missed deletes whose tombstones are gone: what it
+        // has not changed takes the server's state; what it changed goes again, whole.
+        let expired = !restored && since > 0 && since < minSeq
+        if restored || expired {
+            try requeue(everything: restored)
             since = 0
             report.bootstrapped = true
         }
         try push(transport, &report)
         try undoRejected(report.rejected, transport)
-        try pull(from: since, epoch: epoch, transport, &report)
+        try pull(from: since, epoch: epoch, pruning: report.bootstrapped, transport, &report)
         return report
+    }
+
+    /// `ids` as a PostgreSQL text array literal.
+    private static func arrayLiteral(_ ids: [String]) -> String {
+        "{"
+            + ids.map {
+                "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            }
+            .joined(separator: ",") + "}"
+    }
+
+    /// Deletes an object here because the server no longer has it, and forgets it.
+    private func forget(_ typeName: String, _ primaryKey: String, _ ledger: SyncLedger) throws {
+        guard let state = try ledger.state(typeName, primaryKey) else { return }
+        if state.objectKey != 0, let type = types[typeName], try storedValues(of: type, primaryKey, at: state.objectKey) != nil {
+            try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
+        }
+        try ledger.forgetObjectKey(state.objectKey, of: typeName, ifItNames: primaryKey)
+        if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
+        try ledger.setState(ObjectState(), typeName, primaryKey)
     }
 
     /// Takes back what the server holds for each object whose change it
@@ -355,13 +410,7 @@ public final class SyncClient {
         var rows: [[String: Any]] = []
         for (typeName, group) in Dictionary(grouping: rejected, by: \.typeName) where types[typeName] != nil {
             let ids = Array(Set(group.map(\.primaryKey)))
-            let list =
-                "{"
-                + ids.map {
-                    "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-                }
-                .joined(separator: ",") + "}"
-            let answer = try transport.call("current_rows", [typeName, list])
+            let answer = try transport.call("current_rows", [typeName, Self.arrayLiteral(ids)])
             let found = answer["rows"] as? [[String: Any]] ?? []
             rows += found
             let present = Set(found.compactMap { $0["id"] as? String })
@@ -378,12 +427,7 @@ public final class SyncClient {
                     var state = try ledger.state(typeName, id)
                 else { continue }
                 if row["cl"] as? Int == 0 {
-                    if state.objectKey != 0 {
-                        try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
-                        try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey)
-                    }
-                    if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
-                    try ledger.setState(ObjectState(), typeName, id)
+                    try forget(typeName, id, ledger)
                     continue
                 }
                 // The server's row as a new life, whatever this file held: every value and clock taken.
@@ -437,22 +481,20 @@ public final class SyncClient {
         }
     }
 
-    private func requeueEverything() throws {
-        try database.write {
+    /// Marks objects to be sent again, each whole (every value it holds, as
+    /// this device's, with the clock it had): every object the ledger knows,
+    /// deleted ones included, or only those with changes not yet sent.
+    private func requeue(everything: Bool) throws {
+        try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
             var session = try CaptureSession(ledger: ledger, device: device)
-            for (name, type) in types {
-                for key in try database.objectKeys(ofType: name) {
-                    guard let values = try database.storedValues(objectKey: key, ofType: name) else { continue }
-                    let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
-                    guard var state = try ledger.state(name, primaryKey) else { continue }
-                    // Every value this device knows is sent with its own clock: the server keeps the later of two.
-                    for (property, entry) in state.properties {
-                        state.properties[property] = (PropertyClock(hlc: entry.clock.hlc, device: device), entry.hash)
-                    }
-                    try session.markPending(&state, name, primaryKey)
-                    try ledger.setState(state, name, primaryKey)
+            for (name, primaryKey, var state) in try ledger.allStates() where types[name] != nil && state.cl > 0 {
+                guard everything || state.pendingCid != 0 else { continue }
+                for (property, entry) in state.properties where entry.clock.hlc != 0 {
+                    state.properties[property] = (PropertyClock(hlc: entry.clock.hlc, device: device), entry.hash)
                 }
+                try session.markPending(&state, name, primaryKey)
+                try ledger.setState(state, name, primaryKey)
             }
             try session.save()
         }
@@ -468,7 +510,7 @@ public final class SyncClient {
                 guard let type = types[typeName], let state = try ledger.state(typeName, primaryKey) else { continue }
                 var set: [String: Any] = [:]
                 if state.isAlive, state.objectKey != 0,
-                    let values = try database.storedValues(objectKey: state.objectKey, ofType: typeName)
+                    let values = try storedValues(of: type, primaryKey, at: state.objectKey)
                 {
                     for (index, property, _) in type.synced {
                         guard let entry = state.properties[property.name],
@@ -486,7 +528,9 @@ public final class SyncClient {
                 as: UTF8.self)
             // Recorded before it is sent: a server ahead of both this and the last answer means another copy.
             try applying { try SyncLedger(transaction: database.openWriteTransaction!).setInteger(pending.last!.cid, "inflight") }
+            Self.faultPoint?("push-sending")
             let answer = try transport.call("push", [batch])
+            Self.faultPoint?("push-answered")
             let pushed = UInt64(answer["pushed"] as? Int ?? 0)
             report.pushed += answer["applied"] as? Int ?? 0
             for rejection in answer["rejected"] as? [[String: Any]] ?? [] {
@@ -527,7 +571,13 @@ public final class SyncClient {
         try database.write(body)
     }
 
-    private func pull(from since: UInt64, epoch: String, _ transport: SyncTransport, _ report: inout Report) throws {
+    /// Fetches every row changed after `since` up to the space's head and
+    /// applies them in one write. `pruning` (a bootstrap after a reset): an
+    /// object here the server no longer has at all, with no change to send,
+    /// is deleted here too.
+    private func pull(
+        from since: UInt64, epoch: String, pruning: Bool, _ transport: SyncTransport, _ report: inout Report
+    ) throws {
         var rows: [[String: Any]] = []
         var cursor: (seq: UInt64, type: String?, id: String?) = (since, nil, nil)
         var head: Int?
@@ -543,8 +593,30 @@ public final class SyncClient {
             clock = page["clock"]
             let got = page["rows"] as? [[String: Any]] ?? []
             rows += got
+            Self.faultPoint?("pull-page")
             guard page["more"] as? Bool == true, let last = got.last else { break }
             cursor = (UInt64(last["seq"] as? Int ?? 0), last["t"] as? String, last["id"] as? String)
+        }
+        var gone: [(String, String)] = []
+        if pruning {
+            let seen = Set(
+                rows.compactMap { row in (row["t"] as? String).flatMap { t in (row["id"] as? String).map { t + "\u{0}" + $0 } } })
+            var unseen: [String: [String]] = [:]
+            for (name, primaryKey, state) in try SyncLedger(transaction: database.currentTransaction).allStates()
+            where types[name] != nil && state.isAlive && state.pendingCid == 0 && !seen.contains(name + "\u{0}" + primaryKey) {
+                unseen[name, default: []].append(primaryKey)
+            }
+            // Rows changed after the head are not in the pull: only those the server has no row for at all go.
+            for (name, ids) in unseen {
+                for start in stride(from: 0, to: ids.count, by: 500) {
+                    let chunk = Array(ids[start..<min(ids.count, start + 500)])
+                    let found =
+                        try transport.call("current_rows", [name, Self.arrayLiteral(chunk)])["rows"] as? [[String: Any]] ?? []
+                    rows += found
+                    let present = Set(found.compactMap { $0["id"] as? String })
+                    gone += chunk.filter { !present.contains($0) }.map { (name, $0) }
+                }
+            }
         }
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
@@ -552,7 +624,12 @@ public final class SyncClient {
             for row in rows {
                 if try apply(row, ledger, &links) { report.pulled += 1 }
             }
+            for (name, primaryKey) in gone {
+                try forget(name, primaryKey, ledger)
+                report.pulled += 1
+            }
             try setLinks(links, ledger)
+            Self.faultPoint?("apply")
             if let head { try ledger.setInteger(UInt64(head), "since") }
             try ledger.setText(epoch, "epoch")
             try observe(clock, ledger)
@@ -635,7 +712,7 @@ public final class SyncClient {
         }
         guard newLife || !taken.isEmpty else { return false }
         var key = state.objectKey
-        let exists = try key != 0 && database.storedValues(objectKey: key, ofType: typeName) != nil
+        let exists = try key != 0 && storedValues(of: type, primaryKey, at: key) != nil
         if !exists {
             // Created here: every property the row has, the others their defaults.
             let primary = type.schema.properties[type.primaryKeyIndex]
@@ -667,7 +744,7 @@ public final class SyncClient {
             state.properties[property.name] = (clock, 0)
         }
         if state.objectKey != key {
-            if state.objectKey != 0 { try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey) }
+            try ledger.forgetObjectKey(state.objectKey, of: typeName, ifItNames: primaryKey)
             try ledger.setPrimaryKey(primaryKey, typeName, objectKey: key)
         }
         state.objectKey = key
@@ -705,5 +782,23 @@ public final class SyncClient {
     /// Changes recorded and not yet applied by the server.
     public var pendingChanges: Int {
         (try? SyncLedger(transaction: database.currentTransaction).pendingCount()) ?? 0
+    }
+}
+
+// MARK: For the sync tests' device processes
+
+extension SyncClient {
+    /// Called at named points of ``sync()``: `push-sending` (the batch is
+    /// marked in flight, not yet sent), `push-answered` (the server applied
+    /// it, this file has not recorded that), `pull-page` (a page arrived,
+    /// nothing applied), `apply` (inside the write that applies a pull,
+    /// before it commits). The convergence test's devices die there.
+    nonisolated(unsafe) package static var faultPoint: ((String) -> Void)?
+
+    /// What the ledger records of one object: its causal length and, per
+    /// property, the clock of its value in the server's form.
+    package func recordedState(ofType type: String, primaryKey: String) throws -> (cl: UInt64, clocks: [String: String])? {
+        guard let state = try SyncLedger(transaction: database.currentTransaction).state(type, primaryKey) else { return nil }
+        return (state.cl, state.properties.mapValues(\.clock.text))
     }
 }

@@ -95,7 +95,34 @@ struct SyncLedger {
     func setState(_ state: ObjectState, _ type: String, _ primaryKey: String) throws {
         let table = try table(Self.stateTable)!
         try stateKey(type, primaryKey).withUnsafeBytes { k in
-            _ = try state.encoded().withUnsafeBytes { try write.put(table, key: k, value: $0) }
+            _ = try state.encoded(name: Self.objectName(type, primaryKey)).withUnsafeBytes {
+                try write.put(table, key: k, value: $0)
+            }
+        }
+    }
+
+    /// Every object the ledger records, alive or deleted, with its type and
+    /// primary key (read from the state: its key is a token in an encrypted file).
+    func allStates() throws -> [(type: String, primaryKey: String, state: ObjectState)] {
+        guard let table = try table(Self.stateTable) else { return [] }
+        return try transaction.withCursor(on: table) { cursor in
+            var found: [(String, String, ObjectState)] = []
+            var entry = try cursor.first()
+            while let current = entry {
+                guard let state = ObjectState(decoding: Array(current.value)) else {
+                    throw TroveError(.corruptFile, "TroveSync's record of a synced object is damaged")
+                }
+                // (A state of the first version has no name: it is found again when its object changes.)
+                if let name = state.name, let zero = name.firstIndex(of: 0) {
+                    found.append(
+                        (
+                            String(decoding: name[..<zero], as: UTF8.self),
+                            String(decoding: name[(zero + 1)...], as: UTF8.self), state
+                        ))
+                }
+                entry = try cursor.next()
+            }
+            return found
         }
     }
 
@@ -124,6 +151,12 @@ struct SyncLedger {
                 _ = try write.delete(table, key: k)
             }
         }
+    }
+
+    /// Forgets that `objectKey` holds `primaryKey` (when it was given to another object meanwhile, keeps that).
+    func forgetObjectKey(_ objectKey: UInt64, of type: String, ifItNames primaryKey: String) throws {
+        guard objectKey != 0, try self.primaryKey(type, objectKey: objectKey) == primaryKey else { return }
+        try setPrimaryKey(nil, type, objectKey: objectKey)
     }
 
     /// The object keys of `type` the ledger knows (to find deletions when a write's objects are not listed).
@@ -192,10 +225,13 @@ struct ObjectState {
     /// Per property: the clock of its value and a hash of that value (``ValueText/hash(_:exact:)``).
     var properties: [String: (clock: PropertyClock, hash: UInt64)] = [:]
 
+    /// Type ‖ 0 ‖ primary key, as the ledger recorded it with the state.
+    private(set) var name: [UInt8]?
+
     var isAlive: Bool { cl % 2 == 1 }
 
-    func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [1]
+    func encoded(name: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = [2]
         func append(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
         append(cl)
         append(objectKey)
@@ -209,6 +245,8 @@ struct ObjectState {
             withUnsafeBytes(of: entry.clock.device.uuid) { bytes.append(contentsOf: $0) }
             append(entry.hash)
         }
+        append(UInt64(name.count))
+        bytes.append(contentsOf: name)
         return bytes
     }
 
@@ -216,7 +254,8 @@ struct ObjectState {
 
     init?(decoding bytes: [UInt8]) {
         var offset = 1
-        guard bytes.first == 1 else { return nil }
+        // Version 1 (the first TroveSync) did not record the name.
+        guard let version = bytes.first, version == 1 || version == 2 else { return nil }
         func integer() -> UInt64? {
             guard offset + 8 <= bytes.count else { return nil }
             defer { offset += 8 }
@@ -236,6 +275,11 @@ struct ObjectState {
             guard let hash = integer() else { return nil }
             properties[name] = (PropertyClock(hlc: hlc, device: device), hash)
         }
-        guard offset == bytes.count else { return nil }
+        if version == 1 {
+            guard offset == bytes.count else { return nil }
+            return
+        }
+        guard let length = integer(), offset + Int(length) == bytes.count else { return nil }
+        name = Array(bytes[offset...])
     }
 }

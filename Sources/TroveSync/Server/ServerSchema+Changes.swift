@@ -51,6 +51,20 @@ extension ServerSchema {
                     trove_sync.setting('max_batch_bytes') USING ERRCODE = '54000';
             END IF;
             PERFORM set_config('trove_sync.applying', 'on', true);
+            -- The batch's rows are locked first, in one order, then the space's counter row: the order a backend's
+            -- write takes them in (its row, then the counter in the trigger), so the two cannot deadlock.
+            FOR def IN SELECT t.* FROM trove_sync.types t
+                WHERE t.type_name IN (SELECT DISTINCT c->>'type' FROM jsonb_array_elements(changes) c) ORDER BY t.type_name LOOP
+                BEGIN
+                    EXECUTE format('SELECT count(*) FROM (SELECT 1 FROM trove_data.%I WHERE trove_space = $1 AND %I = ANY($2::%s[]) '
+                        'ORDER BY %I FOR UPDATE) locked', def.type_name, def.primary_key,
+                        trove_sync.column_type(def.properties->>def.primary_key), def.primary_key)
+                        USING space_name, (SELECT array_agg(DISTINCT c->>'id') FROM jsonb_array_elements(changes) c
+                            WHERE c->>'type' = def.type_name);
+                EXCEPTION WHEN data_exception THEN
+                    NULL;  -- a malformed key: that change is refused below, on its own
+                END;
+            END LOOP;
             INSERT INTO trove_sync.device_spaces (device, space) VALUES (who.device, space_name) ON CONFLICT DO NOTHING;
             SELECT pushed INTO applied_until FROM trove_sync.device_spaces
                 WHERE device = who.device AND space = space_name FOR UPDATE;
@@ -130,6 +144,11 @@ extension ServerSchema {
                     END IF;
                     applied := applied + 1;
                 EXCEPTION WHEN OTHERS THEN
+                    -- A passing failure (a deadlock, a serialization failure, a lock or resource limit, the
+                    -- server shutting down) is no verdict on the change: the whole push fails and is sent again.
+                    IF left(SQLSTATE, 2) IN ('40', '53', '57', '08', '55') THEN
+                        RAISE;
+                    END IF;
                     -- Refused, and the changes behind it go on: the device undoes this one and tells the app.
                     rejected := rejected || jsonb_build_object('cid', cid, 'type', ch->>'type', 'id', ch->>'id',
                         'state', SQLSTATE, 'reason', SQLERRM);

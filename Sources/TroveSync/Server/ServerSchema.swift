@@ -18,7 +18,7 @@ import TroveStorage
 /// stamped like a device's by a trigger).
 package enum ServerSchema {
     /// The version ``install(on:deviceRole:)`` brings a server to.
-    package static let version = 1
+    package static let version = 2
 
     /// Installs the schema, or upgrades an older one in place; does nothing
     /// when the server is current. Safe to run from two places at once (an

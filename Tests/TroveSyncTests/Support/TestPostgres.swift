@@ -175,6 +175,39 @@ final class TestPostgres: @unchecked Sendable {
         return (directory, chosen, passwords, binaries)
     }
 
+    /// The port the URLs of database `sync` name: PgBouncer's when it is in front.
+    var syncPort: Int { bouncerPort ?? port }
+
+    /// Stops the server as a crash does (`pg_ctl -m immediate`: no
+    /// checkpoint, every session cut) and starts it again on the same port.
+    func restart() throws {
+        let data = directory.appendingPathComponent("data").path
+        let control = binaries.appendingPathComponent("pg_ctl").path
+        try TestPostgres.run(control, ["-D", data, "-m", "immediate", "-w", "stop"], in: directory)
+        try TestPostgres.run(
+            control,
+            [
+                "-D", data, "-l", directory.appendingPathComponent("server.log").path, "-o", "-p \(port)", "-w", "-t", "60",
+                "start",
+            ], in: directory)
+    }
+
+    /// Dumps database `sync` (pg_dump, custom format) into the server's directory; the dump's path.
+    func dumpSync() throws -> String {
+        let path = directory.appendingPathComponent("sync-\(UUID().uuidString).dump").path
+        try TestPostgres.run(
+            binaries.appendingPathComponent("pg_dump").path, ["-Fc", "-f", path, "-d", url("postgres", database: "sync")],
+            in: directory)
+        return path
+    }
+
+    /// Restores database `sync` from a dump of ``dumpSync()``, as a restore from a backup does.
+    func restoreSync(from path: String) throws {
+        try TestPostgres.run(
+            binaries.appendingPathComponent("pg_restore").path,
+            ["--clean", "--if-exists", "--single-transaction", "-d", url("postgres", database: "sync"), path], in: directory)
+    }
+
     /// Stops the server and removes its directory.
     func stop() {
         TestPostgres.stop(directory)
