@@ -28,6 +28,8 @@ final class Item: Object {
     @Persisted var title = ""
     @Persisted var score = 0
     @Persisted var tag: String?
+    @Persisted var tags = List<String>()
+    @Persisted var labels = MutableSet<String>()
 }
 
 /// One line on standard output, written at once (the test waits for it).
@@ -65,9 +67,14 @@ struct SyncDevice {
                 if state.cl % 2 == 1, let item = db.object(ofType: Item.self, forPrimaryKey: id) {
                     let values: [(String, Any)] = [
                         ("title", item.title), ("score", String(item.score)), ("tag", item.tag as Any? ?? NSNull()),
+                        ("tags", item.tags.joined(separator: ",")),
                     ]
                     for (property, value) in values {
                         if let clock = state.clocks[property] { properties[property] = [value, clock] }
+                    }
+                    // A set's members: in or out, each under its own clock.
+                    for (name, clock) in state.clocks where name.hasPrefix("labels\u{1}") {
+                        properties[name] = [state.removed.contains(name) ? "out" : "in", clock]
                     }
                 }
                 let entry: [String: Any] = ["d": name, "id": id, "cl": state.cl, "p": properties]
@@ -106,12 +113,17 @@ struct SyncDevice {
                             if choice < 6 { item.title = title }
                             if choice >= 4 && choice < 8 { item.score = Int(random.next() % 1000) }
                             if choice >= 7 { item.tag = random.next() % 3 == 0 ? nil : "tag-\(title)" }
+                            if choice == 3 || choice == 9 { item.tags.append("\(name)\(step)") }
+                            if choice == 5 { item.tags.removeAll() }
+                            let label = "l\(random.next() % 5)"
+                            if random.next() % 2 == 0 { item.labels.insert(label) } else { item.labels.remove(label) }
                         } else {
                             let item = Item()
                             item.id = id
                             item.title = title
                             item.score = Int(random.next() % 1000)
                             item.tag = random.next() % 2 == 0 ? nil : "tag-\(title)"
+                            item.labels.insert("l\(random.next() % 5)")
                             try db.add(item)
                         }
                     }
@@ -132,7 +144,10 @@ struct SyncDevice {
             case "dump":
                 var objects: [String: Any] = [:]
                 for item in db.objects(Item.self) {
-                    objects[item.id] = ["title": item.title, "score": String(item.score), "tag": item.tag as Any? ?? NSNull()]
+                    objects[item.id] = [
+                        "title": item.title, "score": String(item.score), "tag": item.tag as Any? ?? NSNull(),
+                        "tags": item.tags.joined(separator: ","), "labels": item.labels.sorted().joined(separator: ","),
+                    ]
                 }
                 answer(
                     String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self))

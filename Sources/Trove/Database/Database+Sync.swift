@@ -57,6 +57,51 @@ extension Database {
         return try table.store.keys(in: readTransaction(), from: 0, through: nil)
     }
 
+    /// The contents of collection `property` of a stored object: a list's
+    /// elements in order, a set's members, a map's entries in key order (the
+    /// key is "" for lists and sets); a link as the target's object key (`.int`).
+    package func storedCollection(objectKey: UInt64, ofType typeName: String, property: String) throws
+        -> [(key: String, value: StoredValue)]
+    {
+        let table = try tableInfo(named: typeName)
+        let column = try collectionColumn(property, of: table)
+        let isMap = table.schema.properties[column].collection == .map
+        return try collectionEntries(owner: objectKey, column: column, table: table, readTransaction()).map {
+            (isMap ? String(decoding: $0.key, as: UTF8.self) : "", $0.value)
+        }
+    }
+
+    /// Replaces the contents of collection `property` of a stored object,
+    /// inside a write, with `entries` as ``storedCollection(objectKey:ofType:property:)``
+    /// gives them (a map's keys used, others' ignored).
+    package func replaceCollection(
+        _ entries: [(key: String, value: StoredValue)], objectKey: UInt64, ofType typeName: String, property: String
+    ) throws {
+        let state = try requireWrite("replaceCollection(_:objectKey:ofType:property:)")
+        let table = try tableInfo(named: typeName)
+        let column = try collectionColumn(property, of: table)
+        try collectionRemoveAll(owner: objectKey, column: column, table: table, state)
+        for (position, entry) in entries.enumerated() {
+            try checkElement(entry.value, column: column, table: table)
+            switch table.schema.properties[column].collection {
+            case .list:
+                try putElement(
+                    entry.value, replacing: nil, owner: objectKey, column: column, position: position, table: table, state)
+            case .set: _ = try setInsert(entry.value, owner: objectKey, column: column, table: table, state)
+            case .map: try mapSet(entry.value, forKey: entry.key, owner: objectKey, column: column, table: table, state)
+            case .linkingObjects, nil: break
+            }
+        }
+        generation &+= 1
+    }
+
+    private func collectionColumn(_ property: String, of table: TableInfo) throws -> Int {
+        guard let column = table.schema.properties.firstIndex(where: { $0.name == property }),
+            [.list, .set, .map].contains(table.schema.properties[column].collection)
+        else { throw TroveError(.invalidProperty, "\(table.name) has no list, set or map \(property)", path: path) }
+        return column
+    }
+
     /// Deletes the stored object `objectKey` of `typeName`, inside a write, as `delete(_:)` does.
     package func deleteObject(objectKey: UInt64, ofType typeName: String) throws {
         let state = try requireWrite("deleteObject(objectKey:ofType:)")

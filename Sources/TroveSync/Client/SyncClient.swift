@@ -117,7 +117,7 @@ public final class SyncClient {
         var types: [String: SyncedType] = [:]
         for name in configuration.types { types[name] = try SyncedType(database.storedSchema(ofType: name)) }
         for type in types.values {
-            for (_, property, kind) in type.synced where kind == "link" {
+            for (_, property, _) in type.synced where property.type == .link {
                 guard let target = property.objectType, types[target] != nil else {
                     throw TroveError(
                         .invalidProperty,
@@ -236,8 +236,15 @@ public final class SyncClient {
             state.properties = [:]
             changed = true
         }
-        for (index, property, _) in type.synced {
-            let (text, exact) = try self.text(values[index], property, of: type)
+        for (index, property, kind) in type.synced {
+            if SyncedType.isKeyed(kind) {
+                let entries = try collectionTexts(key, property, of: type)
+                if captureEntries(entries, property, &state, newLife: newLife, &session.clock) { changed = true }
+                continue
+            }
+            let (text, exact) =
+                SyncedType.isList(kind)
+                ? (try listText(key, property, of: type), nil) : try self.text(values[index], property, of: type)
             let hash = ValueText.hash(text, exact: exact)
             guard newLife || state.properties[property.name]?.hash != hash else { continue }
             state.properties[property.name] = (PropertyClock(hlc: session.clock.next(), device: device), hash)
@@ -421,7 +428,7 @@ public final class SyncClient {
         }
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
-            var links: [(SyncedType, UInt64, PropertySchema, String?)] = []
+            var deferred: [DeferredWrite] = []
             for row in rows {
                 guard let typeName = row["t"] as? String, let id = row["id"] as? String,
                     var state = try ledger.state(typeName, id)
@@ -433,9 +440,9 @@ public final class SyncClient {
                 // The server's row as a new life, whatever this file held: every value and clock taken.
                 state.cl = 0
                 try ledger.setState(state, typeName, id)
-                _ = try apply(row, ledger, &links)
+                _ = try apply(row, ledger, &deferred)
             }
-            try setLinks(links, ledger)
+            try writeDeferred(deferred, ledger)
         }
     }
 
@@ -512,11 +519,19 @@ public final class SyncClient {
                 if state.isAlive, state.objectKey != 0,
                     let values = try storedValues(of: type, primaryKey, at: state.objectKey)
                 {
-                    for (index, property, _) in type.synced {
-                        guard let entry = state.properties[property.name],
-                            entry.clock.device == device || formerDevices.contains(entry.clock.device)
-                        else { continue }
-                        let (text, exact) = try self.text(values[index], property, of: type)
+                    let isMine = { (clock: PropertyClock) in
+                        clock.device == self.device || self.formerDevices.contains(clock.device)
+                    }
+                    for (index, property, kind) in type.synced {
+                        if SyncedType.isKeyed(kind) {
+                            set[property.name] = try entriesChange(state.objectKey, property, of: type, state, isMine: isMine)
+                            continue
+                        }
+                        guard let entry = state.properties[property.name], isMine(entry.clock) else { continue }
+                        let (text, exact) =
+                            SyncedType.isList(kind)
+                            ? (try listText(state.objectKey, property, of: type), nil)
+                            : try self.text(values[index], property, of: type)
                         set[property.name] = [text as Any? ?? NSNull(), String(entry.clock.hlc)]
                         if let exact { set[property.name + ":exact"] = [exact, String(entry.clock.hlc)] }
                     }
@@ -620,15 +635,15 @@ public final class SyncClient {
         }
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
-            var links: [(SyncedType, UInt64, PropertySchema, String?)] = []
+            var deferred: [DeferredWrite] = []
             for row in rows {
-                if try apply(row, ledger, &links) { report.pulled += 1 }
+                if try apply(row, ledger, &deferred) { report.pulled += 1 }
             }
             for (name, primaryKey) in gone {
                 try forget(name, primaryKey, ledger)
                 report.pulled += 1
             }
-            try setLinks(links, ledger)
+            try writeDeferred(deferred, ledger)
             Self.faultPoint?("apply")
             if let head { try ledger.setInteger(UInt64(head), "since") }
             try ledger.setText(epoch, "epoch")
@@ -636,22 +651,18 @@ public final class SyncClient {
         }
     }
 
-    /// Sets the links of applied rows, once every object they may point at exists.
-    private func setLinks(_ links: [(SyncedType, UInt64, PropertySchema, String?)], _ ledger: SyncLedger) throws {
-        for (type, key, property, target) in links {
-            var value = StoredValue.null
-            if let target, let targetType = types[property.objectType ?? ""],
-                let targetKey = try database.objectKey(
-                    forPrimaryKey: ValueText.value(
-                        target, of: targetType.schema.properties[targetType.primaryKeyIndex], in: targetType.name),
-                    ofType: targetType.name)
-            {
-                value = .int(Int64(bitPattern: targetKey))
-            }
-            try setValue(value, property, objectKey: key, of: type)
+    /// What a pull writes after every object of it exists: links, and the
+    /// contents of lists, sets and maps (which may hold links).
+    typealias DeferredWrite = (type: SyncedType, objectKey: UInt64, property: PropertySchema, write: Deferred)
+
+    /// Writes what applied rows deferred, once every object they may point at exists.
+    private func writeDeferred(_ writes: [DeferredWrite], _ ledger: SyncLedger) throws {
+        for write in writes {
+            try writeDeferred(write.write, write.property, objectKey: write.objectKey, of: write.type)
         }
         // What was applied is recorded as it now reads, so capture finds nothing to send.
-        for (type, key) in Set(links.map { HashedKey(type: $0.0.name, key: $0.1) }).map({ (types[$0.type]!, $0.key) }) {
+        for (type, key) in Set(writes.map { HashedKey(type: $0.type.name, key: $0.objectKey) }).map({ (types[$0.type]!, $0.key) })
+        {
             try recordApplied(key, of: type, ledger)
         }
     }
@@ -662,9 +673,7 @@ public final class SyncClient {
     }
 
     /// Applies one pulled row under the merge rules; true when something here changed.
-    private func apply(
-        _ row: [String: Any], _ ledger: SyncLedger, _ links: inout [(SyncedType, UInt64, PropertySchema, String?)]
-    ) throws -> Bool {
+    private func apply(_ row: [String: Any], _ ledger: SyncLedger, _ deferred: inout [DeferredWrite]) throws -> Bool {
         guard let typeName = row["t"] as? String, let type = types[typeName], let primaryKey = row["id"] as? String,
             let cl = (row["cl"] as? Int).map(UInt64.init)
         else { return false }
@@ -690,15 +699,23 @@ public final class SyncClient {
             try ledger.setState(state, typeName, primaryKey)
             return true
         }
-        // Which properties take the row's value.
+        // Which properties (and which members and entries of sets and maps) take the row's value.
         var taken: [(PropertySchema, StoredValue?, String?, PropertyClock)] = []
-        for (_, property, _) in type.synced {
+        var takenEntries: [(PropertySchema, [TakenEntry])] = []
+        for (_, property, kind) in type.synced {
+            if SyncedType.isKeyed(kind) {
+                if let text = clocks[property.name] as? String {
+                    let entries = try self.takenEntries(text, property, state, newLife: newLife)
+                    if !entries.isEmpty { takenEntries.append((property, entries)) }
+                }
+                continue
+            }
             guard let clockText = clocks[property.name] as? String, let clock = PropertyClock(text: clockText) else {
                 continue
             }
             if !newLife, let mine = state.properties[property.name]?.clock, !(mine < clock) { continue }
             let text = values[property.name] as? String
-            if property.type == .link {
+            if property.type == .link || property.collection != nil {
                 taken.append((property, nil, text, clock))
                 continue
             }
@@ -710,16 +727,17 @@ public final class SyncClient {
             }
             taken.append((property, try ValueText.value(text, of: property, in: typeName, exact: exact), nil, clock))
         }
-        guard newLife || !taken.isEmpty else { return false }
+        guard newLife || !taken.isEmpty || !takenEntries.isEmpty else { return false }
         var key = state.objectKey
         let exists = try key != 0 && storedValues(of: type, primaryKey, at: key) != nil
+        let isDeferred = { (property: PropertySchema) in property.type == .link || property.collection != nil }
         if !exists {
             // Created here: every property the row has, the others their defaults.
             let primary = type.schema.properties[type.primaryKeyIndex]
             var record: [String: StoredValue] = [
                 primary.name: try ValueText.value(primaryKey, of: primary, in: typeName)
             ]
-            for (property, value, _, _) in taken where property.type != .link {
+            for (property, value, _, _) in taken where !isDeferred(property) {
                 if value?.isNull == false || property.isOptional { record[property.name] = value }
             }
             try database.add(record, ofType: typeName, update: .modified)
@@ -727,21 +745,41 @@ public final class SyncClient {
                 try database.objectKey(
                     forPrimaryKey: record[primary.name]!, ofType: typeName) ?? 0
         } else {
-            for (property, value, _, _) in taken where property.type != .link {
+            for (property, value, _, _) in taken where !isDeferred(property) {
                 try setValue(value ?? .null, property, objectKey: key, of: type)
             }
             if newLife {
                 // A new life of an object stored here: nothing of the old one stays.
-                let given = Set(taken.map(\.0.name))
-                for (_, property, _) in type.synced where !given.contains(property.name) {
-                    try setValue(property.defaultValue ?? .null, property, objectKey: key, of: type)
+                let given = Set(taken.map(\.0.name) + takenEntries.map(\.0.name))
+                for (_, property, kind) in type.synced where !given.contains(property.name) {
+                    if property.collection == nil {
+                        try setValue(property.defaultValue ?? .null, property, objectKey: key, of: type)
+                    } else {
+                        deferred.append((type, key, property, SyncedType.isList(kind) ? .list(nil) : .entries([:])))
+                    }
                 }
             }
         }
+        // A set or map: what it holds here (nothing in a new life), changed by the entries the server wins.
+        for (property, entries) in takenEntries {
+            var current: [String: String?] = [:]
+            if exists && !newLife {
+                for (entryKey, text) in try collectionTexts(key, property, of: type) { current[entryKey] = text }
+            }
+            for entry in entries { current[entry.key] = entry.alive ? .some(entry.text) : nil }
+            deferred.append((type, key, property, .entries(current)))
+        }
         if newLife { state.properties = [:] }
-        for (property, _, target, clock) in taken {
-            if property.type == .link { links.append((type, key, property, target)) }
+        for (property, _, text, clock) in taken {
+            if property.type == .link && property.collection == nil {
+                deferred.append((type, key, property, .link(text)))
+            } else if property.collection != nil {
+                deferred.append((type, key, property, .list(text)))
+            }
             state.properties[property.name] = (clock, 0)
+        }
+        for (property, entries) in takenEntries {
+            for entry in entries { state.properties[Self.entryName(property.name, entry.key)] = (entry.clock, 0) }
         }
         if state.objectKey != key {
             try ledger.forgetObjectKey(state.objectKey, of: typeName, ifItNames: primaryKey)
@@ -754,7 +792,7 @@ public final class SyncClient {
         return true
     }
 
-    private func setValue(_ value: StoredValue, _ property: PropertySchema, objectKey: UInt64, of type: SyncedType) throws {
+    func setValue(_ value: StoredValue, _ property: PropertySchema, objectKey: UInt64, of type: SyncedType) throws {
         guard let values = try database.storedValues(objectKey: objectKey, ofType: type.name) else { return }
         let primaryKey = values[type.primaryKeyIndex]
         let stored = value.isNull && !property.isOptional ? (property.defaultValue ?? value) : value
@@ -767,10 +805,16 @@ public final class SyncClient {
         guard let values = try database.storedValues(objectKey: key, ofType: type.name) else { return }
         let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
         guard var state = try ledger.state(type.name, primaryKey) else { return }
-        for (index, property, _) in type.synced {
+        for (index, property, kind) in type.synced {
+            if SyncedType.isKeyed(kind) {
+                try recordEntries(key, property, of: type, &state)
+                continue
+            }
             // A property the server has no value for keeps its default here, under a clock that loses to any write.
             let clock = state.properties[property.name]?.clock ?? Self.unwritten
-            let (text, exact) = try self.text(values[index], property, of: type)
+            let (text, exact) =
+                SyncedType.isList(kind)
+                ? (try listText(key, property, of: type), nil) : try self.text(values[index], property, of: type)
             state.properties[property.name] = (clock, ValueText.hash(text, exact: exact))
         }
         try ledger.setState(state, type.name, primaryKey)
@@ -796,9 +840,16 @@ extension SyncClient {
     nonisolated(unsafe) package static var faultPoint: ((String) -> Void)?
 
     /// What the ledger records of one object: its causal length and, per
-    /// property, the clock of its value in the server's form.
-    package func recordedState(ofType type: String, primaryKey: String) throws -> (cl: UInt64, clocks: [String: String])? {
+    /// property (and per set member or map key, as `property` U+0001 `key`),
+    /// the clock of its value in the server's form, and which members or
+    /// keys are recorded as removed.
+    package func recordedState(ofType type: String, primaryKey: String) throws
+        -> (cl: UInt64, clocks: [String: String], removed: Set<String>)?
+    {
         guard let state = try SyncLedger(transaction: database.currentTransaction).state(type, primaryKey) else { return nil }
-        return (state.cl, state.properties.mapValues(\.clock.text))
+        return (
+            state.cl, state.properties.mapValues(\.clock.text),
+            Set(state.properties.filter { $0.key.contains("\u{1}") && $0.value.hash == 0 }.keys)
+        )
     }
 }

@@ -37,7 +37,7 @@ struct SyncedType {
             guard let kind = Self.kind(of: property) else {
                 throw TroveError(
                     .invalidProperty,
-                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: lists, sets, maps, embedded objects and mixed values are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
+                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: embedded objects and mixed values (and collections of them) are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
                 )
             }
             synced.append((index, property, kind))
@@ -45,9 +45,19 @@ struct SyncedType {
         self.synced = synced
     }
 
-    /// The server's kind for a property, or nil when it does not sync yet.
+    /// The server's kind for a property, or nil when it does not sync yet: a
+    /// value's kind, or for a list, set or map `list:`, `set:` or `map:` and
+    /// its elements' kind.
     private static func kind(of property: PropertySchema) -> String? {
-        guard property.collection == nil, property.ownsTargets != true else { return nil }
+        guard property.ownsTargets != true else { return nil }
+        if let collection = property.collection {
+            guard [.list, .set, .map].contains(collection), let element = valueKind(of: property) else { return nil }
+            return collection.rawValue + ":" + element
+        }
+        return valueKind(of: property)
+    }
+
+    private static func valueKind(of property: PropertySchema) -> String? {
         switch property.type {
         case .bool: return "bool"
         case .int, .int8, .int16, .int32: return "int"
@@ -63,6 +73,12 @@ struct SyncedType {
         case .mixed: return nil
         }
     }
+
+    /// Whether a kind is a set's or a map's, merged per member or key.
+    static func isKeyed(_ kind: String) -> Bool { kind.hasPrefix("set:") || kind.hasPrefix("map:") }
+
+    /// Whether a kind is a list's, one value as a whole.
+    static func isList(_ kind: String) -> Bool { kind.hasPrefix("list:") }
 
     /// The definition `define_type` takes.
     var definition: [String: Any] {

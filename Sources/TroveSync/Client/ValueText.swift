@@ -149,6 +149,22 @@ enum ValueText {
         }
     }
 
+    /// The text of one element of a list, set or map (inside JSON, so a
+    /// date's bits beyond microseconds follow a `#` when it has any).
+    static func elementText(_ value: StoredValue, of property: PropertySchema, in type: String) throws -> String? {
+        guard case .date(let date) = value else { return try text(value, of: property, in: type) }
+        let text = microsecondText(date)
+        return ValueText.date(fromText: text, exact: nil) == date ? text : text + "#" + exactDateText(date)
+    }
+
+    /// An element from ``elementText(_:of:in:)``.
+    static func elementValue(_ text: String?, of property: PropertySchema, in type: String) throws -> StoredValue {
+        guard property.type == .date, let text, let mark = text.firstIndex(of: "#") else {
+            return try value(text, of: property, in: type)
+        }
+        return try value(String(text[..<mark]), of: property, in: type, exact: String(text[text.index(after: mark)...]))
+    }
+
     /// FNV-1a over a value's text: what capture compares to tell a changed value.
     static func hash(_ text: String?, exact: String? = nil) -> UInt64 {
         guard let text else { return 0x6e75_6c6c }  // "null"

@@ -39,6 +39,10 @@ extension ServerSchema {
             rejected jsonb := '[]';
             applied int := 0;
             skipped int := 0;
+            state jsonb;
+            touched boolean;
+            entry_key text;
+            entry jsonb;
         BEGIN
             SELECT * INTO who FROM trove_sync.authenticate(token, space_name, true);
             IF jsonb_typeof(changes) IS DISTINCT FROM 'array' THEN
@@ -106,6 +110,37 @@ extension ServerSchema {
                     END IF;
                     IF cl % 2 = 1 AND jsonb_typeof(ch->'set') = 'object' THEN
                         FOR prop, pair IN SELECT * FROM jsonb_each(ch->'set') LOOP
+                            IF trove_sync.is_keyed(def.properties->>prop) THEN
+                                -- A set or map: per member or key, the later clock wins.
+                                IF jsonb_typeof(pair->'e') IS DISTINCT FROM 'object' THEN
+                                    RAISE EXCEPTION 'the change of %.% is not {"e": {key: [value, clock, alive]}}',
+                                        quote_ident(def.type_name), quote_ident(prop) USING ERRCODE = '22023';
+                                END IF;
+                                state := CASE WHEN cl > cur_cl THEN '{}'::jsonb
+                                    ELSE coalesce((cur->>(prop || ':clock'))::jsonb, '{}') END;
+                                touched := false;
+                                FOR entry_key, entry IN SELECT * FROM jsonb_each(pair->'e') LOOP
+                                    IF jsonb_typeof(entry) IS DISTINCT FROM 'array' OR jsonb_array_length(entry) <> 3
+                                        OR jsonb_typeof(entry->2) IS DISTINCT FROM 'boolean'
+                                        OR jsonb_typeof(entry->0) NOT IN ('string', 'null') THEN
+                                        RAISE EXCEPTION 'an entry of %.% is not [value, clock, alive]', quote_ident(def.type_name),
+                                            quote_ident(prop) USING ERRCODE = '22023';
+                                    END IF;
+                                    hlc := least((entry->>1)::bigint, bound);
+                                    newest := greatest(newest, hlc);
+                                    clk := trove_sync.clock_text(hlc, who.device);
+                                    IF state->entry_key IS NULL OR clk COLLATE "C" > (state->entry_key->>0) COLLATE "C" THEN
+                                        state := state || jsonb_build_object(entry_key,
+                                            jsonb_build_array(clk, (entry->>2)::boolean, CASE WHEN (entry->>2)::boolean THEN entry->0 END));
+                                        touched := true;
+                                    END IF;
+                                END LOOP;
+                                IF touched THEN
+                                    patch := patch || jsonb_build_object(prop, trove_sync.keyed_value(def.properties->>prop, state),
+                                        prop || ':clock', state::text);
+                                END IF;
+                                CONTINUE;
+                            END IF;
                             IF jsonb_typeof(pair) IS DISTINCT FROM 'array' OR jsonb_array_length(pair) <> 2 THEN
                                 RAISE EXCEPTION 'the change of %.% is not [value, clock]', quote_ident(def.type_name),
                                     quote_ident(prop) USING ERRCODE = '22023';
@@ -117,7 +152,10 @@ extension ServerSchema {
                             IF def.properties ? prop THEN
                                 held := CASE WHEN cl > cur_cl THEN NULL ELSE cur->>(prop || ':clock') END;
                                 IF held IS NULL OR clk COLLATE "C" > held COLLATE "C" THEN
-                                    patch := patch || jsonb_build_object(prop, pair->0, prop || ':clock', clk);
+                                    -- A list travels as the text of its JSON array; its column holds the array.
+                                    patch := patch || jsonb_build_object(prop, CASE WHEN (def.properties->>prop) LIKE 'list:%'
+                                        AND jsonb_typeof(pair->0) = 'string' THEN (pair->>0)::jsonb ELSE pair->0 END,
+                                        prop || ':clock', clk);
                                 END IF;
                             ELSE
                                 -- A property the server has no column for (a newer app): kept, merged the same way.

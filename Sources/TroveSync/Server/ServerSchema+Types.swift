@@ -8,6 +8,65 @@ extension ServerSchema {
     /// `[value, clock]`), and per property a column and its clock
     /// `"name:clock"` (16 hex digits of hybrid logical clock, `:`, the device).
     static let typeFunctions = #"""
+        -- The column type of a kind: a value's, or jsonb for a list, set or map (`list:int`, `set:link`, `map:string`…).
+        CREATE OR REPLACE FUNCTION trove_sync.column_type(kind text) RETURNS text
+        LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+            SELECT CASE
+                WHEN kind ~ '^(list|set|map):(int|bool|float|double|string|data|date|decimal|objectId|uuid|link)$' THEN 'jsonb'
+                ELSE CASE kind
+                    WHEN 'int' THEN 'bigint' WHEN 'bool' THEN 'boolean' WHEN 'float' THEN 'real'
+                    WHEN 'double' THEN 'double precision' WHEN 'string' THEN 'text' WHEN 'data' THEN 'bytea'
+                    WHEN 'date' THEN 'timestamp with time zone' WHEN 'decimal' THEN 'text' WHEN 'objectId' THEN 'text'
+                    WHEN 'uuid' THEN 'uuid' WHEN 'link' THEN 'text' WHEN 'json' THEN 'jsonb' END
+                END
+        $$;
+
+        -- A set or map merges per member or key: its clock column holds its state, {key: [clock, alive, text]}.
+        CREATE OR REPLACE FUNCTION trove_sync.is_keyed(kind text) RETURNS boolean
+        LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+            SELECT kind LIKE 'set:%' OR kind LIKE 'map:%'
+        $$;
+
+        -- The column value of a set or map state: a set's live members as a JSON array, a map's live entries as an object.
+        CREATE OR REPLACE FUNCTION trove_sync.keyed_value(kind text, state jsonb) RETURNS jsonb
+        LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+            SELECT CASE WHEN kind LIKE 'set:%' THEN
+                (SELECT coalesce(jsonb_agg(to_jsonb(e.k) ORDER BY e.k COLLATE "C"), '[]') FROM jsonb_each(state) e(k, v)
+                    WHERE (e.v->>1)::boolean)
+            ELSE
+                (SELECT coalesce(jsonb_object_agg(e.k, e.v->2), '{}') FROM jsonb_each(state) e(k, v) WHERE (e.v->>1)::boolean)
+            END
+        $$;
+
+        -- A backend's new value of a set or map as a state: members and keys it added or changed, and those it
+        -- removed, stamped with the server's clock; the others keep theirs.
+        CREATE OR REPLACE FUNCTION trove_sync.keyed_stamp(kind text, old_state jsonb, new_value jsonb, clock text) RETURNS jsonb
+        LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            wanted jsonb := '{}';
+            state jsonb := coalesce(old_state, '{}');
+            k text;
+            v jsonb;
+        BEGIN
+            IF kind LIKE 'set:%' THEN
+                IF jsonb_typeof(new_value) = 'array' THEN
+                    SELECT coalesce(jsonb_object_agg(e, 'null'::jsonb), '{}') INTO wanted FROM jsonb_array_elements_text(new_value) e;
+                END IF;
+            ELSIF jsonb_typeof(new_value) = 'object' THEN
+                SELECT coalesce(jsonb_object_agg(e.key, CASE WHEN jsonb_typeof(e.value) IN ('null', 'string') THEN e.value
+                    ELSE to_jsonb(e.value #>> '{}') END), '{}') INTO wanted FROM jsonb_each(new_value) e;
+            END IF;
+            FOR k, v IN SELECT * FROM jsonb_each(wanted) LOOP
+                IF state->k IS NULL OR NOT (state->k->>1)::boolean OR (state->k->2) IS DISTINCT FROM v THEN
+                    state := state || jsonb_build_object(k, jsonb_build_array(clock, true, v));
+                END IF;
+            END LOOP;
+            FOR k IN SELECT key FROM jsonb_each(state) WHERE (value->>1)::boolean AND NOT wanted ? key LOOP
+                state := state || jsonb_build_object(k, jsonb_build_array(clock, false, NULL));
+            END LOOP;
+            RETURN state;
+        END $$;
+
         -- Defines or extends a synced type from a device's model: {"primaryKey": name, "properties": {name: kind}}.
         -- Adding properties needs no coordination; a property of another kind, or another primary key, is refused.
         CREATE OR REPLACE FUNCTION trove_sync.define_type(token text, space_name text, type_name text, definition jsonb)
@@ -107,6 +166,7 @@ extension ServerSchema {
             cleared text;
             prop text;
             tombstone bigint;
+            keyed jsonb;
         BEGIN
             IF current_setting('trove_sync.applying', true) = 'on' THEN
                 RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
@@ -135,7 +195,13 @@ extension ServerSchema {
                     n := to_jsonb(NEW);
                     FOR prop IN SELECT jsonb_object_keys(def.properties) LOOP
                         CONTINUE WHEN prop = def.primary_key;
-                        patch := patch || jsonb_build_object(prop, n->prop, prop || ':clock', CASE WHEN n->prop = 'null' THEN NULL ELSE clock END);
+                        IF trove_sync.is_keyed(def.properties->>prop) THEN
+                            patch := patch || jsonb_build_object(prop, trove_sync.keyed_value(def.properties->>prop,
+                                trove_sync.keyed_stamp(def.properties->>prop, NULL, n->prop, clock)), prop || ':clock',
+                                trove_sync.keyed_stamp(def.properties->>prop, NULL, n->prop, clock)::text);
+                        ELSE
+                            patch := patch || jsonb_build_object(prop, n->prop, prop || ':clock', CASE WHEN n->prop = 'null' THEN NULL ELSE clock END);
+                        END IF;
                     END LOOP;
                     patch := patch || jsonb_build_object('trove_cl', tombstone + 1, 'trove_seq', stamp.seq, 'trove_changed', now());
                     PERFORM set_config('trove_sync.applying', 'on', true);
@@ -163,7 +229,14 @@ extension ServerSchema {
             FOR prop IN SELECT jsonb_object_keys(def.properties) LOOP
                 CONTINUE WHEN prop = def.primary_key;
                 IF TG_OP = 'INSERT' AND n->prop <> 'null' OR TG_OP = 'UPDATE' AND (n->prop) IS DISTINCT FROM (o->prop) THEN
-                    patch := patch || jsonb_build_object(prop || ':clock', clock);
+                    IF trove_sync.is_keyed(def.properties->>prop) THEN
+                        keyed := trove_sync.keyed_stamp(def.properties->>prop,
+                            CASE WHEN TG_OP = 'UPDATE' AND OLD.trove_cl % 2 = 1 THEN (o->>(prop || ':clock'))::jsonb END, n->prop, clock);
+                        patch := patch || jsonb_build_object(prop, trove_sync.keyed_value(def.properties->>prop, keyed),
+                            prop || ':clock', keyed::text);
+                    ELSE
+                        patch := patch || jsonb_build_object(prop || ':clock', clock);
+                    END IF;
                 END IF;
             END LOOP;
             patch := patch || jsonb_build_object('trove_seq', stamp.seq, 'trove_changed', now());

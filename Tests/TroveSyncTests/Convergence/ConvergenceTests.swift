@@ -23,8 +23,10 @@ import TroveStorage
 /// writes are journaled from the row the server stamped.
 @Suite("Convergence of three devices and a backend")
 struct ConvergenceTests {
-    static let properties = ["title", "score", "tag"]
-    static let defaults: [String: String?] = ["title": "", "score": "0", "tag": nil]
+    static let properties = ["title", "score", "tag", "tags"]
+    static let defaults: [String: String?] = ["title": "", "score": "0", "tag": nil, "tags": ""]
+    /// A set's members journal as properties named `labels` U+0001 member, valued "in" or "out".
+    static let memberPrefix = "labels\u{1}"
     static let points = ["push-sending", "push-answered", "pull-page", "apply"]
 
     /// What one writer recorded of one object.
@@ -201,20 +203,30 @@ struct ConvergenceTests {
             let dump = try #require(device.ask("dump"))
             let objects = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: [String: Any]])
             let held = objects.mapValues { fields in
-                Self.properties.reduce(into: [String: String?]()) { $0[$1] = fields[$1] as? String }
+                (Self.properties + ["labels"]).reduce(into: [String: String?]()) { $0[$1] = fields[$1] as? String }
             }
             #expect(
                 held == expected, "device \(device.name) differs from the fold; \(context)\n\(Self.difference(held, expected))")
         }
         let rows = try backend.query(
-            "SELECT id, trove_cl, title, score::text, tag FROM trove_data.\"Item\" WHERE trove_space = 'shared'")
+            "SELECT id, trove_cl, title, score::text, tag, tags::text, labels::text FROM trove_data.\"Item\" WHERE trove_space = 'shared'"
+        )
         var onServer: [String: [String: String?]] = [:]
         for row in rows where (Int(row[1] ?? "0") ?? 0) % 2 == 1 {
-            onServer[row[0]!] = ["title": row[2] ?? "", "score": row[3] ?? "0", "tag": row[4]]
+            onServer[row[0]!] = [
+                "title": row[2] ?? "", "score": row[3] ?? "0", "tag": row[4], "tags": Self.joined(row[5]),
+                "labels": Self.joined(row[6], sorted: true),
+            ]
         }
         #expect(onServer == expected, "the server differs from the fold; \(context)\n\(Self.difference(onServer, expected))")
         #expect(counts["syncs", default: 0] > rounds / 2, "too few syncs went through to test anything: \(counts)")
         print("convergence, \(context): \(entries.count) journaled states, \(counts.sorted { $0.key < $1.key })")
+    }
+
+    /// The elements of a JSON array of strings, joined with commas.
+    static func joined(_ json: String?, sorted: Bool = false) -> String {
+        guard let json, let array = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String] else { return "" }
+        return (sorted ? array.sorted() : array).joined(separator: ",")
     }
 
     /// One write of the backend through SQL on a random object, as the
@@ -233,9 +245,10 @@ struct ConvergenceTests {
                 if random.next() % 4 == 0 {
                     try connection.query("DELETE FROM \(table) WHERE trove_space = 'shared' AND id = $1", [id])
                 } else {
+                    let labels = (0..<5).filter { _ in random.next() % 2 == 0 }.map { "\"l\($0)\"" }
                     try connection.query(
-                        "UPDATE \(table) SET title = $2, score = $3 WHERE trove_space = 'shared' AND id = $1",
-                        [id, title, String(random.next() % 1000)])
+                        "UPDATE \(table) SET title = $2, score = $3, labels = $4::jsonb WHERE trove_space = 'shared' AND id = $1",
+                        [id, title, String(random.next() % 1000), "[" + labels.joined(separator: ",") + "]"])
                 }
             } else {
                 try connection.query(
@@ -244,13 +257,20 @@ struct ConvergenceTests {
             }
             let row = try #require(
                 try connection.query(
-                    "SELECT trove_cl, title, \"title:clock\", score::text, \"score:clock\", tag, \"tag:clock\" FROM \(table) WHERE trove_space = 'shared' AND id = $1",
+                    "SELECT trove_cl, title, \"title:clock\", score::text, \"score:clock\", tag, \"tag:clock\", tags::text, \"tags:clock\", \"labels:clock\" FROM \(table) WHERE trove_space = 'shared' AND id = $1",
                     [id]
                 ).first)
             try connection.query("COMMIT")
             var values: [String: (String?, String)] = [:]
             for (offset, property) in properties.enumerated() {
-                if let clock = row[2 + offset * 2] { values[property] = (row[1 + offset * 2], clock) }
+                guard let clock = row[2 + offset * 2] else { continue }
+                values[property] = (property == "tags" ? joined(row[1 + offset * 2]) : row[1 + offset * 2], clock)
+            }
+            let members =
+                (try? JSONSerialization.jsonObject(with: Data((row[9] ?? "{}").utf8)) as? [String: [Any]]) ?? [:]
+            for (member, entry) in members {
+                guard let clock = entry.first as? String, let alive = entry.dropFirst().first as? Bool else { continue }
+                values[memberPrefix + member] = (alive ? "in" : "out", clock)
             }
             return Entry(origin: "backend", id: id, cl: Int(row[0] ?? "0") ?? 0, values: values)
         } catch {
@@ -281,11 +301,21 @@ struct ConvergenceTests {
             let cl = group.map(\.cl).max() ?? 0
             guard cl % 2 == 1 else { continue }
             var object: [String: String?] = [:]
+            let life = group.filter { $0.cl == cl }
             for property in properties {
-                let written = group.filter { $0.cl == cl }.compactMap { $0.values[property] }
-                    .filter { !$0.clock.hasPrefix("0000000000000000") }
+                let written = life.compactMap { $0.values[property] }.filter { !$0.clock.hasPrefix("0000000000000000") }
                 object[property] = written.max { $0.clock < $1.clock }.map(\.value) ?? defaults[property]!
             }
+            // Each member: in or out as its latest clock says.
+            var members: [String: (value: String?, clock: String)] = [:]
+            for entry in life {
+                for (name, pair) in entry.values where name.hasPrefix(memberPrefix) && !pair.clock.hasPrefix("0000000000000000") {
+                    if let known = members[name], known.clock >= pair.clock { continue }
+                    members[name] = pair
+                }
+            }
+            object["labels"] = members.filter { $0.value.value == "in" }.keys.map { String($0.dropFirst(memberPrefix.count)) }
+                .sorted().joined(separator: ",")
             result[id] = object
         }
         return result

@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import Trove
+
+@testable import TroveSync
+
+final class SyncAlbum: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var tags = List<String>()
+    @Persisted var labels = MutableSet<String>()
+    @Persisted var counts = Map<String, Int>()
+    @Persisted var folders = List<SyncFolder>()
+    @Persisted var days = List<Date>()
+}
+
+/// Lists sync as one value; sets merge per member and maps per key.
+@Suite("Lists, sets and maps syncing")
+struct CollectionSyncTests {
+    typealias Device = SyncClientTests.Device
+
+    static func device(_ server: TestSyncServer, _ principal: String, directory: URL) throws -> Device {
+        let url = directory.appendingPathComponent("\(principal)-\(UUID().uuidString).trove")
+        let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SyncAlbum.self, SyncFolder.self]))
+        let client = try SyncClient(
+            database: db,
+            configuration: .init(
+                serverURL: server.postgres.url("sync_device", database: "sync"), token: try server.grant(principal, "diary"),
+                space: "diary", types: ["SyncAlbum", "SyncFolder"]))
+        return Device(db: db, client: client)
+    }
+
+    /// The album as text: tags, labels, counts, folders, days.
+    static func album(_ device: Device, _ id: String = "album") -> String {
+        guard let album = device.db.object(ofType: SyncAlbum.self, forPrimaryKey: id) else { return "none" }
+        let counts = album.counts.keys.sorted().map { "\($0)=\(album.counts[$0].map(String.init) ?? "nil")" }
+        return [
+            album.tags.joined(separator: ","), album.labels.sorted().joined(separator: ","), counts.joined(separator: ","),
+            album.folders.map(\.name).joined(separator: ","),
+            album.days.map { String($0.timeIntervalSinceReferenceDate) }.joined(separator: ","),
+        ].joined(separator: " | ")
+    }
+
+    static func edit(_ device: Device, _ change: (SyncAlbum) throws -> Void) throws {
+        try device.db.write { try change(device.db.object(ofType: SyncAlbum.self, forPrimaryKey: "album")!) }
+    }
+
+    @Test("a list, a set, a map and a list of links arrive whole, exact and in order")
+    func collectionsArrive() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        let b = try Self.device(server, "b", directory: directory)
+        let day = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)  // finer than microseconds
+        try a.db.write {
+            let first = SyncFolder()
+            first.name = "여행"
+            let second = SyncFolder()
+            second.name = "가족"
+            let album = SyncAlbum()
+            album.id = "album"
+            album.tags.append(objectsIn: ["b", "a", "b", "it's \"q\""])
+            album.labels.insert(objectsIn: ["p", "q"])
+            album.counts["one"] = 1
+            album.counts["min"] = Int.min
+            album.folders.append(objectsIn: [second, first, second])
+            album.days.append(day)
+            try a.db.add(album)
+        }
+        let pushed = try a.client.sync()
+        #expect(pushed.rejected.isEmpty, "\(pushed)")
+        try b.client.sync()
+        let expected = "b,a,b,it's \"q\" | p,q | min=\(Int.min),one=1 | 가족,여행,가족 | \(day.timeIntervalSinceReferenceDate)"
+        #expect(Self.album(a) == expected)
+        #expect(Self.album(b) == expected)
+        #expect(b.client.pendingChanges == 0)
+        #expect(try b.client.sync().pushed == 0, "what was applied is not sent back")
+        // The backend sees JSON: a list as an array, a set as an array of members, a map as an object.
+        let row = try #require(
+            try server.owner.query("SELECT tags::text, labels::text, counts::text, folders::text FROM trove_data.\"SyncAlbum\"")
+                .first)
+        #expect(row[0] == #"["b", "a", "b", "it's \"q\""]"#)
+        #expect(row[1] == #"["p", "q"]"#)
+        #expect(row[2] == #"{"min": "\#(Int.min)", "one": "1"}"#)
+        #expect(row[3] == #"["가족", "여행", "가족"]"#)
+    }
+
+    @Test("concurrent edits: set members and map keys merge one by one; a list takes the later whole value")
+    func concurrentEditsMerge() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        let b = try Self.device(server, "b", directory: directory)
+        try a.db.write {
+            let album = SyncAlbum()
+            album.id = "album"
+            album.tags.append(objectsIn: ["x", "y"])
+            album.labels.insert(objectsIn: ["p", "q"])
+            album.counts["k1"] = 1
+            try a.db.add(album)
+        }
+        try a.client.sync()
+        try b.client.sync()
+        // Offline on both.
+        try Self.edit(a) {
+            $0.labels.insert("r")
+            $0.labels.remove("p")
+            $0.counts["k2"] = 2
+            $0.tags.append("from a")
+        }
+        Thread.sleep(forTimeInterval: 0.005)
+        try Self.edit(b) {
+            $0.labels.insert("s")
+            $0.counts["k1"] = 10
+            $0.tags.removeAll()
+            $0.tags.append("from b")
+        }
+        for _ in 0..<2 {
+            try a.client.sync()
+            try b.client.sync()
+        }
+        let expected = "from b | q,r,s | k1=10,k2=2 |  | "
+        #expect(Self.album(a) == expected)
+        #expect(Self.album(b) == expected)
+
+        // A member removed on one device, then removed and added again on the other: the later write wins. (Within
+        // one write, a removal and an addition of the same member cancel out: changes are recorded as states.)
+        try Self.edit(a) { $0.labels.remove("q") }
+        Thread.sleep(forTimeInterval: 0.005)
+        try Self.edit(b) { $0.labels.remove("q") }
+        try Self.edit(b) { $0.labels.insert("q") }
+        for _ in 0..<2 {
+            try a.client.sync()
+            try b.client.sync()
+        }
+        #expect(Self.album(a) == expected && Self.album(b) == expected)
+    }
+
+    @Test("a backend's UPDATE of a set and a map reaches the devices as per-member changes")
+    func backendWritesCollections() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        try a.db.write {
+            let album = SyncAlbum()
+            album.id = "album"
+            album.labels.insert(objectsIn: ["p", "q"])
+            album.counts["k1"] = 1
+            try a.db.add(album)
+        }
+        try a.client.sync()
+        // Offline, the device adds a member the backend does not know of.
+        try Self.edit(a) { $0.labels.insert("mine") }
+        try server.owner.query(
+            #"UPDATE trove_data."SyncAlbum" SET labels = '["q", "t"]', counts = '{"k1": 5, "k3": 3}', tags = '["s"]'"#)
+        for _ in 0..<2 { try a.client.sync() }
+        #expect(Self.album(a) == "s | mine,q,t | k1=5,k3=3 |  | ")
+        let row = try #require(try server.owner.query("SELECT labels::text, counts::text FROM trove_data.\"SyncAlbum\"").first)
+        #expect(row[0] == #"["mine", "q", "t"]"#)
+        #expect(row[1] == #"{"k1": "5", "k3": "3"}"#)
+    }
+}
