@@ -29,6 +29,15 @@ struct CollectionSyncTests {
         return Device(db: db, client: client)
     }
 
+    /// Runs `body` with a server and devices of principals a and b syncing albums in space diary.
+    static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try body(server, try device(server, "a", directory: directory), try device(server, "b", directory: directory))
+    }
+
     /// The album as text: tags, labels, counts, folders, days.
     static func album(_ device: Device, _ id: String = "album") -> String {
         guard let album = device.db.object(ofType: SyncAlbum.self, forPrimaryKey: id) else { return "none" }
@@ -46,97 +55,91 @@ struct CollectionSyncTests {
 
     @Test("a list, a set, a map and a list of links arrive whole, exact and in order")
     func collectionsArrive() throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = try Self.device(server, "a", directory: directory)
-        let b = try Self.device(server, "b", directory: directory)
-        let day = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)  // finer than microseconds
-        try a.db.write {
-            let first = SyncFolder()
-            first.name = "여행"
-            let second = SyncFolder()
-            second.name = "가족"
-            let album = SyncAlbum()
-            album.id = "album"
-            album.tags.append(objectsIn: ["b", "a", "b", "it's \"q\""])
-            album.labels.insert(objectsIn: ["p", "q"])
-            album.counts["one"] = 1
-            album.counts["min"] = Int.min
-            album.folders.append(objectsIn: [second, first, second])
-            album.days.append(day)
-            try a.db.add(album)
-        }
-        let pushed = try a.client.sync()
-        #expect(pushed.rejected.isEmpty, "\(pushed)")
-        try b.client.sync()
-        let expected = "b,a,b,it's \"q\" | p,q | min=\(Int.min),one=1 | 가족,여행,가족 | \(day.timeIntervalSinceReferenceDate)"
-        #expect(Self.album(a) == expected)
-        #expect(Self.album(b) == expected)
-        #expect(b.client.pendingChanges == 0)
-        #expect(try b.client.sync().pushed == 0, "what was applied is not sent back")
-        // The backend sees JSON: a list as an array, a set as an array of members, a map as an object.
-        let row = try #require(
-            try server.owner.query("SELECT tags::text, labels::text, counts::text, folders::text FROM trove_data.\"SyncAlbum\"")
+        try Self.withTwoDevices { server, a, b in
+            let day = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)  // finer than microseconds
+            try a.db.write {
+                let first = SyncFolder()
+                first.name = "여행"
+                let second = SyncFolder()
+                second.name = "가족"
+                let album = SyncAlbum()
+                album.id = "album"
+                album.tags.append(objectsIn: ["b", "a", "b", "it's \"q\""])
+                album.labels.insert(objectsIn: ["p", "q"])
+                album.counts["one"] = 1
+                album.counts["min"] = Int.min
+                album.folders.append(objectsIn: [second, first, second])
+                album.days.append(day)
+                try a.db.add(album)
+            }
+            let pushed = try a.client.sync()
+            #expect(pushed.rejected.isEmpty, "\(pushed)")
+            try b.client.sync()
+            let expected = "b,a,b,it's \"q\" | p,q | min=\(Int.min),one=1 | 가족,여행,가족 | \(day.timeIntervalSinceReferenceDate)"
+            #expect(Self.album(a) == expected)
+            #expect(Self.album(b) == expected)
+            #expect(b.client.pendingChanges == 0)
+            #expect(try b.client.sync().pushed == 0, "what was applied is not sent back")
+            // The backend sees JSON: a list as an array, a set as an array of members, a map as an object.
+            let row = try #require(
+                try server.owner.query(
+                    "SELECT tags::text, labels::text, counts::text, folders::text FROM trove_data.\"SyncAlbum\""
+                )
                 .first)
-        #expect(row[0] == #"["b", "a", "b", "it's \"q\""]"#)
-        #expect(row[1] == #"["p", "q"]"#)
-        #expect(row[2] == #"{"min": "\#(Int.min)", "one": "1"}"#)
-        #expect(row[3] == #"["가족", "여행", "가족"]"#)
+            #expect(row[0] == #"["b", "a", "b", "it's \"q\""]"#)
+            #expect(row[1] == #"["p", "q"]"#)
+            #expect(row[2] == #"{"min": "\#(Int.min)", "one": "1"}"#)
+            #expect(row[3] == #"["가족", "여행", "가족"]"#)
+        }
     }
 
     @Test("concurrent edits: set members and map keys merge one by one; a list takes the later whole value")
     func concurrentEditsMerge() throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = try Self.device(server, "a", directory: directory)
-        let b = try Self.device(server, "b", directory: directory)
-        try a.db.write {
-            let album = SyncAlbum()
-            album.id = "album"
-            album.tags.append(objectsIn: ["x", "y"])
-            album.labels.insert(objectsIn: ["p", "q"])
-            album.counts["k1"] = 1
-            try a.db.add(album)
-        }
-        try a.client.sync()
-        try b.client.sync()
-        // Offline on both.
-        try Self.edit(a) {
-            $0.labels.insert("r")
-            $0.labels.remove("p")
-            $0.counts["k2"] = 2
-            $0.tags.append("from a")
-        }
-        Thread.sleep(forTimeInterval: 0.005)
-        try Self.edit(b) {
-            $0.labels.insert("s")
-            $0.counts["k1"] = 10
-            $0.tags.removeAll()
-            $0.tags.append("from b")
-        }
-        for _ in 0..<2 {
+        try Self.withTwoDevices { server, a, b in
+            try a.db.write {
+                let album = SyncAlbum()
+                album.id = "album"
+                album.tags.append(objectsIn: ["x", "y"])
+                album.labels.insert(objectsIn: ["p", "q"])
+                album.counts["k1"] = 1
+                try a.db.add(album)
+            }
             try a.client.sync()
             try b.client.sync()
-        }
-        let expected = "from b | q,r,s | k1=10,k2=2 |  | "
-        #expect(Self.album(a) == expected)
-        #expect(Self.album(b) == expected)
+            // Offline on both.
+            try Self.edit(a) {
+                $0.labels.insert("r")
+                $0.labels.remove("p")
+                $0.counts["k2"] = 2
+                $0.tags.append("from a")
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+            try Self.edit(b) {
+                $0.labels.insert("s")
+                $0.counts["k1"] = 10
+                $0.tags.removeAll()
+                $0.tags.append("from b")
+            }
+            for _ in 0..<2 {
+                try a.client.sync()
+                try b.client.sync()
+            }
+            let expected = "from b | q,r,s | k1=10,k2=2 |  | "
+            #expect(Self.album(a) == expected)
+            #expect(Self.album(b) == expected)
 
-        // A member removed on one device, then removed and added again on the other: the later write wins. (Within
-        // one write, a removal and an addition of the same member cancel out: changes are recorded as states.)
-        try Self.edit(a) { $0.labels.remove("q") }
-        Thread.sleep(forTimeInterval: 0.005)
-        try Self.edit(b) { $0.labels.remove("q") }
-        try Self.edit(b) { $0.labels.insert("q") }
-        for _ in 0..<2 {
-            try a.client.sync()
-            try b.client.sync()
+            // A member removed on one device, then removed and added again on the other: the later write wins. (Within
+            // one write, a removal and an addition of the same member cancel out: changes are recorded as states.)
+            try Self.edit(a) { $0.labels.remove("q") }
+            Thread.sleep(forTimeInterval: 0.005)
+            try Self.edit(b) { $0.labels.remove("q") }
+            try Self.edit(b) { $0.labels.insert("q") }
+            for _ in 0..<2 {
+                try a.client.sync()
+                try b.client.sync()
+            }
+            #expect(Self.album(a) == expected && Self.album(b) == expected)
         }
-        #expect(Self.album(a) == expected && Self.album(b) == expected)
     }
 
     @Test("a backend's UPDATE of a set and a map reaches the devices as per-member changes")
