@@ -78,13 +78,23 @@ public final class SyncClient {
     /// The token this file syncs with: the configured one, or the one it was
     /// given when it found itself a copy (``becomeNewDevice(_:)``).
     private var token: String
+    /// The token the client syncs with now.
+    var currentToken: String { token }
     /// Devices this file synced as before it became a new one: the values they wrote here are its own.
     private var formerDevices: Set<UUID> = []
     /// The synced types by name.
     let types: [String: SyncedType]
     /// While ``sync()`` applies what it pulled: those writes are the server's, not local changes.
     private var isApplying = false
-    private var transport: SyncTransport?
+    var transport: SyncTransport?
+    /// Asked before each call to the server: true ends the sync with `CancellationError` (what it applied stays).
+    var isCancelled: @Sendable () -> Bool = { false }
+    /// Told how a sync goes, after each batch and page.
+    var onProgress: (@Sendable (SyncProgress) -> Void)?
+    /// Told after a write of this handle recorded changes to send (``BackgroundSync`` syncs soon after).
+    var onLocalChange: (@Sendable () -> Void)?
+    /// Runs ``sync(isolation:progress:)`` off the caller's thread (made on first use).
+    lazy var worker = SyncWorker(databaseConfiguration: database.configuration, configuration: configuration)
 
     /// Starts recording the changes of `configuration.types` made through
     /// `database` (objects already stored are recorded as new the first
@@ -105,15 +115,6 @@ public final class SyncClient {
         self.configuration = configuration
         self.device = device
         token = configuration.token
-        let ledger = SyncLedger(transaction: database.currentTransaction)
-        if try ledger.text("replaces") == device.uuidString.lowercased(), let replacement = try ledger.text("token"),
-            let replacing = UUID(uuidString: String(replacement.split(separator: ".").first ?? ""))
-        {
-            // This file became another device since the configured token was issued.
-            token = replacement
-            self.device = replacing
-        }
-        formerDevices = Set(try ledger.text("former")?.split(separator: "\n").compactMap { UUID(uuidString: String($0)) } ?? [])
         var types: [String: SyncedType] = [:]
         for name in configuration.types { types[name] = try SyncedType(database.storedSchema(ofType: name)) }
         for type in types.values {
@@ -127,6 +128,7 @@ public final class SyncClient {
             }
         }
         self.types = types
+        try refreshIdentity(SyncLedger(transaction: database.currentTransaction))
         let recorded = SyncLedger(transaction: database.currentTransaction)
         if let space = try recorded.text("space"), space != configuration.space {
             throw TroveError(
@@ -150,6 +152,20 @@ public final class SyncClient {
                 }
             }
         }
+    }
+
+    /// Takes the device this file now syncs as from its bookkeeping: the
+    /// configured one, or the one it became when it found itself a copy
+    /// (maybe in another handle's sync since this client was made).
+    private func refreshIdentity(_ ledger: SyncLedger) throws {
+        let configured = configuration.token.split(separator: ".").first.map(String.init)?.lowercased() ?? ""
+        if try ledger.text("replaces") == configured, let replacement = try ledger.text("token"),
+            let replacing = UUID(uuidString: String(replacement.split(separator: ".").first ?? ""))
+        {
+            token = replacement
+            device = replacing
+        }
+        formerDevices = Set(try ledger.text("former")?.split(separator: "\n").compactMap { UUID(uuidString: String($0)) } ?? [])
     }
 
     /// Where a file stands with sync: nil for a file that never synced.
@@ -194,6 +210,7 @@ public final class SyncClient {
     private func capture(_ changed: Database.ChangedObjects) throws {
         guard !isApplying, let write = database.openWriteTransaction else { return }
         let ledger = SyncLedger(transaction: write)
+        try refreshIdentity(ledger)
         if changed.everything { return try captureAll(in: ledger) }
         var session = try CaptureSession(ledger: ledger, device: device)
         for (name, type) in types {
@@ -202,6 +219,7 @@ public final class SyncClient {
             for key in keys.sorted() { try capture(key, of: type, &session) }
         }
         try session.save()
+        if session.recordedChanges { onLocalChange?() }
     }
 
     private func captureAll(in ledger: SyncLedger) throws {
@@ -323,6 +341,9 @@ public final class SyncClient {
             started = (clock.last, nextCid)
         }
 
+        /// Whether the session marked any change to send.
+        var recordedChanges: Bool { nextCid != started.1 }
+
         mutating func markPending(_ state: inout ObjectState, _ type: String, _ primaryKey: String) throws {
             if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
             state.pendingCid = nextCid
@@ -354,6 +375,9 @@ public final class SyncClient {
     }
 
     private func syncOnce() throws -> Report {
+        let known = token
+        try refreshIdentity(SyncLedger(transaction: database.currentTransaction))
+        if token != known { self.transport = nil }
         var transport =
             try self.transport ?? PostgresTransport(url: configuration.serverURL, token: token, space: configuration.space)
         self.transport = transport
@@ -508,10 +532,12 @@ public final class SyncClient {
     }
 
     private func push(_ transport: SyncTransport, _ report: inout Report) throws {
+        let total = try SyncLedger(transaction: database.currentTransaction).pendingCount()
         while true {
             let ledger = SyncLedger(transaction: database.currentTransaction)
             let pending = try ledger.pending(limit: configuration.batchSize)
             guard !pending.isEmpty else { return }
+            if isCancelled() { throw CancellationError() }
             var changes: [[String: Any]] = []
             for (cid, typeName, primaryKey) in pending {
                 guard let type = types[typeName], let state = try ledger.state(typeName, primaryKey) else { continue }
@@ -569,6 +595,7 @@ public final class SyncClient {
             guard pushed >= pending.last!.cid else {
                 throw TroveError(.syncServer, "the sync server applied this device's changes only up to \(pushed)")
             }
+            onProgress?(SyncProgress(phase: .pushing, sent: min(total, report.pushed + report.rejected.count), toSend: total))
         }
     }
 
@@ -598,6 +625,7 @@ public final class SyncClient {
         var head: Int?
         var clock: Any?
         while true {
+            if isCancelled() { throw CancellationError() }
             let page = try transport.call(
                 "pull",
                 [String(cursor.seq), cursor.type, cursor.id, head.map(String.init), String(configuration.batchSize * 4)])
@@ -609,6 +637,7 @@ public final class SyncClient {
             let got = page["rows"] as? [[String: Any]] ?? []
             rows += got
             Self.faultPoint?("pull-page")
+            onProgress?(SyncProgress(phase: .pulling, received: rows.count))
             guard page["more"] as? Bool == true, let last = got.last else { break }
             cursor = (UInt64(last["seq"] as? Int ?? 0), last["t"] as? String, last["id"] as? String)
         }
@@ -633,6 +662,7 @@ public final class SyncClient {
                 }
             }
         }
+        onProgress?(SyncProgress(phase: .applying, received: rows.count))
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
             var deferred: [DeferredWrite] = []

@@ -9,6 +9,9 @@ import TroveStorage
 protocol SyncTransport {
     /// Calls device function `function` with (token, space, `arguments`…) and returns its JSON answer.
     func call(_ function: String, _ arguments: [String?]) throws -> [String: Any]
+
+    /// The space's sequence now (`heads`): a cheap poll for whether anything changed.
+    func head() throws -> UInt64
 }
 
 /// ``SyncTransport`` over one libpq connection.
@@ -31,5 +34,14 @@ final class PostgresTransport: SyncTransport {
             throw TroveError(.syncServer, "the sync server at \(connection.server) gave no answer to \(function)")
         }
         return answer
+    }
+
+    func head() throws -> UInt64 {
+        let list = "{\"" + space.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"}"
+        let rows = try connection.call("heads", in: "trove_sync", [token, list])
+        guard let text = rows.first?.first ?? nil,
+            let answer = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        else { throw TroveError(.syncServer, "the sync server at \(connection.server) gave no answer to heads") }
+        return UInt64(answer[space] as? Int ?? 0)
     }
 }
