@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 DEMO_DIR := .trove-demo
 
-.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-instructions docs format deps deps-browser deps-postgres studio-fuzz build clean
+.PHONY: demo test test-sanitize test-long fuzz fuzz-corpus bench bench-sync bench-instructions docs format deps deps-browser deps-postgres studio-fuzz build clean
 FUZZ_SECONDS ?= 60
 # bench-instructions: default sizes divided by this.
 DIVIDE ?= 10
@@ -163,6 +163,14 @@ bench: deps
 	$(SWIFT) build -c release --product trove-bench
 	$(SWIFT) run -c release --skip-build trove-bench $(BENCH_ARGS)
 	$(SWIFT) run -c release --skip-build trove-bench --fts
+
+# The sync load run: many simulated devices against a throwaway PostgreSQL on
+# loopback (release build). SYNC_BENCH_ARGS: --devices, --spaces, --changes,
+# --bootstrap, --seconds.
+SYNC_BENCH_ARGS ?=
+bench-sync: deps deps-postgres
+	$(SWIFT) build -c release --product trove-bench
+	bash scripts/with-postgres.sh .build/release/trove-bench --sync $(SYNC_BENCH_ARGS)
 
 # The DocC documentation of the Trove module (Sources/Trove/Trove.docc and
 # the doc comments), with the docc that ships in the toolchain: symbol graphs

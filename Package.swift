@@ -61,7 +61,7 @@ let package = Package(
                 .embedInCode("Studio/Assets/openapi.json"),
             ]
         ),
-        .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "TroveStorage", "CLMDB", "CSQLite"]),
+        .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "TroveStorage", "TroveSync", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync"]),

@@ -12,6 +12,12 @@ do {
         try ScaleBenchmark.run(sizes: sizes)
         exit(0)
     }
+    if let flag = CommandLine.arguments.firstIndex(of: "--sync") {
+        // The sync load run (issue 38): many devices against one PostgreSQL (scripts/with-postgres.sh gives its URLs).
+        defer { removeScratch() }
+        try SyncBenchmark.run(Array(CommandLine.arguments.dropFirst(flag + 1)))
+        exit(0)
+    }
     if let flag = CommandLine.arguments.firstIndex(of: "--fts") {
         // The full-text row (issue 19): Trove's index against SQLite FTS5.
         let count = CommandLine.arguments.dropFirst(flag + 1).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) }
