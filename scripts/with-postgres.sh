@@ -31,7 +31,7 @@ max_connections = 200
 CONF
 as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null
 PGPASSWORD=$super "$bin/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d postgres \
-	-c "CREATE ROLE sync_owner LOGIN PASSWORD '$owner'" -c "CREATE ROLE sync_device LOGIN PASSWORD '$device'" \
+	-c "CREATE ROLE sync_owner LOGIN CREATEROLE PASSWORD '$owner'" -c "CREATE ROLE sync_device LOGIN PASSWORD '$device'" \
 	-c "CREATE DATABASE sync OWNER sync_owner"
 export TROVE_SYNC_OWNER_URL="postgresql://sync_owner:$owner@127.0.0.1:$port/sync"
 export TROVE_SYNC_DEVICE_URL="postgresql://sync_device:$device@127.0.0.1:$port/sync"

@@ -39,13 +39,14 @@ enum SyncCommands {
             let connection = try connect(rest)
             let role = arguments.option("--device-role") ?? "trove_device"
             let before = try ServerSchema.installedVersion(on: connection)
-            try ServerSchema.install(on: connection, deviceRole: role)
+            let notes = try ServerSchema.install(on: connection, deviceRole: role)
             let what =
                 before == 0
                 ? "installed" : before < ServerSchema.version ? "upgraded from version \(before)" : "already current"
             print(
                 "sync server at \(connection.server): schema version \(ServerSchema.version) (\(what)); devices log in as \(role)"
             )
+            for note in notes { print("note: \(note)") }
         case "grant":
             try arguments.allow(options: ["--principal", "--space"], flags: ["--read-only"])
             guard let principal = arguments.option("--principal"), let space = arguments.option("--space") else {

@@ -244,12 +244,14 @@ extension ServerSchema {
                     'clock', s.clock::text);
             END IF;
             FOR def IN SELECT * FROM trove_sync.types ORDER BY type_name COLLATE "C" LOOP
+                -- The page's rows are picked first (by the index on space and sequence, stopping at the limit), and
+                -- only they are turned into JSON.
                 parts := parts || format(
                     '(SELECT %L::text COLLATE "C" AS type, t.%I::text COLLATE "C" AS id, t.trove_seq AS seq, %s AS r '
-                    'FROM trove_data.%I t WHERE t.trove_space = $1 AND t.trove_seq <= $3 AND '
-                    '(t.trove_seq > $2 OR t.trove_seq = $2 AND $4 IS NOT NULL AND '
+                    'FROM (SELECT * FROM trove_data.%I t WHERE t.trove_space = $1 AND t.trove_seq >= $2 AND t.trove_seq <= $3 AND '
+                    '(t.trove_seq > $2 OR $4 IS NOT NULL AND '
                     '(%L::text COLLATE "C", t.%I::text COLLATE "C") > ($4 COLLATE "C", $5 COLLATE "C")) '
-                    'ORDER BY t.trove_seq, t.%I::text COLLATE "C" LIMIT $6 + 1)',
+                    'ORDER BY t.trove_seq, t.%I::text COLLATE "C" LIMIT $6 + 1) t)',
                     def.type_name, def.primary_key, trove_sync.row_json(def), def.type_name, def.type_name,
                     def.primary_key, def.primary_key);
             END LOOP;

@@ -23,8 +23,13 @@ package enum ServerSchema {
     /// Installs the schema, or upgrades an older one in place; does nothing
     /// when the server is current. Safe to run from two places at once (an
     /// advisory lock orders them). `deviceRole` is the role devices log in
-    /// as: it is given `EXECUTE` on the device functions and nothing else.
-    package static func install(on connection: PostgresConnection, deviceRole: String) throws {
+    /// as: it is given `EXECUTE` on the device functions and nothing else,
+    /// and a statement timeout (`device_statement_timeout_ms` in
+    /// `trove_sync.meta`, 30 s). Returns what could not be done, in words
+    /// (a role setting needs `CREATEROLE`).
+    @discardableResult
+    package static func install(on connection: PostgresConnection, deviceRole: String) throws -> [String] {
+        var notes: [String] = []
         try connection.execute("BEGIN")
         do {
             try connection.query("SELECT pg_advisory_xact_lock(7283519004417)")
@@ -41,7 +46,9 @@ package enum ServerSchema {
                 "INSERT INTO trove_sync.meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                 [String(version)])
             try grant(to: deviceRole, on: connection)
+            if let note = try limit(deviceRole, on: connection) { notes.append(note) }
             try connection.execute("COMMIT")
+            return notes
         } catch {
             try? connection.execute("ROLLBACK")
             throw error
@@ -73,6 +80,29 @@ package enum ServerSchema {
             throw TroveError(.syncServer, "\(device) is not a device id (a UUID, the part of a token before the dot)")
         }
         return try connection.query("SELECT trove_sync.revoke_device($1::uuid)", [device]) == [["t"]]
+    }
+
+    /// Gives the devices' role a statement timeout and an idle-in-transaction
+    /// timeout, so no device call runs or holds locks for long (a device's
+    /// session could lift them for itself, but its calls are bounded by the
+    /// batch and page limits too). A note when the owner may not set them.
+    private static func limit(_ role: String, on connection: PostgresConnection) throws -> String? {
+        try connection.execute(
+            "INSERT INTO trove_sync.meta (key, value) VALUES ('device_statement_timeout_ms', '30000') ON CONFLICT DO NOTHING")
+        let milliseconds = try connection.query("SELECT trove_sync.setting('device_statement_timeout_ms')")[0][0] ?? "30000"
+        let quoted = PostgresConnection.identifier(role)
+        try connection.execute("SAVEPOINT trove_role_settings")
+        do {
+            try connection.execute(
+                "ALTER ROLE \(quoted) SET statement_timeout = \(Int(milliseconds) ?? 30000); ALTER ROLE \(quoted) SET idle_in_transaction_session_timeout = 60000"
+            )
+            try connection.execute("RELEASE SAVEPOINT trove_role_settings")
+            return nil
+        } catch {
+            try connection.execute("ROLLBACK TO SAVEPOINT trove_role_settings")
+            return
+                "the devices' role \(role) has no statement timeout: the owner may not alter it (it needs CREATEROLE); run as a superuser: ALTER ROLE \(quoted) SET statement_timeout = \(milliseconds)"
+        }
     }
 
     private static func grant(to role: String, on connection: PostgresConnection) throws {

@@ -234,6 +234,19 @@ struct ServerSchemaTests {
             syncError { try a.push([change(9, "Note", "x"), change(8, "Note", "y")]) }?.message.contains("must rise") == true)
     }
 
+    @Test("a device's slow statement is cut off by the statement timeout setup gives the devices' role")
+    func slowStatementsAreCut() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        try server.owner.query("UPDATE trove_sync.meta SET value = '300' WHERE key = 'device_statement_timeout_ms'")
+        #expect(try ServerSchema.install(on: server.owner, deviceRole: "sync_device").isEmpty)
+        let device = try server.deviceConnection()
+        let started = Date()
+        let cut = syncError { try device.query("SELECT pg_sleep(5)") }
+        #expect(cut?.message.contains("57014") == true, "\(cut?.message ?? "")")
+        #expect(Date().timeIntervalSince(started) < 4)
+    }
+
     @Test("a clock far in the future is clamped to the server's time plus the bound, and the server's clock comes back")
     func futureClocksAreClamped() throws {
         let server = try TestSyncServer()

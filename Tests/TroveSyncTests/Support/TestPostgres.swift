@@ -263,7 +263,8 @@ final class TestPostgres: @unchecked Sendable {
     private static func createRoles(url: String, passwords: [String: String]) throws {
         let connection = try PostgresConnection(url: url)
         // (The passwords are UUIDs: nothing in them needs quoting.)
-        try connection.query("CREATE ROLE sync_owner LOGIN PASSWORD '\(passwords["sync_owner"]!)'")
+        // (CREATEROLE: setup gives the devices' role its timeouts.)
+        try connection.query("CREATE ROLE sync_owner LOGIN CREATEROLE PASSWORD '\(passwords["sync_owner"]!)'")
         try connection.query("CREATE ROLE sync_device LOGIN PASSWORD '\(passwords["sync_device"]!)'")
         try connection.query("CREATE DATABASE sync OWNER sync_owner")
         try connection.query("REVOKE CONNECT ON DATABASE sync FROM PUBLIC")
