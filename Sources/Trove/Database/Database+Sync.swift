@@ -95,6 +95,39 @@ extension Database {
         generation &+= 1
     }
 
+    /// The objects of `ownerType` that hold, through link `property`, the
+    /// stored object `objectKey` (an embedded object's owner).
+    package func owners(of objectKey: UInt64, ownerType: String, property: String) throws -> [UInt64] {
+        let table = try tableInfo(named: ownerType)
+        guard let column = table.columnIndex[property], let refs = table.refs[column] else { return [] }
+        return try Database.sources(of: objectKey, in: refs, readTransaction())
+    }
+
+    /// Gives a stored object a new embedded object in link `property`, made
+    /// from `values` by property name (the others their defaults), or none
+    /// for nil, inside a write; the embedded object it held goes.
+    package func replaceEmbedded(
+        _ values: [String: StoredValue]?, forProperty property: String, objectKey: UInt64, ofType typeName: String
+    ) throws {
+        let state = try requireWrite("replaceEmbedded(_:forProperty:objectKey:ofType:)")
+        let table = try tableInfo(named: typeName)
+        guard let column = table.columnIndex[property], table.schema.properties[column].ownsTargets == true,
+            let targetName = table.schema.properties[column].objectType
+        else { throw TroveError(.invalidProperty, "\(typeName) has no embedded object \(property)", path: path) }
+        var link = StoredValue.null
+        if let values {
+            let target = try tableInfo(named: targetName)
+            var record = target.layout.fallbacks
+            for (name, value) in values {
+                guard let index = target.columnIndex[name] else { throw target.unknownProperty(name) }
+                record[index] = value.isNull ? .null : (value.converted(to: target.schema.properties[index].type) ?? value)
+            }
+            link = .int(Int64(bitPattern: try storeRecord(record, in: target, policy: .error, state).objectKey))
+        }
+        guard let record = try fetchRecord(objectKey, table: table) else { return }
+        _ = try updateColumn(column, to: link, objectKey: objectKey, record: record, table: table, state)
+    }
+
     private func collectionColumn(_ property: String, of table: TableInfo) throws -> Int {
         guard let column = table.schema.properties.firstIndex(where: { $0.name == property }),
             [.list, .set, .map].contains(table.schema.properties[column].collection)

@@ -2,8 +2,9 @@ import Foundation
 import Trove
 import TroveStorage
 
-/// Lists, sets and maps in synced types. A list syncs as one value (its
-/// elements as a JSON array, last writer wins as a whole); a set per member
+/// Lists, sets, maps and embedded objects in synced types. A list syncs as
+/// one value (its elements as a JSON array, last writer wins as a whole), an
+/// embedded object too (a JSON object of its values); a set per member
 /// and a map per key, each with its own clock and a flag for removed, so
 /// that two devices adding different members both keep theirs. The ledger
 /// keeps a set's or map's entries as properties named
@@ -17,6 +18,21 @@ extension SyncClient {
         case list(String?)
         /// A set's members or a map's entries, as they now are: key → element text.
         case entries([String: String?])
+        /// An embedded object: its JSON object of values (nil: none).
+        case embedded(String?)
+    }
+
+    /// An embedded object as the JSON object the server stores (nil: none).
+    func embeddedText(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> String? {
+        guard case .int(let key) = value, let name = property.objectType, let schema = embeddedSchemas[name],
+            let values = try database.storedValues(objectKey: UInt64(bitPattern: key), ofType: name)
+        else { return nil }
+        var object: [String: Any] = [:]
+        for (index, field) in schema.properties.enumerated() where field.collection != .linkingObjects {
+            object[field.name] =
+                try ValueText.elementText(values[index], of: field, in: "\(type.name).\(property.name)") as Any? ?? NSNull()
+        }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
     }
 
     /// One set member or map entry the server's state wins for.
@@ -160,6 +176,23 @@ extension SyncClient {
                 }
             }
             try database.replaceCollection(elements, objectKey: objectKey, ofType: type.name, property: property.name)
+        case .embedded(let text):
+            var values: [String: StoredValue]?
+            if let text, let schema = embeddedSchemas[property.objectType ?? ""] {
+                guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+                    throw TroveError(
+                        .syncServer, "the sync server sent \(type.name).\(property.name) as an object it cannot read")
+                }
+                var read: [String: StoredValue] = [:]
+                // A value the sender's model lacks keeps its default.
+                for field in schema.properties where field.collection != .linkingObjects {
+                    guard let item = object[field.name] else { continue }
+                    read[field.name] = try ValueText.elementValue(
+                        item as? String, of: field, in: "\(type.name).\(property.name)")
+                }
+                values = read
+            }
+            try database.replaceEmbedded(values, forProperty: property.name, objectKey: objectKey, ofType: type.name)
         case .entries(let entries):
             var elements: [(key: String, value: StoredValue)] = []
             for (key, text) in entries.sorted(by: { $0.key < $1.key }) {

@@ -84,6 +84,10 @@ public final class SyncClient {
     private var formerDevices: Set<UUID> = []
     /// The synced types by name.
     let types: [String: SyncedType]
+    /// The embedded object types synced types hold, by name.
+    private(set) var embeddedSchemas: [String: ObjectSchema] = [:]
+    /// Per embedded type, the synced types and properties that hold its objects.
+    private var embeddedOwners: [String: [(type: SyncedType, property: String)]] = [:]
     /// While ``sync()`` applies what it pulled: those writes are the server's, not local changes.
     private var isApplying = false
     var transport: SyncTransport?
@@ -118,7 +122,7 @@ public final class SyncClient {
         var types: [String: SyncedType] = [:]
         for name in configuration.types { types[name] = try SyncedType(database.storedSchema(ofType: name)) }
         for type in types.values {
-            for (_, property, _) in type.synced where property.type == .link {
+            for (_, property, _) in type.synced where property.type == .link && property.ownsTargets != true {
                 guard let target = property.objectType, types[target] != nil else {
                     throw TroveError(
                         .invalidProperty,
@@ -128,6 +132,21 @@ public final class SyncClient {
             }
         }
         self.types = types
+        for type in types.values {
+            for (_, property, kind) in type.synced where SyncedType.isEmbedded(kind) {
+                let name = property.objectType ?? ""
+                let schema = try database.storedSchema(ofType: name)
+                if let nested = schema.properties.first(where: { $0.type == .link || $0.collection != nil || $0.type == .mixed })
+                {
+                    throw TroveError(
+                        .invalidProperty,
+                        "\(type.name).\(property.name) embeds \(name), whose \(nested.name) (\(nested.typeDescription)) cannot sync yet: an embedded object syncs with values only (no links, lists, sets, maps or mixed values inside)"
+                    )
+                }
+                embeddedSchemas[name] = schema
+                embeddedOwners[name, default: []].append((type, property.name))
+            }
+        }
         try refreshIdentity(SyncLedger(transaction: database.currentTransaction))
         let recorded = SyncLedger(transaction: database.currentTransaction)
         if let space = try recorded.text("space"), space != configuration.space {
@@ -213,9 +232,25 @@ public final class SyncClient {
         try refreshIdentity(ledger)
         if changed.everything { return try captureAll(in: ledger) }
         var session = try CaptureSession(ledger: ledger, device: device)
-        for (name, type) in types {
+        // An embedded object changed on its own: its owner changed.
+        var owning: [String: Set<UInt64>] = [:]
+        for (name, owners) in embeddedOwners {
             guard let listed = changed.types[name] else { continue }
-            let keys = try listed ?? Set(database.objectKeys(ofType: name)).union(ledger.knownObjectKeys(name))
+            for (type, property) in owners {
+                guard let keys = listed else {
+                    owning[type.name, default: []].formUnion(try database.objectKeys(ofType: type.name))
+                    continue
+                }
+                for key in keys {
+                    owning[type.name, default: []].formUnion(
+                        try database.owners(of: key, ownerType: type.name, property: property))
+                }
+            }
+        }
+        for (name, type) in types {
+            guard let listed = changed.types[name] ?? owning[name].map({ Optional($0) }) else { continue }
+            var keys = try listed ?? Set(database.objectKeys(ofType: name)).union(ledger.knownObjectKeys(name))
+            keys.formUnion(owning[name] ?? [])
             for key in keys.sorted() { try capture(key, of: type, &session) }
         }
         try session.save()
@@ -315,6 +350,7 @@ public final class SyncClient {
 
     /// A property's value as the server takes it, and for a date the exact bits beside it.
     func text(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> (String?, String?) {
+        if property.ownsTargets == true { return (try embeddedText(value, property, of: type), nil) }
         if property.type == .link {
             guard case .int(let target) = value, let targetName = property.objectType, let targetType = types[targetName]
             else { return (nil, nil) }
@@ -801,7 +837,9 @@ public final class SyncClient {
         }
         if newLife { state.properties = [:] }
         for (property, _, text, clock) in taken {
-            if property.type == .link && property.collection == nil {
+            if property.ownsTargets == true {
+                deferred.append((type, key, property, .embedded(text)))
+            } else if property.type == .link && property.collection == nil {
                 deferred.append((type, key, property, .link(text)))
             } else if property.collection != nil {
                 deferred.append((type, key, property, .list(text)))

@@ -37,7 +37,7 @@ struct SyncedType {
             guard let kind = Self.kind(of: property) else {
                 throw TroveError(
                     .invalidProperty,
-                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: embedded objects and mixed values (and collections of them) are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
+                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: mixed values, and lists, sets and maps of embedded objects or mixed values, are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
                 )
             }
             synced.append((index, property, kind))
@@ -49,7 +49,7 @@ struct SyncedType {
     /// value's kind, or for a list, set or map `list:`, `set:` or `map:` and
     /// its elements' kind.
     private static func kind(of property: PropertySchema) -> String? {
-        guard property.ownsTargets != true else { return nil }
+        if property.ownsTargets == true { return property.collection == nil ? "embedded" : nil }
         if let collection = property.collection {
             guard [.list, .set, .map].contains(collection), let element = valueKind(of: property) else { return nil }
             return collection.rawValue + ":" + element
@@ -79,6 +79,9 @@ struct SyncedType {
 
     /// Whether a kind is a list's, one value as a whole.
     static func isList(_ kind: String) -> Bool { kind.hasPrefix("list:") }
+
+    /// Whether a kind is an embedded object's, one value as a whole (a JSON object of its values).
+    static func isEmbedded(_ kind: String) -> Bool { kind == "embedded" }
 
     /// The definition `define_type` takes.
     var definition: [String: Any] {

@@ -152,9 +152,10 @@ extension ServerSchema {
                             IF def.properties ? prop THEN
                                 held := CASE WHEN cl > cur_cl THEN NULL ELSE cur->>(prop || ':clock') END;
                                 IF held IS NULL OR clk COLLATE "C" > held COLLATE "C" THEN
-                                    -- A list travels as the text of its JSON array; its column holds the array.
-                                    patch := patch || jsonb_build_object(prop, CASE WHEN (def.properties->>prop) LIKE 'list:%'
-                                        AND jsonb_typeof(pair->0) = 'string' THEN (pair->>0)::jsonb ELSE pair->0 END,
+                                    -- A list or an embedded object travels as the text of its JSON; its column holds the JSON.
+                                    patch := patch || jsonb_build_object(prop, CASE WHEN ((def.properties->>prop) LIKE 'list:%'
+                                        OR def.properties->>prop = 'embedded') AND jsonb_typeof(pair->0) = 'string'
+                                        THEN (pair->>0)::jsonb ELSE pair->0 END,
                                         prop || ':clock', clk);
                                 END IF;
                             ELSE

@@ -168,3 +168,76 @@ struct CollectionSyncTests {
         #expect(row[1] == #"{"k1": "5", "k3": "3"}"#)
     }
 }
+
+final class SyncPlace: EmbeddedObject {
+    @Persisted var city = ""
+    @Persisted var visited: Date?
+    @Persisted var rating = 0.0
+}
+
+final class SyncTrip: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var place: SyncPlace?
+}
+
+/// An embedded object syncs as one value, inside its owner.
+@Suite("Embedded objects syncing")
+struct EmbeddedSyncTests {
+    typealias Device = SyncClientTests.Device
+
+    static func device(_ server: TestSyncServer, _ principal: String, directory: URL) throws -> Device {
+        let url = directory.appendingPathComponent("\(principal)-\(UUID().uuidString).trove")
+        let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SyncTrip.self, SyncPlace.self]))
+        let client = try SyncClient(
+            database: db,
+            configuration: .init(
+                serverURL: server.postgres.url("sync_device", database: "sync"), token: try server.grant(principal, "diary"),
+                space: "diary", types: ["SyncTrip"]))
+        return Device(db: db, client: client)
+    }
+
+    static func place(_ device: Device) -> String {
+        guard let trip = device.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip") else { return "no trip" }
+        guard let place = trip.place else { return "no place" }
+        return "\(place.city) \(place.visited.map { String($0.timeIntervalSinceReferenceDate) } ?? "-") \(place.rating)"
+    }
+
+    @Test("an embedded object arrives whole; an edit of one of its values, and its removal, reach the other device")
+    func embeddedObjects() throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = try Self.device(server, "a", directory: directory)
+        let b = try Self.device(server, "b", directory: directory)
+        let visited = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)
+        try a.db.write {
+            let trip = SyncTrip()
+            trip.id = "trip"
+            let place = SyncPlace()
+            place.city = "서울"
+            place.visited = visited
+            place.rating = -0.5
+            trip.place = place
+            try a.db.add(trip)
+        }
+        #expect(try a.client.sync().rejected.isEmpty)
+        try b.client.sync()
+        #expect(Self.place(b) == "서울 \(visited.timeIntervalSinceReferenceDate) -0.5")
+        let row = try #require(try server.owner.query("SELECT place->>'city' FROM trove_data.\"SyncTrip\"").first)
+        #expect(row[0] == "서울", "the backend reads it as JSON")
+
+        // One value of the embedded object changes: the owner's change is sent.
+        try b.db.write { b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place!.city = "부산" }
+        #expect(b.client.pendingChanges == 1)
+        try b.client.sync()
+        try a.client.sync()
+        #expect(Self.place(a) == "부산 \(visited.timeIntervalSinceReferenceDate) -0.5")
+        #expect(try a.client.sync().pushed == 0, "what was applied is not sent back")
+
+        try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place = nil }
+        try a.client.sync()
+        try b.client.sync()
+        #expect(Self.place(b) == "no place")
+    }
+}
