@@ -116,16 +116,42 @@ extension Database {
         else { throw TroveError(.invalidProperty, "\(typeName) has no embedded object \(property)", path: path) }
         var link = StoredValue.null
         if let values {
-            let target = try tableInfo(named: targetName)
-            var record = target.layout.fallbacks
-            for (name, value) in values {
-                guard let index = target.columnIndex[name] else { throw target.unknownProperty(name) }
-                record[index] = value.isNull ? .null : (value.converted(to: target.schema.properties[index].type) ?? value)
-            }
-            link = .int(Int64(bitPattern: try storeRecord(record, in: target, policy: .error, state).objectKey))
+            link = .int(Int64(bitPattern: try storeEmbedded(values, in: try tableInfo(named: targetName), state)))
         }
         guard let record = try fetchRecord(objectKey, table: table) else { return }
         _ = try updateColumn(column, to: link, objectKey: objectKey, record: record, table: table, state)
+    }
+
+    /// Replaces the elements of list `property` (of embedded objects) of a
+    /// stored object with new embedded objects made from `objects`, inside a
+    /// write; the ones it held go.
+    package func replaceEmbeddedList(
+        _ objects: [[String: StoredValue]], forProperty property: String, objectKey: UInt64, ofType typeName: String
+    ) throws {
+        let state = try requireWrite("replaceEmbeddedList(_:forProperty:objectKey:ofType:)")
+        let table = try tableInfo(named: typeName)
+        let column = try collectionColumn(property, of: table)
+        guard table.schema.properties[column].ownsTargets == true, let targetName = table.schema.properties[column].objectType
+        else { throw TroveError(.invalidProperty, "\(typeName).\(property) is not a list of embedded objects", path: path) }
+        let target = try tableInfo(named: targetName)
+        try collectionRemoveAll(owner: objectKey, column: column, table: table, state)
+        for (position, values) in objects.enumerated() {
+            let key = try storeEmbedded(values, in: target, state)
+            try putElement(
+                .int(Int64(bitPattern: key)), replacing: nil, owner: objectKey, column: column, position: position, table: table,
+                state)
+        }
+        generation &+= 1
+    }
+
+    /// Stores a new embedded object from values by property name (the others their defaults); its key.
+    private func storeEmbedded(_ values: [String: StoredValue], in target: TableInfo, _ state: WriteState) throws -> UInt64 {
+        var record = target.layout.fallbacks
+        for (name, value) in values {
+            guard let index = target.columnIndex[name] else { throw target.unknownProperty(name) }
+            record[index] = value.isNull ? .null : (value.converted(to: target.schema.properties[index].type) ?? value)
+        }
+        return try storeRecord(record, in: target, policy: .error, state).objectKey
     }
 
     private func collectionColumn(_ property: String, of table: TableInfo) throws -> Int {

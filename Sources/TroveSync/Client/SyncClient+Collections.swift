@@ -24,6 +24,12 @@ extension SyncClient {
 
     /// An embedded object as the JSON object the server stores (nil: none).
     func embeddedText(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> String? {
+        guard let object = try embeddedObject(value, property, of: type) else { return nil }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// An embedded object's values by name, as texts (nil: none).
+    func embeddedObject(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> [String: Any]? {
         guard case .int(let key) = value, let name = property.objectType, let schema = embeddedSchemas[name],
             let values = try database.storedValues(objectKey: UInt64(bitPattern: key), ofType: name)
         else { return nil }
@@ -32,7 +38,21 @@ extension SyncClient {
             object[field.name] =
                 try ValueText.elementText(values[index], of: field, in: "\(type.name).\(property.name)") as Any? ?? NSNull()
         }
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        return object
+    }
+
+    /// Values by name from a JSON object of ``embeddedObject(_:_:of:)`` (a
+    /// value the sender's model lacks keeps its default).
+    func embeddedValues(_ object: [String: Any], _ property: PropertySchema, of type: SyncedType) throws
+        -> [String: StoredValue]
+    {
+        guard let schema = embeddedSchemas[property.objectType ?? ""] else { return [:] }
+        var read: [String: StoredValue] = [:]
+        for field in schema.properties where field.collection != .linkingObjects {
+            guard let item = object[field.name] else { continue }
+            read[field.name] = try ValueText.elementValue(item as? String, of: field, in: "\(type.name).\(property.name)")
+        }
+        return read
     }
 
     /// One set member or map entry the server's state wins for.
@@ -87,6 +107,12 @@ extension SyncClient {
 
     /// A list's elements as the JSON array the server stores.
     func listText(_ objectKey: UInt64, _ property: PropertySchema, of type: SyncedType) throws -> String {
+        if property.ownsTargets == true {
+            // A list of embedded objects: an array of their JSON objects.
+            let objects = try database.storedCollection(objectKey: objectKey, ofType: type.name, property: property.name)
+                .compactMap { try embeddedObject($0.value, property, of: type) }
+            return String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]), as: UTF8.self)
+        }
         let texts = try collectionTexts(objectKey, property, of: type).map { $0.text as Any? ?? NSNull() }
         return String(decoding: try JSONSerialization.data(withJSONObject: texts), as: UTF8.self)
     }
@@ -165,6 +191,15 @@ extension SyncClient {
             var value = StoredValue.null
             if let target, let key = try targetKey(target, property) { value = .int(Int64(bitPattern: key)) }
             try setValue(value, property, objectKey: objectKey, of: type)
+        case .list(let text) where property.ownsTargets == true:
+            var objects: [[String: StoredValue]] = []
+            if let text {
+                guard let array = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]] else {
+                    throw TroveError(.syncServer, "the sync server sent \(type.name).\(property.name) as a list it cannot read")
+                }
+                objects = try array.map { try embeddedValues($0, property, of: type) }
+            }
+            try database.replaceEmbeddedList(objects, forProperty: property.name, objectKey: objectKey, ofType: type.name)
         case .list(let text):
             var elements: [(key: String, value: StoredValue)] = []
             if let text {
@@ -178,19 +213,12 @@ extension SyncClient {
             try database.replaceCollection(elements, objectKey: objectKey, ofType: type.name, property: property.name)
         case .embedded(let text):
             var values: [String: StoredValue]?
-            if let text, let schema = embeddedSchemas[property.objectType ?? ""] {
+            if let text {
                 guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
                     throw TroveError(
                         .syncServer, "the sync server sent \(type.name).\(property.name) as an object it cannot read")
                 }
-                var read: [String: StoredValue] = [:]
-                // A value the sender's model lacks keeps its default.
-                for field in schema.properties where field.collection != .linkingObjects {
-                    guard let item = object[field.name] else { continue }
-                    read[field.name] = try ValueText.elementValue(
-                        item as? String, of: field, in: "\(type.name).\(property.name)")
-                }
-                values = read
+                values = try embeddedValues(object, property, of: type)
             }
             try database.replaceEmbedded(values, forProperty: property.name, objectKey: objectKey, ofType: type.name)
         case .entries(let entries):

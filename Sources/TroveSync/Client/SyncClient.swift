@@ -133,7 +133,7 @@ public final class SyncClient {
         }
         self.types = types
         for type in types.values {
-            for (_, property, kind) in type.synced where SyncedType.isEmbedded(kind) {
+            for (_, property, _) in type.synced where property.ownsTargets == true {
                 let name = property.objectType ?? ""
                 let schema = try database.storedSchema(ofType: name)
                 if let nested = schema.properties.first(where: { $0.type == .link || $0.collection != nil || $0.type == .mixed })
@@ -358,6 +358,7 @@ public final class SyncClient {
             else { return (nil, nil) }
             return (try Self.primaryKeyText(targetValues[targetType.primaryKeyIndex], targetType), nil)
         }
+        if property.type == .mixed { return (try ValueText.mixedText(value, of: property, in: type.name), nil) }
         let text = try ValueText.text(value, of: property, in: type.name)
         if case .date(let date) = value { return (text, ValueText.exactDateText(date)) }
         return (text, nil)
@@ -791,7 +792,11 @@ public final class SyncClient {
             {
                 exact = pair[0] as? String
             }
-            taken.append((property, try ValueText.value(text, of: property, in: typeName, exact: exact), nil, clock))
+            let value =
+                property.type == .mixed
+                ? try ValueText.mixedValue(text, of: property, in: typeName)
+                : try ValueText.value(text, of: property, in: typeName, exact: exact)
+            taken.append((property, value, nil, clock))
         }
         guard newLife || !taken.isEmpty || !takenEntries.isEmpty else { return false }
         var key = state.objectKey
@@ -837,7 +842,7 @@ public final class SyncClient {
         }
         if newLife { state.properties = [:] }
         for (property, _, text, clock) in taken {
-            if property.ownsTargets == true {
+            if property.ownsTargets == true && property.collection == nil {
                 deferred.append((type, key, property, .embedded(text)))
             } else if property.type == .link && property.collection == nil {
                 deferred.append((type, key, property, .link(text)))

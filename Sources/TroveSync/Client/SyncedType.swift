@@ -37,7 +37,7 @@ struct SyncedType {
             guard let kind = Self.kind(of: property) else {
                 throw TroveError(
                     .invalidProperty,
-                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: mixed values, and lists, sets and maps of embedded objects or mixed values, are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
+                    "\(schema.name).\(property.name) (\(property.typeDescription)) cannot sync yet: sets and maps of embedded objects, and lists, sets and maps of mixed values, are not synced by this version of TroveSync; leave the type out of the synced types or change the property"
                 )
             }
             synced.append((index, property, kind))
@@ -49,9 +49,16 @@ struct SyncedType {
     /// value's kind, or for a list, set or map `list:`, `set:` or `map:` and
     /// its elements' kind.
     private static func kind(of property: PropertySchema) -> String? {
-        if property.ownsTargets == true { return property.collection == nil ? "embedded" : nil }
+        if property.ownsTargets == true {
+            switch property.collection {
+            case nil: return "embedded"
+            case .list: return "list:embedded"
+            default: return nil
+            }
+        }
         if let collection = property.collection {
-            guard [.list, .set, .map].contains(collection), let element = valueKind(of: property) else { return nil }
+            guard [.list, .set, .map].contains(collection), property.type != .mixed, let element = valueKind(of: property)
+            else { return nil }
             return collection.rawValue + ":" + element
         }
         return valueKind(of: property)
@@ -70,7 +77,7 @@ struct SyncedType {
         case .decimal, .decimal128: return "decimal"
         case .objectId: return "objectId"
         case .link: return "link"
-        case .mixed: return nil
+        case .mixed: return "mixed"
         }
     }
 

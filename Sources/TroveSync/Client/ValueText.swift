@@ -165,6 +165,48 @@ enum ValueText {
         return try value(String(text[..<mark]), of: property, in: type, exact: String(text[text.index(after: mark)...]))
     }
 
+    /// A mixed value as the JSON the server stores, `{"t": type, "v": text}`
+    /// (nil for nil). A link in a mixed value is refused.
+    static func mixedText(_ value: StoredValue, of property: PropertySchema, in type: String) throws -> String? {
+        let tag: PropertyType
+        switch value {
+        case .null: return nil
+        case .bool: tag = .bool
+        case .int: tag = .int
+        case .float: tag = .float
+        case .double: tag = .double
+        case .string: tag = .string
+        case .data: tag = .data
+        case .date: tag = .date
+        case .uuid: tag = .uuid
+        case .decimal: tag = .decimal
+        case .decimal128: tag = .decimal128
+        case .objectId: tag = .objectId
+        case .object:
+            throw TroveError(
+                .invalidValue,
+                "\(type).\(property.name) holds a link to an object, which a mixed value cannot sync yet: the change was not saved"
+            )
+        }
+        let object: [String: Any] = ["t": tag.rawValue, "v": try elementText(value, of: property, in: type) as Any? ?? NSNull()]
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    /// A mixed value from ``mixedText(_:of:in:)``.
+    static func mixedValue(_ text: String?, of property: PropertySchema, in type: String) throws -> StoredValue {
+        guard let text else { return .null }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            let tag = (object["t"] as? String).flatMap(PropertyType.init(rawValue:)), tag != .mixed, tag != .link
+        else {
+            throw TroveError(
+                .syncServer,
+                "the sync server sent \(type).\(property.name) as \(text.prefix(80).debugDescription), which is not a mixed value"
+            )
+        }
+        return try elementValue(
+            object["v"] as? String, of: PropertySchema(name: property.name, type: tag, isOptional: true), in: type)
+    }
+
     /// FNV-1a over a value's text: what capture compares to tell a changed value.
     static func hash(_ text: String?, exact: String? = nil) -> UInt64 {
         guard let text else { return 0x6e75_6c6c }  // "null"

@@ -154,7 +154,7 @@ extension ServerSchema {
                                 IF held IS NULL OR clk COLLATE "C" > held COLLATE "C" THEN
                                     -- A list or an embedded object travels as the text of its JSON; its column holds the JSON.
                                     patch := patch || jsonb_build_object(prop, CASE WHEN ((def.properties->>prop) LIKE 'list:%'
-                                        OR def.properties->>prop = 'embedded') AND jsonb_typeof(pair->0) = 'string'
+                                        OR def.properties->>prop IN ('embedded', 'mixed')) AND jsonb_typeof(pair->0) = 'string'
                                         THEN (pair->>0)::jsonb ELSE pair->0 END,
                                         prop || ':clock', clk);
                                 END IF;

@@ -12,7 +12,7 @@ extension ServerSchema {
         CREATE OR REPLACE FUNCTION trove_sync.column_type(kind text) RETURNS text
         LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
             SELECT CASE
-                WHEN kind ~ '^(list|set|map):(int|bool|float|double|string|data|date|decimal|objectId|uuid|link)$' OR kind = 'embedded'
+                WHEN kind ~ '^(list|set|map):(int|bool|float|double|string|data|date|decimal|objectId|uuid|link)$' OR kind IN ('embedded', 'list:embedded', 'mixed')
                     THEN 'jsonb'
                 ELSE CASE kind
                     WHEN 'int' THEN 'bigint' WHEN 'bool' THEN 'boolean' WHEN 'float' THEN 'real'
