@@ -31,11 +31,7 @@ struct CollectionSyncTests {
 
     /// Runs `body` with a server and devices of principals a and b syncing albums in space diary.
     static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try body(server, try device(server, "a", directory: directory), try device(server, "b", directory: directory))
+        try SyncClientTests.withTwoDevices(making: { try device($0, $1, directory: $2) }, body)
     }
 
     /// The album as text: tags, labels, counts, folders, days.
@@ -198,6 +194,10 @@ struct EmbeddedSyncTests {
         return Device(db: db, client: client)
     }
 
+    static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
+        try SyncClientTests.withTwoDevices(making: { try device($0, $1, directory: $2) }, body)
+    }
+
     static func place(_ device: Device) -> String {
         guard let trip = device.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip") else { return "no trip" }
         guard let place = trip.place else { return "no place" }
@@ -206,116 +206,104 @@ struct EmbeddedSyncTests {
 
     @Test("an embedded object arrives whole; an edit of one of its values, and its removal, reach the other device")
     func embeddedObjects() throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = try Self.device(server, "a", directory: directory)
-        let b = try Self.device(server, "b", directory: directory)
-        let visited = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)
-        try a.db.write {
-            let trip = SyncTrip()
-            trip.id = "trip"
-            let place = SyncPlace()
-            place.city = "서울"
-            place.visited = visited
-            place.rating = -0.5
-            trip.place = place
-            try a.db.add(trip)
+        try Self.withTwoDevices { server, a, b in
+            let visited = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)
+            try a.db.write {
+                let trip = SyncTrip()
+                trip.id = "trip"
+                let place = SyncPlace()
+                place.city = "서울"
+                place.visited = visited
+                place.rating = -0.5
+                trip.place = place
+                try a.db.add(trip)
+            }
+            #expect(try a.client.sync().rejected.isEmpty)
+            try b.client.sync()
+            #expect(Self.place(b) == "서울 \(visited.timeIntervalSinceReferenceDate) -0.5")
+            let row = try #require(try server.owner.query("SELECT place->>'city' FROM trove_data.\"SyncTrip\"").first)
+            #expect(row[0] == "서울", "the backend reads it as JSON")
+
+            // One value of the embedded object changes: the owner's change is sent.
+            try b.db.write { b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place!.city = "부산" }
+            #expect(b.client.pendingChanges == 1)
+            try b.client.sync()
+            try a.client.sync()
+            #expect(Self.place(a) == "부산 \(visited.timeIntervalSinceReferenceDate) -0.5")
+            #expect(try a.client.sync().pushed == 0, "what was applied is not sent back")
+
+            try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place = nil }
+            try a.client.sync()
+            try b.client.sync()
+            #expect(Self.place(b) == "no place")
         }
-        #expect(try a.client.sync().rejected.isEmpty)
-        try b.client.sync()
-        #expect(Self.place(b) == "서울 \(visited.timeIntervalSinceReferenceDate) -0.5")
-        let row = try #require(try server.owner.query("SELECT place->>'city' FROM trove_data.\"SyncTrip\"").first)
-        #expect(row[0] == "서울", "the backend reads it as JSON")
-
-        // One value of the embedded object changes: the owner's change is sent.
-        try b.db.write { b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place!.city = "부산" }
-        #expect(b.client.pendingChanges == 1)
-        try b.client.sync()
-        try a.client.sync()
-        #expect(Self.place(a) == "부산 \(visited.timeIntervalSinceReferenceDate) -0.5")
-        #expect(try a.client.sync().pushed == 0, "what was applied is not sent back")
-
-        try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.place = nil }
-        try a.client.sync()
-        try b.client.sync()
-        #expect(Self.place(b) == "no place")
     }
 
     @Test("a mixed value arrives with its type and its exact value; a link in one is refused at the write")
     func mixedValues() throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = try Self.device(server, "a", directory: directory)
-        let b = try Self.device(server, "b", directory: directory)
-        let when = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)
-        let values: [Mixed] = [.double(-0.0), .int(Int.min), .string("일기 \"quoted\""), .date(when), .bool(false), .none]
-        try a.db.write {
-            let trip = SyncTrip()
-            trip.id = "trip"
-            try a.db.add(trip)
-        }
-        for value in values {
-            try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.extra = value }
-            #expect(try a.client.sync().rejected.isEmpty)
-            try b.client.sync()
-            let arrived = try #require(b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")).extra
-            #expect(arrived == value, "\(value) arrived as \(arrived)")
-            if case .double(let d) = arrived { #expect(d.sign == .minus) }
-        }
-        let row = try #require(try server.owner.query("SELECT extra IS NULL FROM trove_data.\"SyncTrip\"").first)
-        #expect(row[0] == "t")
-        let refused = #expect(throws: TroveError.self) {
+        try Self.withTwoDevices { server, a, b in
+            let when = Date(timeIntervalSinceReferenceDate: 786_543_210.123_456_789)
+            let values: [Mixed] = [.double(-0.0), .int(Int.min), .string("일기 \"quoted\""), .date(when), .bool(false), .none]
             try a.db.write {
-                let trip = a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!
-                trip.extra = .object(trip)
+                let trip = SyncTrip()
+                trip.id = "trip"
+                try a.db.add(trip)
             }
+            for value in values {
+                try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.extra = value }
+                #expect(try a.client.sync().rejected.isEmpty)
+                try b.client.sync()
+                let arrived = try #require(b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")).extra
+                #expect(arrived == value, "\(value) arrived as \(arrived)")
+                if case .double(let d) = arrived { #expect(d.sign == .minus) }
+            }
+            let row = try #require(try server.owner.query("SELECT extra IS NULL FROM trove_data.\"SyncTrip\"").first)
+            #expect(row[0] == "t")
+            let refused = #expect(throws: TroveError.self) {
+                try a.db.write {
+                    let trip = a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!
+                    trip.extra = .object(trip)
+                }
+            }
+            #expect(refused?.message.contains("link to an object") == true, "\(refused?.message ?? "")")
         }
-        #expect(refused?.message.contains("link to an object") == true, "\(refused?.message ?? "")")
     }
 
     @Test("a list of embedded objects syncs as one value; an edit inside one of them is a change of the owner")
     func listsOfEmbeddedObjects() throws {
-        let server = try TestSyncServer()
-        defer { server.stop() }
-        let directory = try SyncClientTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let a = try Self.device(server, "a", directory: directory)
-        let b = try Self.device(server, "b", directory: directory)
-        func stops(_ device: Device) -> [String] {
-            device.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")?.stops.map { "\($0.city):\($0.rating)" } ?? []
-        }
-        try a.db.write {
-            let trip = SyncTrip()
-            trip.id = "trip"
-            for (city, rating) in [("부산", 4.5), ("대구", 3.0), ("부산", 5.0)] {
-                let stop = SyncPlace()
-                stop.city = city
-                stop.rating = rating
-                trip.stops.append(stop)
+        try Self.withTwoDevices { server, a, b in
+            func stops(_ device: Device) -> [String] {
+                device.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")?.stops.map { "\($0.city):\($0.rating)" } ?? []
             }
-            try a.db.add(trip)
+            try a.db.write {
+                let trip = SyncTrip()
+                trip.id = "trip"
+                for (city, rating) in [("부산", 4.5), ("대구", 3.0), ("부산", 5.0)] {
+                    let stop = SyncPlace()
+                    stop.city = city
+                    stop.rating = rating
+                    trip.stops.append(stop)
+                }
+                try a.db.add(trip)
+            }
+            #expect(try a.client.sync().rejected.isEmpty)
+            try b.client.sync()
+            #expect(stops(b) == ["부산:4.5", "대구:3.0", "부산:5.0"])
+            let row = try #require(
+                try server.owner.query("SELECT jsonb_array_length(stops), stops->1->>'city' FROM trove_data.\"SyncTrip\"").first)
+            #expect(row == ["3", "대구"], "the backend reads an array of objects")
+
+            try b.db.write { b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.stops[1].city = "광주" }
+            #expect(b.client.pendingChanges == 1)
+            try b.client.sync()
+            try a.client.sync()
+            #expect(stops(a) == ["부산:4.5", "광주:3.0", "부산:5.0"])
+            #expect(try a.client.sync().pushed == 0, "what was applied is not sent back")
+
+            try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.stops.removeAll() }
+            try a.client.sync()
+            try b.client.sync()
+            #expect(stops(b).isEmpty)
         }
-        #expect(try a.client.sync().rejected.isEmpty)
-        try b.client.sync()
-        #expect(stops(b) == ["부산:4.5", "대구:3.0", "부산:5.0"])
-        let row = try #require(
-            try server.owner.query("SELECT jsonb_array_length(stops), stops->1->>'city' FROM trove_data.\"SyncTrip\"").first)
-        #expect(row == ["3", "대구"], "the backend reads an array of objects")
-
-        try b.db.write { b.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.stops[1].city = "광주" }
-        #expect(b.client.pendingChanges == 1)
-        try b.client.sync()
-        try a.client.sync()
-        #expect(stops(a) == ["부산:4.5", "광주:3.0", "부산:5.0"])
-        #expect(try a.client.sync().pushed == 0, "what was applied is not sent back")
-
-        try a.db.write { a.db.object(ofType: SyncTrip.self, forPrimaryKey: "trip")!.stops.removeAll() }
-        try a.client.sync()
-        try b.client.sync()
-        #expect(stops(b).isEmpty)
     }
 }

@@ -51,11 +51,18 @@ struct SyncClientTests {
 
     /// Runs `body` with a server and devices of principals a and b in space diary.
     static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
+        try withTwoDevices(making: { try device($0, $1, directory: $2) }, body)
+    }
+
+    /// Runs `body` with a server and two devices `make` makes (for principals a and b, in a temporary directory).
+    static func withTwoDevices(
+        making make: (TestSyncServer, String, URL) throws -> Device, _ body: (TestSyncServer, Device, Device) throws -> Void
+    ) throws {
         let server = try TestSyncServer()
         defer { server.stop() }
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try body(server, try device(server, "a", directory: directory), try device(server, "b", directory: directory))
+        try body(server, try make(server, "a", directory), try make(server, "b", directory))
     }
 
     /// Adds a note through `device`'s handle.
