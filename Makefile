@@ -121,7 +121,9 @@ test-long: deps deps-postgres
 	TROVE_CRASH_POINTS=2000 $(SWIFT) test --skip-build --filter CrashTests
 	@# 500 damaged files, other damage each run (the seed is printed with any failure).
 	TROVE_DAMAGE_ROUNDS=500 TROVE_DAMAGE_SEED=$$(date +%s) $(SWIFT) test --skip-build --filter DamagedFileTests
-	@# Sync convergence: three device processes, kills, cut connections, server restarts (directly, then through PgBouncer).
+	@# The merge rules against their Swift model, and sync convergence: three device processes, kills, cut
+	@# connections, server restarts (directly, then through PgBouncer).
+	TROVE_MERGE_ROUNDS=5000 $(SWIFT) test --skip-build --filter MergeRulesDifferentialTests
 	TROVE_CONVERGENCE_ROUNDS=5000 $(SWIFT) test --skip-build --filter ConvergenceTests
 	TROVE_SYNC_PGBOUNCER=1 TROVE_CONVERGENCE_ROUNDS=5000 $(SWIFT) test --skip-build --filter ConvergenceTests
 
