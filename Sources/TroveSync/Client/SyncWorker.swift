@@ -3,6 +3,12 @@ import Trove
 import TroveStorage
 
 /// How a sync goes: what it sent and received so far.
+///
+/// ```swift
+/// try await sync.sync { progress in
+///     if progress.phase == .pushing { print("\(progress.sent) of \(progress.toSend) sent") }
+/// }
+/// ```
 public struct SyncProgress: Sendable, Equatable {
     public enum Phase: Sendable, Equatable {
         /// Sending this device's changes.
@@ -13,6 +19,7 @@ public struct SyncProgress: Sendable, Equatable {
         case applying
     }
 
+    /// What the sync is doing now.
     public var phase: Phase
     /// Changes the server has taken (applied or refused) so far.
     public var sent = 0
@@ -21,6 +28,7 @@ public struct SyncProgress: Sendable, Equatable {
     /// Rows fetched so far (the server does not say how many there are in all).
     public var received = 0
 
+    /// A progress report (`SyncProgress(phase: .pulling, received: 5_000)`).
     public init(phase: Phase, sent: Int = 0, toSend: Int = 0, received: Int = 0) {
         self.phase = phase
         self.sent = sent
