@@ -397,9 +397,11 @@ public final class SyncClient {
     // MARK: Sync
 
     /// Sends the recorded changes, then fetches and applies what others
-    /// changed. Throws ``TroveError/Kind/syncServer`` when the server cannot
-    /// be reached or refuses the device; what was recorded stays recorded,
-    /// and the next call sends it.
+    /// changed, and returns when done (``sync(isolation:progress:)`` does the
+    /// same without blocking, cancellably; ``startBackgroundSync(minimumInterval:maximumInterval:onResult:)``
+    /// keeps syncing). Throws ``TroveError/Kind/syncServer`` when the server
+    /// cannot be reached or refuses the device; what was recorded stays
+    /// recorded, and the next call sends it.
     @discardableResult
     public func sync() throws -> Report {
         do {
@@ -475,26 +477,23 @@ public final class SyncClient {
     /// change is undone, in one write, and reported in ``Report/rejected``.
     private func undoRejected(_ rejected: [Rejection], _ transport: SyncTransport) throws {
         guard !rejected.isEmpty else { return }
-        var rows: [[String: Any]] = []
+        var rows: [PulledRow] = []
         for (typeName, group) in Dictionary(grouping: rejected, by: \.typeName) where types[typeName] != nil {
             let ids = Array(Set(group.map(\.primaryKey)))
             let answer = try transport.call("current_rows", [typeName, Self.arrayLiteral(ids)])
-            let found = answer["rows"] as? [[String: Any]] ?? []
+            let found = PulledRow.rows(of: answer)
             rows += found
-            let present = Set(found.compactMap { $0["id"] as? String })
+            let present = Set(found.map(\.id))
             // Never accepted: the object goes, as if its creation had not happened.
-            for id in ids where !present.contains(id) {
-                rows.append(["t": typeName, "id": id, "cl": 0, "v": [String: Any](), "c": [String: Any]()])
-            }
+            for id in ids where !present.contains(id) { rows.append(PulledRow(gone: typeName, id: id)) }
         }
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
             var deferred: [DeferredWrite] = []
             for row in rows {
-                guard let typeName = row["t"] as? String, let id = row["id"] as? String,
-                    var state = try ledger.state(typeName, id)
-                else { continue }
-                if row["cl"] as? Int == 0 {
+                let (typeName, id) = (row.type, row.id)
+                guard var state = try ledger.state(typeName, id) else { continue }
+                if row.cl == 0 {
                     try forget(typeName, id, ledger)
                     continue
                 }
@@ -657,7 +656,7 @@ public final class SyncClient {
     private func pull(
         from since: UInt64, epoch: String, pruning: Bool, _ transport: SyncTransport, _ report: inout Report
     ) throws {
-        var rows: [[String: Any]] = []
+        var rows: [PulledRow] = []
         var cursor: (seq: UInt64, type: String?, id: String?) = (since, nil, nil)
         var head: Int?
         var clock: Any?
@@ -671,17 +670,16 @@ public final class SyncClient {
             }
             head = head ?? (page["head"] as? Int)
             clock = page["clock"]
-            let got = page["rows"] as? [[String: Any]] ?? []
+            let got = PulledRow.rows(of: page)
             rows += got
             Self.faultPoint?("pull-page")
             onProgress?(SyncProgress(phase: .pulling, received: rows.count))
             guard page["more"] as? Bool == true, let last = got.last else { break }
-            cursor = (UInt64(last["seq"] as? Int ?? 0), last["t"] as? String, last["id"] as? String)
+            cursor = (last.seq, last.type, last.id)
         }
         var gone: [(String, String)] = []
         if pruning {
-            let seen = Set(
-                rows.compactMap { row in (row["t"] as? String).flatMap { t in (row["id"] as? String).map { t + "\u{0}" + $0 } } })
+            let seen = Set(rows.map { $0.type + "\u{0}" + $0.id })
             var unseen: [String: [String]] = [:]
             for (name, primaryKey, state) in try SyncLedger(transaction: database.currentTransaction).allStates()
             where types[name] != nil && state.isAlive && state.pendingCid == 0 && !seen.contains(name + "\u{0}" + primaryKey) {
@@ -691,10 +689,10 @@ public final class SyncClient {
             for (name, ids) in unseen {
                 for start in stride(from: 0, to: ids.count, by: 500) {
                     let chunk = Array(ids[start..<min(ids.count, start + 500)])
-                    let found =
-                        try transport.call("current_rows", [name, Self.arrayLiteral(chunk)])["rows"] as? [[String: Any]] ?? []
+                    let found = PulledRow.rows(
+                        of: try transport.call("current_rows", [name, Self.arrayLiteral(chunk)]))
                     rows += found
-                    let present = Set(found.compactMap { $0["id"] as? String })
+                    let present = Set(found.map(\.id))
                     gone += chunk.filter { !present.contains($0) }.map { (name, $0) }
                 }
             }
@@ -740,13 +738,10 @@ public final class SyncClient {
     }
 
     /// Applies one pulled row under the merge rules; true when something here changed.
-    private func apply(_ row: [String: Any], _ ledger: SyncLedger, _ deferred: inout [DeferredWrite]) throws -> Bool {
-        guard let typeName = row["t"] as? String, let type = types[typeName], let primaryKey = row["id"] as? String,
-            let cl = (row["cl"] as? Int).map(UInt64.init)
-        else { return false }
-        let values = row["v"] as? [String: Any] ?? [:]
-        let clocks = row["c"] as? [String: Any] ?? [:]
-        let extra = row["x"] as? [String: Any] ?? [:]
+    private func apply(_ row: PulledRow, _ ledger: SyncLedger, _ deferred: inout [DeferredWrite]) throws -> Bool {
+        let (typeName, primaryKey, cl) = (row.type, row.id, row.cl)
+        guard let type = types[typeName] else { return false }
+        let (values, clocks, extra) = (row.values, row.clocks, row.extra)
         var state = try ledger.state(typeName, primaryKey) ?? ObjectState()
         guard cl >= state.cl else { return false }
         let newLife = cl > state.cl
@@ -771,26 +766,24 @@ public final class SyncClient {
         var takenEntries: [(PropertySchema, [TakenEntry])] = []
         for (_, property, kind) in type.synced {
             if SyncedType.isKeyed(kind) {
-                if let text = clocks[property.name] as? String {
+                if let text = clocks[property.name] {
                     let entries = try self.takenEntries(text, property, state, newLife: newLife)
                     if !entries.isEmpty { takenEntries.append((property, entries)) }
                 }
                 continue
             }
-            guard let clockText = clocks[property.name] as? String, let clock = PropertyClock(text: clockText) else {
+            guard let clockText = clocks[property.name], let clock = PropertyClock(text: clockText) else {
                 continue
             }
             if !newLife, let mine = state.properties[property.name]?.clock, !(mine < clock) { continue }
-            let text = values[property.name] as? String
+            let text = values[property.name]
             if property.type == .link || property.collection != nil {
                 taken.append((property, nil, text, clock))
                 continue
             }
             var exact: String?
-            if property.type == .date, let pair = extra[property.name + ":exact"] as? [Any], pair.count == 2,
-                pair[1] as? String == clockText
-            {
-                exact = pair[0] as? String
+            if property.type == .date, let pair = extra[property.name + ":exact"], pair.clock == clockText {
+                exact = pair.text
             }
             let value =
                 property.type == .mixed
