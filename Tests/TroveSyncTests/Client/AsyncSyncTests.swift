@@ -159,4 +159,50 @@ struct AsyncSyncTests {
         #expect(try await eventually(b) { $0.object(ofType: SyncNote.self, forPrimaryKey: "from-a")?.score == 77 })
         #expect(results.all.contains(true) && !results.all.contains(false), "\(results.all)")
     }
+
+    /// The blocking `sync()` (an async function would pick the awaited one).
+    @discardableResult
+    static func blocking(_ client: SyncClient) throws -> SyncClient.Report { try client.sync() }
+
+    @Test("a copy that becomes a new device in an awaited sync: the handle's own client goes on as that device")
+    func copyBecomesNewDeviceInTheWorker() async throws {
+        let server = try TestSyncServer()
+        defer { server.stop() }
+        let directory = try SyncClientTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let token = try server.grant("min", "diary")
+        func open(_ url: URL) throws -> Device {
+            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self]))
+            let client = try SyncClient(
+                database: db,
+                configuration: .init(
+                    serverURL: server.postgres.url("sync_device", database: "sync"), token: token, space: "diary",
+                    types: ["SyncNote", "SyncFolder"]))
+            return Device(db: db, client: client)
+        }
+        let original = directory.appendingPathComponent("phone.trove")
+        let copy = directory.appendingPathComponent("tablet.trove")
+        do {
+            let phone = try open(original)
+            try SyncClientTests.addNote("before", phone)
+            try Self.blocking(phone.client)
+        }
+        try FileManager.default.copyItem(at: original, to: copy)
+        let phone = try open(original)
+        let tablet = try open(copy)
+        try SyncClientTests.addNote("from phone", phone)
+        try Self.blocking(phone.client)
+        // The copy finds the server ahead of it in the worker's sync, and becomes a new device there.
+        try SyncClientTests.addNote("from tablet", tablet)
+        #expect(try await tablet.client.sync().becameNewDevice)
+        // The handle's own client records and syncs as the new device, not as the old one (which would make
+        // the server look ahead again, and the file a third device).
+        try tablet.db.write { tablet.db.object(ofType: SyncNote.self, forPrimaryKey: "from tablet")!.score = 5 }
+        let next = try Self.blocking(tablet.client)
+        #expect(!next.becameNewDevice && next.pushed == 1, "\(next)")
+        try Self.blocking(phone.client)
+        #expect(phone.db.object(ofType: SyncNote.self, forPrimaryKey: "from tablet")?.score == 5)
+        let devices = try server.owner.query("SELECT count(*) FROM trove_sync.devices WHERE principal = 'min'")
+        #expect(devices == [["2"]], "the phone's device and the one the copy became")
+    }
 }
