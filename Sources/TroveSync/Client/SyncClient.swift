@@ -77,19 +77,19 @@ public final class SyncClient {
     private(set) var device: UUID
     /// The token this file syncs with: the configured one, or the one it was
     /// given when it found itself a copy (``becomeNewDevice(_:)``).
-    private var token: String
+    var token: String
     /// The token the client syncs with now.
     var currentToken: String { token }
     /// Devices this file synced as before it became a new one: the values they wrote here are its own.
-    private var formerDevices: Set<UUID> = []
+    var formerDevices: Set<UUID> = []
     /// The synced types by name.
     let types: [String: SyncedType]
     /// The embedded object types synced types hold, by name.
     private(set) var embeddedSchemas: [String: ObjectSchema] = [:]
     /// Per embedded type, the synced types and properties that hold its objects.
-    private var embeddedOwners: [String: [(type: SyncedType, property: String)]] = [:]
+    var embeddedOwners: [String: [(type: SyncedType, property: String)]] = [:]
     /// While ``sync()`` applies what it pulled: those writes are the server's, not local changes.
-    private var isApplying = false
+    var isApplying = false
     var transport: SyncTransport?
     /// Asked before each call to the server: true ends the sync with `CancellationError` (what it applied stays).
     var isCancelled: @Sendable () -> Bool = { false }
@@ -176,7 +176,7 @@ public final class SyncClient {
     /// Takes the device this file now syncs as from its bookkeeping: the
     /// configured one, or the one it became when it found itself a copy
     /// (maybe in another handle's sync since this client was made).
-    private func refreshIdentity(_ ledger: SyncLedger) throws {
+    func refreshIdentity(_ ledger: SyncLedger) throws {
         let configured = configuration.token.split(separator: ".").first.map(String.init)?.lowercased() ?? ""
         if try ledger.text("replaces") == configured, let replacement = try ledger.text("token"),
             let replacing = UUID(uuidString: String(replacement.split(separator: ".").first ?? ""))
@@ -224,176 +224,6 @@ public final class SyncClient {
         database.beforeCommit = nil
     }
 
-    // MARK: Capture
-
-    private func capture(_ changed: Database.ChangedObjects) throws {
-        guard !isApplying, let write = database.openWriteTransaction else { return }
-        let ledger = SyncLedger(transaction: write)
-        try refreshIdentity(ledger)
-        if changed.everything { return try captureAll(in: ledger) }
-        var session = try CaptureSession(ledger: ledger, device: device)
-        // An embedded object changed on its own: its owner changed.
-        var owning: [String: Set<UInt64>] = [:]
-        for (name, owners) in embeddedOwners {
-            guard let listed = changed.types[name] else { continue }
-            for (type, property) in owners {
-                guard let keys = listed else {
-                    owning[type.name, default: []].formUnion(try database.objectKeys(ofType: type.name))
-                    continue
-                }
-                for key in keys {
-                    owning[type.name, default: []].formUnion(
-                        try database.owners(of: key, ownerType: type.name, property: property))
-                }
-            }
-        }
-        for (name, type) in types {
-            guard let listed = changed.types[name] ?? owning[name].map({ Optional($0) }) else { continue }
-            var keys = try listed ?? Set(database.objectKeys(ofType: name)).union(ledger.knownObjectKeys(name))
-            keys.formUnion(owning[name] ?? [])
-            for key in keys.sorted() { try capture(key, of: type, &session) }
-        }
-        try session.save()
-        if session.recordedChanges { onLocalChange?() }
-    }
-
-    private func captureAll(in ledger: SyncLedger) throws {
-        var session = try CaptureSession(ledger: ledger, device: device)
-        for (name, type) in types {
-            let keys = Set(try database.objectKeys(ofType: name)).union(try ledger.knownObjectKeys(name))
-            for key in keys.sorted() { try capture(key, of: type, &session) }
-        }
-        try session.save()
-    }
-
-    /// Compares one object with what the ledger last recorded of it and
-    /// records what changed: a new clock per changed property, a new causal
-    /// length when it was created (again) or deleted, and a pending change.
-    private func capture(_ key: UInt64, of type: SyncedType, _ session: inout CaptureSession) throws {
-        let ledger = session.ledger
-        let known = try ledger.primaryKey(type.name, objectKey: key)
-        guard let values = try database.storedValues(objectKey: key, ofType: type.name) else {
-            if let known { try captureDeletion(of: known, at: key, of: type, &session) }
-            return
-        }
-        let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
-        if let known, known != primaryKey {
-            // The object this key held was deleted and the key given to another one in the same write.
-            try captureDeletion(of: known, at: key, of: type, &session)
-        }
-        var state = try ledger.state(type.name, primaryKey) ?? ObjectState()
-        var changed = false
-        let newLife = !state.isAlive
-        if newLife {
-            state.cl += 1
-            state.properties = [:]
-            changed = true
-        }
-        for (index, property, kind) in type.synced {
-            if SyncedType.isKeyed(kind) {
-                let entries = try collectionTexts(key, property, of: type)
-                if captureEntries(entries, property, &state, newLife: newLife, &session.clock) { changed = true }
-                continue
-            }
-            let (text, exact) =
-                SyncedType.isList(kind)
-                ? (try listText(key, property, of: type), nil) : try self.text(values[index], property, of: type)
-            let hash = ValueText.hash(text, exact: exact)
-            guard newLife || state.properties[property.name]?.hash != hash else { continue }
-            state.properties[property.name] = (PropertyClock(hlc: session.clock.next(), device: device), hash)
-            changed = true
-        }
-        var moved = false
-        if state.objectKey != key {
-            try ledger.forgetObjectKey(state.objectKey, of: type.name, ifItNames: primaryKey)
-            state.objectKey = key
-            try ledger.setPrimaryKey(primaryKey, type.name, objectKey: key)
-            moved = true
-        }
-        if changed { try session.markPending(&state, type.name, primaryKey) }
-        if changed || moved { try ledger.setState(state, type.name, primaryKey) }
-    }
-
-    /// The values stored at `key` when they are those of `primaryKey` (nil when the key holds another object).
-    private func storedValues(of type: SyncedType, _ primaryKey: String, at key: UInt64) throws -> [StoredValue]? {
-        guard key != 0, let values = try database.storedValues(objectKey: key, ofType: type.name),
-            try Self.primaryKeyText(values[type.primaryKeyIndex], type) == primaryKey
-        else { return nil }
-        return values
-    }
-
-    /// Records that the object `primaryKey`, stored at `key`, was deleted.
-    private func captureDeletion(
-        of primaryKey: String, at key: UInt64, of type: SyncedType, _ session: inout CaptureSession
-    ) throws {
-        let ledger = session.ledger
-        try ledger.setPrimaryKey(nil, type.name, objectKey: key)
-        guard var state = try ledger.state(type.name, primaryKey), state.objectKey == key else { return }
-        state.objectKey = 0
-        if state.isAlive {
-            state.cl += 1
-            state.properties = [:]
-            try session.markPending(&state, type.name, primaryKey)
-        }
-        try ledger.setState(state, type.name, primaryKey)
-    }
-
-    static func primaryKeyText(_ value: StoredValue, _ type: SyncedType) throws -> String {
-        switch value {
-        case .string(let v): return v
-        case .uuid(let v): return v.uuidString.lowercased()
-        case .objectId(let v): return v.stringValue
-        default:
-            throw TroveError(.invalidValue, "\(type.name) has an object without a usable primary key (\(value))")
-        }
-    }
-
-    /// A property's value as the server takes it, and for a date the exact bits beside it.
-    func text(_ value: StoredValue, _ property: PropertySchema, of type: SyncedType) throws -> (String?, String?) {
-        if property.ownsTargets == true { return (try embeddedText(value, property, of: type), nil) }
-        if property.type == .link {
-            guard case .int(let target) = value, let targetName = property.objectType, let targetType = types[targetName]
-            else { return (nil, nil) }
-            guard let targetValues = try database.storedValues(objectKey: UInt64(bitPattern: target), ofType: targetName)
-            else { return (nil, nil) }
-            return (try Self.primaryKeyText(targetValues[targetType.primaryKeyIndex], targetType), nil)
-        }
-        if property.type == .mixed { return (try ValueText.mixedText(value, of: property, in: type.name), nil) }
-        let text = try ValueText.text(value, of: property, in: type.name)
-        if case .date(let date) = value { return (text, ValueText.exactDateText(date)) }
-        return (text, nil)
-    }
-
-    /// One capture's clock and change ids, saved at its end.
-    private struct CaptureSession {
-        let ledger: SyncLedger
-        var clock: HybridClock
-        var nextCid: UInt64
-        private let started: (UInt64, UInt64)
-
-        init(ledger: SyncLedger, device: UUID) throws {
-            self.ledger = ledger
-            clock = HybridClock(last: try ledger.integer("clock") ?? 0)
-            nextCid = try ledger.integer("nextCid") ?? 1
-            started = (clock.last, nextCid)
-        }
-
-        /// Whether the session marked any change to send.
-        var recordedChanges: Bool { nextCid != started.1 }
-
-        mutating func markPending(_ state: inout ObjectState, _ type: String, _ primaryKey: String) throws {
-            if state.pendingCid != 0 { try ledger.removePending(state.pendingCid) }
-            state.pendingCid = nextCid
-            try ledger.addPending(nextCid, type, primaryKey)
-            nextCid += 1
-        }
-
-        func save() throws {
-            if clock.last != started.0 { try ledger.setInteger(clock.last, "clock") }
-            if nextCid != started.1 { try ledger.setInteger(nextCid, "nextCid") }
-        }
-    }
-
     // MARK: Sync
 
     /// Sends the recorded changes, then fetches and applies what others
@@ -413,7 +243,7 @@ public final class SyncClient {
         }
     }
 
-    private func syncOnce() throws -> Report {
+    func syncOnce() throws -> Report {
         let known = token
         try refreshIdentity(SyncLedger(transaction: database.currentTransaction))
         if token != known { self.transport = nil }
@@ -453,7 +283,7 @@ public final class SyncClient {
     }
 
     /// `ids` as a PostgreSQL text array literal.
-    private static func arrayLiteral(_ ids: [String]) -> String {
+    static func arrayLiteral(_ ids: [String]) -> String {
         "{"
             + ids.map {
                 "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
@@ -462,7 +292,7 @@ public final class SyncClient {
     }
 
     /// Deletes an object here because the server no longer has it, and forgets it.
-    private func forget(_ typeName: String, _ primaryKey: String, _ ledger: SyncLedger) throws {
+    func forget(_ typeName: String, _ primaryKey: String, _ ledger: SyncLedger) throws {
         guard let state = try ledger.state(typeName, primaryKey) else { return }
         if state.objectKey != 0, let type = types[typeName], try storedValues(of: type, primaryKey, at: state.objectKey) != nil {
             try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
@@ -475,7 +305,7 @@ public final class SyncClient {
     /// Takes back what the server holds for each object whose change it
     /// refused (an object it never accepted is deleted here): the local
     /// change is undone, in one write, and reported in ``Report/rejected``.
-    private func undoRejected(_ rejected: [Rejection], _ transport: SyncTransport) throws {
+    func undoRejected(_ rejected: [Rejection], _ transport: SyncTransport) throws {
         guard !rejected.isEmpty else { return }
         var rows: [PulledRow] = []
         for (typeName, group) in Dictionary(grouping: rejected, by: \.typeName) where types[typeName] != nil {
@@ -509,7 +339,7 @@ public final class SyncClient {
     /// Asks the server for a new device of the same principal and
     /// continues as it: the new token is kept in the file, and the values the
     /// old device wrote here stay this file's own.
-    private func becomeNewDevice(_ transport: SyncTransport) throws -> SyncTransport {
+    func becomeNewDevice(_ transport: SyncTransport) throws -> SyncTransport {
         let answer = try transport.call("new_device", [])
         guard let newToken = answer["token"] as? String,
             let newDevice = UUID(uuidString: String(newToken.split(separator: ".").first ?? ""))
@@ -532,7 +362,7 @@ public final class SyncClient {
         return fresh
     }
 
-    private func defineTypes(_ hello: [String: Any], _ transport: SyncTransport) throws {
+    func defineTypes(_ hello: [String: Any], _ transport: SyncTransport) throws {
         let known = hello["types"] as? [String: Any] ?? [:]
         for type in types.values.sorted(by: { $0.name < $1.name }) {
             let definition = type.definition
@@ -551,7 +381,7 @@ public final class SyncClient {
     /// Marks objects to be sent again, each whole (every value it holds, as
     /// this device's, with the clock it had): every object the ledger knows,
     /// deleted ones included, or only those with changes not yet sent.
-    private func requeue(everything: Bool) throws {
+    func requeue(everything: Bool) throws {
         try applying {
             let ledger = SyncLedger(transaction: database.openWriteTransaction!)
             var session = try CaptureSession(ledger: ledger, device: device)
@@ -567,7 +397,7 @@ public final class SyncClient {
         }
     }
 
-    private func push(_ transport: SyncTransport, _ report: inout Report) throws {
+    func push(_ transport: SyncTransport, _ report: inout Report) throws {
         let total = try SyncLedger(transaction: database.currentTransaction).pendingCount()
         while true {
             let ledger = SyncLedger(transaction: database.currentTransaction)
@@ -635,7 +465,7 @@ public final class SyncClient {
         }
     }
 
-    private func observe(_ clock: Any?, _ ledger: SyncLedger) throws {
+    func observe(_ clock: Any?, _ ledger: SyncLedger) throws {
         guard let text = clock as? String, let value = UInt64(text) else { return }
         var local = HybridClock(last: try ledger.integer("clock") ?? 0)
         local.observe(value)
@@ -643,247 +473,10 @@ public final class SyncClient {
     }
 
     /// Runs `body` in a write whose changes are the server's (not captured).
-    private func applying(_ body: () throws -> Void) throws {
+    func applying(_ body: () throws -> Void) throws {
         isApplying = true
         defer { isApplying = false }
         try database.write(body)
-    }
-
-    /// Fetches every row changed after `since` up to the space's head and
-    /// applies them in one write. `pruning` (a bootstrap after a reset): an
-    /// object here the server no longer has at all, with no change to send,
-    /// is deleted here too.
-    private func pull(
-        from since: UInt64, epoch: String, pruning: Bool, _ transport: SyncTransport, _ report: inout Report
-    ) throws {
-        var rows: [PulledRow] = []
-        var cursor: (seq: UInt64, type: String?, id: String?) = (since, nil, nil)
-        var head: Int?
-        var clock: Any?
-        while true {
-            if isCancelled() { throw CancellationError() }
-            let page = try transport.call(
-                "pull",
-                [String(cursor.seq), cursor.type, cursor.id, head.map(String.init), String(configuration.batchSize * 4)])
-            if page["reset"] as? Bool == true {
-                throw TroveError(.syncServer, "the sync server's retention moved past this device while it synced: sync again")
-            }
-            head = head ?? (page["head"] as? Int)
-            clock = page["clock"]
-            let got = PulledRow.rows(of: page)
-            rows += got
-            Self.faultPoint?("pull-page")
-            onProgress?(SyncProgress(phase: .pulling, received: rows.count))
-            guard page["more"] as? Bool == true, let last = got.last else { break }
-            cursor = (last.seq, last.type, last.id)
-        }
-        var gone: [(String, String)] = []
-        if pruning {
-            let seen = Set(rows.map { $0.type + "\u{0}" + $0.id })
-            var unseen: [String: [String]] = [:]
-            for (name, primaryKey, state) in try SyncLedger(transaction: database.currentTransaction).allStates()
-            where types[name] != nil && state.isAlive && state.pendingCid == 0 && !seen.contains(name + "\u{0}" + primaryKey) {
-                unseen[name, default: []].append(primaryKey)
-            }
-            // Rows changed after the head are not in the pull: only those the server has no row for at all go.
-            for (name, ids) in unseen {
-                for start in stride(from: 0, to: ids.count, by: 500) {
-                    let chunk = Array(ids[start..<min(ids.count, start + 500)])
-                    let found = PulledRow.rows(
-                        of: try transport.call("current_rows", [name, Self.arrayLiteral(chunk)]))
-                    rows += found
-                    let present = Set(found.map(\.id))
-                    gone += chunk.filter { !present.contains($0) }.map { (name, $0) }
-                }
-            }
-        }
-        onProgress?(SyncProgress(phase: .applying, received: rows.count))
-        try applying {
-            let ledger = SyncLedger(transaction: database.openWriteTransaction!)
-            var deferred: [DeferredWrite] = []
-            for row in rows {
-                if try apply(row, ledger, &deferred) { report.pulled += 1 }
-            }
-            for (name, primaryKey) in gone {
-                try forget(name, primaryKey, ledger)
-                report.pulled += 1
-            }
-            try writeDeferred(deferred, ledger)
-            Self.faultPoint?("apply")
-            if let head { try ledger.setInteger(UInt64(head), "since") }
-            try ledger.setText(epoch, "epoch")
-            try observe(clock, ledger)
-        }
-    }
-
-    /// What a pull writes after every object of it exists: links, and the
-    /// contents of lists, sets and maps (which may hold links).
-    typealias DeferredWrite = (type: SyncedType, objectKey: UInt64, property: PropertySchema, write: Deferred)
-
-    /// Writes what applied rows deferred, once every object they may point at exists.
-    private func writeDeferred(_ writes: [DeferredWrite], _ ledger: SyncLedger) throws {
-        for write in writes {
-            try writeDeferred(write.write, write.property, objectKey: write.objectKey, of: write.type)
-        }
-        // What was applied is recorded as it now reads, so capture finds nothing to send.
-        for (type, key) in Set(writes.map { HashedKey(type: $0.type.name, key: $0.objectKey) }).map({ (types[$0.type]!, $0.key) })
-        {
-            try recordApplied(key, of: type, ledger)
-        }
-    }
-
-    private struct HashedKey: Hashable {
-        let type: String
-        let key: UInt64
-    }
-
-    /// Applies one pulled row under the merge rules; true when something here changed.
-    private func apply(_ row: PulledRow, _ ledger: SyncLedger, _ deferred: inout [DeferredWrite]) throws -> Bool {
-        let (typeName, primaryKey, cl) = (row.type, row.id, row.cl)
-        guard let type = types[typeName] else { return false }
-        let (values, clocks, extra) = (row.values, row.clocks, row.extra)
-        var state = try ledger.state(typeName, primaryKey) ?? ObjectState()
-        guard cl >= state.cl else { return false }
-        let newLife = cl > state.cl
-        if newLife, state.pendingCid != 0 {
-            // Local changes to an earlier life of the object lost to this one.
-            try ledger.removePending(state.pendingCid)
-            state.pendingCid = 0
-        }
-        if cl % 2 == 0 {
-            guard newLife else { return false }
-            if state.objectKey != 0 {
-                try database.deleteObject(objectKey: state.objectKey, ofType: typeName)
-                try ledger.setPrimaryKey(nil, typeName, objectKey: state.objectKey)
-            }
-            state = ObjectState()
-            state.cl = cl
-            try ledger.setState(state, typeName, primaryKey)
-            return true
-        }
-        // Which properties (and which members and entries of sets and maps) take the row's value.
-        var taken: [(PropertySchema, StoredValue?, String?, PropertyClock)] = []
-        var takenEntries: [(PropertySchema, [TakenEntry])] = []
-        for (_, property, kind) in type.synced {
-            if SyncedType.isKeyed(kind) {
-                if let text = clocks[property.name] {
-                    let entries = try self.takenEntries(text, property, state, newLife: newLife)
-                    if !entries.isEmpty { takenEntries.append((property, entries)) }
-                }
-                continue
-            }
-            guard let clockText = clocks[property.name], let clock = PropertyClock(text: clockText) else {
-                continue
-            }
-            if !newLife, let mine = state.properties[property.name]?.clock, !(mine < clock) { continue }
-            let text = values[property.name]
-            if property.type == .link || property.collection != nil {
-                taken.append((property, nil, text, clock))
-                continue
-            }
-            var exact: String?
-            if property.type == .date, let pair = extra[property.name + ":exact"], pair.clock == clockText {
-                exact = pair.text
-            }
-            let value =
-                property.type == .mixed
-                ? try ValueText.mixedValue(text, of: property, in: typeName)
-                : try ValueText.value(text, of: property, in: typeName, exact: exact)
-            taken.append((property, value, nil, clock))
-        }
-        guard newLife || !taken.isEmpty || !takenEntries.isEmpty else { return false }
-        var key = state.objectKey
-        let exists = try key != 0 && storedValues(of: type, primaryKey, at: key) != nil
-        let isDeferred = { (property: PropertySchema) in property.type == .link || property.collection != nil }
-        if !exists {
-            // Created here: every property the row has, the others their defaults.
-            let primary = type.schema.properties[type.primaryKeyIndex]
-            var record: [String: StoredValue] = [
-                primary.name: try ValueText.value(primaryKey, of: primary, in: typeName)
-            ]
-            for (property, value, _, _) in taken where !isDeferred(property) {
-                if value?.isNull == false || property.isOptional { record[property.name] = value }
-            }
-            try database.add(record, ofType: typeName, update: .modified)
-            key =
-                try database.objectKey(
-                    forPrimaryKey: record[primary.name]!, ofType: typeName) ?? 0
-        } else {
-            for (property, value, _, _) in taken where !isDeferred(property) {
-                try setValue(value ?? .null, property, objectKey: key, of: type)
-            }
-            if newLife {
-                // A new life of an object stored here: nothing of the old one stays.
-                let given = Set(taken.map(\.0.name) + takenEntries.map(\.0.name))
-                for (_, property, kind) in type.synced where !given.contains(property.name) {
-                    if property.collection == nil {
-                        try setValue(property.defaultValue ?? .null, property, objectKey: key, of: type)
-                    } else {
-                        deferred.append((type, key, property, SyncedType.isList(kind) ? .list(nil) : .entries([:])))
-                    }
-                }
-            }
-        }
-        // A set or map: what it holds here (nothing in a new life), changed by the entries the server wins.
-        for (property, entries) in takenEntries {
-            var current: [String: String?] = [:]
-            if exists && !newLife {
-                for (entryKey, text) in try collectionTexts(key, property, of: type) { current[entryKey] = text }
-            }
-            for entry in entries { current[entry.key] = entry.alive ? .some(entry.text) : nil }
-            deferred.append((type, key, property, .entries(current)))
-        }
-        if newLife { state.properties = [:] }
-        for (property, _, text, clock) in taken {
-            if property.ownsTargets == true && property.collection == nil {
-                deferred.append((type, key, property, .embedded(text)))
-            } else if property.type == .link && property.collection == nil {
-                deferred.append((type, key, property, .link(text)))
-            } else if property.collection != nil {
-                deferred.append((type, key, property, .list(text)))
-            }
-            state.properties[property.name] = (clock, 0)
-        }
-        for (property, entries) in takenEntries {
-            for entry in entries { state.properties[Self.entryName(property.name, entry.key)] = (entry.clock, 0) }
-        }
-        if state.objectKey != key {
-            try ledger.forgetObjectKey(state.objectKey, of: typeName, ifItNames: primaryKey)
-            try ledger.setPrimaryKey(primaryKey, typeName, objectKey: key)
-        }
-        state.objectKey = key
-        state.cl = cl
-        try ledger.setState(state, typeName, primaryKey)
-        try recordApplied(key, of: type, ledger)
-        return true
-    }
-
-    func setValue(_ value: StoredValue, _ property: PropertySchema, objectKey: UInt64, of type: SyncedType) throws {
-        guard let values = try database.storedValues(objectKey: objectKey, ofType: type.name) else { return }
-        let primaryKey = values[type.primaryKeyIndex]
-        let stored = value.isNull && !property.isOptional ? (property.defaultValue ?? value) : value
-        try database.setValue(stored, forProperty: property.name, ofType: type.name, primaryKey: primaryKey)
-    }
-
-    /// Records the hashes of an object's values as they now read, so the
-    /// next capture sees no change in what was applied.
-    private func recordApplied(_ key: UInt64, of type: SyncedType, _ ledger: SyncLedger) throws {
-        guard let values = try database.storedValues(objectKey: key, ofType: type.name) else { return }
-        let primaryKey = try Self.primaryKeyText(values[type.primaryKeyIndex], type)
-        guard var state = try ledger.state(type.name, primaryKey) else { return }
-        for (index, property, kind) in type.synced {
-            if SyncedType.isKeyed(kind) {
-                try recordEntries(key, property, of: type, &state)
-                continue
-            }
-            // A property the server has no value for keeps its default here, under a clock that loses to any write.
-            let clock = state.properties[property.name]?.clock ?? Self.unwritten
-            let (text, exact) =
-                SyncedType.isList(kind)
-                ? (try listText(key, property, of: type), nil) : try self.text(values[index], property, of: type)
-            state.properties[property.name] = (clock, ValueText.hash(text, exact: exact))
-        }
-        try ledger.setState(state, type.name, primaryKey)
     }
 
     /// The clock of a value no one wrote (a default): earlier than every other.

@@ -171,15 +171,7 @@ struct AsyncSyncTests {
         let directory = try SyncClientTests.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = try server.grant("min", "diary")
-        func open(_ url: URL) throws -> Device {
-            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self]))
-            let client = try SyncClient(
-                database: db,
-                configuration: .init(
-                    serverURL: server.postgres.url("sync_device", database: "sync"), token: token, space: "diary",
-                    types: ["SyncNote", "SyncFolder"]))
-            return Device(db: db, client: client)
-        }
+        func open(_ url: URL) throws -> Device { try SyncClientTests.device(at: url, token: token, server) }
         let original = directory.appendingPathComponent("phone.trove")
         let copy = directory.appendingPathComponent("tablet.trove")
         do {

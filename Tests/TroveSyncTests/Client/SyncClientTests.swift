@@ -49,6 +49,18 @@ struct SyncClientTests {
         return Device(db: db, client: client)
     }
 
+    /// The file at `url` as a device syncing with `token` in space diary (a file may be opened again, or a copy).
+    static func device(at url: URL, token: String, _ server: TestSyncServer) throws -> Device {
+        let db = try Database(
+            configuration: Configuration(fileURL: url, objectTypes: [SyncNote.self, SyncFolder.self, LocalOnly.self]))
+        let client = try SyncClient(
+            database: db,
+            configuration: .init(
+                serverURL: server.postgres.url("sync_device", database: "sync"), token: token, space: "diary",
+                types: ["SyncNote", "SyncFolder"]))
+        return Device(db: db, client: client)
+    }
+
     /// Runs `body` with a server and devices of principals a and b in space diary.
     static func withTwoDevices(_ body: (TestSyncServer, Device, Device) throws -> Void) throws {
         try withTwoDevices(making: { try device($0, $1, directory: $2) }, body)
@@ -275,16 +287,7 @@ struct SyncClientTests {
         let directory = try Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let token = try server.grant("min", "diary")
-        let types: [Object.Type] = [SyncNote.self, SyncFolder.self, LocalOnly.self]
-        func open(_ url: URL) throws -> Device {
-            let db = try Database(configuration: Configuration(fileURL: url, objectTypes: types))
-            let client = try SyncClient(
-                database: db,
-                configuration: .init(
-                    serverURL: server.postgres.url("sync_device", database: "sync"), token: token, space: "diary",
-                    types: ["SyncNote", "SyncFolder"]))
-            return Device(db: db, client: client)
-        }
+        func open(_ url: URL) throws -> Device { try Self.device(at: url, token: token, server) }
         let original = directory.appendingPathComponent("phone.trove")
         let copy = directory.appendingPathComponent("tablet.trove")
         do {
