@@ -63,7 +63,7 @@ demo: deps
 	$(SWIFT) build --product Inventory
 	$(SWIFT) run --skip-build Inventory $(DEMO_DIR)/inventory.trove
 	$(SWIFT) build --product Chat
-	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/chat.trove
+	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/messenger.trove
 
 # Every run of the suite writes under a temporary directory of its own (TMPDIR
 # for the test processes), removed when the run passes, so two checkouts can

@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "TroveStorage",
             dependencies: ["CLMDB", .target(name: "CCrypto", condition: .when(platforms: [.linux]))]),
-        .target(name: "Trove", dependencies: ["TroveStorage"]),
+        .target(name: "Trove", dependencies: ["TroveStorage", "CTroveRuntime"]),
         .target(name: "CTroveRuntime"),
         .target(name: "TroveSync", dependencies: ["Trove", "TroveStorage", "CLibPQ"]),
         .target(name: "TroveRealm", dependencies: ["Trove", "TroveStorage", "CTroveRuntime"]),

@@ -5,7 +5,7 @@
 // a `Date` stored as a Date, an ignored cache property, inverse links, and a
 // room deleted with everything it owns.
 //
-//     swift run Chat [path/to/chat.trove]
+//     swift run Chat [path/to/messenger.trove]
 
 import Foundation
 import Trove
@@ -63,15 +63,16 @@ final class ChatMessage: Object {
     @Persisted var text = ""
     @Persisted(indexed: true) var sentAt = Date()
     @Persisted var state: MessageState = .sending
-    /// nil when I sent it.
-    @Persisted var author: OtherUser?
+    /// Who sent it: `Me` or an `OtherUser`, each read back as its own class
+    /// (a link declared with the base class holds its subclasses' objects).
+    @Persisted var sender: User?
     /// Deleted with the message.
     @Persisted(deleteRule: .cascade) var photo: Photo?
 
-    convenience init(_ text: String, from author: OtherUser? = nil, at date: Date, photo: Photo? = nil) {
+    convenience init(_ text: String, from sender: User, at date: Date, photo: Photo? = nil) {
         self.init()
         self.text = text
-        self.author = author
+        self.sender = sender
         self.sentAt = date
         self.photo = photo
     }
@@ -124,7 +125,7 @@ func user(_ id: String, _ name: String) -> OtherUser {
 }
 
 func run() throws {
-    let path = CommandLine.arguments.dropFirst().first ?? ".trove-demo/chat.trove"
+    let path = CommandLine.arguments.dropFirst().first ?? ".trove-demo/messenger.trove"
     let url = URL(fileURLWithPath: path)
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
     let db = try Database(
@@ -161,12 +162,12 @@ func run() throws {
 
     // Sending: appending an unmanaged message adds it (and its photo).
     try db.write {
-        room.messages.append(ChatMessage("hi Bo", at: start))
+        room.messages.append(ChatMessage("hi Bo", from: me, at: start))
         room.messages.append(ChatMessage("hey!", from: bo, at: start + 60))
-        room.messages.append(ChatMessage("look", at: start + 120, photo: Photo(url: "https://example.com/cat.jpg")))
+        room.messages.append(ChatMessage("look", from: me, at: start + 120, photo: Photo(url: "https://example.com/cat.jpg")))
         room.messages.append(ChatMessage("cute", from: bo, at: start + 180))
         try db.add(scratch)
-        scratch.messages.append(ChatMessage("hello Cy", at: start, photo: Photo(url: "https://example.com/dog.jpg")))
+        scratch.messages.append(ChatMessage("hello Cy", from: me, at: start, photo: Photo(url: "https://example.com/dog.jpg")))
         scratch.messages.append(ChatMessage("bye", from: cy, at: start + 30))
     }
     print("- room-bo holds \(room.messages.count) message(s), tags \(Array(room.tags))")
@@ -178,14 +179,17 @@ func run() throws {
 
     // Marking Bo's messages read, then the room's last three messages, newest first.
     try db.write {
-        for message in try room.messages.filter("author == %@ AND state != %@", bo, MessageState.read) {
+        for message in try room.messages.filter("sender == %@ AND state != %@", bo, MessageState.read) {
             message.state = .read
         }
     }
     let lastThree = room.messages.sorted(by: \.sentAt, ascending: false).prefix(3)
     print(
         "- last 3 in room-bo: "
-            + lastThree.map { "\($0.author?.name ?? "me"): \($0.text) [\($0.state)]" }.joined(separator: " | "))
+            + lastThree.map { "\($0.sender is Me ? "me" : $0.sender?.name ?? "?"): \($0.text) [\($0.state)]" }
+            .joined(separator: " | "))
+    let mine = try room.messages.filter("sender.name == %@", me.name).count
+    print("- messages I sent in room-bo (a query through the sender link, whichever class): \(mine)")
 
     // Blocking (the seed's chatRoomBlockState), and the rooms of a user through the inverse link.
     try db.write { cy.blockState = .blockedByMe }
@@ -196,7 +200,7 @@ func run() throws {
     let photosBefore = db.objects(Photo.self).count
     try db.write { try db.delete(scratch) }
     print(
-        "- deleted the room with Cy: Cy has \(cy.rooms.count) room(s), messages from Cy: \(try db.objects(ChatMessage.self).filter("author == %@", cy).count), photos \(photosBefore) -> \(db.objects(Photo.self).count)"
+        "- deleted the room with Cy: Cy has \(cy.rooms.count) room(s), messages from Cy: \(try db.objects(ChatMessage.self).filter("sender == %@", cy).count), photos \(photosBefore) -> \(db.objects(Photo.self).count)"
     )
 
     // Class hierarchy: each subclass is its own type with the inherited

@@ -320,6 +320,10 @@ final class PortableText {
             guard case .object = json else { throw invalid(json.summary, field, index: index, key: key) }
             return .object(try values(fromJSON: json, try layout(typeName)))
         case .key(let keyProperty)?:
+            // A subclass's object, named with its type: {"$link": "Me", "key": ...}.
+            if case .object(let members) = json, members.contains(where: { $0.key == "$link" }) {
+                return try mixed(json, field, index: index, key: key)
+            }
             return .value(try typed(json, as: keyProperty, field, index: index, key: key))
         case nil:
             if field.isMixed { return try mixed(json, field, index: index, key: key) }
@@ -432,6 +436,10 @@ final class PortableText {
             return try portable(json, field)
         }
         if case .key(let keyProperty)? = field.link {
+            // A subclass's object, named with its type as JSON: {"$link": "Me", "key": ...}.
+            if text.hasPrefix("{\"$link\""), let json = try? JSONValue.parse(text) {
+                return try element(json, field)
+            }
             return .value(try parse(text, as: keyProperty, field, index: nil, key: nil))
         }
         // Hand-written CSV may spell null out, where it cannot be a string.

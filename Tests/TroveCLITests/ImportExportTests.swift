@@ -20,6 +20,21 @@ final class Part: EmbeddedObject {
     @Persisted var maker: Maker?
 }
 
+/// A base class with a subclass: a link and a list declared with the base hold both.
+class Author: Object {
+    @Persisted(primaryKey: true) var handle = ""
+}
+
+final class Editor: Author {
+    @Persisted var desk = ""
+}
+
+final class Article: Object {
+    @Persisted(primaryKey: true) var slug = ""
+    @Persisted var by: Author?
+    @Persisted var reviewers: List<Author>
+}
+
 /// Every kind of property the file can hold.
 final class Gadget: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -246,6 +261,52 @@ struct ImportExportTests {
             let refused = try trove("export", original.path, "--format", format)
             #expect(refused.status == 2)
             #expect(refused.err.contains("add --type T"), "\(refused.err)")
+        }
+    }
+
+    @Test("links declared with a base class export a subclass object with its type, and import it back, in JSONL and CSV")
+    func subclassLinksRoundTrip() throws {
+        let folder = try directory()
+        let original = folder.appendingPathComponent("articles.trove")
+        do {
+            let db = try Database(fileURL: original)
+            try db.write {
+                let ann = Author()
+                ann.handle = "ann"
+                let ed = Editor()
+                ed.handle = "ed"
+                ed.desk = "news"
+                for (slug, by) in [("a", ann), ("b", ed)] {
+                    let article = Article()
+                    article.slug = slug
+                    article.by = by
+                    article.reviewers.append(objectsIn: [ed, ann])
+                    try db.add(article, update: .modified)
+                }
+            }
+        }
+        for format in ["jsonl", "csv"] {
+            let target = folder.appendingPathComponent("target-\(format).trove")
+            _ = try Database(
+                configuration: Configuration(fileURL: target, objectTypes: [Author.self, Editor.self, Article.self]))
+            for type in ["Author", "Editor", "Article"] {
+                let file = folder.appendingPathComponent("\(type).\(format)").path
+                let exported = try trove("export", original.path, "--type", type, "--format", format, "-o", file)
+                #expect(exported.status == 0, "\(format) \(type): \(exported.err)")
+                if type == "Article" {
+                    let text = try String(contentsOfFile: file, encoding: .utf8)
+                    #expect(text.contains("Editor"), "\(format): the subclass is named: \(text)")
+                }
+                let imported = try trove("import", target.path, "--type", type, file)
+                #expect(imported.status == 0, "\(format) \(type): \(imported.err)")
+            }
+            let db = try Database(fileURL: target)
+            let articles = db.objects(Article.self).sorted(by: \.slug)
+            #expect(articles.map { $0.by.map { String(describing: type(of: $0)) } } == ["Author", "Editor"], "\(format)")
+            #expect((articles.last?.by as? Editor)?.desk == "news", "\(format)")
+            #expect(articles.first?.reviewers.map(\.handle) == ["ed", "ann"], "\(format)")
+            #expect(articles.first?.reviewers.first is Editor, "\(format)")
+            #expect(try trove("verify", target.path).status == 0)
         }
     }
 

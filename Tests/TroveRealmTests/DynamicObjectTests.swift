@@ -53,6 +53,9 @@ struct DynamicObjectTests {
         #expect(rex["name"] as? String == "Rex")
         #expect(rex["age"] as? Int == 5)
         #expect(rex["weight"] as? Int16 == 30)  // an Int16 property reads as Int16
+        // Integers cast to any width, as Realm's NSNumber does.
+        #expect(rex["age"] as? Int64 == 5 && rex["age"] as? Int8 == 5 && rex["weight"] as? Int == 30)
+        #expect(realm.objects(DynPup.self).first { $0.name == "Rex" }?["age"] as? Int32 == 5)
         #expect(rex["nick"] == nil)
         #expect(rex.age as? Int == 5)  // @dynamicMemberLookup
         #expect(rex.value(forKey: "name") as? String == "Rex")

@@ -38,75 +38,78 @@ final class LegacyIgnoredPersisted: Object {
     override class func ignoredProperties() -> [String] { ["name"] }
 }
 
-/// Realm's legacy declarations left as they were (no `@Persisted`): each is refused by name.
-final class LegacyUnwrappedList: Object {
+/// Realm's legacy declarations left as they were (no `@Persisted`): stored as Realm stores them.
+final class LegacyUnwrapped: Object {
     @Persisted var name = ""
     let tags = List<String>()
-}
-
-final class LegacyUnwrappedOptional: Object {
-    @Persisted var name = ""
     var age = RealmOptional<Int>()
-}
-
-final class LegacyUnwrappedInverse: Object {
-    @Persisted var name = ""
-    let owners = LinkingObjects(fromType: LegacyOwner.self, property: "pets")
-}
-
-final class LegacyUnwrappedSetAndMap: Object {
-    @Persisted var name = ""
+    let mood = RealmProperty<AnyRealmValue>()
     let seen = MutableSet<Int>()
     let notes = Map<String, String>()
+    let pets = List<LegacyUnwrappedPet>()
+    let scratch = List<String>()  // transient, and says so
+
+    override class func primaryKey() -> String? { "name" }
+    override class func ignoredProperties() -> [String] { ["scratch"] }
 }
 
-final class LegacyUnwrappedButIgnored: Object {
+final class LegacyUnwrappedPet: Object {
     @Persisted var name = ""
-    let scratch = List<String>()  // transient, and says so
-    override class func ignoredProperties() -> [String] { ["scratch"] }
+    let owners = LinkingObjects(fromType: LegacyUnwrapped.self, property: "pets")
 }
 
 @Suite("Realm's legacy model declarations")
 struct LegacyModelTests {
     @Test(
-        "a List, RealmOptional, LinkingObjects, MutableSet or Map declared without @Persisted is refused, naming it and the declaration to write"
+        "a List, RealmOptional, RealmProperty, LinkingObjects, MutableSet or Map declared without @Persisted is stored, as Realm stores it"
     )
-    func unwrappedLegacyDeclarationsAreRefused() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-unwrapped-\(UUID().uuidString).realm")
-        let expected: [(Object.Type, [String])] = [
-            (
-                LegacyUnwrappedList.self,
-                [
-                    "LegacyUnwrappedList.tags is a List<String> declared without @Persisted",
-                    "`@Persisted var tags = List<String>()`",
-                ]
-            ),
-            (
-                LegacyUnwrappedOptional.self,
-                ["LegacyUnwrappedOptional.age is a RealmProperty<Optional<Int>>", "`@Persisted var age: Int?`"]
-            ),
-            (
-                LegacyUnwrappedInverse.self,
-                ["LegacyUnwrappedInverse.owners is a LinkingObjects<LegacyOwner>", "@Persisted(originProperty:"]
-            ),
-            (
-                LegacyUnwrappedSetAndMap.self,
-                ["LegacyUnwrappedSetAndMap.seen is a MutableSet<Int>", "LegacyUnwrappedSetAndMap.notes is a Map<String, String>"]
-            ),
-        ]
-        for (type, phrases) in expected {
-            #expect(type.sharedSchema() == nil, "\(type)")
-            do {
-                _ = try Realm(
-                    configuration: Realm.Configuration(fileURL: url, objectTypes: [type, LegacyOwner.self, LegacyPet.self]))
-                Issue.record("\(type) opened")
-            } catch let error as Realm.Error {
-                for phrase in phrases { #expect("\(error)".contains(phrase), "\(error)") }
+    func unwrappedLegacyDeclarationsAreStored() throws {
+        let url = realmDirectory().appendingPathComponent("legacy.realm")
+        let configuration = Realm.Configuration(fileURL: url, objectTypes: [LegacyUnwrapped.self, LegacyUnwrappedPet.self])
+        do {
+            let realm = try Realm(configuration: configuration)
+            #expect(
+                realm.schema["LegacyUnwrapped"]?.properties.map(\.name) == [
+                    "name", "tags", "age", "mood", "seen", "notes", "pets",
+                ])
+            let min = LegacyUnwrapped()
+            min.name = "Min"
+            min.tags.append(objectsIn: ["a", "b"])
+            min.age.value = 30
+            min.mood.value = .string("happy")
+            min.seen.insert(7)
+            min.notes["k"] = "v"
+            min.scratch.append("kept in memory only")
+            let rex = LegacyUnwrappedPet()
+            rex.name = "Rex"
+            min.pets.append(rex)
+            try realm.write { realm.add(min) }
+            // The object added reads its stored values, and writes them.
+            #expect(Array(min.tags) == ["a", "b"] && min.age.value == 30)
+            try realm.write {
+                min.tags.append("c")
+                min.age.value = 31
+                min.seen.insert(8)
+            }
+            #expect(rex.owners.map(\.name) == ["Min"])
+            #expect(realm.objects(LegacyUnwrapped.self).filter("age == 31 AND ANY tags == 'c'").count == 1)
+            // Created from values too.
+            try realm.write {
+                realm.create(LegacyUnwrapped.self, value: ["name": "Bo", "tags": ["x"], "age": 5, "notes": ["n": "m"]])
             }
         }
-        // Named in ignoredProperties(): kept out on purpose, and the model stands.
-        let realm = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [LegacyUnwrappedButIgnored.self]))
-        #expect(realm.schema["LegacyUnwrappedButIgnored"]?.properties.map(\.name) == ["name"])
+        let realm = try Realm(configuration: configuration)
+        let min = try #require(realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Min"))
+        #expect(Array(min.tags) == ["a", "b", "c"])
+        #expect(min.age.value == 31)
+        #expect(min.mood.value == .string("happy"))
+        #expect(Set(min.seen) == [7, 8])
+        #expect(min.notes["k"] == "v")
+        #expect(min.scratch.isEmpty)
+        #expect(min.pets.first?.owners.count == 1)
+        let bo = try #require(realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Bo"))
+        #expect(Array(bo.tags) == ["x"] && bo.age.value == 5 && bo["age"] as? Int == 5)
+        #expect(bo.notes["n"] == "m")
     }
 
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")

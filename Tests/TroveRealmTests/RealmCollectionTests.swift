@@ -73,6 +73,35 @@ struct RealmCollectionTests {
         token.invalidate()
     }
 
+    @Test("each collection hands its observer a RealmCollectionChange of its own type, as libraries extending Realm require")
+    func observeHandsOverSelf() throws {
+        let realm = try makeRealm()
+        let kennel = Kennel()
+        try realm.write {
+            realm.add(kennel)
+            kennel.dogs.append(Dog(value: ["Rex", 3]))
+        }
+        // Code naming the type, as Realm apps write it.
+        let results = realm.objects(Dog.self)
+        var counts: [Int] = []
+        let token = results.observe { (change: RealmCollectionChange<Results<Dog>>) in
+            if case .update(let dogs, _, _, _) = change { counts.append(dogs.count) }
+        }
+        var listCounts: [Int] = []
+        let listToken = kennel.dogs.observe(keyPaths: nil, on: nil) { (change: RealmCollectionChange<List<Dog>>) in
+            if case .initial(let dogs) = change { listCounts.append(dogs.count) }
+            if case .update(let dogs, _, _, _) = change { listCounts.append(dogs.count) }
+        }
+        // RxRealm's shape: a protocol every Realm collection conforms to by its own `observe`.
+        #expect(emitted(results) == "Results<Dog>")
+        #expect(emitted(kennel.dogs) == "List<Dog>")
+        #expect(emitted(AnyRealmCollection(results)) == "AnyRealmCollection<Dog>")
+        try realm.write { kennel.dogs.append(Dog(value: ["Bo", 5])) }
+        #expect(counts == [2])
+        #expect(listCounts == [1, 2])
+        _ = (token, listToken)
+    }
+
     @Test("MutableSet is a RealmCollection too; AnyRealmCollection wraps unmanaged collections")
     func setsAndUnmanaged() throws {
         let realm = try makeRealm()
@@ -456,4 +485,28 @@ private final class Seen: @unchecked Sendable {
 
 final class Stamp: Object {
     @Persisted var at = Date()
+}
+
+/// How RxRealm and ReactiveRealm reach every Realm collection: a protocol
+/// whose `observe` hands over `RealmCollectionChange<Self>`.
+protocol NotificationEmitter {
+    func observe(
+        keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken
+}
+
+extension Results: NotificationEmitter where Element: Object {}
+extension List: NotificationEmitter where Element: Object {}
+extension MutableSet: NotificationEmitter where Element: Object {}
+extension LinkingObjects: NotificationEmitter {}
+extension AnyRealmCollection: NotificationEmitter {}
+
+/// The type of the collection an emitter's first change holds.
+private func emitted<E: NotificationEmitter>(_ emitter: E) -> String {
+    var name = ""
+    let token = emitter.observe(keyPaths: nil, on: nil) { change in
+        if case .initial(let collection) = change { name = String(describing: type(of: collection)) }
+    }
+    token.invalidate()
+    return name
 }

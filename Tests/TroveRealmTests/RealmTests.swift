@@ -157,6 +157,41 @@ struct RealmTests {
         #expect(realm.objects(Dog.self).isEmpty)
     }
 
+    @Test("invalidate() invalidates the objects, results and lists handed out before it; those read after are valid")
+    func invalidateInvalidatesHandedOut() throws {
+        let realm = try makeRealm()
+        let rex = Dog(value: ["Rex", 3])
+        try realm.write { realm.add(rex) }
+        let dogs = realm.objects(Dog.self)
+        let toys = rex.toys
+        #expect(!rex.isInvalidated && !dogs.isInvalidated && !toys.isInvalidated)
+        realm.invalidate()
+        #expect(rex.isInvalidated)
+        #expect(dogs.isInvalidated)
+        #expect(toys.isInvalidated)
+        try realm.write { realm.add(Dog(value: ["Bo", 5])) }
+        let again = realm.objects(Dog.self)
+        #expect(again.count == 2 && !again.isInvalidated)
+        #expect(again.first.map { !$0.isInvalidated } == true)
+        #expect(rex.isInvalidated)
+    }
+
+    @Test("two unmanaged collections holding the same elements are ==, as Realm compares them")
+    func unmanagedCollectionsCompareByElements() {
+        #expect(List<Int>() == List<Int>())
+        #expect(List([1, 2]) == List([1, 2]))
+        #expect(List([1, 2]) != List([2, 1]))
+        #expect(MutableSet<String>() == MutableSet<String>())
+        let a = MutableSet<Int>()
+        a.insert(objectsIn: [1, 2])
+        let b = MutableSet<Int>()
+        b.insert(objectsIn: [2, 1])
+        #expect(a == b)
+        #expect(Map<String, Int>() == Map<String, Int>())
+        let dog = Dog()
+        #expect(List([dog]) == List([dog]) && List([dog]) != List([Dog()]))
+    }
+
     // (defaultConfiguration is a process-wide setting: the seed tests set it and rely on it.)
     @Test("fileExists, deleteFiles (refused while open), writeCopy(toFile:)")
     func files() throws {

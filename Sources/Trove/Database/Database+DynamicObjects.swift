@@ -197,7 +197,9 @@ extension Database {
         case .null:
             return nil
         case .int(let key) where property.type == .link:
-            return try? dynamicallyLinkedObject(typeName: property.objectType ?? "", objectKey: UInt64(bitPattern: key))
+            let declared = property.objectType ?? ""
+            let typeName = (try? linkedTypeName(UInt64(bitPattern: key), declaredAs: declared)) ?? declared
+            return try? dynamicallyLinkedObject(typeName: typeName, objectKey: UInt64(bitPattern: key))
         case .object(let typeName, let key):
             guard let table = try? tableInfo(named: typeName), contains(objectKey: key, in: table) else { return nil }
             return try? dynamicallyLinkedObject(typeName: typeName, objectKey: key)

@@ -69,20 +69,42 @@ extension Database {
 
     // MARK: Reading and writing links
 
-    /// The live object a link points at.
+    /// The live object a link points at: of the link's class, or of the
+    /// subclass it was stored as.
     func linkedObject<T: Object>(_ type: T.Type, objectKey: UInt64) -> T {
-        materialize(type, objectKey: objectKey, binding: objectBindingOrTrap(for: type))
+        let declared = objectBindingOrTrap(for: type)
+        return materialize(type, objectKey: objectKey, binding: targetBinding(objectKey, declared: declared))
     }
 
-    /// The object key a link to `target` stores, adding the target when it is unmanaged.
+    /// The binding of the class an object linked as `declared` is stored as:
+    /// `declared`, or a subclass's (a dynamic one for dynamic objects).
+    func targetBinding(_ objectKey: UInt64, declared: ObjectBinding) -> ObjectBinding {
+        let table: TableInfo?
+        do {
+            table = try linkTargetTable(objectKey, declared: declared.table, readTransaction())
+        } catch {
+            fatalError("Trove: cannot read the \(declared.table.name) object with key \(objectKey) in \(path): \(error)")
+        }
+        guard let table, table !== declared.table, table.name != declared.table.name else { return declared }
+        if declared.info.type == DynamicObject.self { return dynamicBinding(for: table) }
+        guard let subclass = ModelInfo.knownType(named: table.name) else {
+            fatalError(
+                "Trove: a \(declared.table.name) link in \(path) holds a \(table.name), a class this program does not have; add the \(table.name) class to the program"
+            )
+        }
+        return objectBindingOrTrap(for: subclass)
+    }
+
+    /// The object key a link to `target` stores, adding the target when it
+    /// is unmanaged. The target is of the property's type or a subclass.
     func linkKey(for target: Object, property: PropertySchema, of table: TableInfo, update: UpdatePolicy = .error) throws
         -> UInt64
     {
         let typeName = target.storedTypeName
-        guard typeName == property.objectType else {
+        let declared = property.objectType ?? "?"
+        if typeName != declared, !ModelInfo.of(type(of: target)).schema.isKind(of: declared) {
             throw TroveError(
-                .invalidValue,
-                "\(table.name).\(property.name) links to \(property.objectType ?? "?") objects, not to a \(typeName)", path: path)
+                .invalidValue, "\(table.name).\(property.name) links to \(declared) objects, not to a \(typeName)", path: path)
         }
         if target._database == nil {
             try add(target, update: target is EmbeddedObject ? .error : update, owned: true)
@@ -98,7 +120,67 @@ extension Database {
                 "this \(typeName) is an embedded object that already belongs to another object; assign a new \(typeName) instead",
                 path: path)
         }
+        if typeName != declared, let stored = target._table, !stored.schema.isKind(of: declared) {
+            throw TroveError(
+                .invalidValue,
+                "\(table.name).\(property.name) links to \(declared) objects; \(typeName) is a subclass of \(declared), but this file stored \(typeName) before Trove kept a class's objects together with its subclasses', so they cannot be linked as \(declared) (copy them into a new type to do so)",
+                path: path)
+        }
         return target._objectKey
+    }
+
+    // MARK: Class hierarchies
+
+    /// Tables by name and their subclasses, for binding queries and sorts.
+    var tableResolver: BoundPredicate.TableResolver {
+        BoundPredicate.TableResolver(
+            table: { [unowned self] in try tableInfo(named: $0) }, subclasses: { [unowned self] in try subclasses(of: $0) })
+    }
+
+    /// The stored types that descend from `typeName`.
+    func subclasses(of typeName: String) throws -> [String] {
+        let transaction = readTransaction()
+        let stamp = [UInt64(transaction.id), generation, UInt64(writeState?.pendingTables.count ?? 0)]
+        if subclassNames.stamp != stamp {
+            var byType: [String: [String]] = [:]
+            var names = Set(try Catalog.storedTypeNames(in: transaction))
+            names.formUnion(writeState?.pendingTables.keys ?? [:].keys)
+            for name in names.sorted() {
+                for ancestor in try ancestors(of: name) { byType[ancestor, default: []].append(name) }
+            }
+            subclassNames = (stamp, byType)
+        }
+        return subclassNames.byType[typeName] ?? []
+    }
+
+    /// The stored ancestors of a stored type (which never change once it is stored).
+    func ancestors(of name: String) throws -> [String] {
+        if let known = storedAncestors[name] { return known }
+        let schema = try writeState?.pendingTables[name]?.schema ?? Catalog.storedSchema(name, in: readTransaction())
+        let found = schema?.ancestors ?? []
+        if schema != nil { storedAncestors[name] = found }
+        return found
+    }
+
+    /// The stored type of the object a link declared to `typeName` holds
+    /// with `key`: `typeName`, or the subclass it was stored as (for tools
+    /// that read links by key). nil when no type of the hierarchy holds it.
+    package func linkedTypeName(_ key: UInt64, declaredAs typeName: String) throws -> String? {
+        try linkTargetTable(key, declared: tableInfo(named: typeName), readTransaction())?.name
+    }
+
+    /// The table holding the object `key` of a link declared to `declared`'s
+    /// type: that type's, or a subclass's (a class hierarchy shares its
+    /// keys); nil when no table of the hierarchy holds it.
+    func linkTargetTable(_ key: UInt64, declared: TableInfo, _ transaction: Transaction) throws -> TableInfo? {
+        let below = try subclasses(of: declared.name)
+        if below.isEmpty { return declared }
+        if try declared.store.contains(key, in: transaction) { return declared }
+        for name in below {
+            let table = try tableInfo(named: name)
+            if try table.store.contains(key, in: transaction) { return table }
+        }
+        return nil
     }
 
     /// Whether any link points at an object.
@@ -135,7 +217,8 @@ extension Database {
                 .invalidValue, "\(table.name).\(property.name) stores an object key, not \(value.typeName)", path: path)
         }
         let target = try tableInfo(named: property.objectType ?? "")
-        if try !target.store.contains(UInt64(bitPattern: raw), in: readTransaction()) {
+        let holder = try linkTargetTable(UInt64(bitPattern: raw), declared: target, readTransaction())
+        if try holder.map({ try !$0.store.contains(UInt64(bitPattern: raw), in: readTransaction()) }) ?? true {
             throw TroveError(
                 .invalidValue, "\(table.name).\(property.name) = \(raw): there is no \(target.name) with that object key",
                 path: path)
@@ -148,17 +231,19 @@ extension Database {
         return try dynamicTable(name)
     }
 
-    /// The link properties (of any stored type) that point at objects of `typeName`.
+    /// The link properties (of any stored type) that point at objects of
+    /// `typeName`: declared to it, or to a class it descends from.
     func incomingLinks(to typeName: String) throws -> [(table: TableInfo, column: Int)] {
         if let known = writeState?.incomingLinks[typeName] { return known }
         var found: [(TableInfo, Int)] = []
+        let kinds = Set([typeName] + (try ancestors(of: typeName)))
         for name in try Catalog.storedTypeNames(in: readTransaction()) {
             guard let schema = try Catalog.storedSchema(name, in: readTransaction()),
-                schema.properties.contains(where: { $0.isLink && $0.objectType == typeName })
+                schema.properties.contains(where: { $0.isLink && kinds.contains($0.objectType ?? "") })
             else { continue }
             let table = try tableInfo(named: name)
             for (column, property) in table.schema.properties.enumerated()
-            where property.isLink && property.objectType == typeName {
+            where property.isLink && kinds.contains(property.objectType ?? "") {
                 found.append((table, column))
             }
         }
@@ -204,7 +289,9 @@ extension Database {
                         path: path)
                 }
                 let targetTable = try tableInfo(named: property.objectType ?? "")
-                pending.append(contentsOf: targets.map { (targetTable, $0) })
+                for target in targets {
+                    pending.append((try linkTargetTable(target, declared: targetTable, transaction) ?? targetTable, target))
+                }
             }
         }
         for (table, key) in order {

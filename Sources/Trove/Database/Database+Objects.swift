@@ -44,12 +44,14 @@ extension Database {
             }
         }
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
-        object.bind(to: self, objectKey: stored.objectKey, binding: binding)
+        // Legacy fields are attached once what they hold unmanaged is stored.
+        object.bind(to: self, objectKey: stored.objectKey, binding: binding, attachingLegacyFields: false)
         if !binding.relationFields.isEmpty {
             // Links and lists go in once the object is bound, so a cycle back to it finds it managed.
             try storeRelations(of: object, binding: binding, update: update, state)
             object.dropUnmanagedRelations(binding)
         }
+        if !binding.legacyAttachments.isEmpty { object.attachLegacyFields(binding) }
     }
 
     private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo, update: UpdatePolicy) throws
@@ -72,7 +74,8 @@ extension Database {
             let property = table.schema.properties[field.column]
             switch property.collection {
             case nil:
-                if let mixed = held as? Mixed {
+                // A mixed value, or one inside a wrapper (TroveRealm's `RealmProperty<AnyRealmValue>`).
+                if let mixed = held as? Mixed ?? (held as? any _TroveWrappedValue)?._troveWrappedValue as? Mixed {
                     let value = if case .object(let target) = mixed { try mixedLink(to: target) } else { mixed._troveStored }
                     guard value != .null, let record = try fetchRecord(object._objectKey, table: table) else { continue }
                     let updated = try updateColumn(
@@ -187,7 +190,8 @@ extension Database {
                 }
                 if let last, tableName == TableInfo.objectsName(name) || tableName == TableInfo.clustersName(name) {
                     let key = last.withUnsafeBytes { OrderedKey.objectKey(from: $0) }
-                    state.deletedBeyond["seq:\(name)"] = max(state.deletedBeyond["seq:\(name)"] ?? 0, key + 1)
+                    let counter = "seq:\(schema.keySpace)"
+                    state.deletedBeyond[counter] = max(state.deletedBeyond[counter] ?? 0, key + 1)
                     if TableInfo.keysByPrimaryKey(schema, integerKeysAreIndexed: integerKeysAreIndexed),
                         schema.primaryKey?.isAutoIncrement == true
                     {

@@ -22,7 +22,7 @@ extension Database {
             let targetBinding = try objectBinding(for: target)
             guard field.schema.collection == .linkingObjects, let origin = field.schema.originProperty else { continue }
             let property = targetBinding.table.schema[origin]
-            if property?.isLink != true || property?.objectType != info.typeName {
+            if property?.isLink != true || !info.schema.isKind(of: property?.objectType ?? "") {
                 objectBindings[ObjectIdentifier(type)] = nil
                 throw TroveError(
                     .invalidModel,

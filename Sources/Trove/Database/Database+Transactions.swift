@@ -112,6 +112,14 @@ extension Database {
         generation &+= 1
     }
 
+    /// Marks every object and ``Results`` this handle handed out so far as
+    /// invalidated (what TroveRealm's `realm.invalidate()` promises); they
+    /// still read the latest commit. Objects and results obtained afterwards
+    /// are valid.
+    package func invalidateHandedOut() {
+        invalidationEpoch &+= 1
+    }
+
     /// The open write, or an error naming the operation that needed one.
     func requireWrite(_ operation: String) throws -> WriteState {
         guard let writeState else {
@@ -137,7 +145,18 @@ extension Database {
         // Never below the largest key present, nor below any key this process
         // handed out in a write that was cancelled.
         if let last = try table.store.lastKey(in: state.transaction), last >= next { next = last + 1 }
-        next = max(next, catalog.highestKey(table.name) + 1)
+        next = max(next, catalog.highestKey(table.schema.keySpace) + 1)
+        if table.schema.ancestors != nil {
+            // A subclass shares its hierarchy's keys: the counter is stored at
+            // each commit (the top class's own largest key is read instead).
+            if let root = try? tableInfo(named: table.schema.keySpace) {
+                if !root.keyIsPrimaryKey, let last = try root.store.lastKey(in: state.transaction), last >= next {
+                    next = last + 1
+                }
+                while root.keyIsPrimaryKey, try root.store.contains(next, in: state.transaction) { next += 1 }
+            }
+            state.deletedBeyond[counterName] = max(state.deletedBeyond[counterName] ?? 0, next + 1)
+        }
         state.nextKeys[counterName] = next + 1
         return next
     }

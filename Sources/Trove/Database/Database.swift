@@ -56,6 +56,13 @@ public final class Database {
     /// class again and again.
     var lastBinding: ObjectBinding?
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
+    /// Each stored type's subclasses, read from the catalog of one snapshot
+    /// (transaction id and ``generation``).
+    var subclassNames: (stamp: [UInt64], byType: [String: [String]]) = ([], [:])
+    var storedAncestors: [String: [String]] = [:]
+    /// Raised by ``invalidateHandedOut()``: objects and results made before
+    /// it report `isInvalidated` (Realm's `invalidate()`).
+    package internal(set) var invalidationEpoch: UInt32 = 0
     /// Parsed query texts, so a query run again with new arguments is not parsed again.
     var predicateTemplates: [String: PredicateParser.Template] = [:]
     /// Types opened by name only (``dynamicObjects(_:)``), without a model,

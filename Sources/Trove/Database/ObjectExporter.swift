@@ -177,6 +177,17 @@ package final class ObjectExporter {
     private func link(_ stored: StoredValue, to target: PortableTarget) throws -> PortableValue {
         guard case .int(let raw) = stored else { return .null }
         let key = UInt64(bitPattern: raw)
+        if case .embedded = target {
+        } else if let holder = try database.linkTargetTable(key, declared: target.table, transaction),
+            holder !== target.table, holder.name != target.table.name
+        {
+            // A subclass's object: named with its type, as a mixed value's link is.
+            let subclass = PortableTarget(holder, owned: false)
+            guard try !damage(of: holder).covers(key), case .value(let named) = try link(stored, to: subclass) else {
+                return .null
+            }
+            return .link(typeName: holder.name, key: named)
+        }
         switch target {
         case .objectKey: return .value(stored)
         case .integerKey(let table):

@@ -327,6 +327,19 @@ package final class ObjectImporter {
                 throw TroveError(.invalidValue, "\(path).\(info.name) cannot hold nil", path: database.path)
             }
             return .value(.null)
+        case (.link(let declared), .link(let typeName, let key)):
+            // An object of a subclass of the declared type, named with its type.
+            if case .embedded = declared { break }
+            let target = try mixedTarget(typeName, info, path)
+            guard target.table.schema.isKind(of: declared.table.name) else {
+                throw TroveError(
+                    .invalidValue,
+                    "\(path).\(info.name) links to \(declared.table.name) objects, not to a \(typeName)", path: database.path)
+            }
+            guard let objectKey = try resolve(key, target: target, info, path) else {
+                throw missingTarget(key, target: target, info, path)
+            }
+            return .value(.int(Int64(bitPattern: objectKey)))
         case (.link(.embedded(let target)), .object(let values)):
             return .embedded(try prepare(values, table: target, path: "\(path).\(info.name)"))
         case (.link(let target), .value(let key)):

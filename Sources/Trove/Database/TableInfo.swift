@@ -95,7 +95,7 @@ final class TableInfo: @unchecked Sendable {
         var columns: [String: Int] = [:]
         for (index, property) in schema.properties.enumerated() { columns[property.name] = index }
         columnIndex = columns
-        sequenceCounter = "seq:\(name)"
+        sequenceCounter = "seq:\(schema.keySpace)"
         autoIncrementCounter = "auto:\(name)"
     }
 
@@ -178,9 +178,10 @@ final class TableInfo: @unchecked Sendable {
         return TableInfo.mapEntry(stored)?.record ?? UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
-    /// Whether a schema keys its objects by its integer primary key.
+    /// Whether a schema keys its objects by its integer primary key: not a
+    /// subclass, whose objects take keys from the hierarchy's shared counter.
     static func keysByPrimaryKey(_ schema: ObjectSchema, integerKeysAreIndexed: Bool) -> Bool {
-        !integerKeysAreIndexed && (schema.primaryKey.map { $0.type.isInteger } ?? false)
+        !integerKeysAreIndexed && schema.ancestors == nil && (schema.primaryKey.map { $0.type.isInteger } ?? false)
     }
 
     /// The object key of an integer primary key value (order-preserving).

@@ -63,6 +63,8 @@ final class ObjectBinding {
     let relationFields: [(valueOffset: Int, storable: any _TroveStorable.Type, column: Int)]
     /// Where each field's column sits in an instance, and the column to write there.
     let columnStamps: [(offset: Int, column: Int)]
+    /// The legacy fields (declared without `@Persisted`): where each sits, its type and its column.
+    let legacyAttachments: [(offset: Int, type: any _TroveDeclaredWithPersisted.Type, column: Int)]
     private lazy var probe: Object = {
         let probe = info.type.init()
         probe.bindProbe(table: table, columns: columns, info: info)
@@ -78,7 +80,8 @@ final class ObjectBinding {
         let pairs = zip(info.fields, columns)
         fieldReaders = pairs.filter { $0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
         relationFields = pairs.filter { !$0.0.schema.isPlainValue }.map { ($0.valueOffset, $0.storable, $1) }
-        columnStamps = pairs.map { (field, column) in (field.columnOffset, column) }
+        columnStamps = pairs.filter { $0.0.legacy == nil }.map { (field, column) in (field.columnOffset, column) }
+        legacyAttachments = pairs.compactMap { field, column in field.legacy.map { (field.offset, $0, column) } }
     }
 
     @exclusivity(unchecked) private var userKeyPathColumns: [(key: ObjectIdentifier, column: Int)] = []

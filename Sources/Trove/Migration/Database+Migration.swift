@@ -281,6 +281,7 @@ extension Database {
             let meta = try transaction.openTable(Catalog.metaTable)!
             try Catalog.remove("schema:\(name)", in: meta, transaction)
         }
+        storedAncestors = [:]
         generation &+= 1
         return true
     }
@@ -325,8 +326,14 @@ extension Database {
                 other.properties[index].objectType = newName
                 changed = true
             }
+            // So do the subclasses of a renamed class.
+            if let ancestors = other.ancestors, ancestors.contains(oldName) {
+                other.ancestors = ancestors.map { $0 == oldName ? newName : $0 }
+                changed = true
+            }
             if changed { try Catalog.storeSchema(other, in: transaction) }
         }
+        storedAncestors = [:]
         generation &+= 1
     }
 

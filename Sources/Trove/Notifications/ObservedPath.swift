@@ -13,6 +13,8 @@ struct ObservedPath {
     }
 
     let steps: [Step]
+    /// The subclasses of the types the steps link to, whose objects the links may hold.
+    var subclassTypes: Set<String> = []
 
     /// The types any of `paths` reads beyond its first step's record: every
     /// type a step is in or links to, except `excluded`. (A change of the
@@ -24,6 +26,7 @@ struct ObservedPath {
                 if index > 0 { types.insert(step.table.name) }
                 if let target = step.table.schema.properties[step.column].objectType { types.insert(target) }
             }
+            types.formUnion(path.subclassTypes)
         }
         if let excluded { types.remove(excluded) }
         return types
@@ -43,6 +46,7 @@ struct ObservedPath {
     /// link, a list, set or map of links, or an inverse link.
     init(_ path: String, in table: TableInfo, database: Database) throws {
         var steps: [Step] = []
+        var subclasses = Set<String>()
         var current = table
         let names = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for (index, name) in names.enumerated() {
@@ -57,8 +61,10 @@ struct ObservedPath {
                 )
             }
             current = try database.tableInfo(named: target)
+            subclasses.formUnion(try database.subclasses(of: target))
         }
         self.steps = steps
+        subclassTypes = subclasses
     }
 }
 
@@ -101,9 +107,20 @@ extension Database {
         }
         guard let next = rest.first, next.table.store.isVisible(in: transaction) else { return }
         for target in targets {
-            try next.table.store.withRecord(target, in: transaction) { reader in
-                guard let reader else { return }
+            let found = try next.table.store.withRecord(target, in: transaction) { reader in
+                guard let reader else { return false }
                 try hashPath(rest, key: target, record: reader, into: &hasher, transaction)
+                return true
+            }
+            // A subclass's object (a class hierarchy shares its keys): the same property in its table.
+            guard !found, let holder = try linkTargetTable(target, declared: next.table, transaction), holder !== next.table,
+                let column = holder.columnIndex[next.table.schema.properties[next.column].name]
+            else { continue }
+            var rebased = Array(rest)
+            rebased[0] = ObservedPath.Step(table: holder, column: column)
+            try holder.store.withRecord(target, in: transaction) { reader in
+                guard let reader else { return }
+                try hashPath(rebased[...], key: target, record: reader, into: &hasher, transaction)
             }
         }
     }

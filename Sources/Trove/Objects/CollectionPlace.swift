@@ -61,19 +61,22 @@ struct CollectionPlace {
             // which has the representation of `Object?`.
             let objects = values.map { value -> Object? in
                 guard case .int(let key) = value else { return nil }
-                let object = binding.info.type.init()
-                object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding)
+                let own = database.targetBinding(UInt64(bitPattern: key), declared: binding)
+                let object = own.info.type.init()
+                object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: own)
                 return object
             }
-            database.loadRecords(into: objects.compactMap { $0 }, table: binding.table)
+            database.loadRecords(into: objects.compactMap { $0 }.filter { $0._table === binding.table }, table: binding.table)
             return unsafeBitCast(objects, to: [E].self)
         }
         let objects = values.map { value -> Object in
-            let object = binding.info.type.init()
-            if case .int(let key) = value { object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: binding) }
+            guard case .int(let key) = value else { return binding.info.type.init() }
+            let own = database.targetBinding(UInt64(bitPattern: key), declared: binding)
+            let object = own.info.type.init()
+            object.bind(to: database, objectKey: UInt64(bitPattern: key), binding: own)
             return object
         }
-        database.loadRecords(into: objects, table: binding.table)
+        database.loadRecords(into: objects.filter { $0._table === binding.table }, table: binding.table)
         // E is the object type here: same representation.
         return unsafeBitCast(objects, to: [E].self)
     }
@@ -83,7 +86,7 @@ struct CollectionPlace {
         let binding = database.bindingOrTrap(for: E.self, storedAs: table.schema.properties[column].objectType ?? "")
         let (table, owner, column) = (self.table, key, self.column)
         return Results(
-            database: database, source: .object(binding),
+            database: database, source: .linkTargets(binding),
             predicate: .objectKeys { transaction in
                 var keys: [UInt64] = []
                 keys.reserveCapacity(16)  // (growing from empty to 10 keys reallocated four times)

@@ -133,7 +133,7 @@ extension LinkingObjects: _TroveStoredInitializable {
         let origin = database.bindingOrTrap(for: Element.self, storedAs: property.objectType ?? "")
         guard let originName = property.originProperty, let originColumn = origin.table.columnIndex[originName],
             let refs = origin.table.refs[originColumn],
-            origin.table.schema.properties[originColumn].objectType == binding.table.name
+            binding.table.schema.isKind(of: origin.table.schema.properties[originColumn].objectType ?? "")
         else {
             fatalError(
                 "Trove: \(binding.table.name).\(property.name) names origin property '\(property.originProperty ?? "")', which is not a link from \(origin.table.name) to \(binding.table.name)"

@@ -25,14 +25,14 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 {
     private var unmanaged: [Element]
     /// Set when the list belongs to a managed object.
-    private let owner: Object?
-    private let column: Int
+    private var ownership: CollectionOwnership
+    private var owner: Object? { ownership.owner }
+    private var column: Int { ownership.column }
 
     /// An empty, unmanaged list.
     public init() {
         unmanaged = []
-        owner = nil
-        column = -1
+        ownership = CollectionOwnership()
     }
 
     /// An unmanaged list holding `elements`.
@@ -43,16 +43,22 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     init(owner: Object, column: Int) {
         unmanaged = []
-        self.owner = owner
-        self.column = column
+        ownership = CollectionOwnership(owner: owner, column: column)
     }
 
     /// Whether the list belongs to a stored object.
-    public var isManaged: Bool { owner != nil }
+    public var isManaged: Bool { ownership.isManaged }
     /// The object that owns the list, while it is managed (for layers built on Trove).
     package var managingObject: Object? { owner }
 
-    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    private var place: CollectionPlace? { ownership.place }
+
+    /// Makes this list, held in a legacy field of `object`, the managed
+    /// list of its `column` (what it held unmanaged was stored already).
+    func attach(to object: Object, column: Int) {
+        unmanaged = .init()
+        ownership.attach(to: object, column: column)
+    }
     var managedOwner: Object? { owner }
     var managedColumn: Int { column }
 

@@ -3,6 +3,8 @@
 protocol ManagedCollection: AnyObject {
     var managedOwner: Object? { get }
     var managedColumn: Int { get }
+    /// The elements (a map's as key-value pairs) while unmanaged.
+    var unmanagedElements: [Any] { get }
 }
 
 extension ManagedCollection {
@@ -12,15 +14,31 @@ extension ManagedCollection {
     /// Whether the owning object was deleted, so the collection cannot be read.
     var ownerIsInvalidated: Bool { managedOwner?.isInvalidated ?? false }
 
-    /// The same collection: the same instance, or the same property of the same stored object.
+    /// The same collection: the same instance, the same property of the same
+    /// stored object, or two unmanaged collections holding the same elements
+    /// (objects by identity), as Realm compares them.
     func isSameCollection(as other: any ManagedCollection) -> Bool {
         if self === other { return true }
-        guard let owner = managedOwner, let otherOwner = other.managedOwner else { return false }
+        guard let owner = managedOwner, let otherOwner = other.managedOwner else {
+            guard managedOwner == nil, other.managedOwner == nil else { return false }
+            return Self.sameElements(unmanagedElements, other.unmanagedElements)
+        }
         return owner == otherOwner && managedColumn == other.managedColumn
+    }
+
+    private static func sameElements(_ a: [Any], _ b: [Any]) -> Bool {
+        guard a.count == b.count else { return false }
+        return zip(a, b).allSatisfy { x, y in
+            if let x = x as? Object, let y = y as? Object { return x === y }
+            guard let x = StoredValue(any: x), let y = StoredValue(any: y) else { return false }
+            return x == y
+        }
     }
 }
 
 extension List: ManagedCollection, Equatable {
+    var unmanagedElements: [Any] { _unmanagedElements }
+
     /// The database handle of the object that owns the list; nil while unmanaged.
     ///
     /// ```swift
@@ -42,6 +60,11 @@ extension List: ManagedCollection, Equatable {
 }
 
 extension MutableSet: ManagedCollection, Equatable {
+    /// In a set's order of its stored forms, so two sets of the same members compare equal.
+    var unmanagedElements: [Any] {
+        _unmanagedElements.sorted { "\(StoredValue(any: $0) ?? .null)" < "\(StoredValue(any: $1) ?? .null)" }
+    }
+
     /// The database handle of the object that owns the set; nil while unmanaged.
     ///
     /// ```swift
@@ -62,6 +85,8 @@ extension MutableSet: ManagedCollection, Equatable {
 }
 
 extension Map: ManagedCollection, Equatable {
+    var unmanagedElements: [Any] { _unmanagedEntries.sorted { $0.key < $1.key }.flatMap { [$0.key as Any, $0.value] } }
+
     /// The database handle of the object that owns the map; nil while unmanaged.
     ///
     /// ```swift

@@ -26,26 +26,32 @@ extension String: _TroveMapKey {
 /// 400 bytes of UTF-8. Deleting an object that a map holds removes its entries.
 public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, CustomStringConvertible {
     private var unmanaged: [(key: Key, value: Value)] = []
-    private let owner: Object?
-    private let column: Int
+    private var ownership: CollectionOwnership
+    private var owner: Object? { ownership.owner }
+    private var column: Int { ownership.column }
 
     /// An empty, unmanaged map.
     public init() {
-        owner = nil
-        column = -1
+        ownership = CollectionOwnership()
     }
 
     init(owner: Object, column: Int) {
-        self.owner = owner
-        self.column = column
+        ownership = CollectionOwnership(owner: owner, column: column)
     }
 
-    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    private var place: CollectionPlace? { ownership.place }
+
+    /// Makes this map, held in a legacy field of `object`, the managed
+    /// map of its `column` (what it held unmanaged was stored already).
+    func attach(to object: Object, column: Int) {
+        unmanaged = .init()
+        ownership.attach(to: object, column: column)
+    }
     var managedOwner: Object? { owner }
     var managedColumn: Int { column }
 
     /// Whether the map belongs to a stored object.
-    public var isManaged: Bool { owner != nil }
+    public var isManaged: Bool { ownership.isManaged }
 
     /// The number of entries. A managed map reads every entry to count them.
     public var count: Int {

@@ -12,9 +12,14 @@ final class ModelInfo: @unchecked Sendable {
         let valueOffset: Int
         /// Where its column (or, unmanaged, its own offset) sits in an instance.
         let columnOffset: Int
-        let accessor: any PersistedField.Type
+        /// The `@Persisted` wrapper's type; nil for a legacy field.
+        let accessor: (any PersistedField.Type)?
         let storable: any _TroveStorable.Type
         let linkTarget: Object.Type?
+        /// A field declared without `@Persisted`, as Realm's legacy models do
+        /// (`let tags = List<String>()`): the instance it holds is attached to
+        /// the stored property when the object is bound. nil for `@Persisted`.
+        let legacy: (any _TroveDeclaredWithPersisted.Type)?
 
         /// The field's value in an unmanaged instance.
         @inline(__always)
@@ -29,9 +34,8 @@ final class ModelInfo: @unchecked Sendable {
     let type: Object.Type
     /// The fields as key-value access and `Object(value:)` reach them.
     let namedProperties: [NamedProperty]
-    /// Fields of types stored only through `@Persisted` (a `List`, a
-    /// `RealmProperty`...) declared without it: their names and types.
-    let undeclared: [(name: String, type: String)]
+    /// The legacy fields (declared without `@Persisted`), attached when an object is bound.
+    let legacyFields: [Field]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
     /// Classes whose info is being worked out (their probe instance is being made).
@@ -58,27 +62,28 @@ final class ModelInfo: @unchecked Sendable {
         self.type = type
         typeName = ModelInfo.storedName(of: type)
         var found: [(name: String, offset: Int, accessor: any PersistedField.Type)] = []
-        var undeclared: [(name: String, type: String)] = []
+        var legacy: [(name: String, offset: Int, type: any (_TroveDeclaredWithPersisted & _TroveStorable).Type)] = []
+        let ignored = Set(type.ignoredProperties())
         // _EachFieldOptions.classType == 1: walk a class, superclass fields first.
         _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
             if let accessor = fieldType as? any PersistedField.Type {
                 var label = String(cString: name)
                 if label.hasPrefix("_") { label.removeFirst() }
                 found.append((label, offset, accessor))
-            } else if fieldType is any _TroveDeclaredWithPersisted.Type {
-                undeclared.append((String(cString: name), String(describing: fieldType)))
+            } else if let legacyType = fieldType as? any (_TroveDeclaredWithPersisted & _TroveStorable).Type,
+                !ignored.contains(String(cString: name))
+            {
+                legacy.append((String(cString: name), offset, legacyType))
             }
             return true
         }
-        let ignored = Set(type.ignoredProperties())
-        self.undeclared = undeclared.filter { !ignored.contains($0.name) }
         // Realm's legacy class methods name the key and indexes (`primaryKey()`, `indexedProperties()`).
         let namedKey = type.primaryKey()
         let namedIndexes = Set(type.indexedProperties())
         // A fresh instance supplies each property's options and default value.
         let probe = type.init()
         let base = Unmanaged.passUnretained(probe).toOpaque()
-        fields = found.map { entry in
+        var fields = found.map { entry in
             let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
             var options = entry.accessor.options(at: pointer)
             if entry.name == namedKey { options.primaryKey = true }
@@ -103,33 +108,50 @@ final class ModelInfo: @unchecked Sendable {
             return Field(
                 schema: schema, offset: entry.offset, valueOffset: valueOffset,
                 columnOffset: entry.offset + entry.accessor.columnOffset, accessor: entry.accessor, storable: storable,
-                linkTarget: target)
+                linkTarget: target, legacy: nil)
         }
-        schema = ObjectSchema(name: typeName, properties: fields.map(\.schema))
+        // Legacy fields hold the value itself (a List, a RealmProperty...): no wrapper, no column slot.
+        legacyFields = legacy.map { entry in
+            let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
+            let storable = entry.type as any _TroveStorable.Type
+            let target = storable._troveLinkTarget
+            let collection = storable._troveCollection
+            let isPlain = target == nil && collection == nil
+            let schema = PropertySchema(
+                name: entry.name, type: storable._troveType, isOptional: storable._troveIsOptional,
+                isPrimaryKey: entry.name == namedKey, isIndexed: namedIndexes.contains(entry.name) || entry.name == namedKey,
+                defaultValue: isPlain ? storable._troveLoad(from: pointer) : nil,
+                objectType: target.map { ModelInfo.storedName(of: $0) }, collection: collection,
+                originProperty: (storable._troveLoadAny(from: pointer) as? any _TroveOriginNamed)?.originProperty,
+                ownsTargets: target is EmbeddedObject.Type && collection != .linkingObjects ? true : nil)
+            return Field(
+                schema: schema, offset: entry.offset, valueOffset: entry.offset, columnOffset: -1, accessor: nil,
+                storable: storable, linkTarget: target, legacy: entry.type)
+        }
+        fields += legacyFields
+        self.fields = fields
+        schema = ObjectSchema(name: typeName, properties: fields.map(\.schema), ancestors: ModelInfo.ancestors(of: type))
         namedProperties = fields.map(NamedProperty.init(field:))
     }
 
-    /// The model class stored under `name`, among those this process has used.
-    static func knownType(named name: String) -> Object.Type? {
-        cache.withLock { $0.values.first { $0.typeName == name }?.type }
+    /// The model classes `type` descends from, nearest first, up to (not
+    /// including) Trove's own base classes.
+    static func ancestors(of type: Object.Type) -> [String] {
+        var names: [String] = []
+        var current: AnyClass? = _getSuperclass(type)
+        while let candidate = current, let model = candidate as? Object.Type,
+            model != Object.self, model != EmbeddedObject.self, model != DynamicObject.self
+        {
+            names.append(storedName(of: model))
+            current = _getSuperclass(candidate)
+        }
+        return names
     }
 
-    /// How to declare a field of `type` (Swift's description of it) so that it is stored.
-    static func persistedDeclaration(_ name: String, _ type: String) -> String {
-        func inner(_ prefix: String) -> String? {
-            guard type.hasPrefix(prefix + "<"), type.hasSuffix(">") else { return nil }
-            return String(type.dropFirst(prefix.count + 1).dropLast())
-        }
-        func shortened(_ text: String) -> String {
-            guard text.hasPrefix("Optional<"), text.hasSuffix(">") else { return text }
-            return String(text.dropFirst("Optional<".count).dropLast()) + "?"
-        }
-        if let value = inner("RealmProperty") { return "`@Persisted var \(name): \(shortened(value))`" }
-        if let target = inner("LinkingObjects") {
-            return
-                "`@Persisted(originProperty: \"<the \(target) property that links here>\") var \(name): LinkingObjects<\(target)>`"
-        }
-        return "`@Persisted var \(name) = \(type)()`"
+    /// The model class stored under `name`: one this process has used, or
+    /// any in the program.
+    static func knownType(named name: String) -> Object.Type? {
+        cache.withLock { $0.values.first { $0.typeName == name }?.type } ?? ModelClasses.named(name)
     }
 
     /// The unqualified Swift name, so a model moved between modules keeps its table.
@@ -149,12 +171,7 @@ final class ModelInfo: @unchecked Sendable {
         for field in fields where field.linkTarget == DynamicObject.self {
             problems.append("\(typeName).\(field.schema.name): a model links to a model class, not to DynamicObject")
         }
-        for field in undeclared {
-            problems.append(
-                "\(typeName).\(field.name) is a \(field.type) declared without @Persisted, which Trove would not store; declare it \(ModelInfo.persistedDeclaration(field.name, field.type)) (or name it in ignoredProperties() to keep it out of the database)"
-            )
-        }
-        if fields.isEmpty, undeclared.isEmpty {
+        if fields.isEmpty {
             problems.append("\(typeName) has no @Persisted properties")
         }
         if let named = type.primaryKey(), !fields.contains(where: { $0.schema.name == named }) {

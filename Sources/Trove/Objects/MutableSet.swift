@@ -15,13 +15,13 @@
 /// numbers by value, objects by object key).
 public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessCollection, CustomStringConvertible {
     private var unmanaged: [Element] = []
-    private let owner: Object?
-    private let column: Int
+    private var ownership: CollectionOwnership
+    private var owner: Object? { ownership.owner }
+    private var column: Int { ownership.column }
 
     /// An empty, unmanaged set.
     public init() {
-        owner = nil
-        column = -1
+        ownership = CollectionOwnership()
     }
 
     /// An unmanaged set holding the distinct elements of a sequence.
@@ -31,16 +31,22 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessC
     }
 
     init(owner: Object, column: Int) {
-        self.owner = owner
-        self.column = column
+        ownership = CollectionOwnership(owner: owner, column: column)
     }
 
-    private var place: CollectionPlace? { CollectionPlace(owner: owner, column: column) }
+    private var place: CollectionPlace? { ownership.place }
+
+    /// Makes this set, held in a legacy field of `object`, the managed
+    /// set of its `column` (what it held unmanaged was stored already).
+    func attach(to object: Object, column: Int) {
+        unmanaged = .init()
+        ownership.attach(to: object, column: column)
+    }
     var managedOwner: Object? { owner }
     var managedColumn: Int { column }
 
     /// Whether the set belongs to a stored object.
-    public var isManaged: Bool { owner != nil }
+    public var isManaged: Bool { ownership.isManaged }
 
     /// The number of elements. A managed set reads every element to count them.
     public var count: Int {

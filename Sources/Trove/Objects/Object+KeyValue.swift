@@ -5,7 +5,8 @@ import Foundation
 extension Object {
     /// The property named `key`: read as its Swift value (a link as its
     /// object, a collection as the `List`, `MutableSet` or `Map`, nil for
-    /// an empty optional); set like the property itself — inside a write
+    /// an empty optional, an integer as an `NSNumber` that casts to any
+    /// integer type); set like the property itself — inside a write
     /// for a managed object. A name the type does not have traps, naming
     /// its properties, as Realm's does.
     ///
@@ -34,7 +35,21 @@ extension Object {
     /// ```
     public func value(forKey key: String) -> Any? {
         if key == "self" { return self }
-        return _readProperty(namedProperty(key))
+        return Object.bridgingIntegers(_readProperty(namedProperty(key)))
+    }
+
+    /// An integer as an `NSNumber`, which casts to any integer width
+    /// (`object["age"] as? Int64` of an `Int` property), as Realm's
+    /// key-value reads give them; anything else as it is.
+    static func bridgingIntegers(_ value: Any?) -> Any? {
+        switch value {
+        case let number as Int: return NSNumber(value: number)
+        case let number as Int8: return NSNumber(value: number)
+        case let number as Int16: return NSNumber(value: number)
+        case let number as Int32: return NSNumber(value: number)
+        case let number as Int64: return NSNumber(value: number)
+        default: return value
+        }
     }
 
     /// Sets the property named `key` (see ``subscript(_:)``): a list or set
@@ -69,7 +84,9 @@ extension Object {
 
     /// The column a managed object's field reads (stamped when it was bound).
     fileprivate func column(of field: ModelInfo.Field) -> Int {
-        withBaseAddress { $0.load(fromByteOffset: field.columnOffset, as: Int.self) }
+        // A legacy field has no column slot: its column by name.
+        if field.legacy != nil { return _table!.columnIndex[field.schema.name]! }
+        return withBaseAddress { $0.load(fromByteOffset: field.columnOffset, as: Int.self) }
     }
 }
 

@@ -26,7 +26,7 @@ extension Object {
     }
 
     /// Sets the properties `value` gives (all of them for an array or an
-    /// object; the keys present for a dictionary). `database` is set for a
+    /// object; the keys present for a dictionary, other keys ignored). `database` is set for a
     /// managed object inside a write: linked objects are added to it with `update`.
     /// With `copyingFor`, as `create(_:value:update:)` does, an object given
     /// in `value` that is not a stored object of that handle is copied rather
@@ -38,12 +38,8 @@ extension Object {
         let skipsPrimaryKey = self.database != nil
         switch value {
         case let dictionary as [String: Any]:
-            for key in dictionary.keys where !properties.contains(where: { $0.schema.name == key }) {
-                throw TroveError(
-                    .invalidProperty,
-                    "\(typeName) has no property '\(key)'; its properties are \(properties.map(\.schema.name).joined(separator: ", "))"
-                )
-            }
+            // Keys the model lacks are ignored, as Realm ignores them (a JSON
+            // payload may carry more than the model stores).
             for property in properties where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
                 guard let raw = dictionary[property.schema.name] else { continue }
                 try assign(raw, to: property, database: database, update: update, copyingFor: copyingFor)

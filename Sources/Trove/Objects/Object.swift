@@ -47,6 +47,9 @@ open class Object: CustomStringConvertible {
     /// so a property read does neither.
     @exclusivity(unchecked) final var _recordColumns = 0
     @exclusivity(unchecked) final var _recordHeader = 0
+    /// The handle's ``Database/invalidationEpoch`` when the object was bound:
+    /// an object handed out before the handle invalidated them is invalidated.
+    final var _epoch: UInt32 = 0
     /// The Observation registrar of a tracked object (``ObservationTracked``), once read.
     final var _observation: AnyObject?
 
@@ -98,7 +101,7 @@ open class Object: CustomStringConvertible {
     /// back). Reading its properties then traps; check this first.
     public var isInvalidated: Bool {
         guard let database = _database, let table = _table else { return false }
-        return table.isRetired || !database.contains(objectKey: _objectKey, in: table)
+        return table.isRetired || _epoch != database.invalidationEpoch || !database.contains(objectKey: _objectKey, in: table)
     }
 
     /// The class name and each persisted property with its value (the stored
@@ -318,7 +321,7 @@ open class Object: CustomStringConvertible {
     final func _markFieldOffsets() -> Bool {
         guard let info = ModelInfo.unlessBuilding(Swift.type(of: self)) else { return false }
         let base = Unmanaged.passUnretained(self).toOpaque()
-        for field in info.fields where base.load(fromByteOffset: field.columnOffset, as: Int.self) == -1 {
+        for field in info.fields where field.legacy == nil && base.load(fromByteOffset: field.columnOffset, as: Int.self) == -1 {
             base.storeBytes(of: -2 - field.offset, toByteOffset: field.columnOffset, as: Int.self)
         }
         return true
@@ -328,14 +331,24 @@ open class Object: CustomStringConvertible {
     /// `@Persisted` field gets its column, so a property read finds it
     /// without looking its key path up.
     @inline(__always)
-    func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding) {
+    func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding, attachingLegacyFields: Bool = true) {
         _database = database
         _table = binding.table
         _binding = binding
         _objectKey = objectKey
+        _epoch = database.invalidationEpoch
         let base = Unmanaged.passUnretained(self).toOpaque()
         for stamp in binding.columnStamps {
             base.storeBytes(of: stamp.column, toByteOffset: stamp.offset, as: Int.self)
+        }
+        if attachingLegacyFields, !binding.legacyAttachments.isEmpty { attachLegacyFields(binding) }
+    }
+
+    /// Attaches what the legacy fields (declared without `@Persisted`) hold to their stored properties.
+    func attachLegacyFields(_ binding: ObjectBinding) {
+        let base = Unmanaged.passUnretained(self).toOpaque()
+        for attachment in binding.legacyAttachments {
+            attachment.type._troveAttachLegacy(at: base + attachment.offset, to: self, column: attachment.column)
         }
     }
 }
@@ -348,7 +361,7 @@ extension Object {
     func dropUnmanagedRelations(_ binding: ObjectBinding) {
         let base = Unmanaged.passUnretained(self).toOpaque()
         for field in binding.info.fields where !field.schema.isPlainValue {
-            field.accessor.resetValue(at: base.advanced(by: field.offset))
+            field.accessor?.resetValue(at: base.advanced(by: field.offset))
         }
     }
 
@@ -359,7 +372,7 @@ extension Object {
         _recorder = KeyPathRecorder(names: table.schema.properties.map(\.name), fallbacks: table.layout.fallbacks)
         let base = Unmanaged.passUnretained(self).toOpaque()
         for (field, column) in zip(info.fields, columns) {
-            field.accessor.bindProbe(at: base.advanced(by: field.offset), column: column)
+            field.accessor?.bindProbe(at: base.advanced(by: field.offset), column: column)
         }
     }
 
@@ -382,7 +395,7 @@ extension ModelInfo {
         probe._recorder = recorder
         let base = Unmanaged.passUnretained(probe).toOpaque()
         for (index, field) in fields.enumerated() {
-            field.accessor.bindProbe(at: base.advanced(by: field.offset), column: index)
+            field.accessor?.bindProbe(at: base.advanced(by: field.offset), column: index)
         }
         return (probe, recorder)
     }

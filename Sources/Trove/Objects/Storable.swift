@@ -102,17 +102,41 @@ public protocol _TroveWrappedValue {
     var _troveWrappedValue: Any? { get }
 }
 
-/// A type that is stored only as a `@Persisted` property (``List``,
-/// ``MutableSet``, ``Map``, ``LinkingObjects``, TroveRealm's
-/// `RealmProperty`): a model that declares one without `@Persisted` (Realm's
-/// legacy `let tags = List<String>()`) is refused rather than left unstored.
-/// Trove's plumbing; you do not implement it.
-public protocol _TroveDeclaredWithPersisted {}
+/// A type a model may also declare without `@Persisted`, as Realm's legacy
+/// models do (`let tags = List<String>()`, `let age = RealmOptional<Int>()`):
+/// ``List``, ``MutableSet``, ``Map``, ``LinkingObjects`` and TroveRealm's
+/// `RealmProperty`. Such a field is stored like a `@Persisted` one; when its
+/// object is bound to a database, the instance in the field is attached to
+/// the stored property. Trove's plumbing; you do not implement it.
+public protocol _TroveDeclaredWithPersisted {
+    /// Attaches the value in a legacy field (at `field`) to `object`'s `column`.
+    static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int)
+}
 
-extension List: _TroveDeclaredWithPersisted {}
-extension MutableSet: _TroveDeclaredWithPersisted {}
-extension Map: _TroveDeclaredWithPersisted {}
-extension LinkingObjects: _TroveDeclaredWithPersisted {}
+extension List: _TroveDeclaredWithPersisted {
+    public static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int) {
+        field.assumingMemoryBound(to: List.self).pointee.attach(to: object, column: column)
+    }
+}
+
+extension MutableSet: _TroveDeclaredWithPersisted {
+    public static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int) {
+        field.assumingMemoryBound(to: MutableSet.self).pointee.attach(to: object, column: column)
+    }
+}
+
+extension Map: _TroveDeclaredWithPersisted {
+    public static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int) {
+        field.assumingMemoryBound(to: Map.self).pointee.attach(to: object, column: column)
+    }
+}
+
+extension LinkingObjects: _TroveDeclaredWithPersisted {
+    public static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int) {
+        // A value: the field takes the managed one (it holds no reference to the object).
+        field.assumingMemoryBound(to: LinkingObjects.self).pointee = _troveManagedGet(object, column: column)
+    }
+}
 
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}

@@ -78,8 +78,7 @@ indirect enum BoundPredicate: Sendable {
             }
             var rest = subquery
             rest.collection = path[1]
-            let target = try tables(targetName)
-            return .linked(column: column, target: target, inner: try bind(rest, to: target, tables: tables))
+            return try linked(column, to: targetName, tables: tables) { try bind(rest, to: $0, tables: tables) }
         }
         guard property.collection != nil else {
             throw fail("\(table.name).\(property.name) is \(property.typeDescription), not a collection")
@@ -104,8 +103,13 @@ indirect enum BoundPredicate: Sendable {
                     : "SUBQUERY: the elements of \(table.name).\(property.name) are \(property.type.swiftName) values; compare \(subquery.variable) itself (at position \(position))",
                 position: position)
         }
-        return .collectionCount(
-            collection, where: try bind(inner, to: elementTable, tables: tables), subquery.op, .int(count))
+        var counted = collection
+        if let target = collection.target, collection.inverseRefs == nil {
+            counted.subclassTests = try tables.hierarchy(target.name).dropFirst().map {
+                ($0, try bind(inner, to: $0, tables: tables))
+            }
+        }
+        return .collectionCount(counted, where: try bind(inner, to: elementTable, tables: tables), subquery.op, .int(count))
     }
 
     /// The subquery's predicate with key paths relative to its variable.
@@ -140,7 +144,28 @@ indirect enum BoundPredicate: Sendable {
         }
     }
 
-    typealias TableResolver = (String) throws -> TableInfo
+    /// Finds a stored type's table by name, and the types below it in its class hierarchy.
+    struct TableResolver {
+        let table: (String) throws -> TableInfo
+        var subclasses: (String) throws -> [String] = { _ in [] }
+
+        func callAsFunction(_ name: String) throws -> TableInfo { try table(name) }
+
+        /// The tables a link declared to `name` may reach: its own, then its subclasses'.
+        func hierarchy(_ name: String) throws -> [TableInfo] {
+            [try table(name)] + (try subclasses(name).map(table))
+        }
+    }
+
+    /// A test of the object a to-one link reaches: on each table of the
+    /// target's class hierarchy (the key is in exactly one of them).
+    static func linked(
+        _ column: Int, to targetName: String, tables: TableResolver, _ inner: (TableInfo) throws -> BoundPredicate
+    ) throws -> BoundPredicate {
+        let targets = try tables.hierarchy(targetName)
+        let each = try targets.map { BoundPredicate.linked(column: column, target: $0, inner: try inner($0)) }
+        return each.count == 1 ? each[0] : .or(each)
+    }
 
     /// `a AND b`, flat, so a leading ``objectKeys`` term stays at the top.
     static func conjunction(_ a: BoundPredicate, _ b: BoundPredicate) -> BoundPredicate {
@@ -425,11 +450,15 @@ indirect enum BoundPredicate: Sendable {
         if restName.hasPrefix("@") { throw fail("\(restName) is not supported; use @count, @sum, @avg, @min or @max") }
         guard let path else {
             // A to-one link: the rest of the path is a property of the target.
-            return .linked(
-                column: column, target: try tables(property.objectType ?? ""),
-                inner: try bind(rest, to: tables(property.objectType ?? ""), tables: tables))
+            return try linked(column, to: property.objectType ?? "", tables: tables) { try bind(rest, to: $0, tables: tables) }
         }
         if let target = path.target, !restIsEmpty {
+            var path = path
+            if path.inverseRefs == nil {
+                path.subclassTests = try tables.hierarchy(target.name).dropFirst().map {
+                    ($0, try bind(rest, to: $0, tables: tables))
+                }
+            }
             return .collection(path, rest.quantifier, inner: try bind(rest, to: target, tables: tables))
         }
         guard restIsEmpty else {
@@ -517,7 +546,10 @@ indirect enum BoundPredicate: Sendable {
                     "a link can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
                     position: position)
             }
-            guard typeName == property.objectType else {
+            let isKind = ModelInfo.knownType(named: typeName).map {
+                ModelInfo.of($0).schema.isKind(of: property.objectType ?? "")
+            }
+            guard typeName == property.objectType || isKind == true else {
                 throw TroveError(
                     .invalidQuery,
                     "\(table.name).\(property.name) links to \(property.objectType ?? "?") but is compared with a \(typeName) object (at position \(position))",
@@ -613,6 +645,9 @@ struct CollectionPath: Sendable {
     let target: TableInfo?
     /// For linking objects: the origin link's inverse-link table.
     let inverseRefs: Table?
+    /// For a collection of links whose type has subclasses: the test of an
+    /// element bound to each subclass's table (their objects share keys).
+    var subclassTests: [(table: TableInfo, test: BoundPredicate)] = []
 
     enum Element {
         /// An element record of a list, set or map.

@@ -51,10 +51,11 @@ extension BoundPredicate {
         case .collection(let path, let quantifier, let inner):
             let elementLayout = path.owner.elementLayouts[path.column]
             let compiled = inner.compile(path.target?.layout ?? elementLayout!, transaction)
+            let subclasses = path.subclassTests.map { ($0.table, $0.test.compile($0.table.layout, transaction)) }
             return { reader in
                 quantifier.combine { test in
                     path.forEachElement(of: reader.objectKey, transaction) { element in
-                        test(path.matches(element, compiled, elementLayout: elementLayout, transaction))
+                        test(path.matches(element, compiled, elementLayout: elementLayout, transaction, subclasses: subclasses))
                     }
                 }
             }
@@ -81,6 +82,7 @@ extension BoundPredicate {
         case .collectionCount(let path, let filter, let op, let value):
             let elementLayout = path.owner.elementLayouts[path.column]
             let matches = filter?.compile(path.target?.layout ?? elementLayout!, transaction)
+            let subclasses = path.subclassTests.map { ($0.table, $0.test.compile($0.table.layout, transaction)) }
             return { reader in
                 var count = 0
                 path.forEachElement(of: reader.objectKey, transaction) { element in
@@ -88,7 +90,9 @@ extension BoundPredicate {
                         count += 1
                         return true
                     }
-                    if path.matches(element, matches, elementLayout: elementLayout, transaction) { count += 1 }
+                    if path.matches(element, matches, elementLayout: elementLayout, transaction, subclasses: subclasses) {
+                        count += 1
+                    }
                     return true
                 }
                 return ValueComparison.test(.int(Int64(count)), op, value, [])
@@ -248,14 +252,21 @@ extension CollectionPath {
     /// Whether one element passes a compiled test: the element record of a
     /// collection of values, or the record of the object it stands for.
     func matches(
-        _ element: Element, _ test: (RecordReader) -> Bool, elementLayout: RecordLayout?, _ transaction: Transaction
+        _ element: Element, _ test: (RecordReader) -> Bool, elementLayout: RecordLayout?, _ transaction: Transaction,
+        subclasses: [(TableInfo, (RecordReader) -> Bool)] = []
     ) -> Bool {
         switch element {
         case .record(let bytes):
             let elementReader = RecordReader(bytes, layout: elementLayout!)
             guard let target else { return test(elementReader) }
             guard case .int(let key) = elementReader.value(at: 0) else { return false }
-            return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, test) ?? false
+            if let matched = BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction, test) { return matched }
+            for (table, subclassTest) in subclasses {
+                if let matched = BoundPredicate.withRecord(UInt64(bitPattern: key), of: table, transaction, subclassTest) {
+                    return matched
+                }
+            }
+            return false
         case .object(let key):
             return BoundPredicate.withRecord(key, of: target!, transaction, test) ?? false
         }

@@ -22,19 +22,37 @@ extension SortKey {
                     .invalidQuery,
                     "\(table.name).\(property.name) is not a link; '.\(rest.joined(separator: "."))' cannot follow it")
             }
-            let target = try tables(property.objectType ?? "")
-            let inner = try resolve(rest.joined(separator: "."), in: target, ascending: ascending, tables: tables)
+            // The target's class and its subclasses (a class hierarchy shares its keys).
+            let targets = try tables.hierarchy(property.objectType ?? "").map { target in
+                (target, try resolve(rest.joined(separator: "."), in: target, ascending: ascending, tables: tables))
+            }
             var key = SortKey(column: column, ascending: ascending) { reader, transaction in
                 guard case .int(let key) = reader.value(at: column) else { return .null }
-                return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction) { targetReader in
-                    inner.derived?(targetReader, transaction) ?? targetReader.value(at: inner.column)
-                } ?? .null
+                for (target, inner) in targets {
+                    if let value = BoundPredicate.withRecord(
+                        UInt64(bitPattern: key), of: target, transaction,
+                        {
+                            inner.derived?($0, transaction) ?? $0.value(at: inner.column)
+                        })
+                    {
+                        return value
+                    }
+                }
+                return .null
             }
             key.linkIsBroken = { reader, transaction in
                 guard case .int(let key) = reader.value(at: column) else { return true }
-                return BoundPredicate.withRecord(UInt64(bitPattern: key), of: target, transaction) { targetReader in
-                    inner.linkIsBroken?(targetReader, transaction) ?? false
-                } ?? true
+                for (target, inner) in targets {
+                    if let broken = BoundPredicate.withRecord(
+                        UInt64(bitPattern: key), of: target, transaction,
+                        {
+                            inner.linkIsBroken?($0, transaction) ?? false
+                        })
+                    {
+                        return broken
+                    }
+                }
+                return true
             }
             return key
         }

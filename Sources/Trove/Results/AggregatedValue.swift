@@ -6,6 +6,8 @@ enum AggregatedValue {
     case record(RecordReader)
     /// The cluster's column (nil when the cluster predates the property) and the match's slot.
     case slot(ClusterColumn?, Int, fallback: StoredValue)
+    /// A value read already (a subclass object's, from its own table).
+    case value(StoredValue)
 
     /// ``RecordReader/int(at:)``: an integer value without a ``StoredValue``.
     @inline(__always)
@@ -15,6 +17,9 @@ enum AggregatedValue {
         case .slot(let stored, let slot, let fallback):
             if let stored { return stored.int(slot) }
             if case .int(let value) = fallback { return value }
+            return nil
+        case .value(let value):
+            if case .int(let number) = value { return number }
             return nil
         }
     }
@@ -27,6 +32,7 @@ enum AggregatedValue {
             guard let stored else { return fallback }
             guard let value = stored.value(slot) else { ClusterColumn.damaged(stored.type, slot) }
             return value
+        case .value(let value): return value
         }
     }
 }

@@ -106,9 +106,29 @@ extension Database {
 extension ResultsSource where Element: Object {
     /// Objects of the binding's class (a subclass of `Element`), typed as `Element`.
     static func polymorphic(_ binding: ObjectBinding) -> ResultsSource {
+        made(binding, objectType: binding.info.type) { _, _ in binding }
+    }
+
+    /// The objects a collection of links holds, declared as the binding's
+    /// class: each made as the class it is stored as (a subclass's objects
+    /// share their hierarchy's keys).
+    static func linkTargets(_ binding: ObjectBinding) -> ResultsSource {
+        var source = made(binding, objectType: Element.self) { database, key in
+            database.targetBinding(key, declared: binding)
+        }
+        source.reachesSubclasses = true
+        return source
+    }
+
+    /// Objects of `binding`'s table and, when `bindingOf` says so, of its
+    /// subclasses', each made as the class its binding names, typed as `Element`.
+    private static func made(
+        _ binding: ObjectBinding, objectType: Object.Type, bindingOf: @escaping (Database, UInt64) -> ObjectBinding
+    ) -> ResultsSource {
         let make: (Database, UInt64) -> Element = { database, key in
-            let object = binding.info.type.init()
-            object.bind(to: database, objectKey: key, binding: binding)
+            let own = bindingOf(database, key)
+            let object = own.info.type.init()
+            object.bind(to: database, objectKey: key, binding: own)
             return unsafeDowncast(object, to: Element.self)
         }
         return ResultsSource(
@@ -118,10 +138,11 @@ extension ResultsSource where Element: Object {
                 var objects: [Element] = []
                 objects.reserveCapacity(keys.count)
                 for key in keys { objects.append(make(database, key)) }
-                database.loadRecords(into: objects, table: binding.table)
+                // (A subclass's objects read their records one at a time.)
+                database.loadRecords(into: objects.filter { $0._table === binding.table }, table: binding.table)
                 return objects
             },
-            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: binding.info.type,
+            columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: objectType,
             pathForKeyPath: { binding.path(forKeyPath: $0) })
     }
 }

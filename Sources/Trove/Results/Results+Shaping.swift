@@ -90,9 +90,8 @@ extension Results {
 
     func sortKeys(_ descriptors: [SortDescriptor]) throws -> [SortKey] {
         try descriptors.map { descriptor in
-            var key = try SortKey.resolve(descriptor.keyPath, in: table, ascending: descriptor.ascending) { [database] in
-                try database.tableInfo(named: $0)
-            }
+            var key = try SortKey.resolve(
+                descriptor.keyPath, in: table, ascending: descriptor.ascending, tables: database.tableResolver)
             key.label = descriptor.keyPath
             return key
         }

@@ -26,7 +26,12 @@ public struct Results<Element>: RandomAccessCollection {
         self.database = database
         self.source = source
         self.query = query
+        cache.epoch = database.invalidationEpoch
     }
+
+    /// Whether the handle invalidated what it had handed out since these
+    /// results were made (TroveRealm's `realm.invalidate()`).
+    package var isStale: Bool { cache.epoch != database.invalidationEpoch }
 
     init(database: Database, source: ResultsSource<Element>, predicate: BoundPredicate? = nil, sort: [SortKey] = []) {
         self.init(database: database, source: source, query: ResultsQuery(predicate: predicate, sort: sort))
@@ -34,12 +39,69 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// These results with another predicate or sort, keeping what came before.
     func with(predicate: BoundPredicate?, sort: [SortKey]) -> Results {
-        Results(
+        if source.reachesSubclasses, !sort.isEmpty, case .objectKeys(let members)? = predicate,
+            let sorted = sortedAcrossSubclasses(members, by: sort)
+        {
+            return sorted
+        }
+        return Results(
             database: database, source: source,
             query: ResultsQuery(predicate: predicate, sort: sort, earlierSteps: query.earlierSteps))
     }
 
     var table: TableInfo { source.table }
+
+    /// The members of a collection of links that holds subclass objects,
+    /// sorted by keys resolved on each class's table (nil: no subclasses).
+    private func sortedAcrossSubclasses(_ members: @escaping @Sendable (Transaction) throws -> [UInt64], by sort: [SortKey])
+        -> Results?
+    {
+        guard let below = try? database.subclasses(of: table.name), !below.isEmpty else { return nil }
+        let tables = [table] + below.compactMap { try? database.tableInfo(named: $0) }
+        let names = sort.map { $0.name(in: table) }
+        let keysByTable: [(TableInfo, [SortKey])]
+        do {
+            keysByTable = try tables.map { class_ in
+                (
+                    class_,
+                    try zip(names, sort).map { name, key in
+                        try SortKey.resolve(name, in: class_, ascending: key.ascending, tables: database.tableResolver)
+                    }
+                )
+            }
+        } catch {
+            preconditionFailure("Trove: cannot sort \(table.name) by \(names): \(error)")
+        }
+        let ascending = sort.map(\.ascending)
+        let sortedKeys: BoundPredicate = .objectKeys { transaction in
+            var rows: [(key: UInt64, values: [StoredValue])] = []
+            for key in try members(transaction) {
+                for (class_, keys) in keysByTable {
+                    if let values = BoundPredicate.withRecord(
+                        key, of: class_, transaction,
+                        { reader in
+                            keys.map { $0.value(reader, transaction) }
+                        })
+                    {
+                        rows.append((key, values))
+                        break
+                    }
+                }
+            }
+            // A stable sort: equal values keep the collection's order.
+            let order = rows.indices.sorted { a, b in
+                for (index, up) in ascending.enumerated() {
+                    let result = ValueComparison.order(rows[a].values[index], rows[b].values[index])
+                    if result != .orderedSame { return up ? result == .orderedAscending : result == .orderedDescending }
+                }
+                return a < b
+            }
+            return order.map { rows[$0].key }
+        }
+        return Results(
+            database: database, source: source,
+            query: ResultsQuery(predicate: sortedKeys, sort: [], earlierSteps: query.earlierSteps))
+    }
 
     /// The stored schema of the type these results hold.
     public var objectSchema: ObjectSchema { source.table.schema }
@@ -210,9 +272,32 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// These results narrowed by a parsed or translated predicate.
     func filtered(by expression: QueryExpression) throws -> Results {
-        var bound = try BoundPredicate.bind(expression, to: table, tables: { [database] in try database.tableInfo(named: $0) })
+        if source.reachesSubclasses, case .objectKeys(let members)? = predicate {
+            let below = try database.subclasses(of: table.name)
+            if !below.isEmpty { return try filtered(by: expression, members: members, subclasses: below) }
+        }
+        var bound = try BoundPredicate.bind(expression, to: table, tables: database.tableResolver)
         if let predicate { bound = .conjunction(predicate, bound) }
         return with(predicate: bound, sort: sort)
+    }
+
+    /// The members of a collection of links that hold subclass objects,
+    /// narrowed by a predicate bound to each class's table (in collection order).
+    private func filtered(
+        by expression: QueryExpression, members: @escaping @Sendable (Transaction) throws -> [UInt64], subclasses: [String]
+    ) throws -> Results {
+        let tables = [table] + (try subclasses.map { try database.tableInfo(named: $0) })
+        let tests = try tables.map { ($0, try BoundPredicate.bind(expression, to: $0, tables: database.tableResolver)) }
+        return with(
+            predicate: .objectKeys { transaction in
+                let compiled = tests.map { table, test in (table, test.compile(table.layout, transaction)) }
+                return try members(transaction).filter { key in
+                    for (table, test) in compiled {
+                        if let matched = BoundPredicate.withRecord(key, of: table, transaction, test) { return matched }
+                    }
+                    return false
+                }
+            }, sort: sort)
     }
 
     /// The elements sorted by a property, named as a string.
@@ -227,9 +312,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// ```
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
         do {
-            let key = try SortKey.resolve(keyPath, in: table, ascending: ascending) { [database] in
-                try database.tableInfo(named: $0)
-            }
+            let key = try SortKey.resolve(keyPath, in: table, ascending: ascending, tables: database.tableResolver)
             return with(predicate: predicate, sort: [key])
         } catch {
             preconditionFailure(
@@ -308,8 +391,11 @@ public struct Results<Element>: RandomAccessCollection {
             if case .objectKeys(let members) = predicate {
                 // A list's objects (or an earlier step's): read by key, as listed, each
                 // value in place in its cluster's column when it can be.
-                let keys = try members(transaction)
+                var keys = try members(transaction)
                 guard !keys.isEmpty else { return }
+                if source.reachesSubclasses {
+                    keys = try visitSubclassObjects(keys, column: column, transaction, visit)
+                }
                 let fallback = table.layout.fallbacks[column]
                 try table.store.withLookupCursor(in: transaction, stepping: false, reading: [column]) { lookups in
                     guard lookups.readsColumnsInPlace else {
@@ -341,6 +427,35 @@ public struct Results<Element>: RandomAccessCollection {
         } catch {
             fatalError("Trove: cannot read \(table.name) from \(database.path): \(error)")
         }
+    }
+
+    /// Visits the value of `column`'s property of each key held by a
+    /// subclass's table; returns the keys of this table's own objects.
+    private func visitSubclassObjects(
+        _ keys: [UInt64], column: Int, _ transaction: Transaction, _ visit: (AggregatedValue) -> Void
+    ) throws -> [UInt64] {
+        let below = try database.subclasses(of: table.name).map { try database.tableInfo(named: $0) }
+        guard !below.isEmpty else { return keys }
+        let name = table.schema.properties[column].name
+        var own: [UInt64] = []
+        for key in keys {
+            if try table.store.contains(key, in: transaction) {
+                own.append(key)
+                continue
+            }
+            for subclass in below {
+                guard
+                    let value = try subclass.store.withRecord(
+                        key, in: transaction,
+                        { reader in
+                            reader.map { $0.value(at: subclass.columnIndex[name]!) }
+                        })
+                else { continue }
+                visit(.value(value))
+                break
+            }
+        }
+        return own
     }
 
     /// The smallest value of a property among the matches; nil when there are none.
@@ -552,6 +667,7 @@ extension Results: Equatable {
 
 final class ResultsCache {
     var generation: UInt64 = .max
+    var epoch: UInt32 = 0
     var keys: ResultKeys?
     /// The cluster layout's match flags (nil: the query is not a column filter), for `matchesGeneration`.
     var matches: ClusterMatches?
@@ -569,6 +685,9 @@ struct ResultsSource<Element> {
     /// for a class hierarchy, a subclass): what another handle needs to
     /// bind the same source (see ``ThreadSafeReference``). nil for values.
     var objectType: Object.Type? = nil
+    /// Whether the keys may be of subclasses' objects (a collection of links
+    /// declared with a class that has subclasses), each in its own table.
+    var reachesSubclasses = false
     /// The property path a key path reads through links (`\.owner?.name` is
     /// `owner.name`); nil where key paths name only the element's own properties.
     var pathForKeyPath: ((AnyKeyPath) -> String?)? = nil

@@ -6,12 +6,30 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
     public var name: String
     /// The persisted properties, in record order.
     public var properties: [PropertySchema]
+    /// The stored model classes this one descends from, nearest first
+    /// (`["User"]` for `class Me: User`); nil for a class that descends
+    /// from ``Object`` directly. Stored only when set.
+    ///
+    /// The objects of one class hierarchy share their object keys, so a
+    /// link or a list declared with a base class can hold objects of its
+    /// subclasses.
+    public var ancestors: [String]?
 
     /// A schema with the given type name and properties (in record order).
-    public init(name: String, properties: [PropertySchema]) {
+    public init(name: String, properties: [PropertySchema], ancestors: [String]? = nil) {
         self.name = name
         self.properties = properties
+        self.ancestors = ancestors?.isEmpty == true ? nil : ancestors
     }
+
+    /// The model class this one descends from directly, if it is a stored one.
+    public var superclassName: String? { ancestors?.first }
+
+    /// The class whose object keys the type shares: the top of its hierarchy, or itself.
+    var keySpace: String { ancestors?.last ?? name }
+
+    /// Whether the type is `typeName` or one of its subclasses.
+    func isKind(of typeName: String) -> Bool { name == typeName || ancestors?.contains(typeName) == true }
 
     /// The primary key property, if the type has one.
     public var primaryKey: PropertySchema? { properties.first { $0.isPrimaryKey } }
@@ -28,6 +46,7 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
     /// says how to reconcile them: a list of additive changes that can be
     /// applied on open, and the differences that need a migration.
     func reconcile(withStored stored: ObjectSchema) -> (merged: ObjectSchema, additive: [String], blocking: [String]) {
+        // A class's place in a hierarchy is fixed when it is first stored: its objects' keys depend on it.
         var merged = stored
         var additive: [String] = []
         var blocking: [String] = []

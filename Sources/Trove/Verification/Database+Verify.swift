@@ -249,7 +249,15 @@ extension Database {
                 problem(.danglingLink, "\(property.name) links to \(targetName), which is not in the file")
                 continue
             }
-            for pair in expected.keys where !exists(pair[0], in: target) {
+            // The target's subclasses hold objects of the link's hierarchy too.
+            var hierarchy = [target]
+            for name in try Catalog.storedTypeNames(in: transaction) {
+                guard let schema = try Catalog.storedSchema(name, in: transaction), schema.isKind(of: targetName),
+                    name != targetName, let subclass = try Database.openTables(for: schema, in: transaction)
+                else { continue }
+                hierarchy.append(subclass)
+            }
+            for pair in expected.keys where !hierarchy.contains(where: { exists(pair[0], in: $0) }) {
                 problem(
                     .danglingLink,
                     "\(property.name) of object \(pair[1]) points at \(targetName) \(pair[0]), which does not exist")

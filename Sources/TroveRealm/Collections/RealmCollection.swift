@@ -329,7 +329,7 @@ extension RealmCollection {
     /// ```
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-        _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+        _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> NotificationToken {
         let handler = realmChangeHandler(on: queue, block)
         if let keyPaths {
@@ -350,7 +350,7 @@ extension RealmCollection {
     /// ```
     public func observe(
         keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
-        _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+        _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> NotificationToken {
         realmResults.observe(keyPaths: keyPaths, realmChangeHandler(on: queue, block))
     }
@@ -359,19 +359,17 @@ extension RealmCollection {
     /// the one the Realm belongs to, each change is handed to the queue with
     /// the collection frozen at that change (readable on any thread).
     private func realmChangeHandler(
-        on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+        on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> (ResultsChange<Element>) -> Void {
         let hop = deliveryQueue(queue)
         return { change in
-            func shown(_ results: Results<Element>) -> AnyRealmCollection<Element> {
-                AnyRealmCollection(hop == nil ? results : results.freeze())
-            }
-            let realmChange: RealmCollectionChange<AnyRealmCollection<Element>>
+            // The collection itself (Realm hands over `Self`), frozen for another queue.
+            func shown() -> Self { hop == nil ? self : self.freeze() }
+            let realmChange: RealmCollectionChange<Self>
             switch change {
-            case .initial(let results): realmChange = .initial(shown(results))
-            case .update(let results, let deletions, let insertions, let modifications):
-                realmChange = .update(
-                    shown(results), deletions: deletions, insertions: insertions, modifications: modifications)
+            case .initial: realmChange = .initial(shown())
+            case .update(_, let deletions, let insertions, let modifications):
+                realmChange = .update(shown(), deletions: deletions, insertions: insertions, modifications: modifications)
             case .error(let error): realmChange = .error(error)
             }
             deliver(realmChange, on: hop, to: block)
@@ -481,6 +479,9 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
 extension Results: RealmCollection where Element: Object {
     /// The results themselves.
     public var realmResults: Results<Element> { self }
+
+    /// Whether the Realm invalidated what it handed out since these results were made.
+    public var isInvalidated: Bool { isStale }
 
     /// The same query and order in a frozen Realm: the matches at the latest commit, for good.
     public func freeze() -> Results {

@@ -1,7 +1,7 @@
 /// A stored property reached through `.value`, as Realm's legacy models
-/// declared optional numbers and mixed values: `let age = RealmProperty<Int?>()`.
-/// On Trove, declare it with `@Persisted`; reads and writes of `.value` are
-/// those of a `@Persisted` property of type `Value`.
+/// declared optional numbers and mixed values: `let age = RealmProperty<Int?>()`
+/// (stored as Realm stores it), or `@Persisted var age = RealmProperty<Int?>()`.
+/// Reads and writes of `.value` are those of a `@Persisted` property of type `Value`.
 ///
 /// ```swift
 /// final class Person: Object {
@@ -13,14 +13,26 @@
 /// ```
 public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible {
     private var unmanaged: Value
-    /// Set when the property belongs to a managed object.
-    private let owner: Object?
-    private let column: Int
+    /// The managed object the property belongs to: held strongly, or weakly
+    /// when the object's own legacy field holds the property (a cycle otherwise).
+    private var heldOwner: Object?
+    private weak var legacyOwner: Object?
+    private var isAttached = false
+    private var column: Int
+
+    private var owner: Object? {
+        if let heldOwner { return heldOwner }
+        guard isAttached else { return nil }
+        guard let legacyOwner else {
+            preconditionFailure("TroveRealm: the object this RealmProperty belongs to is gone; read it through its object")
+        }
+        return legacyOwner
+    }
 
     /// An unmanaged property holding its type's default (`nil` for an optional).
     public init() {
         unmanaged = Value._troveDefault
-        owner = nil
+        heldOwner = nil
         column = -1
     }
 
@@ -36,7 +48,17 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
 
     init(owner: Object, column: Int) {
         unmanaged = Value._troveDefault
-        self.owner = owner
+        heldOwner = owner
+        self.column = column
+    }
+
+    /// Makes this property, held in a legacy field of `object`, read and
+    /// write `object`'s stored `column`.
+    fileprivate func attach(to object: Object, column: Int) {
+        unmanaged = Value._troveDefault
+        heldOwner = nil
+        legacyOwner = object
+        isAttached = true
         self.column = column
     }
 
@@ -60,7 +82,11 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
     public var description: String { String(describing: value) }
 }
 
-extension RealmProperty: _TroveDeclaredWithPersisted {}
+extension RealmProperty: _TroveDeclaredWithPersisted {
+    public static func _troveAttachLegacy(at field: UnsafeMutableRawPointer, to object: Object, column: Int) {
+        field.assumingMemoryBound(to: RealmProperty.self).pointee.attach(to: object, column: column)
+    }
+}
 
 extension RealmProperty: _TroveWrappedValue {
     /// The value, nil for an empty optional: what `object["age"]` reads.

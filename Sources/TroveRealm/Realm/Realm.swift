@@ -274,11 +274,13 @@ public struct Realm: Equatable {
     }
 
     /// Releases the Realm's snapshot; the next read takes the latest commit.
-    /// An open write transaction is cancelled, as in Realm. (Realm also
-    /// invalidates every object read so far; Trove's stay valid and show the
-    /// latest commit.)
+    /// An open write transaction is cancelled, and every object, result and
+    /// collection the Realm handed out so far reports `isInvalidated`, as in
+    /// Realm; read them again from the Realm. (They still read the latest
+    /// commit where Realm's would throw.)
     public func invalidate() {
         if database.isInWriteTransaction { cancelWrite() }
+        database.invalidateHandedOut()
         database.refresh()
     }
 

@@ -134,7 +134,16 @@ extension SyncClient {
             guard case .int(let target) = value, let targetName = property.objectType, let targetType = types[targetName]
             else { return (nil, nil) }
             guard let targetValues = try database.storedValues(objectKey: UInt64(bitPattern: target), ofType: targetName)
-            else { return (nil, nil) }
+            else {
+                if let held = try database.linkedTypeName(UInt64(bitPattern: target), declaredAs: targetName), held != targetName
+                {
+                    throw TroveError(
+                        .invalidValue,
+                        "\(type.name).\(property.name) holds a \(held), a subclass of \(targetName): links to subclass objects do not sync yet; link a \(targetName), or keep \(type.name) out of the synced types"
+                    )
+                }
+                return (nil, nil)
+            }
             return (try Self.primaryKeyText(targetValues[targetType.primaryKeyIndex], targetType), nil)
         }
         if property.type == .mixed { return (try ValueText.mixedText(value, of: property, in: type.name), nil) }

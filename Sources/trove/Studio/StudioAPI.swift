@@ -411,7 +411,8 @@ final class StudioAPI: @unchecked Sendable {
             switch property.collection {
             case nil where property.type == .link:
                 if case .int(let key) = values[column] {
-                    let target = property.objectType ?? ""
+                    let declared = property.objectType ?? ""
+                    let target = try db.linkedTypeName(UInt64(bitPattern: key), declaredAs: declared) ?? declared
                     parts.append(
                         StudioJSON.link(
                             target, key: UInt64(bitPattern: key), label: try label(target, key: UInt64(bitPattern: key))))
@@ -428,7 +429,8 @@ final class StudioAPI: @unchecked Sendable {
                 )
             }
         }
-        return "{\"key\":\"\(object.objectKey)\",\"values\":[" + parts.joined(separator: ",") + "]}"
+        return "{\"key\":\"\(object.objectKey)\",\"type\":\(Formatting.jsonString(schema.name)),\"values\":["
+            + parts.joined(separator: ",") + "]}"
     }
 
     /// What a link cell shows: the target's primary key.
@@ -551,9 +553,10 @@ final class StudioAPI: @unchecked Sendable {
         func page(_ keys: [UInt64]) throws -> String {
             let sound = try damaged(target)
             let shown = keys.dropFirst(offset).prefix(limit).filter { !sound.covers($0) }
-            let objects = try shown.compactMap { try db.dynamicObject(ofType: target, objectKey: $0) }.map {
-                try objectJSON($0, cutting: true)
-            }
+            // A link declared with a class may hold its subclasses' objects: each is read from its own type.
+            let objects = try shown.compactMap { key in
+                try db.dynamicObject(ofType: try db.linkedTypeName(key, declaredAs: target) ?? target, objectKey: key)
+            }.map { try objectJSON($0, cutting: true) }
             return "\"type\":\(Formatting.jsonString(target)),\"total\":\(keys.count),\"offset\":\(offset),\"objects\":["
                 + objects.joined(separator: ",") + "]"
         }
@@ -578,7 +581,8 @@ final class StudioAPI: @unchecked Sendable {
                     let shown = try entries.dropFirst(offset).prefix(limit).map { entry -> String in
                         guard case .int(let linked) = entry.value else { return entryJSON(entry.key, "null") }
                         let key = UInt64(bitPattern: linked)
-                        return entryJSON(entry.key, StudioJSON.link(target, key: key, label: try label(target, key: key)))
+                        let type = try db.linkedTypeName(key, declaredAs: target) ?? target
+                        return entryJSON(entry.key, StudioJSON.link(type, key: key, label: try label(type, key: key)))
                     }
                     return
                         "{\"kind\":\"map\",\"type\":\(Formatting.jsonString(target)),\"total\":\(entries.count),\"offset\":\(offset),\"entries\":["

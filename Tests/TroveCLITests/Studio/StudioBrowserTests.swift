@@ -165,10 +165,14 @@ struct StudioBrowserTests {
         try browser.click("#type-list li[data-type='ChatMessage']")
         try browser.wait("the messages") { try status(browser).contains("ChatMessage object") }
 
-        // A message's author: the link opens the user; the user's rooms (linking objects) open the room.
-        try browser.click(".cell[data-property='author'] .link")
+        // A message's sender (declared User, holding a Me or an OtherUser): the first message is mine.
+        try browser.click(".row[data-index='0'] .cell[data-property='sender'] .link")
+        try browser.wait("the linked Me") { try browser.texts("#drawer-body .card h3").first?.hasPrefix("Me") == true }
+        #expect(try browser.element("#drawer-title").text.contains("sender → Me"))
+        // The second is Bo's: the link opens the OtherUser; its rooms (linking objects) open the room.
+        try browser.click(".row[data-index='1'] .cell[data-property='sender'] .link")
         try browser.wait("the linked user") { try browser.texts("#drawer-body .card h3").first?.hasPrefix("OtherUser") == true }
-        #expect(try browser.element("#drawer-title").text.contains("author → OtherUser"))
+        #expect(try browser.element("#drawer-title").text.contains("sender → OtherUser"))
         try browser.screenshot("7-chat-link")
         try browser.click("#drawer-body .coll")
         try browser.wait("the room linking to the user") {

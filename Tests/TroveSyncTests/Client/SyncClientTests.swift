@@ -5,9 +5,15 @@ import TroveStorage
 
 @testable import TroveSync
 
-final class SyncFolder: Object {
+class SyncFolder: Object {
     @Persisted(primaryKey: true) var name = ""
     @Persisted var color: String?
+}
+
+/// A subclass of a synced type, kept on the device: a link declared as
+/// `SyncFolder` may hold one, which does not sync yet.
+final class SyncSmartFolder: SyncFolder {
+    @Persisted var query = ""
 }
 
 final class SyncNote: Object {
@@ -397,5 +403,20 @@ struct SyncClientTests {
             try other.add(local)
         }
         #expect(other.objects(SyncNote.self).isEmpty)
+        // A synced link holding a subclass object: refused, and nothing is saved.
+        let smart = SyncSmartFolder()
+        smart.name = "smart"
+        let subclassLink = #expect(throws: TroveError.self) {
+            try a.db.write {
+                let note = SyncNote()
+                note.id = "in-smart"
+                note.folder = smart
+                try a.db.add(note)
+            }
+        }
+        #expect(
+            subclassLink?.message.contains("holds a SyncSmartFolder, a subclass of SyncFolder") == true,
+            "\(subclassLink?.message ?? "")")
+        #expect(a.db.object(ofType: SyncNote.self, forPrimaryKey: "in-smart") == nil)
     }
 }

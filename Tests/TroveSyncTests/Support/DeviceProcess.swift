@@ -42,7 +42,12 @@ final class DeviceProcess {
         signal(SIGPIPE, SIG_IGN)  // a command written to a device that just died must not kill the test
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
+        // Close-on-exec: a process another test spawns meanwhile (a server's
+        // watchdog) must not inherit this device's pipe ends, or the test
+        // would never see the end of a dead device's output and wait for good.
+        // (Glibc's module has no pipe2.)
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
+        for descriptor in toChild + fromChild { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -666,7 +666,7 @@ async function openRelated(type, key, property, title) {
     const nodes = [];
     if (related.objects) {
       if (related.objects.length === 0) nodes.push(span("nil", property.type === "link" && !property.collection ? "nil" : "empty"));
-      for (const object of related.objects) nodes.push(objectCard(related.type, object));
+      for (const object of related.objects) nodes.push(objectCard(object.type || related.type, object));
       if (related.total > related.objects.length) nodes.push(span("nil", `… and ${related.total - related.objects.length} more`));
     } else {
       const card = document.createElement("div");

@@ -1,11 +1,10 @@
 import CTroveRuntime
-import Trove
 
-/// Every ``Trove/Object`` subclass in the program, as Realm's default schema
+/// Every ``Object`` subclass in the program, as Realm's default schema
 /// has them: Realm finds its model classes through the Objective-C runtime;
-/// TroveRealm reads the Swift runtime's type records (see `CTroveRuntime`).
+/// Trove reads the Swift runtime's type records (see `CTroveRuntime`).
 /// Trove's own base classes are left out.
-enum ModelClasses {
+package enum ModelClasses {
     /// The model classes, found once, by stored type name.
     private static let byName: [String: Object.Type] = {
         final class Found {
@@ -28,7 +27,7 @@ enum ModelClasses {
         return byName
     }()
 
-    /// Whether class metadata descends from ``Trove/Object``, read from the
+    /// Whether class metadata descends from ``Object``, read from the
     /// metadata itself: a cast (`as? Object.Type`) misreads the metadata of
     /// the runtime's foreign classes (CoreFoundation's).
     private static func inheritsFromObject(_ metadata: UnsafeRawPointer) -> Bool {
@@ -45,8 +44,8 @@ enum ModelClasses {
     }
 
     /// The model class whose objects are stored under `name`, or nil.
-    static func named(_ name: String) -> Object.Type? { byName[name] }
+    package static func named(_ name: String) -> Object.Type? { byName[name] }
 
     /// Every model class, in name order.
-    static var all: [Object.Type] { byName.keys.sorted().compactMap { byName[$0] } }
+    package static var all: [Object.Type] { byName.keys.sorted().compactMap { byName[$0] } }
 }

@@ -1,0 +1,85 @@
+import Trove
+
+/// A type of your own stored as a type Trove stores (Realm's
+/// `CustomPersistable`): `init(persistedValue:)` makes it from the stored
+/// value, `persistableValue` gives the value to store. Properties, lists,
+/// sets, maps and queries of it work as those of its persisted type.
+///
+/// ```swift
+/// struct Celsius: CustomPersistable {
+///     typealias PersistedType = Double
+///     var degrees: Double
+///     init(persistedValue: Double) { degrees = persistedValue }
+///     var persistableValue: Double { degrees }
+/// }
+///
+/// final class Reading: Object {
+///     @Persisted var temperature: Celsius
+///     @Persisted var history: List<Celsius>
+/// }
+/// ```
+public protocol CustomPersistable: _TroveStoredInitializable {
+    /// The stored type the value is kept as.
+    associatedtype PersistedType: _TroveStoredInitializable
+    /// The value made from its stored form.
+    init(persistedValue: PersistedType)
+    /// The stored form of the value.
+    var persistableValue: PersistedType { get }
+}
+
+extension CustomPersistable {
+    public static var _troveType: PropertyType { PersistedType._troveType }
+    public static var _troveDefault: Self { Self(persistedValue: PersistedType._troveDefault) }
+    public static var _troveLinkTarget: Object.Type? { PersistedType._troveLinkTarget }
+    public init(_troveStored value: StoredValue) { self.init(persistedValue: PersistedType(_troveStored: value)) }
+    public var _troveStored: StoredValue { persistableValue._troveStored }
+
+    public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self {
+        Self(persistedValue: PersistedType._troveResolve(value, in: database))
+    }
+    public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
+        Self(persistedValue: PersistedType._troveManagedGet(object, column: column))
+    }
+    public static func _troveManagedSet(_ value: Self, _ object: Object, column: Int) {
+        PersistedType._troveManagedSet(value.persistableValue, object, column: column)
+    }
+}
+
+/// A ``CustomPersistable`` whose initializer can refuse a stored value
+/// (Realm's `FailableCustomPersistable`). Reading a value it refuses traps,
+/// saying which type refused it, as Realm's read throws.
+///
+/// ```swift
+/// struct Percent: FailableCustomPersistable {
+///     typealias PersistedType = Int
+///     let persistableValue: Int
+///     init?(persistedValue: Int) {
+///         guard (0...100).contains(persistedValue) else { return nil }
+///         self.persistableValue = persistedValue
+///     }
+/// }
+/// ```
+public protocol FailableCustomPersistable: _TroveStoredInitializable {
+    /// The stored type the value is kept as.
+    associatedtype PersistedType: _TroveStoredInitializable
+    /// The value made from its stored form, or nil when the stored form is not a valid one.
+    init?(persistedValue: PersistedType)
+    /// The stored form of the value.
+    var persistableValue: PersistedType { get }
+}
+
+extension FailableCustomPersistable {
+    public static var _troveType: PropertyType { PersistedType._troveType }
+    public static var _troveDefault: Self { Self(made: PersistedType._troveDefault) }
+    public static var _troveLinkTarget: Object.Type? { PersistedType._troveLinkTarget }
+    public init(_troveStored value: StoredValue) { self.init(made: PersistedType(_troveStored: value)) }
+    public var _troveStored: StoredValue { persistableValue._troveStored }
+
+    private init(made stored: PersistedType) {
+        guard let value = Self(persistedValue: stored) else {
+            preconditionFailure(
+                "TroveRealm: the stored value \(stored) is not a valid \(Self.self) (its init?(persistedValue:) returned nil)")
+        }
+        self = value
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import TroveRealm
+
+/// A temperature kept as a Double.
+struct Celsius: CustomPersistable, Equatable {
+    typealias PersistedType = Double
+    var degrees: Double
+    init(_ degrees: Double) { self.degrees = degrees }
+    init(persistedValue: Double) { degrees = persistedValue }
+    var persistableValue: Double { degrees }
+}
+
+/// A tag kept as a String, refusing the empty one.
+struct Label: FailableCustomPersistable, Hashable {
+    typealias PersistedType = String
+    let persistableValue: String
+    init?(persistedValue: String) {
+        guard !persistedValue.isEmpty else { return nil }
+        self.persistableValue = persistedValue
+    }
+}
+
+final class Reading: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var temperature: Celsius
+    @Persisted var peak: Celsius?
+    @Persisted var history: List<Celsius>
+    @Persisted var tags: MutableSet<Label>
+    @Persisted var byHour: Map<String, Celsius>
+}
+
+@Suite("CustomPersistable and FailableCustomPersistable")
+struct CustomPersistableTests {
+    @Test("a custom type is stored as its persisted type: properties, optionals, lists, sets and maps, and queried by it")
+    func storedAsPersistedType() throws {
+        let realm = try makeRealm(objectTypes: [Reading.self])
+        #expect(realm.schema["Reading"]?["temperature"]?.type == .double)
+        let reading = Reading()
+        #expect(reading.temperature == Celsius(0))
+        reading.temperature = Celsius(21.5)
+        reading.history.append(objectsIn: [Celsius(20), Celsius(22)])
+        reading.tags.insert(Label(persistedValue: "kitchen")!)
+        reading.byHour["09"] = Celsius(19)
+        try realm.write { realm.add(reading) }
+        let stored = try #require(realm.objects(Reading.self).first)
+        #expect(stored.temperature == Celsius(21.5))
+        #expect(stored.peak == nil)
+        #expect(Array(stored.history) == [Celsius(20), Celsius(22)])
+        #expect(stored.tags.map(\.persistableValue) == ["kitchen"])
+        #expect(stored.byHour["09"] == Celsius(19))
+        try realm.write { stored.peak = Celsius(30) }
+        #expect(realm.objects(Reading.self).filter("peak > 25 AND temperature < %@", 22.0).count == 1)
+        #expect(realm.objects(Reading.self).filter("ANY history == 22").count == 1)
+        #expect(stored["temperature"] as? Celsius == Celsius(21.5))
+    }
+}
