@@ -129,6 +129,17 @@ final class ModelInfo: @unchecked Sendable {
                 storable: storable, linkTarget: target, legacy: entry.type)
         }
         fields += legacyFields
+        // Realm's custom column names (`propertiesMapping()`).
+        let mapping = type.propertiesMapping()
+        if !mapping.isEmpty {
+            fields = fields.map { field in
+                var schema = field.schema
+                if let column = mapping[schema.name] { schema.columnName = column }
+                return Field(
+                    schema: schema, offset: field.offset, valueOffset: field.valueOffset, columnOffset: field.columnOffset,
+                    accessor: field.accessor, storable: field.storable, linkTarget: field.linkTarget, legacy: field.legacy)
+            }
+        }
         self.fields = fields
         schema = ObjectSchema(name: typeName, properties: fields.map(\.schema), ancestors: ModelInfo.ancestors(of: type))
         namedProperties = fields.map(NamedProperty.init(field:))

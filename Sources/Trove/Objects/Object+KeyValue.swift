@@ -27,6 +27,16 @@ extension Object {
     /// ```
     public static var objectTypeName: String { ModelInfo.storedName(of: self) }
 
+    /// The property, or the path through links, a key path of this class
+    /// reads (`\Dog.owner?.name` is "owner.name"), or nil when it reads none.
+    ///
+    /// ```swift
+    /// let name = Dog.propertyPath(of: \Dog.age)   // "age"
+    /// ```
+    public static func propertyPath(of keyPath: AnyKeyPath) -> String? {
+        ModelInfo.of(self).path(of: keyPath)
+    }
+
     /// The value of the property named `key` (see ``subscript(_:)``); `"self"`
     /// is the object itself, as in key-value coding.
     ///

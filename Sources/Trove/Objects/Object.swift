@@ -88,6 +88,16 @@ open class Object: CustomStringConvertible {
     /// ```
     open class func ignoredProperties() -> [String] { [] }
 
+    /// Names the file should give properties other than their Swift names
+    /// (Realm's `propertiesMapping()`): Swift name to column name. Code,
+    /// queries and key paths keep the Swift names; the column name is
+    /// ``PropertySchema/columnName``.
+    ///
+    /// ```swift
+    /// override class func propertiesMapping() -> [String: String] { ["firstName": "first_name"] }
+    /// ```
+    open class func propertiesMapping() -> [String: String] { [:] }
+
     /// Trove's plumbing for links (`_TroveStorable`); makes a fresh unmanaged object.
     public required convenience init(_troveStored: StoredValue) { self.init() }
 

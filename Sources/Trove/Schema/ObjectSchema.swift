@@ -86,6 +86,7 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
             merged.properties[index].deleteRule = property.deleteRule
             merged.properties[index].originProperty = property.originProperty
             merged.properties[index].ownsTargets = property.ownsTargets
+            merged.properties[index].columnName = property.columnName
         }
         for old in stored.properties where !properties.contains(where: { $0.name == old.name }) {
             blocking.append(

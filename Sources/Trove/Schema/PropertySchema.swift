@@ -34,6 +34,17 @@ public struct PropertySchema: Codable, Sendable, Equatable {
     /// A link (or collection of links) to an ``EmbeddedObject`` type: it owns
     /// its targets, which are deleted when no longer linked.
     public var ownsTargets: Bool?
+    /// The name a model's `propertiesMapping()` gives the property in the
+    /// file, stored only when it differs from ``name``.
+    private var mappedName: String?
+
+    /// The property's name in the file (Realm's `columnName`): the one the
+    /// model's `propertiesMapping()` gives it, else ``name``. Code, queries
+    /// and key paths use ``name``.
+    public var columnName: String {
+        get { mappedName ?? name }
+        set { mappedName = newValue == name ? nil : newValue }
+    }
 
     /// A property named `name` of `type`; each argument sets the property of the
     /// same name, and the defaults describe a plain value: not optional, not a

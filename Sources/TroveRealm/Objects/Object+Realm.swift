@@ -113,3 +113,17 @@ extension LinkingObjects {
     /// The Realm of the object linked to; nil while it is unmanaged.
     public var realm: Realm? { asResults().map { Realm($0.database) } }
 }
+
+/// The property, or path through links, a key path of a model reads
+/// (Realm's `_name(for:)`): `_name(for: \Dog.owner?.name)` is "owner.name".
+/// A key path that reads no persisted property traps.
+///
+/// ```swift
+/// let sortKey = _name(for: \Dog.age)   // "age"
+/// ```
+public func _name<T: ObjectBase>(for keyPath: PartialKeyPath<T>) -> String {
+    guard let name = T.propertyPath(of: keyPath) else {
+        preconditionFailure("TroveRealm: \(keyPath) reads no persisted property of \(T.self)")
+    }
+    return name
+}
