@@ -442,6 +442,25 @@ struct RealmCollectionTests {
         #expect(Set(more.dropFirst(3)) == ["dogs 2 modified []", "kennel [\"dogs\"] frozen true"])
         _ = (dogs, fees, object)
     }
+
+    @Test("observe(on: actor) from a cancelled task registers nothing; its token's invalidate() says so")
+    @MainActor
+    func observeFromACancelledTask() async throws {
+        let realm = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: realmDirectory().appendingPathComponent("cancelled-\(UUID().uuidString).realm")))
+        let dogs = realm.objects(Dog.self)
+        let watcher = Watcher()
+        let stopped = await Task { @MainActor in
+            withUnsafeCurrentTask { $0?.cancel() }
+            let token = await dogs.observe(on: watcher) { watcher, _ in watcher.note("called") }
+            return token.invalidate()
+        }.value
+        #expect(stopped == false)
+        let live = await dogs.observe(on: watcher) { watcher, _ in watcher.note("initial") }
+        #expect(await watcher.waitFor(1) == ["initial"])
+        #expect(live.invalidate())
+    }
 }
 
 /// Collects what observers deliver to it.

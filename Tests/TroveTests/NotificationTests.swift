@@ -48,7 +48,8 @@ private final class Recorder<Element> {
         #expect(recorder.updates[0].insertions == [3])
         #expect(recorder.updates[1].deletions == [1])
         #expect(recorder.updates[2].modifications == [1])  // [a, c2, d]
-        token.invalidate()
+        #expect(token.invalidate())  // it stopped them
+        #expect(!token.invalidate())  // already stopped
         try db.write { try db.add(task(5, "e")) }
         #expect(recorder.updates.count == 3)
     }

@@ -15,10 +15,26 @@ public final class NotificationToken {
         self.database = database
     }
 
-    /// Stops the notifications. Safe to call more than once.
-    public func invalidate() {
-        database?.removeObserver(id)
+    /// A token that observes nothing (for an observation that was never
+    /// registered: its task was cancelled before it began).
+    package init() {
+        id = -1
         database = nil
+    }
+
+    /// Stops the notifications. Safe to call more than once; returns whether
+    /// this call stopped them (false when they were stopped already, or never
+    /// began), as Realm's does.
+    ///
+    /// ```swift
+    /// if token.invalidate() { print("stopped") }
+    /// ```
+    @discardableResult
+    public func invalidate() -> Bool {
+        guard let database else { return false }
+        database.removeObserver(id)
+        self.database = nil
+        return true
     }
 
     deinit {

@@ -59,6 +59,8 @@ extension RealmCollection {
         keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
         _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
     ) async -> NotificationToken {
+        // A cancelled task registers nothing, as in Realm.
+        if Task.isCancelled { return NotificationToken() }
         let handler = actorChangeHandler(actor, block)
         guard let keyPaths else { return realmResults.observe(handler) }
         do {

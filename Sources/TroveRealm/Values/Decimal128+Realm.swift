@@ -3,6 +3,14 @@ import Trove
 import TroveStorage
 
 extension Decimal128 {
+    /// Whether the value is a NaN, quiet or signaling: Realm's `isSignaling`
+    /// (Trove's ``Decimal128/isSignalingNaN`` is the IEEE 754 test).
+    ///
+    /// ```swift
+    /// if price.isSignaling { price = 0 }
+    /// ```
+    public var isSignaling: Bool { isNaN }
+
     /// Converts a number, a numeric string, a `Decimal` or a `Decimal128`
     /// (Realm's `Decimal128(value:)`). Anything else is a programmer error
     /// and traps, naming the value, as Realm's does.
