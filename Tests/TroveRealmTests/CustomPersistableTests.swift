@@ -55,3 +55,24 @@ struct CustomPersistableTests {
         #expect(stored["temperature"] as? Celsius == Celsius(21.5))
     }
 }
+
+final class KeyedByObjectId: Object {
+    @Persisted(primaryKey: true) var id: ObjectId
+    @Persisted var name = ""
+}
+
+@Suite("Defaults of values declared without one")
+struct DeclaredDefaultsTests {
+    @Test("an ObjectId declared without a value is a new one for each object, as in Realm, so they can be keys")
+    func objectIdDefaultsAreGenerated() throws {
+        let realm = try makeRealm(objectTypes: [KeyedByObjectId.self])
+        let a = KeyedByObjectId()
+        let b = KeyedByObjectId()
+        #expect(a.id != b.id && a.id != ObjectId())
+        try realm.write {
+            realm.add(a)
+            realm.add(b)
+        }
+        #expect(realm.objects(KeyedByObjectId.self).count == 2)
+    }
+}

@@ -252,7 +252,8 @@ extension UUID: _TroveStoredInitializable {
 
 extension ObjectId: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .objectId }
-    public static var _troveDefault: ObjectId { ObjectId() }
+    // A new identifier each time, as Realm gives a property declared without a value (so two new objects keyed by one differ).
+    public static var _troveDefault: ObjectId { ObjectId.generate() }
     @inlinable public init(_troveStored value: StoredValue) {
         if case .objectId(let v) = value { self = v } else { self = ObjectId() }
     }
