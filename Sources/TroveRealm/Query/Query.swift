@@ -58,7 +58,15 @@ public struct Query<T> {
 
     /// `self op rhs`, `rhs` a node.
     func compare(_ op: ComparisonOperator, _ rhs: QueryNode, _ options: StringOptions = []) -> Query<Bool> {
-        with(.comparison(node, op, rhs, options))
+        // An unmanaged object is linked from nowhere, as Realm's query finds.
+        if case .value(let value) = rhs, QueryNames.isUnmanagedObject(value) {
+            return with(.constant(op == .notEqual))
+        }
+        if case .values(let values) = rhs, values.contains(where: QueryNames.isUnmanagedObject) {
+            let managed = values.filter { !QueryNames.isUnmanagedObject($0) }
+            return managed.isEmpty ? with(.constant(false)) : compare(op, .values(managed), options)
+        }
+        return with(.comparison(node, op, rhs, options))
     }
 
     /// The step through a property, by its key path from `Root`.
@@ -165,13 +173,15 @@ final class QueryNames {
         return name
     }
 
-    /// A value to compare with, as a query argument. An object must be managed:
-    /// it is compared by identity, which an unmanaged object does not have yet.
-    static func argument<V>(_ value: V) -> Any? {
-        if let object = value as? Object, !object.isManaged {
-            queryMisuse("a query compares with an unmanaged \(type(of: object)); add it to the Realm first")
-        }
-        return value
+    /// A value to compare with, as a query argument.
+    static func argument<V>(_ value: V) -> Any? { value }
+
+    /// Whether a query argument is an object not yet stored: it has no
+    /// identity in the file, so no link holds it (a comparison with it
+    /// becomes a constant condition).
+    static func isUnmanagedObject(_ value: Any?) -> Bool {
+        guard let object = value.flatMap({ $0 }) as? Object else { return false }
+        return !object.isManaged
     }
 
     /// The values of a sequence, as one array argument.

@@ -35,6 +35,7 @@ struct QueryFormat {
             condition(inner)
         case .and(let lhs, let rhs): compound(lhs, "&&", rhs)
         case .or(let lhs, let rhs): compound(lhs, "||", rhs)
+        case .constant(let holds): text += holds ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .comparison(let lhs, let op, let rhs, let options):
             if case .path(let left) = lhs, case .path(let right) = rhs { checkColumns(left, right) }
             if case .subqueryCount = rhs { queryMisuse("a subquery's count goes on the left of the comparison") }
@@ -95,7 +96,7 @@ struct QueryFormat {
             arguments.append(values)
         case .subqueryCount(let inner):
             subquery(inner)
-        case .comparison, .between, .halfOpenRange, .and, .or, .not:
+        case .comparison, .between, .halfOpenRange, .and, .or, .not, .constant:
             queryMisuse("a condition cannot be compared; combine conditions with &&, || and !")
         }
     }

@@ -18,6 +18,9 @@ indirect enum QueryNode {
     case and(QueryNode, QueryNode)
     case or(QueryNode, QueryNode)
     case not(QueryNode)
+    /// A condition that holds for every object, or for none
+    /// (`TRUEPREDICATE`, `FALSEPREDICATE`): a comparison with an unmanaged object.
+    case constant(Bool)
     /// How many elements of one collection a condition holds for:
     /// `($0.dogs.age > 5).count` is `SUBQUERY(dogs, $col1, $col1.age > 5).@count`.
     case subqueryCount(QueryNode)
@@ -26,7 +29,7 @@ indirect enum QueryNode {
     var paths: [QueryPath] {
         switch self {
         case .path(let path): return [path]
-        case .value, .values: return []
+        case .value, .values, .constant: return []
         case .comparison(let lhs, _, let rhs, _), .and(let lhs, let rhs), .or(let lhs, let rhs):
             return lhs.paths + rhs.paths
         case .between(let inner, _, _), .halfOpenRange(let inner, _, _), .not(let inner), .subqueryCount(let inner):
