@@ -3,7 +3,7 @@ import Testing
 import TroveRealm
 
 /// A temperature kept as a Double.
-struct Celsius: CustomPersistable, Equatable {
+struct Celsius: CustomPersistable {
     typealias PersistedType = Double
     var degrees: Double
     init(_ degrees: Double) { self.degrees = degrees }
@@ -21,7 +21,21 @@ struct Label: FailableCustomPersistable, Hashable {
     }
 }
 
+final class Probe: EmbeddedObject {
+    @Persisted var serial = ""
+}
+
+/// A probe's serial number, kept as an embedded object.
+struct ProbeID: CustomPersistable {
+    typealias PersistedType = Probe
+    var serial: String
+    init(serial: String) { self.serial = serial }
+    init(persistedValue: Probe) { serial = persistedValue.serial }
+    var persistableValue: Probe { Probe(value: ["serial": serial]) }
+}
+
 final class Reading: Object {
+    @Persisted var probe: ProbeID
     @Persisted(primaryKey: true) var id = 0
     @Persisted var temperature: Celsius
     @Persisted var peak: Celsius?
@@ -53,6 +67,17 @@ struct CustomPersistableTests {
         #expect(realm.objects(Reading.self).filter("peak > 25 AND temperature < %@", 22.0).count == 1)
         #expect(realm.objects(Reading.self).filter("ANY history == 22").count == 1)
         #expect(stored["temperature"] as? Celsius == Celsius(21.5))
+        // A persisted type that is an embedded object: a link that reads as a new one while nil.
+        #expect(realm.schema["Reading"]?["probe"]?.type == .link)
+        #expect(stored.probe.serial == "")
+        try realm.write { stored.probe = ProbeID(serial: "p-7") }
+        #expect(realm.objects(Reading.self).first?.probe.serial == "p-7")
+        let added = Reading()
+        added.id = 2
+        added.probe = ProbeID(serial: "p-9")
+        try realm.write { realm.add(added) }
+        #expect(realm.object(ofType: Reading.self, forPrimaryKey: 2)?.probe.serial == "p-9")
+        #expect(realm.objects(Reading.self).filter("probe.serial == 'p-9'").count == 1)
     }
 }
 

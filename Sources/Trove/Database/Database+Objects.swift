@@ -83,7 +83,7 @@ extension Database {
                     object.keepRecord(updated, layout: table.layout, generation: generation)
                     continue
                 }
-                guard let target = held as? Object else { continue }
+                guard let target = held as? Object ?? (held as? any _TroveLinkCarrier)?._troveCarriedObject else { continue }
                 let key = try linkKey(for: target, property: property, of: table, update: update)
                 guard let record = try fetchRecord(object._objectKey, table: table) else { continue }
                 let updated = try updateColumn(

@@ -138,6 +138,14 @@ extension LinkingObjects: _TroveDeclaredWithPersisted {
     }
 }
 
+/// A value that stands for a linked object (TroveRealm's `CustomPersistable`
+/// whose persisted type is an object): adding its owner links the object
+/// it carries. Trove's plumbing; you do not implement it.
+public protocol _TroveLinkCarrier {
+    /// The object the value stands for, if its persisted type is an object.
+    var _troveCarriedObject: Object? { get }
+}
+
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}
 

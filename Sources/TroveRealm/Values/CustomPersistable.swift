@@ -1,12 +1,14 @@
 import Trove
 
 /// A type of your own stored as a type Trove stores (Realm's
-/// `CustomPersistable`): `init(persistedValue:)` makes it from the stored
-/// value, `persistableValue` gives the value to store. Properties, lists,
-/// sets, maps and queries of it work as those of its persisted type.
+/// `CustomPersistable`, which is `Hashable` too): `init(persistedValue:)`
+/// makes it from the stored value, `persistableValue` gives the value to
+/// store. Properties, lists, sets, maps and queries of it work as those of
+/// its persisted type; a persisted type that is an embedded object is stored
+/// as a link to it.
 ///
 /// ```swift
-/// struct Celsius: CustomPersistable {
+/// struct Celsius: CustomPersistable {   // Hashable, synthesized
 ///     typealias PersistedType = Double
 ///     var degrees: Double
 ///     init(persistedValue: Double) { degrees = persistedValue }
@@ -18,7 +20,7 @@ import Trove
 ///     @Persisted var history: List<Celsius>
 /// }
 /// ```
-public protocol CustomPersistable: _TroveStoredInitializable {
+public protocol CustomPersistable: _TroveStoredInitializable, _TroveLinkCarrier, Hashable {
     /// The stored type the value is kept as.
     associatedtype PersistedType: _TroveStoredInitializable
     /// The value made from its stored form.
@@ -27,18 +29,39 @@ public protocol CustomPersistable: _TroveStoredInitializable {
     var persistableValue: PersistedType { get }
 }
 
+// A persisted type that is an object (an embedded object, usually) is
+// stored as a link that may be nil: a nil link reads as the value made from
+// a new object of that type, as Realm reads it.
 extension CustomPersistable {
     public static var _troveType: PropertyType { PersistedType._troveType }
-    public static var _troveDefault: Self { Self(persistedValue: PersistedType._troveDefault) }
+    public static var _troveIsOptional: Bool { PersistedType._troveLinkTarget != nil || PersistedType._troveIsOptional }
+    public static var _troveDefault: Self { Self(persistedValue: defaultPersisted) }
     public static var _troveLinkTarget: Object.Type? { PersistedType._troveLinkTarget }
-    public init(_troveStored value: StoredValue) { self.init(persistedValue: PersistedType(_troveStored: value)) }
+    public init(_troveStored value: StoredValue) {
+        if PersistedType._troveLinkTarget != nil, value.isNull {
+            self.init(persistedValue: Self.defaultPersisted)
+        } else {
+            self.init(persistedValue: PersistedType(_troveStored: value))
+        }
+    }
     public var _troveStored: StoredValue { persistableValue._troveStored }
+    public var _troveCarriedObject: Object? { persistableValue as? Object }
+
+    /// The persisted value of a property declared without one: a new object for an object type.
+    private static var defaultPersisted: PersistedType {
+        if let target = PersistedType._troveLinkTarget, let made = target.init() as? PersistedType { return made }
+        return PersistedType._troveDefault
+    }
 
     public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self {
-        Self(persistedValue: PersistedType._troveResolve(value, in: database))
+        if PersistedType._troveLinkTarget != nil, value.isNull { return _troveDefault }
+        return Self(persistedValue: PersistedType._troveResolve(value, in: database))
     }
     public static func _troveManagedGet(_ object: Object, column: Int) -> Self {
-        Self(persistedValue: PersistedType._troveManagedGet(object, column: column))
+        guard PersistedType._troveLinkTarget != nil else {
+            return Self(persistedValue: PersistedType._troveManagedGet(object, column: column))
+        }
+        return Self(persistedValue: Optional<PersistedType>._troveManagedGet(object, column: column) ?? defaultPersisted)
     }
     public static func _troveManagedSet(_ value: Self, _ object: Object, column: Int) {
         PersistedType._troveManagedSet(value.persistableValue, object, column: column)
