@@ -140,7 +140,9 @@ extension Database {
     /// The stored types that descend from `typeName`.
     func subclasses(of typeName: String) throws -> [String] {
         let transaction = readTransaction()
-        let stamp = [UInt64(transaction.id), generation, UInt64(writeState?.pendingTables.count ?? 0)]
+        // (A struct, not an array: every read of a link asks, and must not allocate.)
+        let stamp = SubclassStamp(
+            transaction: transaction.id, generation: generation, pendingTables: writeState?.pendingTables.count ?? 0)
         if subclassNames.stamp != stamp {
             var byType: [String: [String]] = [:]
             var names = Set(try Catalog.storedTypeNames(in: transaction))

@@ -58,7 +58,7 @@ public final class Database {
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
     /// Each stored type's subclasses, read from the catalog of one snapshot
     /// (transaction id and ``generation``).
-    var subclassNames: (stamp: [UInt64], byType: [String: [String]]) = ([], [:])
+    var subclassNames: (stamp: SubclassStamp?, byType: [String: [String]]) = (nil, [:])
     var storedAncestors: [String: [String]] = [:]
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
@@ -478,4 +478,12 @@ public final class Database {
         }
         refresh()
     }
+}
+
+/// Which catalog ``Database/subclassNames`` was read from: a snapshot, the
+/// handle's generation, and the types its open write created.
+struct SubclassStamp: Equatable {
+    let transaction: Int
+    let generation: UInt64
+    let pendingTables: Int
 }
