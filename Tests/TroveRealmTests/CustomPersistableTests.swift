@@ -79,6 +79,34 @@ struct CustomPersistableTests {
         #expect(realm.object(ofType: Reading.self, forPrimaryKey: 2)?.probe.serial == "p-9")
         #expect(realm.objects(Reading.self).filter("probe.serial == 'p-9'").count == 1)
     }
+
+    @Test("a model whose failable type cannot make its default registers, as in Realm; its siblings store and read")
+    func failableDefaultRefusedOnlyWhenMade() throws {
+        let realm = try makeRealm(objectTypes: [UnsetLevel.self, SetLevel.self])
+        #expect(realm.schema["UnsetLevel"]?["level"]?.type == .int)
+        try realm.write { realm.add(SetLevel()) }
+        #expect(realm.objects(SetLevel.self).first?.level == Level(persistedValue: 3))
+        #expect(realm.objects(SetLevel.self).filter("level == 3").count == 1)
+    }
+}
+
+/// A level from 1 up, refusing the stored 0 a property without a default would start at.
+struct Level: FailableCustomPersistable, Hashable {
+    typealias PersistedType = Int
+    let persistableValue: Int
+    init?(persistedValue: Int) {
+        guard persistedValue > 0 else { return nil }
+        self.persistableValue = persistedValue
+    }
+}
+
+/// Declares a level without a default: registering it is fine, making one is a programmer error (as in Realm).
+final class UnsetLevel: Object {
+    @Persisted var level: Level
+}
+
+final class SetLevel: Object {
+    @Persisted var level = Level(persistedValue: 3)!
 }
 
 final class KeyedByObjectId: Object {

@@ -81,7 +81,7 @@ final class ModelInfo: @unchecked Sendable {
         let namedKey = type.primaryKey()
         let namedIndexes = Set(type.indexedProperties())
         // A fresh instance supplies each property's options and default value.
-        let probe = type.init()
+        let probe = _TroveSchemaProbe.$isMaking.withValue(true) { type.init() }
         let base = Unmanaged.passUnretained(probe).toOpaque()
         var fields = found.map { entry in
             let pointer = UnsafeRawPointer(base.advanced(by: entry.offset))
@@ -249,4 +249,11 @@ final class ModelInfo: @unchecked Sendable {
         }
         return problems
     }
+}
+
+/// Whether the instance being made is the one schema discovery reads its
+/// defaults and options from (a model whose property default cannot be made
+/// is refused when an object of it is made, not when it is registered).
+public enum _TroveSchemaProbe {
+    @TaskLocal public static var isMaking = false
 }

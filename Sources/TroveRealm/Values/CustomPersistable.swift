@@ -70,7 +70,10 @@ extension CustomPersistable {
 
 /// A ``CustomPersistable`` whose initializer can refuse a stored value
 /// (Realm's `FailableCustomPersistable`). Reading a value it refuses traps,
-/// saying which type refused it, as Realm's read throws.
+/// saying which type refused it, as Realm's read throws. A property of it
+/// declared without a default, when the type refuses its persisted type's
+/// default (0, ""), registers as Realm's does; making an object of that model
+/// traps, saying to give the property a default or make it optional.
 ///
 /// ```swift
 /// struct Percent: FailableCustomPersistable {
@@ -93,7 +96,22 @@ public protocol FailableCustomPersistable: _TroveStoredInitializable {
 
 extension FailableCustomPersistable {
     public static var _troveType: PropertyType { PersistedType._troveType }
-    public static var _troveDefault: Self { Self(made: PersistedType._troveDefault) }
+    public static var _troveDefault: Self {
+        if let value = Self(persistedValue: PersistedType._troveDefault) { return value }
+        // Registering the model makes one instance to read its declarations
+        // from; Realm refuses such a model only when an object of it is made.
+        if _TroveSchemaProbe.isMaking, _isPOD(Self.self) {
+            return withUnsafeTemporaryAllocation(of: Self.self, capacity: 1) { buffer in
+                let raw = UnsafeMutableRawPointer(buffer.baseAddress!)
+                raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<Self>.size)
+                return raw.load(as: Self.self)
+            }
+        }
+        preconditionFailure(
+            "TroveRealm: failed to default construct a \(Self.self) using the default value for persisted type "
+                + "\(PersistedType.self). This conversion must either succeed, the property must be optional, or you "
+                + "must explicitly specify a default value for the property (`@Persisted var value = \(Self.self)(...)`).")
+    }
     public static var _troveLinkTarget: Object.Type? { PersistedType._troveLinkTarget }
     public init(_troveStored value: StoredValue) { self.init(made: PersistedType(_troveStored: value)) }
     public var _troveStored: StoredValue { persistableValue._troveStored }
