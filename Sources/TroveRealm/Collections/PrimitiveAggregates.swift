@@ -3,76 +3,199 @@ import Trove
 
 // Realm's aggregates of lists, sets and maps of numbers (`tags.max()`,
 // `scores.sum()`, `prices.average()`), and of a map of objects by key path.
-// They read the elements in memory, managed or not, as Realm's do for values.
+// They read the elements in memory, managed or not, as Realm's do for values:
+// numbers, dates, Decimal128, AnyRealmValue, enums and custom types by what
+// they are stored as (Realm's `MinMaxType` and `AddableType`).
 
-/// The mean of stored numbers, nil when there are none.
-private func mean<S: Sequence>(_ values: S) -> Double? where S.Element: _TroveStorable {
-    let numbers = values.compactMap(\._troveStored.numeric)
-    return numbers.isEmpty ? nil : numbers.reduce(0, +) / Double(numbers.count)
+/// Realm's aggregates of values, worked out on their stored forms so one
+/// definition serves every element type (enums and custom types by what
+/// they are stored as, `AnyRealmValue` by what each holds); nils are skipped.
+enum StoredAggregate {
+    static func extreme<E: _TroveStorable>(_ values: some Sequence<E>, largest: Bool) -> E? {
+        ValueComparison.extreme(values.lazy.map(\._troveStored), largest: largest).map { E._troveFromStored($0) }
+    }
+
+    /// The sum in the kind of the values added: integers exactly (wrapping
+    /// as Realm's do), floating point as Double, Decimal128 when any is one.
+    static func sum<E: _TroveStorable>(_ values: some Sequence<E>) -> E {
+        var integers: Int64 = 0
+        var floating = 0.0
+        var decimal: Decimal128?
+        var kind: StoredValue = .int(0)
+        for value in values {
+            switch value._troveStored {
+            case .int(let v): integers &+= v
+            case .float(let v):
+                floating += Double(v)
+                if case .int = kind { kind = .float(0) }
+            case .double(let v):
+                floating += v
+                kind = .double(0)
+            case .decimal128(let v): decimal = (decimal ?? Decimal128(0)) + v
+            default: continue
+            }
+        }
+        if let decimal { return E._troveFromStored(.decimal128(decimal + Decimal128(integers) + Decimal128(floating))) }
+        switch kind {
+        case .float: return E._troveFromStored(.float(Float(floating + Double(integers))))
+        case .double: return E._troveFromStored(.double(floating + Double(integers)))
+        default: return E._troveFromStored(.int(integers))
+        }
+    }
+
+    /// The mean, as Decimal128 when any value is one, as Double otherwise; nil when there are none.
+    static func average<E: _TroveStorable, T: _TroveStorable>(_ values: some Sequence<E>) -> T? {
+        var count = 0
+        var total = 0.0
+        var decimal: Decimal128?
+        for value in values {
+            let stored = value._troveStored
+            if case .decimal128(let v) = stored {
+                decimal = (decimal ?? Decimal128(0)) + v
+            } else if let number = stored.numeric, stored.isCountedNumber {
+                total += number
+            } else {
+                continue
+            }
+            count += 1
+        }
+        guard count > 0 else { return nil }
+        if let decimal { return T._troveFromStored(.decimal128((decimal + Decimal128(total)) / Decimal128(count))) }
+        return T._troveFromStored(.double(total / Double(count)))
+    }
 }
 
-extension List where Element: AdditiveArithmetic {
-    /// The sum of the elements (0 when empty).
+extension StoredValue {
+    /// Whether an average counts this value (numbers; not booleans, which `numeric` also reads).
+    fileprivate var isCountedNumber: Bool {
+        switch self {
+        case .int, .float, .double, .decimal, .decimal128: return true
+        default: return false
+        }
+    }
+}
+
+extension List where Element: RealmCollectionValue, Element.PersistedType: MinMaxType {
+    /// The smallest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let lowest = reading.history.min()
+    /// ```
+    public func min() -> Element? { StoredAggregate.extreme(self, largest: false) }
+
+    /// The largest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let highest = reading.history.max()
+    /// ```
+    public func max() -> Element? { StoredAggregate.extreme(self, largest: true) }
+}
+
+extension List where Element: RealmCollectionValue, Element.PersistedType: AddableType {
+    /// The sum of the elements (0 when empty, nil skipped).
     ///
     /// ```swift
     /// let total = receipt.amounts.sum()
     /// ```
-    public func sum() -> Element { reduce(.zero, +) }
+    public func sum() -> Element { StoredAggregate.sum(self) }
 
-    /// The mean of the elements, nil when empty.
+    /// The mean of the elements (nil skipped), nil when there are none.
+    ///
+    /// ```swift
+    /// let mean: Double? = receipt.amounts.average()
+    /// ```
+    public func average<T: _TroveStorable & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        StoredAggregate.average(self)
+    }
+
+    /// The mean of the elements as a Double (nil skipped), nil when there are none.
     ///
     /// ```swift
     /// let mean = receipt.amounts.average()
     /// ```
-    public func average() -> Double? { mean(self) }
+    public func average() -> Double? { StoredAggregate.average(self) }
 }
 
-extension MutableSet where Element: AdditiveArithmetic {
-    /// The sum of the elements (0 when empty).
+extension MutableSet where Element: RealmCollectionValue, Element.PersistedType: MinMaxType {
+    /// The smallest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let lowest = player.scores.min()
+    /// ```
+    public func min() -> Element? { StoredAggregate.extreme(self, largest: false) }
+
+    /// The largest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let best = player.scores.max()
+    /// ```
+    public func max() -> Element? { StoredAggregate.extreme(self, largest: true) }
+}
+
+extension MutableSet where Element: RealmCollectionValue, Element.PersistedType: AddableType {
+    /// The sum of the elements (0 when empty, nil skipped).
     ///
     /// ```swift
     /// let total = player.scores.sum()
     /// ```
-    public func sum() -> Element { reduce(.zero, +) }
+    public func sum() -> Element { StoredAggregate.sum(self) }
 
-    /// The mean of the elements, nil when empty.
+    /// The mean of the elements (nil skipped), nil when there are none.
+    ///
+    /// ```swift
+    /// let mean: Double? = player.scores.average()
+    /// ```
+    public func average<T: _TroveStorable & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        StoredAggregate.average(self)
+    }
+
+    /// The mean of the elements as a Double (nil skipped), nil when there are none.
     ///
     /// ```swift
     /// let mean = player.scores.average()
     /// ```
-    public func average() -> Double? { mean(self) }
+    public func average() -> Double? { StoredAggregate.average(self) }
 }
 
-extension Map where Value: Comparable {
-    /// The smallest value, nil when empty.
+extension Map where Value: RealmCollectionValue, Value.PersistedType: MinMaxType {
+    /// The smallest value (nil skipped), nil when there is none.
     ///
     /// ```swift
     /// let cheapest = item.prices.min()
     /// ```
-    public func min() -> Value? { values.min() }
+    public func min() -> Value? { StoredAggregate.extreme(values, largest: false) }
 
-    /// The largest value, nil when empty.
+    /// The largest value (nil skipped), nil when there is none.
     ///
     /// ```swift
     /// let dearest = item.prices.max()
     /// ```
-    public func max() -> Value? { values.max() }
+    public func max() -> Value? { StoredAggregate.extreme(values, largest: true) }
 }
 
-extension Map where Value: AdditiveArithmetic {
-    /// The sum of the values (0 when empty).
+extension Map where Value: RealmCollectionValue, Value.PersistedType: AddableType {
+    /// The sum of the values (0 when empty, nil skipped).
     ///
     /// ```swift
     /// let total = item.prices.sum()
     /// ```
-    public func sum() -> Value { values.reduce(.zero, +) }
+    public func sum() -> Value { StoredAggregate.sum(values) }
 
-    /// The mean of the values, nil when empty.
+    /// The mean of the values (nil skipped), nil when there are none.
+    ///
+    /// ```swift
+    /// let mean: Double? = item.prices.average()
+    /// ```
+    public func average<T: _TroveStorable & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        StoredAggregate.average(values)
+    }
+
+    /// The mean of the values as a Double (nil skipped), nil when there are none.
     ///
     /// ```swift
     /// let mean = item.prices.average()
     /// ```
-    public func average() -> Double? { mean(values) }
+    public func average() -> Double? { StoredAggregate.average(values) }
 }
 
 extension Map {
@@ -123,6 +246,6 @@ extension Map {
     /// ```
     public func average<Wrapped: Object, V: _TroveStorable>(of keyPath: KeyPath<Wrapped, V>) -> Double?
     where Value == Wrapped? {
-        mean(objects().map { $0[keyPath: keyPath] })
+        StoredAggregate.average(objects().map { $0[keyPath: keyPath] })
     }
 }

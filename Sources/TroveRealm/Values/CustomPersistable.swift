@@ -7,6 +7,8 @@ import Trove
 /// its persisted type; a persisted type that is an embedded object is stored
 /// as a link to it.
 ///
+/// `PersistedType` (the stored type the value is kept as) is a type Trove stores.
+///
 /// ```swift
 /// struct Celsius: CustomPersistable {   // Hashable, synthesized
 ///     typealias PersistedType = Double
@@ -20,9 +22,8 @@ import Trove
 ///     @Persisted var history: List<Celsius>
 /// }
 /// ```
-public protocol CustomPersistable: _TroveStoredInitializable, _TroveLinkCarrier, Hashable {
-    /// The stored type the value is kept as.
-    associatedtype PersistedType: _TroveStoredInitializable
+public protocol CustomPersistable: _TroveStoredInitializable, _TroveLinkCarrier, _RealmCollectionValueInsideOptional
+where PersistedType: _TroveStoredInitializable {
     /// The value made from its stored form.
     init(persistedValue: PersistedType)
     /// The stored form of the value.
@@ -69,7 +70,7 @@ extension CustomPersistable {
 }
 
 /// A ``CustomPersistable`` whose initializer can refuse a stored value
-/// (Realm's `FailableCustomPersistable`). Reading a value it refuses traps,
+/// (Realm's `FailableCustomPersistable`, `Hashable` too). Reading a value it refuses traps,
 /// saying which type refused it, as Realm's read throws. A property of it
 /// declared without a default, when the type refuses its persisted type's
 /// default (0, ""), registers as Realm's does; making an object of that model
@@ -85,9 +86,8 @@ extension CustomPersistable {
 ///     }
 /// }
 /// ```
-public protocol FailableCustomPersistable: _TroveStoredInitializable {
-    /// The stored type the value is kept as.
-    associatedtype PersistedType: _TroveStoredInitializable
+public protocol FailableCustomPersistable: _TroveStoredInitializable, _RealmCollectionValueInsideOptional
+where PersistedType: _TroveStoredInitializable {
     /// The value made from its stored form, or nil when the stored form is not a valid one.
     init?(persistedValue: PersistedType)
     /// The stored form of the value.

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TroveRealm
+
+enum Grade: Int, PersistableEnum {
+    case low = 1, middle = 5, high = 9
+}
+
+final class Ledger: Object {
+    @Persisted var counts: List<Int?>
+    @Persisted var prices: List<Decimal128>
+    @Persisted var days: List<Date>
+    @Persisted var grades: List<Grade>
+    @Persisted var temperatures: MutableSet<Celsius>
+    @Persisted var mixed: Map<String, AnyRealmValue>
+}
+
+// Written the way Realm's own generic helpers are: against its protocols, not the element types.
+private func lowest<T: RealmCollectionValue>(_ list: List<T>) -> T? where T.PersistedType: MinMaxType { list.min() }
+private func highest<T: RealmCollectionValue>(_ set: MutableSet<T>) -> T? where T.PersistedType: MinMaxType { set.max() }
+private func total<T: RealmCollectionValue>(_ list: List<T>) -> T where T.PersistedType: AddableType { list.sum() }
+private func total<T: RealmCollectionValue>(_ map: Map<String, T>) -> T where T.PersistedType: AddableType { map.sum() }
+private func mean<T: RealmCollectionValue, A: RealmCollectionValue>(_ list: List<T>, as _: A.Type) -> A?
+where T.PersistedType: AddableType, A.PersistedType: AddableType {
+    list.average()
+}
+private func storedType<T: _Persistable>(_: T.Type) -> String { String(describing: T.PersistedType.self) }
+
+@Suite("Realm's value-type protocols")
+struct RealmValueTypesTests {
+    private func filled(_ ledger: Ledger) throws {
+        ledger.counts.append(objectsIn: [3, nil, -2, 7])
+        ledger.prices.append(objectsIn: [try Decimal128(string: "1.10"), try Decimal128(string: "2.25")])
+        ledger.days.append(objectsIn: [Date(timeIntervalSince1970: 200), Date(timeIntervalSince1970: 100)])
+        ledger.grades.append(objectsIn: [.middle, .high, .low])
+        ledger.temperatures.insert(objectsIn: [Celsius(18.5), Celsius(-3), Celsius(30)])
+        ledger.mixed["a"] = .int(2)
+        ledger.mixed["b"] = .double(0.5)
+        ledger.mixed["c"] = .string("not a number")
+    }
+
+    private func check(_ ledger: Ledger) throws {
+        #expect(lowest(ledger.counts) == .some(-2))
+        #expect(total(ledger.counts) == 8)
+        #expect(mean(ledger.counts, as: Double.self) == 8.0 / 3)
+        #expect(lowest(ledger.prices) == (try Decimal128(string: "1.10")))
+        #expect(total(ledger.prices) == (try Decimal128(string: "3.35")))
+        #expect(mean(ledger.prices, as: Decimal128.self) == (try Decimal128(string: "1.675")))
+        #expect(lowest(ledger.days) == Date(timeIntervalSince1970: 100))
+        // An enum compares by its raw value, a custom type by its persisted value.
+        #expect(lowest(ledger.grades) == .low)
+        #expect(ledger.grades.max() == .high)
+        #expect(highest(ledger.temperatures) == Celsius(30))
+        #expect(ledger.temperatures.sum() == Celsius(45.5))
+        // Mixed values: numbers add up (as Double once one is), the string is skipped.
+        #expect(total(ledger.mixed) == .double(2.5))
+        #expect(ledger.mixed.min() == .double(0.5))
+    }
+
+    @Test("aggregates through RealmCollectionValue, MinMaxType and AddableType, unmanaged and managed")
+    func genericAggregates() throws {
+        let unmanaged = Ledger()
+        try filled(unmanaged)
+        try check(unmanaged)
+        let realm = try makeRealm(objectTypes: [Ledger.self])
+        try realm.write { realm.add(unmanaged) }
+        try check(try #require(realm.objects(Ledger.self).first))
+        let empty = Ledger()
+        #expect(lowest(empty.counts) == nil)
+        #expect(total(empty.prices) == Decimal128(0))
+        #expect(mean(empty.counts, as: Double.self) == nil)
+    }
+
+    @Test("PersistedType, _rlmType and _rlmOptional name how each type is stored")
+    func persistedTypes() {
+        #expect(storedType(Int.self) == "Int")
+        #expect(storedType(Grade.self) == "Int")
+        #expect(storedType(Celsius.self) == "Double")
+        #expect(storedType(Int?.self) == "Optional<Int>")
+        #expect(Grade._rlmType == .int && String._rlmType == .string && Ledger._rlmType == .object)
+        #expect(String?._rlmOptional && !String._rlmOptional)
+        #expect(Grade.middle < Grade.high && [Grade.high, .low].sorted() == [.low, .high])
+        #expect(Int._rlmDefaultValue() == 0 && Grade._rlmDefaultValue() == .low)
+    }
+}
