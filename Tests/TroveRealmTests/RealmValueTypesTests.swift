@@ -13,6 +13,8 @@ final class Ledger: Object {
     @Persisted var grades: List<Grade>
     @Persisted var temperatures: MutableSet<Celsius>
     @Persisted var mixed: Map<String, AnyRealmValue>
+    @Persisted var grade = Grade.middle
+    @Persisted var reading: Celsius?
 }
 
 // Written the way Realm's own generic helpers are: against its protocols, not the element types.
@@ -23,6 +25,11 @@ private func total<T: RealmCollectionValue>(_ map: Map<String, T>) -> T where T.
 private func mean<T: RealmCollectionValue, A: RealmCollectionValue>(_ list: List<T>, as _: A.Type) -> A?
 where T.PersistedType: AddableType, A.PersistedType: AddableType {
     list.average()
+}
+private func matching<Root: Object, T: _Persistable>(
+    _ results: Results<Root>, _ lhs: (Query<Root>) -> Query<T>, above value: T
+) -> Int where T.PersistedType: _QueryNumeric {
+    results.where { lhs($0) > value }.count
 }
 private func storedType<T: _Persistable>(_: T.Type) -> String { String(describing: T.PersistedType.self) }
 
@@ -81,5 +88,26 @@ struct RealmValueTypesTests {
         #expect(String?._rlmOptional && !String._rlmOptional)
         #expect(Grade.middle < Grade.high && [Grade.high, .low].sorted() == [.low, .high])
         #expect(Int._rlmDefaultValue() == 0 && Grade._rlmDefaultValue() == .low)
+    }
+
+    @Test("typed queries compare enums and custom types by what they are stored as, through generic code too")
+    func queriesByPersistedType() throws {
+        let realm = try makeRealm(objectTypes: [Ledger.self])
+        try realm.write {
+            for (grade, reading) in [(Grade.low, 12.0), (.middle, 21.5), (.high, 30.0)] {
+                let ledger = Ledger()
+                ledger.grade = grade
+                ledger.reading = Celsius(reading)
+                realm.add(ledger)
+            }
+            realm.add(Ledger())  // no reading
+        }
+        let all = realm.objects(Ledger.self)
+        #expect(all.where { $0.grade > .low }.count == 3)
+        #expect(all.where { $0.grade <= .middle }.count == 3)
+        #expect(all.where { $0.reading >= Celsius(21.5) }.count == 2)
+        #expect(all.where { $0.reading.persistableValue < 20.0 }.count == 1)
+        #expect(matching(all, \.grade, above: .middle) == 1)
+        #expect(matching(all, \.reading, above: Celsius(0)) == 3)
     }
 }

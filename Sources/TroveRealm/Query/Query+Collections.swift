@@ -35,7 +35,7 @@ extension Query where T: _QueryCollection {
     }
 }
 
-extension Query where T: _QueryCollection, T.Element: _QueryComparable {
+extension Query where T: _QueryCollection, T.Element: _HasPersistedType, T.Element.PersistedType: _QueryComparable {
     /// Some element is greater than the value: `$0.scores > 90`.
     public static func > (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
 
@@ -49,7 +49,7 @@ extension Query where T: _QueryCollection, T.Element: _QueryComparable {
     public static func <= (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
 }
 
-extension Query where T: _QueryCollection, T.Element: _QueryNumeric {
+extension Query where T: _QueryCollection, T.Element: _HasPersistedType, T.Element.PersistedType: _QueryNumeric {
     /// The smallest element (`@min`; none when empty): `$0.scores.min >= 50`.
     public var min: Query<T.Element> { with(.path(path.appendingToCollection(.aggregate("@min"), "min"))) }
 
@@ -120,7 +120,7 @@ extension Query where T: _QueryMap, T.Key == String {
     public var keys: Query<String> { with(.path(path.appendingToCollection(.mapKeys, "keys"))) }
 }
 
-extension Query where T: _QueryMap, T.Value: _QueryNumeric {
+extension Query where T: _QueryMap, T.Value: _HasPersistedType, T.Value.PersistedType: _QueryNumeric {
     /// The smallest value of the map (`@min`): `$0.prices.min > 1`.
     public var min: Query<T.Value> { with(.path(path.appendingToCollection(.aggregate("@min"), "min"))) }
 

@@ -2,7 +2,7 @@ import Trove
 
 // MARK: Ordering
 
-extension Query where T: _QueryComparable {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryComparable {
     /// Greater than a value: `$0.age > 18`, `$0.born > cutoff`, `$0.name > "M"`.
     public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
 
@@ -27,60 +27,6 @@ extension Query where T: _QueryComparable {
     /// Less than or equal to another property: `$0.age <= $0.minimumAge`.
     public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
 }
-
-extension Query where T: PersistableEnum, T.RawValue: _QueryComparable {
-    /// After a case, by raw value: `$0.priority > .low`.
-    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
-
-    /// After another enum property, by raw value: `$0.priority > $0.floor`.
-    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.node) }
-
-    /// The case or after it, by raw value: `$0.priority >= .normal`.
-    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, .value(rhs)) }
-
-    /// The other property's case or after it: `$0.priority >= $0.floor`.
-    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs.node) }
-
-    /// Before a case, by raw value: `$0.priority < .high`.
-    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, .value(rhs)) }
-
-    /// Before another enum property: `$0.priority < $0.floor`.
-    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs.node) }
-
-    /// The case or before it: `$0.priority <= .normal`.
-    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
-
-    /// The other property's case or before it: `$0.priority <= $0.floor`.
-    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
-}
-
-extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum, T.Wrapped.RawValue: _QueryComparable {
-    /// An optional enum after a case (`nil` is not): `$0.priority > .low`.
-    public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greater, .value(rhs)) }
-
-    /// An optional enum after another enum property: `$0.priority > $0.floor`.
-    public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greater, rhs.node) }
-
-    /// An optional enum at a case or after it: `$0.priority >= .normal`.
-    public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterOrEqual, .value(rhs)) }
-
-    /// An optional enum at another property's case or after it.
-    public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterOrEqual, rhs.node) }
-
-    /// An optional enum before a case (`nil` is not): `$0.priority < .high`.
-    public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.less, .value(rhs)) }
-
-    /// An optional enum before another enum property.
-    public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.less, rhs.node) }
-
-    /// An optional enum at a case or before it: `$0.priority <= .normal`.
-    public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessOrEqual, .value(rhs)) }
-
-    /// An optional enum at another property's case or before it.
-    public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessOrEqual, rhs.node) }
-}
-
-// MARK: Ranges
 
 extension Query where T: Comparable {
     /// Within a half-open range: `$0.age.contains(18..<65)` is `age >= 18 && age < 65`;
@@ -107,7 +53,13 @@ extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
     }
 }
 
-// MARK: Enums
+// MARK: Enums and custom types
+
+extension Query where T: _HasPersistedType {
+    /// The value as it is stored, to query a custom type by its persisted
+    /// form: `$0.temperature.persistableValue > 20.5`.
+    public var persistableValue: Query<T.PersistedType> { with(node) }
+}
 
 extension Query where T: PersistableEnum {
     /// The enum's raw value, to query what the cases do not spell:
@@ -122,7 +74,7 @@ extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
 
 // MARK: Aggregates through a collection
 
-extension Query where T: _QueryNumeric {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
     /// The smallest value of this property among a collection's objects:
     /// `$0.dogs.age.min > 2` is `dogs.@min.age > 2`.
     public var min: Query { with(.path(path.aggregating("@min", "min"))) }

@@ -22,7 +22,7 @@ public struct StringOptions: OptionSet, Sendable {
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
 }
 
-extension Query where T: _QueryBinary {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
     /// Contains a substring (`CONTAINS`): `$0.name.contains("ex", options: .caseInsensitive)`.
     public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
         compare(.contains, .value(value), options)
@@ -77,7 +77,7 @@ extension Query where T: _QueryBinary {
     }
 }
 
-extension Query where T: _QueryString {
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
     /// Matches a wildcard pattern (`LIKE`): `?` is one character, `*` any run:
     /// `$0.name.like("R?x*")`.
     public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {

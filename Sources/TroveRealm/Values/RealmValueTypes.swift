@@ -119,6 +119,9 @@ extension Double: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, 
 extension Decimal128: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
     public typealias PersistedType = Decimal128
 }
+extension Decimal: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    public typealias PersistedType = Decimal
+}
 extension Date: _RealmCollectionValueInsideOptional, MinMaxType, SortableType {
     public typealias PersistedType = Date
 }
