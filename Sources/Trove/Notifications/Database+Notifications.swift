@@ -13,7 +13,7 @@ public enum ResultsChange<Element> {
 }
 
 /// What an ``Object`` observer receives.
-public enum ObjectChange<T: Object> {
+public enum ObjectChange<T> {
     /// Properties changed (only those observed, when key paths were given).
     case change(T, [PropertyChange])
     /// The object was deleted; no more changes follow.
@@ -40,6 +40,13 @@ public struct PropertyChange: Sendable, CustomStringConvertible {
     private static func swiftValue(_ value: StoredValue) -> Any? {
         if case .int(let integer) = value { return Int(integer) }
         return value.swiftValue
+    }
+
+    /// A change of `name` from one stored value to another.
+    package init(name: String, oldStoredValue: StoredValue, newStoredValue: StoredValue) {
+        self.name = name
+        self.oldStoredValue = oldStoredValue
+        self.newStoredValue = newStoredValue
     }
 
     /// The change without its old value (Realm gives none to an observer

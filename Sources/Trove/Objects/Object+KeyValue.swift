@@ -37,6 +37,12 @@ extension Object {
         ModelInfo.of(self).path(of: keyPath)
     }
 
+    /// The property path `read` reads of an object of this class (what a
+    /// projection's key path reads through it), or nil when it reads none.
+    package static func propertyPath(readBy read: (Object) -> Any?) -> String? {
+        ModelInfo.of(self).path(readBy: read)
+    }
+
     /// The value of the property named `key` (see ``subscript(_:)``); `"self"`
     /// is the object itself, as in key-value coding.
     ///

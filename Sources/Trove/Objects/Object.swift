@@ -413,8 +413,13 @@ extension ModelInfo {
     /// The property path a model key path reads (`\Person.dog?.name` is
     /// `dog.name`), from the class alone; nil when it reads no property.
     func path(of keyPath: AnyKeyPath) -> String? {
+        path(readBy: { $0[keyPath: keyPath] })
+    }
+
+    /// The property path `read` reads of an object of this class, from the class alone.
+    func path(readBy read: (Object) -> Any?) -> String? {
         let (probe, recorder) = makeProbe()
-        guard probe[keyPath: keyPath] != nil else { return nil }
+        guard read(probe) != nil else { return nil }
         let path = recorder.path
         return path.isEmpty ? nil : path.joined(separator: ".")
     }

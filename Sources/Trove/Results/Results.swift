@@ -674,6 +674,17 @@ final class ResultsCache {
     var matchesGeneration: UInt64 = .max
 }
 
+extension Results where Element: Object {
+    /// These results with each object handed out as what `make` makes of it
+    /// (TroveRealm's projections); a key path of the made type names the
+    /// property `path` says it reads, for sorting and observing.
+    package func mapped<Made>(_ make: @escaping (Element) -> Made, path: @escaping (AnyKeyPath) -> String?) -> Results<
+        Made
+    > {
+        Results<Made>(database: database, source: source.mapped(make, path: path), query: query)
+    }
+}
+
 /// How a ``Results`` turns object keys into elements and key paths into
 /// columns: objects for ``Object`` classes, values for ``Persistable`` structs.
 struct ResultsSource<Element> {
@@ -703,6 +714,22 @@ struct ResultsSource<Element> {
             preconditionFailure("Trove: \(keyPath) is not a persisted property of \(table.name)")
         }
         return column
+    }
+
+    /// This source's objects, each handed out as what `make` makes of it;
+    /// key paths of the made type name the properties `path` says they read.
+    func mapped<Made>(_ make: @escaping (Element) -> Made, path: @escaping (AnyKeyPath) -> String?) -> ResultsSource<Made> {
+        let materialize = self.materialize
+        let materializeBatch = self.materializeBatch
+        let table = self.table
+        return ResultsSource<Made>(
+            table: table,
+            materialize: { make(materialize($0, $1)) },
+            materializeBatch: { materializeBatch($0, $1).map(make) },
+            columnForKeyPath: { keyPath in
+                path(keyPath).flatMap { name in table.schema.properties.firstIndex { $0.name == name } }
+            },
+            reachesSubclasses: reachesSubclasses, pathForKeyPath: path)
     }
 
     static func object(_ binding: ObjectBinding) -> ResultsSource where Element: Object {
