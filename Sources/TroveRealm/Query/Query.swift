@@ -1,3 +1,4 @@
+import Foundation
 import Trove
 
 /// A condition on the objects of a collection, built in Swift and checked by
@@ -77,8 +78,19 @@ public struct Query<T> {
         return with(.path(path.appending(name, kind)))
     }
 
+    /// A query at an object of `T` read by no Realm, to build a condition and
+    /// read its ``_constructPredicate()`` (Realm's test hook).
+    ///
+    /// ```swift
+    /// let (format, arguments) = (Query<Person>._constructForTesting().age > 18)._constructPredicate()
+    /// ```
+    public static func _constructForTesting() -> Query<T> {
+        Query(.path(QueryPath()), names: QueryNames(nil))
+    }
+
     /// The query string and arguments Trove runs for this query, as Realm's
-    /// `_constructPredicate()` gives them; for tests and debugging.
+    /// `_constructPredicate()` gives them (a null argument as `NSNull`); for
+    /// tests and debugging.
     ///
     /// ```swift
     /// var format = ""
@@ -88,7 +100,20 @@ public struct Query<T> {
     ///     return condition
     /// }
     /// ```
-    public func _constructPredicate() -> (String, [Any?]) {
+    public func _constructPredicate() -> (String, [Any]) {
+        let (format, arguments) = predicateParts()
+        return (format, arguments.map { Self.isNull($0) ? NSNull() : $0! })
+    }
+
+    /// Whether an argument is nil, or an optional holding none.
+    private static func isNull(_ value: Any?) -> Bool {
+        guard let value else { return true }
+        let mirror = Mirror(reflecting: value)
+        return mirror.displayStyle == .optional && mirror.children.isEmpty
+    }
+
+    /// The query string and its arguments, nil for null.
+    func predicateParts() -> (String, [Any?]) {
         QueryFormat.predicate(node)
     }
 
@@ -160,14 +185,18 @@ extension Query where T == Bool {
 /// Resolves the key paths of a typed query to property names, with the
 /// database whose collection is queried.
 final class QueryNames {
-    private let database: Database
+    /// Where the names come from; without one, from the model classes alone.
+    private let database: Database?
 
-    init(_ database: Database) {
+    init(_ database: Database?) {
         self.database = database
     }
 
     func name(for keyPath: AnyKeyPath) -> String {
-        guard let name = database.propertyName(for: keyPath) else {
+        let found =
+            database.map { $0.propertyName(for: keyPath) }
+            ?? (type(of: keyPath).rootType as? Object.Type)?.propertyPath(of: keyPath)
+        guard let name = found else {
             queryMisuse("\(keyPath) is not a persisted property; a query reads @Persisted properties")
         }
         return name

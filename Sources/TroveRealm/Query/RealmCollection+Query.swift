@@ -12,7 +12,7 @@ extension RealmCollection {
     /// for `filter(_:_:)`, so indexes apply as they do to the string. A
     /// query Trove cannot run traps with the reason, as Realm raises.
     public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-        let (format, arguments) = isIncluded(Query(root: realmResults.database))._constructPredicate()
+        let (format, arguments) = isIncluded(Query(root: realmResults.database)).predicateParts()
         return realmQuery(format, arguments)
     }
 
