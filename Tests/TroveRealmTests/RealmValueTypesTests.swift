@@ -31,6 +31,10 @@ private func matching<Root: Object, T: _Persistable>(
 ) -> Int where T.PersistedType: _QueryNumeric {
     results.where { lhs($0) > value }.count
 }
+private func summary<C: RealmCollection>(_ collection: C) -> String where C.Element.PersistedType: MinMaxType {
+    let lowest = collection.min().map { "\($0)" } ?? "-"
+    return "\(collection.count) \(lowest) \(collection.isFrozen)"
+}
 private func storedType<T: _Persistable>(_: T.Type) -> String { String(describing: T.PersistedType.self) }
 
 @Suite("Realm's value-type protocols")
@@ -109,5 +113,36 @@ struct RealmValueTypesTests {
         #expect(all.where { $0.reading.persistableValue < 20.0 }.count == 1)
         #expect(matching(all, \.grade, above: .middle) == 1)
         #expect(matching(all, \.reading, above: Celsius(0)) == 3)
+    }
+
+    @Test("lists and sets of values are RealmCollections: generic code, AnyRealmCollection, observe, freeze")
+    func valueCollectionsAreRealmCollections() throws {
+        let realm = try makeRealm(objectTypes: [Ledger.self])
+        let ledger = Ledger()
+        ledger.grades.append(objectsIn: [.high, .low])
+        #expect(summary(ledger.grades) == "2 low false")
+        #expect(ledger.grades.realm == nil && ledger.grades.index(of: .low) == 1)
+        try realm.write { realm.add(ledger) }
+        let stored = try #require(realm.objects(Ledger.self).first)
+        let any = AnyRealmCollection(stored.grades)
+        #expect(any.count == 2 && any.max() == .high && any.realm == realm)
+        #expect(AnyRealmCollection(stored.temperatures).sum() == Celsius(0))
+        var changes: [String] = []
+        let token = any.observe { change in
+            switch change {
+            case .initial(let grades): changes.append("initial \(grades.count)")
+            case .update(let grades, let deletions, let insertions, _):
+                changes.append("update \(grades.count) -\(deletions) +\(insertions)")
+            case .error: changes.append("error")
+            }
+        }
+        try realm.write { stored.grades.append(.middle) }
+        try realm.write { stored.grades.remove(at: 0) }
+        #expect(changes == ["initial 2", "update 3 -[] +[2]", "update 2 -[0] +[]"])
+        let frozen = stored.grades.freeze()
+        try realm.write { stored.grades.removeAll() }
+        #expect(frozen.isFrozen && Array(frozen) == [.low, .middle] && stored.grades.isEmpty)
+        #expect(summary(frozen) == "2 low true")
+        token.invalidate()
     }
 }

@@ -81,6 +81,9 @@ struct CollectionPlace {
         return unsafeBitCast(objects, to: [E].self)
     }
 
+    /// ``results(_:)`` for a class known only at run time: a `Results` of that class.
+    func anyResults(of type: Object.Type) -> Any { type.results(in: self) }
+
     /// The objects of a collection of objects as live ``Results`` (in collection order, repeats included).
     func results<E: Object>(_: E.Type) -> Results<E> {
         let binding = database.bindingOrTrap(for: E.self, storedAs: table.schema.properties[column].objectType ?? "")
@@ -96,4 +99,9 @@ struct CollectionPlace {
                 return keys
             })
     }
+}
+
+extension Object {
+    /// The collection's objects as results of this class (`Self` is the class it is called on).
+    fileprivate static func results(in place: CollectionPlace) -> Any { place.results(Self.self) }
 }

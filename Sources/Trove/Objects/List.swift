@@ -319,6 +319,15 @@ extension List: _TroveStoredInitializable {
     }
 }
 
+extension List {
+    /// The list's objects as live ``Results`` when it holds objects and its
+    /// owner is stored; nil for values and while unmanaged.
+    package var objectResults: Results<Element>? {
+        guard let objectType = Element.self as? Object.Type, let place else { return nil }
+        return place.anyResults(of: objectType) as? Results<Element>
+    }
+}
+
 extension List where Element: Object {
     /// The list's objects that match a predicate, as ``Results`` (in object order unless sorted).
     ///

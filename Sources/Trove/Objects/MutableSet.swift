@@ -201,6 +201,15 @@ extension MutableSet: _TroveStoredInitializable {
     }
 }
 
+extension MutableSet {
+    /// The set's objects as live ``Results`` when it holds objects and its
+    /// owner is stored; nil for values and while unmanaged.
+    package var objectResults: Results<Element>? {
+        guard let objectType = Element.self as? Object.Type, let place else { return nil }
+        return place.anyResults(of: objectType) as? Results<Element>
+    }
+}
+
 extension MutableSet where Element: Object {
     /// The set's objects as live ``Results``, to query, sort and aggregate.
     public func results() -> Results<Element> {

@@ -61,28 +61,28 @@ extension RealmCollection {
     ) async -> NotificationToken {
         // A cancelled task registers nothing, as in Realm.
         if Task.isCancelled { return NotificationToken() }
+        guard let results = _objectResults else {
+            return _observeValues { change in
+                let frozen = self.freeze()
+                deliver(
+                    change.isInitial
+                        ? .initial(frozen)
+                        : .update(
+                            frozen, deletions: change.deletions, insertions: change.insertions,
+                            modifications: change.modifications),
+                    to: actor, block)
+            }
+        }
         let handler = actorChangeHandler(actor, block)
-        guard let keyPaths else { return realmResults.observe(handler) }
+        guard let keyPaths else { return results.observe(handler) }
         do {
-            return try realmResults.observe(properties: keyPaths, handler)
+            return try results.observe(properties: keyPaths, handler)
         } catch {
             realmMisuse("Cannot observe \(keyPaths)", error)
         }
     }
 
-    /// ``observe(keyPaths:on:_isolation:_:)`` with the properties given as key paths.
-    ///
-    /// ```swift
-    /// let token = await photos.observe(keyPaths: [\.memo], on: indexer) { indexer, change in … }
-    /// ```
-    public func observe<A: Actor>(
-        keyPaths: [PartialKeyPath<Element>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
-        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
-    ) async -> NotificationToken {
-        realmResults.observe(keyPaths: keyPaths, actorChangeHandler(actor, block))
-    }
-
-    private func actorChangeHandler<A: Actor>(
+    fileprivate func actorChangeHandler<A: Actor>(
         _ actor: A, _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
     ) -> (ResultsChange<Element>) -> Void {
         { change in
@@ -95,6 +95,20 @@ extension RealmCollection {
             case .error(let error): deliver(.error(error), to: actor, block)
             }
         }
+    }
+}
+
+extension RealmCollection where Element: Object {
+    /// ``observe(keyPaths:on:_isolation:_:)`` with the properties given as key paths.
+    ///
+    /// ```swift
+    /// let token = await photos.observe(keyPaths: [\.memo], on: indexer) { indexer, change in … }
+    /// ```
+    public func observe<A: Actor>(
+        keyPaths: [PartialKeyPath<Element>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmCollectionChange<Self>) -> Void
+    ) async -> NotificationToken {
+        realmResults.observe(keyPaths: keyPaths, actorChangeHandler(actor, block))
     }
 }
 

@@ -14,38 +14,180 @@ import TroveStorage
 /// }
 /// ```
 public protocol RealmCollection<Element>: RandomAccessCollection, Equatable, ThreadConfined
-where Element: Object, Index == Int {
-    /// The collection's objects as live Trove ``Results``, in its order.
-    var realmResults: Results<Element> { get }
+where Element: RealmCollectionValue, Index == Int {
+    /// The collection's objects as live Trove ``Results``, in its order; nil
+    /// for a collection of values, or of objects while it is unmanaged.
+    var _objectResults: Results<Element>? { get }
     /// Whether the collection can no longer be read (the object owning it was deleted).
     var isInvalidated: Bool { get }
+    /// The Realm the collection reads from; nil while it is unmanaged.
+    var realm: Realm? { get }
+    /// Whether the collection belongs to a frozen Realm.
+    var isFrozen: Bool { get }
     /// The collection as a frozen Realm holds it: the same type, read-only,
     /// fixed at the latest commit (Realm's `freeze()`).
     func freeze() -> Self
     /// A live copy of a frozen collection, or nil when its owner was deleted
     /// since (Realm's `thaw()`); a live collection returns itself.
     func thaw() -> Self?
-    /// The objects of an unmanaged list or set, which aggregates read in
+    /// The elements of an unmanaged list or set, which aggregates read in
     /// memory (as Realm's do); nil for a stored collection.
     var _unmanagedObjects: [Element]? { get }
+    /// Observes a stored collection of values (a collection of objects is
+    /// observed through its ``_objectResults``).
+    func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken
 }
 
 extension RealmCollection {
-    /// The Realm the collection reads from.
-    public var realm: Realm? { Realm(realmResults.database) }
+    /// The Realm the collection reads from; nil while it is unmanaged.
+    public var realm: Realm? { _objectResults.map { Realm($0.database) } }
+
+    /// Whether the collection belongs to a frozen Realm.
+    public var isFrozen: Bool { realm?.isFrozen ?? false }
 
     /// Whether the collection can no longer be read: false unless the type says otherwise.
     public var isInvalidated: Bool { false }
 
     public var _unmanagedObjects: [Element]? { nil }
 
+    public func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        preconditionFailure("TroveRealm: \(Self.self) holds objects; observe it through its results")
+    }
+
+    /// The position of the first element equal to `value`, or nil.
+    ///
+    /// ```swift
+    /// let position = person.tags.index(of: "swift")
+    /// ```
+    public func index(of value: Element) -> Int? { firstIndex(of: value) }
+
+    /// The elements at `indexes`.
+    ///
+    /// ```swift
+    /// let firstTwo = person.tags.objects(at: [0, 1])
+    /// ```
+    public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+
+    /// Observes the collection: the initial state, then the positions that
+    /// changed after each commit (Realm's `RealmCollectionChange`).
+    /// Notifications come where the Realm belongs (its actor, or the main
+    /// queue). With another `queue`, each arrives there asynchronously, with
+    /// the collection frozen at that change: read it on the queue, and thaw
+    /// it on a Realm of that queue to write. `keyPaths` names the properties
+    /// of a collection of objects whose changes count as modifications.
+    ///
+    /// ```swift
+    /// let token = dogs.observe { change in if case .update(_, _, let inserted, _) = change { print(inserted) } }
+    /// ```
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> NotificationToken {
+        guard let results = _objectResults else {
+            let hop = deliveryQueue(queue)
+            return _observeValues { change in
+                let shown = hop == nil ? self : self.freeze()
+                let realmChange: RealmCollectionChange<Self> =
+                    change.isInitial
+                    ? .initial(shown)
+                    : .update(
+                        shown, deletions: change.deletions, insertions: change.insertions,
+                        modifications: change.modifications)
+                deliver(realmChange, on: hop, to: block)
+            }
+        }
+        let handler = realmChangeHandler(on: queue, block)
+        if let keyPaths {
+            do {
+                return try results.observe(properties: keyPaths, handler)
+            } catch {
+                realmMisuse("Cannot observe \(keyPaths)", error)
+            }
+        }
+        return results.observe(handler)
+    }
+
+    /// Turns Trove's results changes into Realm's. With a queue other than
+    /// the one the Realm belongs to, each change is handed to the queue with
+    /// the collection frozen at that change (readable on any thread).
+    func realmChangeHandler(
+        on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+    ) -> (ResultsChange<Element>) -> Void {
+        let hop = deliveryQueue(queue)
+        return { change in
+            // The collection itself (Realm hands over `Self`), frozen for another queue.
+            func shown() -> Self { hop == nil ? self : self.freeze() }
+            let realmChange: RealmCollectionChange<Self>
+            switch change {
+            case .initial: realmChange = .initial(shown())
+            case .update(_, let deletions, let insertions, let modifications):
+                realmChange = .update(shown(), deletions: deletions, insertions: insertions, modifications: modifications)
+            case .error(let error): realmChange = .error(error)
+            }
+            deliver(realmChange, on: hop, to: block)
+        }
+    }
+}
+
+extension RealmCollection where Element.PersistedType: MinMaxType {
+    /// The smallest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let lowest = reading.history.min()
+    /// ```
+    public func min() -> Element? { StoredAggregate.extreme(self, largest: false) }
+
+    /// The largest element (nil skipped), nil when there is none.
+    ///
+    /// ```swift
+    /// let highest = reading.history.max()
+    /// ```
+    public func max() -> Element? { StoredAggregate.extreme(self, largest: true) }
+}
+
+extension RealmCollection where Element.PersistedType: AddableType {
+    /// The sum of the elements (0 when empty, nil skipped).
+    ///
+    /// ```swift
+    /// let total = receipt.amounts.sum()
+    /// ```
+    public func sum() -> Element { StoredAggregate.sum(self) }
+
+    /// The mean of the elements (nil skipped), nil when there are none.
+    ///
+    /// ```swift
+    /// let mean: Double? = receipt.amounts.average()
+    /// ```
+    public func average<T: _TroveStorable & _HasPersistedType>() -> T? where T.PersistedType: AddableType {
+        StoredAggregate.average(self)
+    }
+
+    /// The mean of the elements as a Double (nil skipped), nil when there are none.
+    ///
+    /// ```swift
+    /// let mean = receipt.amounts.average()
+    /// ```
+    public func average() -> Double? { StoredAggregate.average(self) }
+}
+
+extension RealmCollection where Element: Object {
+    /// The collection's objects as live Trove ``Results``, in its order. A
+    /// list or set of an unmanaged object has none: it traps, saying so.
+    ///
+    /// ```swift
+    /// let explained = try kennel.dogs.realmResults.explain()
+    /// ```
+    public var realmResults: Results<Element> {
+        guard let results = _objectResults else {
+            preconditionFailure("TroveRealm: the \(Self.self) of an unmanaged object cannot be queried; add its owner first")
+        }
+        return results
+    }
+
     /// The value of `keyPath` in the unmanaged objects, in order, as stored values (nil skipped).
     private func unmanagedValues<V: _TroveStorable>(_ keyPath: KeyPath<Element, V>) -> [StoredValue]? {
         _unmanagedObjects?.map { $0[keyPath: keyPath]._troveStored }.filter { $0 != .null }
     }
-
-    /// Whether the collection belongs to a frozen Realm.
-    public var isFrozen: Bool { realmResults.database.isFrozen }
 
     /// The position of `object` in the collection, or nil.
     public func index(of object: Element) -> Int? {
@@ -58,9 +200,6 @@ extension RealmCollection {
         guard let first = matching.first else { return nil }
         return index(of: first)
     }
-
-    /// The objects at `indexes`.
-    public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
 
     /// The objects sorted by a property named in a string.
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
@@ -317,31 +456,6 @@ extension RealmCollection {
     /// Sets one property of every object (inside a write).
     public func setValue(_ value: Any?, forKey key: String) { forEach { $0.setValue(value, forKey: key) } }
 
-    /// Observes the collection: the initial state, then the positions that
-    /// changed after each commit (Realm's `RealmCollectionChange`).
-    /// Notifications come where the Realm belongs (its actor, or the main
-    /// queue). With another `queue`, each arrives there asynchronously, with
-    /// the collection frozen at that change: read it on the queue, and thaw
-    /// it on a Realm of that queue to write.
-    ///
-    /// ```swift
-    /// let token = dogs.observe { change in if case .update(_, _, let inserted, _) = change { print(inserted) } }
-    /// ```
-    public func observe(
-        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-        _ block: @escaping (RealmCollectionChange<Self>) -> Void
-    ) -> NotificationToken {
-        let handler = realmChangeHandler(on: queue, block)
-        if let keyPaths {
-            do {
-                return try realmResults.observe(properties: keyPaths, handler)
-            } catch {
-                realmMisuse("Cannot observe \(keyPaths)", error)
-            }
-        }
-        return realmResults.observe(handler)
-    }
-
     /// ``observe(keyPaths:on:_:)`` with the properties given as key paths
     /// (`[\.name]`, or `[\.owner?.name]` through a link).
     ///
@@ -353,27 +467,6 @@ extension RealmCollection {
         _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> NotificationToken {
         realmResults.observe(keyPaths: keyPaths, realmChangeHandler(on: queue, block))
-    }
-
-    /// Turns Trove's results changes into Realm's. With a queue other than
-    /// the one the Realm belongs to, each change is handed to the queue with
-    /// the collection frozen at that change (readable on any thread).
-    private func realmChangeHandler(
-        on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
-    ) -> (ResultsChange<Element>) -> Void {
-        let hop = deliveryQueue(queue)
-        return { change in
-            // The collection itself (Realm hands over `Self`), frozen for another queue.
-            func shown() -> Self { hop == nil ? self : self.freeze() }
-            let realmChange: RealmCollectionChange<Self>
-            switch change {
-            case .initial: realmChange = .initial(shown())
-            case .update(_, let deletions, let insertions, let modifications):
-                realmChange = .update(shown(), deletions: deletions, insertions: insertions, modifications: modifications)
-            case .error(let error): realmChange = .error(error)
-            }
-            deliver(realmChange, on: hop, to: block)
-        }
     }
 
     func realmQuery(_ predicateFormat: String, _ args: [Any?]) -> Results<Element> {
@@ -400,12 +493,19 @@ public enum RealmCollectionChange<CollectionType> {
     case error(any Swift.Error)
 }
 
+extension Object {
+    /// The collection of objects of this class (`Self`, the class it is called on) a handover describes, wrapped.
+    fileprivate static func anyRealmCollection(_ handover: _ThreadSafeHandover, in database: Database) -> Any? {
+        AnyRealmCollection<Self>.resolveObjects(handover, in: database)
+    }
+}
+
 /// Any ``RealmCollection`` of `Element`, its type erased (Realm's `AnyRealmCollection`).
 ///
 /// ```swift
 /// let items = AnyRealmCollection(room.messages)   // or of realm.objects(ChatMessage.self)
 /// ```
-public struct AnyRealmCollection<Element: Object>: RealmCollection {
+public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
     /// The collection wrapped.
     private let base: any RealmCollection<Element>
 
@@ -414,8 +514,18 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
         self.base = base
     }
 
-    /// The objects, as live results.
-    public var realmResults: Results<Element> { base.realmResults }
+    /// The objects, as live results; nil for values.
+    public var _objectResults: Results<Element>? { base._objectResults }
+
+    /// The Realm of the wrapped collection.
+    public var realm: Realm? { base.realm }
+
+    /// Whether the wrapped collection belongs to a frozen Realm.
+    public var isFrozen: Bool { base.isFrozen }
+
+    public func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        base._observeValues(block)
+    }
 
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
@@ -448,10 +558,11 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
     /// objects made from results come back as those results); nil once the
     /// object owning it is deleted.
     public static func _resolve(_ handover: _ThreadSafeHandover, in database: Database) -> AnyRealmCollection? {
-        if let results = Results<Element>._resolve(handover, in: database) { return AnyRealmCollection(results) }
+        if let objectType = Element.self as? Object.Type {
+            return objectType.anyRealmCollection(handover, in: database) as? AnyRealmCollection
+        }
         if let list = List<Element>._resolve(handover, in: database) { return AnyRealmCollection(list) }
-        if let set = MutableSet<Element>._resolve(handover, in: database) { return AnyRealmCollection(set) }
-        return LinkingObjects<Element>._resolve(handover, in: database).map { AnyRealmCollection($0) }
+        return MutableSet<Element>._resolve(handover, in: database).map { AnyRealmCollection($0) }
     }
 
     private static func frozen(_ base: some RealmCollection<Element>) -> AnyRealmCollection {
@@ -469,16 +580,27 @@ public struct AnyRealmCollection<Element: Object>: RealmCollection {
     /// The object at `position`.
     public subscript(position: Int) -> Element { base[position] }
 
+}
+
+extension AnyRealmCollection where Element: Object {
     /// The objects a query string matches (no `try`: a bad query traps, as in Realm).
     public func filter(_ predicateFormat: String) -> Results<Element> { realmQuery(predicateFormat, []) }
 
     /// The objects a query string with arguments matches (no `try`).
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
+
+    /// The results, list, set or inverse links a handover describes, wrapped.
+    static func resolveObjects(_ handover: _ThreadSafeHandover, in database: Database) -> AnyRealmCollection? {
+        if let results = Results<Element>._resolve(handover, in: database) { return AnyRealmCollection(results) }
+        if let list = List<Element>._resolve(handover, in: database) { return AnyRealmCollection(list) }
+        if let set = MutableSet<Element>._resolve(handover, in: database) { return AnyRealmCollection(set) }
+        return LinkingObjects<Element>._resolve(handover, in: database).map { AnyRealmCollection($0) }
+    }
 }
 
 extension Results: RealmCollection where Element: Object {
     /// The results themselves.
-    public var realmResults: Results<Element> { self }
+    public var _objectResults: Results<Element>? { self }
 
     /// Whether the Realm invalidated what it handed out since these results were made.
     public var isInvalidated: Bool { isStale }
@@ -496,9 +618,11 @@ extension Results: RealmCollection where Element: Object {
     }
 }
 
-extension List: RealmCollection where Element: Object {
-    /// The list's objects, in list order.
-    public var realmResults: Results<Element> { results() }
+extension List: RealmCollection where Element: RealmCollectionValue {
+    /// The list's objects, in its order, when it holds objects and is stored.
+    public var _objectResults: Results<Element>? { objectResults }
+
+    public func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken { observe(block) }
 
     public var _unmanagedObjects: [Element]? { database == nil ? Array(self) : nil }
 
@@ -521,9 +645,11 @@ extension List: RealmCollection where Element: Object {
     }
 }
 
-extension MutableSet: RealmCollection where Element: Object {
-    /// The set's objects, in the set's order.
-    public var realmResults: Results<Element> { results() }
+extension MutableSet: RealmCollection where Element: RealmCollectionValue {
+    /// The set's objects, in its order, when it holds objects and is stored.
+    public var _objectResults: Results<Element>? { objectResults }
+
+    public func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken { observe(block) }
 
     public var _unmanagedObjects: [Element]? { database == nil ? Array(self) : nil }
 
@@ -547,13 +673,8 @@ extension MutableSet: RealmCollection where Element: Object {
 }
 
 extension LinkingObjects: RealmCollection {
-    /// The objects linking here.
-    public var realmResults: Results<Element> {
-        guard let results = asResults() else {
-            preconditionFailure("TroveRealm: the inverse links of an unmanaged object cannot be queried; add it first")
-        }
-        return results
-    }
+    /// The objects linking here; nil for an unmanaged object's.
+    public var _objectResults: Results<Element>? { asResults() }
 
     /// The inverse links read in a frozen Realm.
     public func freeze() -> LinkingObjects {
@@ -585,7 +706,10 @@ extension RealmCollection {
         guard let other = other as? Self else { return false }
         if let list = self as? List<Element>, let otherList = other as? List<Element> { return list == otherList }
         if let set = self as? MutableSet<Element>, let otherSet = other as? MutableSet<Element> { return set == otherSet }
-        return realmResults.database === other.realmResults.database && Array(self) == Array(other)
+        if let mine = _objectResults, let theirs = other._objectResults {
+            return mine.database === theirs.database && Array(self) == Array(other)
+        }
+        return Array(self) == Array(other)
     }
 
     /// The collection's type and objects, as Realm describes a collection.
@@ -594,6 +718,6 @@ extension RealmCollection {
     /// print(dogs.description)   // Results<Dog> [Dog { name = "Rex", … }]
     /// ```
     public var description: String {
-        "\(Self.self) [" + map(\.description).joined(separator: ", ") + "]"
+        "\(Self.self) [" + map { String(describing: $0) }.joined(separator: ", ") + "]"
     }
 }

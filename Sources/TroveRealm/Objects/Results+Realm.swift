@@ -87,7 +87,7 @@ func queryText(of predicate: NSPredicate) -> String {
     return text
 }
 
-extension RealmCollection {
+extension RealmCollection where Element: Object {
     /// The objects an `NSPredicate` matches (Realm's `filter(_: NSPredicate)`):
     /// its format string runs as a query string. On Linux, Foundation can
     /// only make `NSPredicate(value:)`; elsewhere any format predicate works.

@@ -1,6 +1,6 @@
 import Trove
 
-extension RealmCollection {
+extension RealmCollection where Element: Object {
     /// The objects a typed query matches, as live results (Realm's `where`).
     ///
     /// ```swift
