@@ -42,6 +42,7 @@ final class Reading: Object {
     @Persisted var history: List<Celsius>
     @Persisted var tags: MutableSet<Label>
     @Persisted var byHour: Map<String, Celsius>
+    @Persisted var probes: List<ProbeID>
 }
 
 @Suite("CustomPersistable and FailableCustomPersistable")
@@ -78,6 +79,19 @@ struct CustomPersistableTests {
         try realm.write { realm.add(added) }
         #expect(realm.object(ofType: Reading.self, forPrimaryKey: 2)?.probe.serial == "p-9")
         #expect(realm.objects(Reading.self).filter("probe.serial == 'p-9'").count == 1)
+    }
+
+    @Test("a list of a custom type stored as an embedded object holds one embedded object per element")
+    func listOfEmbeddedCustomType() throws {
+        let realm = try makeRealm(objectTypes: [Reading.self])
+        #expect(realm.schema["Reading"]?["probes"]?.isOptional == false)
+        let reading = Reading()
+        reading.probes.append(ProbeID(serial: "a"))
+        try realm.write { realm.add(reading) }
+        let stored = try #require(realm.objects(Reading.self).first)
+        try realm.write { stored.probes.append(ProbeID(serial: "b")) }
+        #expect(stored.probes.map(\.serial) == ["a", "b"])
+        #expect(realm.objects(Probe.self).count == 3)  // and the one of the `probe` property
     }
 
     @Test("a model whose failable type cannot make its default registers, as in Realm; its siblings store and read")

@@ -57,7 +57,7 @@ extension Database {
     private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo, update: UpdatePolicy) throws
         -> StoredValue
     {
-        if let target = element as? Object {
+        if let target = element as? Object ?? (element as? any _TroveLinkCarrier)?._troveCarriedObject {
             return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table, update: update)))
         }
         if let mixed = element as? Mixed, case .object(let target) = mixed { return try mixedLink(to: target) }

@@ -44,7 +44,7 @@ struct CollectionPlace {
 
     /// The stored form of an element; an unmanaged object is added first.
     func stored<E: _TroveStorable>(_ element: E) throws -> StoredValue {
-        if let object = element as? Object {
+        if let object = element as? Object ?? (element as? any _TroveLinkCarrier)?._troveCarriedObject {
             return .int(
                 Int64(bitPattern: try database.linkKey(for: object, property: table.schema.properties[column], of: table)))
         }
@@ -54,7 +54,10 @@ struct CollectionPlace {
 
     /// Elements from stored values; objects are bound together and read in one pass.
     func resolve<E: _TroveStorable>(_ values: [StoredValue], as _: E.Type) -> [E] {
-        guard let target = E._troveLinkTarget else { return values.map { E._troveResolve($0, in: database) } }
+        // Values, and values stored as links (a custom type of an embedded object), one by one.
+        guard let target = E._troveLinkTarget, !(E.self is any _TroveLinkCarrier.Type) else {
+            return values.map { E._troveResolve($0, in: database) }
+        }
         let binding = database.bindingOrTrap(for: target, storedAs: table.schema.properties[column].objectType ?? "")
         if E._troveIsOptional {
             // A map whose values may be nil (a deleted target leaves its key): `E` is `T?`,

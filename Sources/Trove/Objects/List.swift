@@ -301,7 +301,7 @@ extension List: _TroveListStorage {
 
 extension List: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Element._troveType }
-    public static var _troveIsOptional: Bool { Element._troveIsOptional }
+    public static var _troveIsOptional: Bool { Element._troveElementIsOptional }
     public static var _troveDefault: List { List() }
     public convenience init(_troveStored: StoredValue) { self.init() }
     public var _troveStored: StoredValue { .null }

@@ -181,7 +181,7 @@ extension MutableSet: _TroveListStorage {
 
 extension MutableSet: _TroveStoredInitializable {
     public static var _troveType: PropertyType { Element._troveType }
-    public static var _troveIsOptional: Bool { Element._troveIsOptional }
+    public static var _troveIsOptional: Bool { Element._troveElementIsOptional }
     public static var _troveDefault: MutableSet { MutableSet() }
     public convenience init(_troveStored: StoredValue) { self.init() }
     public var _troveStored: StoredValue { .null }

@@ -10,6 +10,9 @@ public protocol _TroveStorable {
     static var _troveType: PropertyType { get }
     /// Whether `nil` is a valid value.
     static var _troveIsOptional: Bool { get }
+    /// Whether `nil` is a valid element of a list or set of this type (a
+    /// type stored as a link may be nil as a property, not as an element).
+    static var _troveElementIsOptional: Bool { get }
     /// The value of a property declared without an initial value.
     static var _troveDefault: Self { get }
     /// Converts from the stored form (which has the stored type, or null).
@@ -46,6 +49,7 @@ extension _TroveStoredInitializable {
 }
 
 extension _TroveStorable {
+    public static var _troveElementIsOptional: Bool { _troveIsOptional }
     public static var _troveIsOptional: Bool { false }
     public static var _troveLinkTarget: Object.Type? { nil }
     public static var _troveCollection: CollectionKind? { nil }

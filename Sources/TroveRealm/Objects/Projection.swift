@@ -132,14 +132,16 @@ struct ProjectionSchema {
 
     private static let cache = Locked<[ObjectIdentifier: ProjectionSchema]>([:])
 
+    /// `type` is the projection's class as it is at run time (a generic
+    /// parameter may name its base class).
     static func of<P: ProjectionObservable>(_ type: P.Type) -> ProjectionSchema {
         if let known = cache.withLock({ $0[ObjectIdentifier(type)] }) { return known }
         // A projection of a probe object: its fields say what it projects.
-        let probe = P(projecting: P.Root())
+        let probe = type.init(projecting: P.Root())
         let base = UnsafeRawPointer(Unmanaged.passUnretained(probe).toOpaque())
         var properties: [Property] = []
         // _EachFieldOptions.classType == 1: walk a class, superclass fields first.
-        _ = _forEachField(of: P.self, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+        _ = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
             guard let projected = fieldType as? any AnyProjected.Type else { return true }
             var label = String(cString: name)
             if label.hasPrefix("_") { label.removeFirst() }
@@ -159,7 +161,7 @@ struct ProjectionSchema {
     static func path<P: ProjectionObservable>(of keyPath: AnyKeyPath, in type: P.Type) -> String? {
         P.Root.propertyPath(readBy: { object in
             guard let root = object as? P.Root else { return nil }
-            return P(projecting: root)[keyPath: keyPath]
+            return type.init(projecting: root)[keyPath: keyPath]
         })
     }
 }
@@ -269,7 +271,7 @@ extension Results where Element: Object {
     /// let views = realm.objects(Person.self).filter("age > 18").projected(as: PersonView.self)
     /// ```
     public func projected<P: ProjectionObservable>(as type: P.Type) -> Results<P> where P.Root == Element {
-        mapped({ P(projecting: $0) }, path: { ProjectionSchema.path(of: $0, in: type) })
+        mapped({ type.init(projecting: $0) }, path: { ProjectionSchema.path(of: $0, in: type) })
     }
 }
 

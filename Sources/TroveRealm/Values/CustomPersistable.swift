@@ -36,6 +36,7 @@ where PersistedType: _TroveStoredInitializable {
 extension CustomPersistable {
     public static var _troveType: PropertyType { PersistedType._troveType }
     public static var _troveIsOptional: Bool { PersistedType._troveLinkTarget != nil || PersistedType._troveIsOptional }
+    public static var _troveElementIsOptional: Bool { PersistedType._troveIsOptional }
     public static var _troveDefault: Self { Self(persistedValue: defaultPersisted) }
     public static var _troveLinkTarget: Object.Type? { PersistedType._troveLinkTarget }
     public init(_troveStored value: StoredValue) {
