@@ -41,9 +41,10 @@ public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let expression = try template.substituting(arguments)
         let table = TableInfo(
             schema: schema, objects: Table.unopened("obj:T"), primaryKeyIndex: nil, indexes: [:])
-        let bound = try BoundPredicate.bind(expression, to: table) { name in
+        let tables = BoundPredicate.TableResolver(table: { name in
             throw TroveError(.invalidProperty, "the fuzz schema has no linked type \(name)")
-        }
+        })
+        let bound = try BoundPredicate.bind(expression, to: table, tables: tables)
         record.withUnsafeBytes { bytes in
             let reader = RecordReader(bytes, layout: layout)
             _ = bound.evaluate(reader)

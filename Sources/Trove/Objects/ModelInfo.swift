@@ -255,5 +255,6 @@ final class ModelInfo: @unchecked Sendable {
 /// defaults and options from (a model whose property default cannot be made
 /// is refused when an object of it is made, not when it is registered).
 public enum _TroveSchemaProbe {
+    /// True while schema discovery makes that instance.
     @TaskLocal public static var isMaking = false
 }

@@ -323,10 +323,13 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
 
     private var values: [Element] { read() }
 
+    /// The first position (0).
     public var startIndex: Int { 0 }
+    /// One past the last position.
     public var endIndex: Int { values.count }
     /// The value of the object at `position`.
     public subscript(position: Int) -> Element { values[position] }
+    /// Iterates the values as they are when the loop starts.
     public func makeIterator() -> IndexingIterator<[Element]> { values.makeIterator() }
 
     /// Whether the collection's owner was deleted.

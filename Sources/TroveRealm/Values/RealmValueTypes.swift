@@ -96,59 +96,77 @@ where PersistedType: _RealmCollectionValueInsideOptional {}
 @_marker public protocol SortableType {}
 
 extension Int: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Int`.
     public typealias PersistedType = Int
 }
 extension Int8: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Int8`.
     public typealias PersistedType = Int8
 }
 extension Int16: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Int16`.
     public typealias PersistedType = Int16
 }
 extension Int32: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Int32`.
     public typealias PersistedType = Int32
 }
 extension Int64: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Int64`.
     public typealias PersistedType = Int64
 }
 extension Float: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Float`.
     public typealias PersistedType = Float
 }
 extension Double: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Double`.
     public typealias PersistedType = Double
 }
 extension Decimal128: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Decimal128`.
     public typealias PersistedType = Decimal128
 }
 extension Decimal: _RealmCollectionValueInsideOptional, MinMaxType, AddableType, SortableType {
+    /// Stored as `Decimal`.
     public typealias PersistedType = Decimal
 }
 extension Date: _RealmCollectionValueInsideOptional, MinMaxType, SortableType {
+    /// Stored as `Date`.
     public typealias PersistedType = Date
 }
 extension String: _RealmCollectionValueInsideOptional, SortableType {
+    /// Stored as `String`.
     public typealias PersistedType = String
 }
 extension Data: _RealmCollectionValueInsideOptional, SortableType {
+    /// Stored as `Data`.
     public typealias PersistedType = Data
 }
 extension Bool: _RealmCollectionValueInsideOptional {
+    /// Stored as `Bool`.
     public typealias PersistedType = Bool
 }
 extension ObjectId: _RealmCollectionValueInsideOptional {
+    /// Stored as `ObjectId`.
     public typealias PersistedType = ObjectId
 }
 extension UUID: _RealmCollectionValueInsideOptional {
+    /// Stored as `UUID`.
     public typealias PersistedType = UUID
 }
 extension Mixed: RealmCollectionValue, MinMaxType, AddableType, SortableType {
+    /// Stored as `Mixed`.
     public typealias PersistedType = Mixed
 }
 
 extension Object: _RealmCollectionValueInsideOptional {
+    /// Stored as `Object`.
     public typealias PersistedType = Object
 }
 
 extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
+    /// Stored as `Wrapped.PersistedType?`.
     public typealias PersistedType = Wrapped.PersistedType?
 }
 extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmSchemaDiscoverable {}
@@ -159,12 +177,15 @@ extension Optional: AddableType where Wrapped: AddableType {}
 extension Optional: SortableType where Wrapped: SortableType {}
 
 extension List: _RealmSchemaDiscoverable, _HasPersistedType, _Persistable {
+    /// Stored as `List`.
     public typealias PersistedType = List
 }
 extension MutableSet: _RealmSchemaDiscoverable, _HasPersistedType, _Persistable {
+    /// Stored as `MutableSet`.
     public typealias PersistedType = MutableSet
 }
 extension Map: _RealmSchemaDiscoverable, _HasPersistedType, _Persistable {
+    /// Stored as `Map`.
     public typealias PersistedType = Map
 }
 
