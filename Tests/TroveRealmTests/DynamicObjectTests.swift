@@ -52,6 +52,10 @@ struct DynamicObjectTests {
         let rex = try #require(pups.filter("name == 'Rex'").first)
         #expect(rex["name"] as? String == "Rex")
         #expect(rex["age"] as? Int == 5)
+        #expect(rex.value(forUndefinedKey: "name") as? String == "Rex")
+        try realm.write { rex.setValue(6, forUndefinedKey: "age") }
+        #expect(realm.object(ofType: DynPup.self, forPrimaryKey: "Rex")?.age == 6)
+        try realm.write { rex.setValue(5, forUndefinedKey: "age") }
         #expect(rex["weight"] as? Int16 == 30)  // an Int16 property reads as Int16
         // Integers cast to any width, as Realm's NSNumber does.
         #expect(rex["age"] as? Int64 == 5 && rex["age"] as? Int8 == 5 && rex["weight"] as? Int == 30)

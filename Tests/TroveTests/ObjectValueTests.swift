@@ -27,6 +27,29 @@ import Testing
         expectValid(db)
     }
 
+    @Test("value(forKeyPath:) and setValue(_:forKeyPath:) follow links, managed or not")
+    func keyPathsThroughLinks() throws {
+        let owner = Owner(value: ["name": "Ana", "pet": ["name": "Rex", "age": 3]])
+        #expect(owner.value(forKeyPath: "pet.name") as? String == "Rex")
+        owner.setValue(4, forKeyPath: "pet.age")
+        #expect(owner.pet?.age == 4)
+        let db = try makeDatabase()
+        try db.write { try db.add(owner) }
+        try db.write { owner.setValue("Max", forKeyPath: "pet.name") }
+        #expect(db.objects(Pet.self).first?.name == "Max")
+        #expect(Owner(value: ["name": "Bo"]).value(forKeyPath: "pet.name") == nil)
+    }
+
+    @Test("a class stored under another name (_realmObjectName) is that type for queries, links and the schema")
+    func renamedType() throws {
+        let db = try makeDatabase()
+        try db.write { try db.add(RenamedStall(value: ["code": "A1"])) }
+        #expect(RenamedStall.objectTypeName == "Market Stall")
+        #expect(try db.storedSchemas().contains { $0.name == "Market Stall" })
+        #expect(try db.dynamicObjects("Market Stall").count == 1)
+        #expect(db.objects(RenamedStall.self).first?.code == "A1")
+    }
+
     @Test("an integer a narrow property cannot hold is refused by name, not stored cut to its width")
     func narrowIntegersOutOfRangeAreRefused() throws {
         let db = try makeDatabase()
@@ -137,4 +160,9 @@ import Testing
         #expect(db.objects(Pet.self).isEmpty)
         await #expect(processExitsWith: .failure) { _ = Pet(value: ["age": "old"]) }
     }
+}
+
+final class RenamedStall: Object {
+    override class func _realmObjectName() -> String? { "Market Stall" }
+    @Persisted var code = ""
 }

@@ -167,6 +167,7 @@ final class ModelInfo: @unchecked Sendable {
 
     /// The unqualified Swift name, so a model moved between modules keeps its table.
     static func storedName(of type: Any.Type) -> String {
+        if let model = type as? Object.Type, let name = model._realmObjectName() { return name }
         let full = String(describing: type)
         return full.split(separator: ".").last.map(String.init) ?? full
     }

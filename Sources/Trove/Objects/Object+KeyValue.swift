@@ -88,6 +88,42 @@ extension Object {
         }
     }
 
+    /// The value at a path of property names through links (key-value
+    /// coding's `value(forKeyPath:)`): `"owner.name"`; nil where a link on
+    /// the way is nil.
+    ///
+    /// ```swift
+    /// let city = dog.value(forKeyPath: "owner.address.city") as? String
+    /// ```
+    public func value(forKeyPath keyPath: String) -> Any? {
+        var current: Any? = self
+        for key in keyPath.split(separator: ".") {
+            guard let object = current.flatMap(flattenOptional) as? Object else { return nil }
+            current = object.value(forKey: String(key))
+        }
+        return current
+    }
+
+    /// Sets the property at the end of a path through links (key-value
+    /// coding's `setValue(_:forKeyPath:)`): `"owner.name"` sets the name of
+    /// the dog's owner. A nil link on the way traps, naming it.
+    ///
+    /// ```swift
+    /// try db.write { dog.setValue("Min", forKeyPath: "owner.name") }
+    /// ```
+    public func setValue(_ value: Any?, forKeyPath keyPath: String) {
+        var names = keyPath.split(separator: ".").map(String.init)
+        let last = names.removeLast()
+        var target: Object = self
+        for name in names {
+            guard let next = target.value(forKey: name).flatMap(flattenOptional) as? Object else {
+                preconditionFailure("Trove: cannot set '\(keyPath)': \(target.storedTypeName).\(name) is nil")
+            }
+            target = next
+        }
+        target.setValue(value, forKey: last)
+    }
+
     /// The property named `key`; a name the type does not have traps, naming its properties.
     func namedProperty(_ key: String) -> NamedProperty {
         guard let property = _namedProperty(key) else {

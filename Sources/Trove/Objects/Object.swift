@@ -98,6 +98,15 @@ open class Object: CustomStringConvertible {
     /// ```
     open class func propertiesMapping() -> [String: String] { [:] }
 
+    /// The name the type is stored under when it is not the class's name
+    /// (Realm's `_realmObjectName()`): queries, migrations, the `trove` tool
+    /// and links name the type by it.
+    ///
+    /// ```swift
+    /// override class func _realmObjectName() -> String? { "Person_v2" }
+    /// ```
+    open class func _realmObjectName() -> String? { nil }
+
     /// Trove's plumbing for links (`_TroveStorable`); makes a fresh unmanaged object.
     public required convenience init(_troveStored: StoredValue) { self.init() }
 

@@ -62,3 +62,21 @@ extension Realm {
         }
     }
 }
+
+extension DynamicObject {
+    /// Key-value coding's fallback, which a dynamic object answers: the
+    /// property named `key`.
+    ///
+    /// ```swift
+    /// let name = dynamicDog.value(forUndefinedKey: "name") as? String
+    /// ```
+    public func value(forUndefinedKey key: String) -> Any? { value(forKey: key) }
+
+    /// Key-value coding's fallback, which a dynamic object answers: sets the
+    /// property named `key` (inside a write).
+    ///
+    /// ```swift
+    /// try realm.write { dynamicDog.setValue("Rex", forUndefinedKey: "name") }
+    /// ```
+    public func setValue(_ value: Any?, forUndefinedKey key: String) { setValue(value, forKey: key) }
+}
