@@ -443,6 +443,33 @@ struct RealmCollectionTests {
         _ = (dogs, fees, object)
     }
 
+    @Test("observe with Swift key paths on an actor: an object's and a map of objects' changes of those properties only")
+    @MainActor
+    func observeKeyPathsOnAnActor() async throws {
+        let realm = try Realm(
+            configuration: Realm.Configuration(
+                fileURL: realmDirectory().appendingPathComponent("keypaths-\(UUID().uuidString).realm")))
+        let rex = Dog(value: ["name": "Rex", "age": 3])
+        let pound = Pound()
+        try realm.write {
+            realm.add(rex)
+            realm.add(pound)
+            pound.byTag["r"] = rex
+        }
+        let watcher = Watcher()
+        let object = await rex.observe(keyPaths: [\Dog.age], on: watcher) { (watcher, change: ObjectChange<Dog>) in
+            if case .change(_, let properties) = change { watcher.note("dog \(properties.map(\.name))") }
+        }
+        let map = await pound.byTag.observe(keyPaths: [\Dog.age], on: watcher) { watcher, change in
+            if case .update(_, _, _, let modifications) = change { watcher.note("map \(modifications)") }
+        }
+        try realm.write { rex.toys.append("ball") }  // not observed
+        try realm.write { rex.age = 4 }
+        let lines = await watcher.waitFor(2)
+        #expect(Set(lines) == ["dog [\"age\"]", "map [\"r\"]"])
+        _ = (object, map)
+    }
+
     @Test("observe(on: actor) from a cancelled task registers nothing; its token's invalidate() says so")
     @MainActor
     func observeFromACancelledTask() async throws {

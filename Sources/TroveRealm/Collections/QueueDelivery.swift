@@ -158,3 +158,54 @@ extension Object {
         }
     }
 }
+
+/// The property paths key paths of `T` read, trapping on one that reads none.
+private func propertyNames<T: Object>(_ keyPaths: [PartialKeyPath<T>]) -> [String] {
+    keyPaths.map { keyPath in
+        guard let name = T.propertyPath(of: keyPath) else {
+            preconditionFailure("TroveRealm: \(keyPath) reads no persisted property of \(T.self)")
+        }
+        return name
+    }
+}
+
+extension Object {
+    /// ``observe(keyPaths:on:_isolation:_:)`` with the properties given as key paths.
+    ///
+    /// ```swift
+    /// let token = await photo.observe(keyPaths: [\Photo.memo], on: indexer) { indexer, change in … }
+    /// ```
+    public func observe<A: Actor, T: Object>(
+        keyPaths: [PartialKeyPath<T>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, ObjectChange<T>) -> Void
+    ) async -> NotificationToken {
+        await observe(keyPaths: propertyNames(keyPaths), on: actor, block)
+    }
+}
+
+extension Map {
+    /// ``observe(keyPaths:on:_:)`` for a map of objects, with the properties
+    /// of its objects given as key paths.
+    ///
+    /// ```swift
+    /// let token = shelf.slots.observe(keyPaths: [\.title]) { change in … }
+    /// ```
+    public func observe<O: Object>(
+        keyPaths: [PartialKeyPath<O>], on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map>) -> Void
+    ) -> NotificationToken where Value == O? {
+        observe(keyPaths: propertyNames(keyPaths), on: queue, block)
+    }
+
+    /// ``observe(keyPaths:on:_isolation:_:)`` for a map of objects, with the
+    /// properties of its objects given as key paths.
+    ///
+    /// ```swift
+    /// let token = await shelf.slots.observe(keyPaths: [\.title], on: librarian) { librarian, change in … }
+    /// ```
+    public func observe<A: Actor, O: Object>(
+        keyPaths: [PartialKeyPath<O>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+        _ block: @escaping @Sendable (isolated A, RealmMapChange<Map>) -> Void
+    ) async -> NotificationToken where Value == O? {
+        await observe(keyPaths: propertyNames(keyPaths), on: actor, block)
+    }
+}
