@@ -59,7 +59,7 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     /// The section at `position`.
     public subscript(position: Int) -> ResultsSection<Key, Element> {
         let section = sections[position]
-        return ResultsSection(key: section.key, members: section.members, results: results)
+        return ResultsSection(key: section.key, members: section.members, results: results, grouping: self)
     }
 
     /// The element at `indexPath` (`section`, then `item` in it).
@@ -84,8 +84,17 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     /// }
     /// ```
     public func observe(_ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken {
+        observe(through: { results.observe($0) }, block)
+    }
+
+    /// ``observe(_:)`` with the results' changes coming from `subscribe`
+    /// (which may observe only some properties).
+    package func observe(
+        through subscribe: (@escaping (ResultsChange<Element>) -> Void) -> NotificationToken,
+        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
+    ) -> NotificationToken {
         var previous: [(key: Key, members: [UInt64])] = []
-        return results.observe { change in
+        return subscribe { change in
             switch change {
             case .initial:
                 previous = group()
@@ -105,6 +114,11 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
                 block(.error(error))
             }
         }
+    }
+
+    /// The same grouping of other results (the same query on another handle: frozen, thawed).
+    package func regrouping(_ other: Results<Element>) -> SectionedResults {
+        SectionedResults(results: other, sectionKey: sectionKey)
     }
 
     /// What turns the old sections into the new ones.
@@ -149,6 +163,8 @@ public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
     public let key: Key
     let members: [UInt64]
     let results: Results<Element>
+    /// The sectioned results the section was read from.
+    package let grouping: SectionedResults<Key, Element>
 
     /// The position of the first element: 0.
     public var startIndex: Int { 0 }
@@ -158,6 +174,12 @@ public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
     /// The element at `position`.
     public subscript(position: Int) -> Element {
         results.source.materialize(results.database, members[position])
+    }
+
+    /// The same section read from other results (the same query on another
+    /// handle: frozen, thawed).
+    package func rebased(on other: Results<Element>) -> ResultsSection {
+        ResultsSection(key: key, members: members, results: other, grouping: grouping.regrouping(other))
     }
 }
 

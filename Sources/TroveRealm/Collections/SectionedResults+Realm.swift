@@ -1,0 +1,149 @@
+import Dispatch
+import Foundation
+import Trove
+
+extension SectionedResults where Element: Object {
+    /// The Realm the sections read from.
+    public var realm: Realm? { Realm(results.database) }
+
+    /// Whether the sections belong to a frozen Realm.
+    public var isFrozen: Bool { results.database.isFrozen }
+
+    /// The sections as a frozen Realm holds them, fixed at the latest commit.
+    ///
+    /// ```swift
+    /// let snapshot = byDay.freeze()
+    /// ```
+    public func freeze() -> SectionedResults { regrouping(results.freeze()) }
+
+    /// A live copy of frozen sections, from a Realm of the current isolation.
+    ///
+    /// ```swift
+    /// let live = snapshot.thaw()
+    /// ```
+    public func thaw() -> SectionedResults? { results.thaw().map(regrouping) }
+
+    /// Observes the sections (Realm's `observe(keyPaths:on:)`): `.initial`,
+    /// then the index paths and sections each commit changed. `keyPaths`
+    /// names the properties whose changes count as modifications; with a
+    /// `queue`, each change arrives there with the sections frozen.
+    ///
+    /// ```swift
+    /// let token = byDay.observe(keyPaths: ["memo"]) { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
+    ) -> NotificationToken {
+        let hop = deliveryQueue(queue)
+        let results = self.results
+        return observe(
+            through: { handler in
+                guard let keyPaths else { return results.observe(handler) }
+                do {
+                    return try results.observe(properties: keyPaths, handler)
+                } catch {
+                    realmMisuse("Cannot observe \(keyPaths)", error)
+                }
+            },
+            { change in deliver(hop == nil ? change : change.frozen(), on: hop, to: block) })
+    }
+
+    /// ``observe(keyPaths:on:_:)`` with the properties given as key paths.
+    ///
+    /// ```swift
+    /// let token = byDay.observe(keyPaths: [\.memo]) { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+        _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { Element.propertyPath(of: $0) ?? "\($0)" }, on: queue, block)
+    }
+}
+
+extension SectionedResultsChange {
+    /// The change with its sections frozen, for delivery on another queue.
+    fileprivate func frozen<Key, Element>() -> SectionedResultsChange
+    where Collection == SectionedResults<Key, Element>, Element: Object {
+        switch self {
+        case .initial(let sections): return .initial(sections.freeze())
+        case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
+            return .update(
+                sections.freeze(), deletions: deletions, insertions: insertions, modifications: modifications,
+                sectionsToInsert: inserted, sectionsToDelete: deleted)
+        case .error: return self
+        }
+    }
+}
+
+extension ResultsSection where Element: Object {
+    /// The Realm the section reads from.
+    public var realm: Realm? { grouping.realm }
+
+    /// Whether the section belongs to a frozen Realm.
+    public var isFrozen: Bool { grouping.isFrozen }
+
+    /// The section as a frozen Realm holds it.
+    ///
+    /// ```swift
+    /// let today = byDay[0].freeze()
+    /// ```
+    public func freeze() -> ResultsSection { rebased(on: grouping.results.freeze()) }
+
+    /// A live copy of a frozen section, from a Realm of the current isolation.
+    ///
+    /// ```swift
+    /// let live = today.thaw()
+    /// ```
+    public func thaw() -> ResultsSection? { grouping.results.thaw().map(rebased) }
+
+    /// Observes this section (Realm's `ResultsSection.observe`): `.initial`,
+    /// then after each commit the changes of the sections that fall in it
+    /// (index paths of this section, in the old sections for deletions and
+    /// the new ones otherwise); the section's key stays, its members change.
+    ///
+    /// ```swift
+    /// let token = byDay[0].observe { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void
+    ) -> NotificationToken {
+        let key = self.key
+        var oldIndex = grouping.allKeys.firstIndex(of: key)
+        return grouping.observe(keyPaths: keyPaths, on: queue) { change in
+            switch change {
+            case .initial(let sections):
+                guard let index = sections.allKeys.firstIndex(of: key) else { return }
+                oldIndex = index
+                block(.initial(sections[index]))
+            case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
+                let newIndex = sections.allKeys.firstIndex(of: key)
+                defer { oldIndex = newIndex }
+                let gone = deletions.filter { $0.section == oldIndex }
+                let added = insertions.filter { $0.section == newIndex }
+                let changed = modifications.filter { $0.section == newIndex }
+                guard let newIndex, !(gone.isEmpty && added.isEmpty && changed.isEmpty) else { return }
+                block(
+                    .update(
+                        sections[newIndex], deletions: gone, insertions: added, modifications: changed,
+                        sectionsToInsert: inserted.contains(newIndex) ? [newIndex] : [],
+                        sectionsToDelete: oldIndex.map { deleted.contains($0) ? [$0] : [] } ?? []))
+            case .error(let error): block(.error(error))
+            }
+        }
+    }
+
+    /// ``observe(keyPaths:on:_:)`` with the properties given as key paths.
+    ///
+    /// ```swift
+    /// let token = byDay[0].observe(keyPaths: [\.memo]) { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+        _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void
+    ) -> NotificationToken {
+        observe(keyPaths: keyPaths.map { Element.propertyPath(of: $0) ?? "\($0)" }, on: queue, block)
+    }
+}
