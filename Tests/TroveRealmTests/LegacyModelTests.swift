@@ -110,6 +110,12 @@ struct LegacyModelTests {
         let bo = try #require(realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Bo"))
         #expect(Array(bo.tags) == ["x"] && bo.age.value == 5 && bo["age"] as? Int == 5)
         #expect(bo.notes["n"] == "m")
+        // Key paths name them too: typed queries, sorting, observing, _name(for:).
+        #expect(realm.objects(LegacyUnwrapped.self).where { $0.tags.contains("c") }.map(\.name) == ["Min"])
+        #expect(realm.objects(LegacyUnwrapped.self).where { $0.tags.count == 1 }.map(\.name) == ["Bo"])
+        #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.seen) == "seen")
+        #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.mood) == "mood")
+        #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.scratch) == nil)
     }
 
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")

@@ -92,7 +92,12 @@ final class ObjectBinding {
         for entry in userKeyPathColumns where entry.key == key { return entry.column }
         guard let recorder = probe._recorder else { return nil }
         recorder.reset()
-        guard probe[keyPath: keyPath] != nil, let column = recorder.columns.first else { return nil }
+        guard let value = probe[keyPath: keyPath] else { return nil }
+        guard let column = recorder.columns.first else {
+            // A field declared without @Persisted: known by the instance it holds.
+            guard let legacy = info.legacyFieldIndex(holding: value, in: probe) else { return nil }
+            return columns[legacy]
+        }
         // `\.owner?.name` records the link column and reads on past it: not one column.
         if layout.types[column] == .link,
             (type(of: keyPath).valueType as? any _TroveStorable.Type)?._troveLinkTarget == nil
@@ -108,9 +113,12 @@ final class ObjectBinding {
     func path(forKeyPath keyPath: AnyKeyPath) -> String? {
         guard let recorder = probe._recorder else { return nil }
         recorder.reset()
-        guard probe[keyPath: keyPath] != nil else { return nil }
+        guard let value = probe[keyPath: keyPath] else { return nil }
         let path = recorder.path
         recorder.reset()
+        if path.isEmpty, let legacy = info.legacyFieldIndex(holding: value, in: probe) {
+            return info.fields[legacy].schema.name
+        }
         return path.isEmpty ? nil : path.joined(separator: ".")
     }
 

@@ -38,6 +38,21 @@ final class ModelInfo: @unchecked Sendable {
     let legacyFields: [Field]
 
     private static let cache = Locked<[ObjectIdentifier: ModelInfo]>([:])
+
+    /// The index in `fields` of the legacy field of `instance` that holds
+    /// `value` (the same collection or wrapper instance): how a key path to
+    /// a field declared without `@Persisted` (`\Dog.tags` of `let tags =
+    /// List<String>()`) is told apart, since reading it records no column.
+    func legacyFieldIndex(holding value: Any?, in instance: Object) -> Int? {
+        guard !legacyFields.isEmpty, let value = value.flatMap(flattenOptional), Swift.type(of: value) is AnyClass else {
+            return nil
+        }
+        let target = UnsafeRawPointer(Unmanaged.passUnretained(value as AnyObject).toOpaque())
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(instance).toOpaque())
+        return fields.indices.first { index in
+            fields[index].legacy != nil && base.load(fromByteOffset: fields[index].offset, as: UnsafeRawPointer?.self) == target
+        }
+    }
     /// Classes whose info is being worked out (their probe instance is being made).
     private static let building = Locked<Set<ObjectIdentifier>>([])
 

@@ -428,8 +428,9 @@ extension ModelInfo {
     /// The property path `read` reads of an object of this class, from the class alone.
     func path(readBy read: (Object) -> Any?) -> String? {
         let (probe, recorder) = makeProbe()
-        guard read(probe) != nil else { return nil }
+        guard let value = read(probe) else { return nil }
         let path = recorder.path
+        if path.isEmpty, let legacy = legacyFieldIndex(holding: value, in: probe) { return fields[legacy].schema.name }
         return path.isEmpty ? nil : path.joined(separator: ".")
     }
 }
