@@ -92,6 +92,11 @@ struct CustomPersistableTests {
         try realm.write { stored.probes.append(ProbeID(serial: "b")) }
         #expect(stored.probes.map(\.serial) == ["a", "b"])
         #expect(realm.objects(Probe.self).count == 3)  // and the one of the `probe` property
+        // Made from values holding the custom type itself.
+        let made = Reading(value: ["id": 5, "probe": ProbeID(serial: "m"), "probes": [ProbeID(serial: "n")]])
+        #expect(made.probe.serial == "m" && made.probes.map(\.serial) == ["n"])
+        try realm.write { realm.create(Reading.self, value: ["id": 6, "probes": [ProbeID(serial: "o")]]) }
+        #expect(realm.object(ofType: Reading.self, forPrimaryKey: 6)?.probes.first?.serial == "o")
     }
 
     @Test("a model whose failable type cannot make its default registers, as in Realm; its siblings store and read")
