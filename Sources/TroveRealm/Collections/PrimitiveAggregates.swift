@@ -17,7 +17,19 @@ enum StoredAggregate {
 
     /// The sum in the kind of the values added: integers exactly (wrapping
     /// as Realm's do), floating point as Double, Decimal128 when any is one.
-    static func sum<E: _TroveStorable>(_ values: some Sequence<E>) -> E {
+    static func sum<E: _TroveStorable>(_ values: some Sequence<E>, stored: Bool) -> E {
+        // Mixed values add up as Decimal128, as realm-core adds them (an empty
+        // stored collection too; an empty unmanaged one gives 0, as Realm's does).
+        if E.self == Mixed.self {
+            var total = Decimal128(0)
+            var any = false
+            for value in values {
+                guard let number = value._troveStored.decimal128Value else { continue }
+                total = total + number
+                any = true
+            }
+            return E._troveFromStored(any || stored ? .decimal128(total) : .int(0))
+        }
         var integers: Int64 = 0
         var floating = 0.0
         var decimal: Decimal128?
@@ -97,7 +109,7 @@ extension Map where Value: RealmCollectionValue, Value.PersistedType: AddableTyp
     /// ```swift
     /// let total = item.prices.sum()
     /// ```
-    public func sum() -> Value { StoredAggregate.sum(values) }
+    public func sum() -> Value { StoredAggregate.sum(values, stored: database != nil) }
 
     /// The mean of the values (nil skipped), nil when there are none.
     ///

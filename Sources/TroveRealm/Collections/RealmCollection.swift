@@ -151,7 +151,7 @@ extension RealmCollection where Element.PersistedType: AddableType {
     /// ```swift
     /// let total = receipt.amounts.sum()
     /// ```
-    public func sum() -> Element { StoredAggregate.sum(self) }
+    public func sum() -> Element { StoredAggregate.sum(self, stored: realm != nil) }
 
     /// The mean of the elements (nil skipped), nil when there are none.
     ///
