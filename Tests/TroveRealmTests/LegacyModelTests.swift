@@ -116,6 +116,12 @@ struct LegacyModelTests {
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.seen) == "seen")
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.mood) == "mood")
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.scratch) == nil)
+        // A legacy property outlives the object instance it was read from, as in Realm.
+        var age: RealmOptional<Int>?
+        do { age = realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Bo")?.age }
+        #expect(age?.value == 5)
+        try realm.write { age?.value = 6 }
+        #expect(bo.age.value == 6)
     }
 
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")

@@ -20,13 +20,20 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
     private var isAttached = false
     private var column: Int
 
+    /// Where the legacy owner's row is, to read it through another handle
+    /// on the row once that instance is gone (the property outlives it, as
+    /// Realm's does).
+    private var ownerRow: (type: Object.Type, handover: _ThreadSafeHandover, database: Database)?
+
     private var owner: Object? {
         if let heldOwner { return heldOwner }
         guard isAttached else { return nil }
-        guard let legacyOwner else {
-            preconditionFailure("TroveRealm: the object this RealmProperty belongs to is gone; read it through its object")
+        if let legacyOwner { return legacyOwner }
+        guard let ownerRow, let row = ownerRow.type._resolve(ownerRow.handover, in: ownerRow.database) else {
+            preconditionFailure("TroveRealm: the object this RealmProperty belongs to was deleted")
         }
-        return legacyOwner
+        heldOwner = row
+        return row
     }
 
     /// An unmanaged property holding its type's default (`nil` for an optional).
@@ -60,6 +67,7 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
         legacyOwner = object
         isAttached = true
         self.column = column
+        ownerRow = object.database.map { (type(of: object), object._threadSafeHandover, $0) }
     }
 
     /// The property's value: the stored one when its object is managed.
