@@ -169,6 +169,13 @@ struct LegacyModelTests {
         #expect(owner.value(forKey: "age") as? Int == 7)
         try realm.write { owner.setValue(nil, forKey: "age") }
         #expect(owner["age"] == nil && owner.age.value == nil)
+        // An object set by name into a RealmProperty<AnyRealmValue> is held as a mixed link.
+        let mooded = LegacyUnwrapped()
+        let pet = LegacyUnwrappedPet()
+        mooded.setValue(pet, forKey: "mood")
+        #expect(mooded.mood.value == .object(pet))
+        mooded.setValue("calm", forKey: "mood")
+        #expect(mooded.mood.value == .string("calm"))
     }
 
     @Test("LinkingObjects(fromType:property:) is the inverse of the named link")

@@ -182,6 +182,9 @@ extension _TroveStorable {
     /// `value` as this type: the same type, nil (or NSNull) for an optional,
     /// or a number, string or date that converts without loss (an Int for an
     /// Int16, say); nil when it does not fit.
+    /// ``_troveConvert(_:)`` for TroveRealm's wrappers.
+    package static func _troveConvertValue(_ value: Any?) -> Self? { _troveConvert(value) }
+
     static func _troveConvert(_ value: Any?) -> Self? {
         let value = value.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
         if let value, let same = value as? Self { return same }
@@ -190,6 +193,10 @@ extension _TroveStorable {
             let view = object.viewed(as: target)
         {
             return view as? Self
+        }
+        // A value for a wrapper (TroveRealm's `RealmProperty`): the wrapped type converts it.
+        if let wrapper = Self.self as? any _TroveWrappedValue.Type, !(value is any _TroveWrappedValue) {
+            return wrapper._troveWrapping(value) as? Self
         }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
         // A mixed value (`.none` too) into a wrapper of one (Realm's `RealmProperty<AnyRealmValue>`).

@@ -104,6 +104,9 @@ extension Bool: _TroveStoredInitializable {
 public protocol _TroveWrappedValue {
     /// The value inside, nil for an empty optional.
     var _troveWrappedValue: Any? { get }
+    /// A wrapper holding `value` (converted as key-value access converts it),
+    /// or nil when the wrapped type cannot hold it.
+    static func _troveWrapping(_ value: Any?) -> Self?
 }
 
 /// A type a model may also declare without `@Persisted`, as Realm's legacy
