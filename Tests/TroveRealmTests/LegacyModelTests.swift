@@ -122,6 +122,28 @@ struct LegacyModelTests {
         #expect(age?.value == 5)
         try realm.write { age?.value = 6 }
         #expect(bo.age.value == 6)
+        // So do its collections: a legacy list or map read before the object was added.
+        var tags: List<String>?
+        var notes: Map<String, String>?
+        do {
+            let cy = LegacyUnwrapped()
+            cy.name = "Cy"
+            tags = cy.tags
+            notes = cy.notes
+            try realm.write { realm.add(cy) }
+        }
+        let list = try #require(tags)
+        #expect(list.realm == realm)
+        var changes = 0
+        let token = list.observe { _ in changes += 1 }
+        list.realm?.beginWrite()
+        list.append("new")
+        notes?["k"] = "v"
+        try list.realm?.commitWrite()
+        let cy = try #require(realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Cy"))
+        #expect(Array(cy.tags) == ["new"] && cy.notes["k"] == "v")
+        #expect(changes == 2)
+        token.invalidate()
     }
 
     @Test("primaryKey() and indexedProperties() shape the schema; ignored properties stay out")

@@ -8,6 +8,8 @@ struct CollectionOwnership {
     private var held: Object?
     private weak var legacy: Object?
     private var legacyPlace: CollectionPlace?
+    /// The class of the object whose legacy field holds the collection.
+    private var legacyType: Object.Type?
     private(set) var column: Int
 
     /// An unmanaged collection's.
@@ -21,8 +23,21 @@ struct CollectionOwnership {
         self.column = column
     }
 
-    /// The object the collection belongs to, while managed.
-    var owner: Object? { held ?? legacy }
+    /// The object the collection belongs to, while managed. Once the
+    /// instance whose legacy field held the collection is gone, another
+    /// handle on its row (the collection outlives it, as Realm's does).
+    var owner: Object? {
+        mutating get {
+            if let owner = held ?? legacy { return owner }
+            guard let legacyPlace, let legacyType else { return nil }
+            let binding = legacyPlace.database.bindingOrTrap(for: legacyType, storedAs: legacyPlace.table.name)
+            let row = binding.info.type.init()
+            row.bind(to: legacyPlace.database, objectKey: legacyPlace.key, binding: binding)
+            // Held strongly: the new instance's own fields hold other collections, so no cycle.
+            held = row
+            return row
+        }
+    }
 
     /// Whether the collection belongs to a stored object.
     var isManaged: Bool { held != nil || legacyPlace != nil }
@@ -36,5 +51,6 @@ struct CollectionOwnership {
         legacy = object
         self.column = column
         legacyPlace = CollectionPlace(owner: object, column: column)
+        legacyType = type(of: object)
     }
 }
