@@ -595,13 +595,16 @@ extension PredicateParser.Template {
 
     /// An argument as a query value. An object is a link to it, naming its
     /// type, so that it compares with a link and with a mixed value holding one.
+    /// An object not stored yet is linked from nowhere, as Realm finds: it
+    /// stands for a key no object has, so `==` matches nothing and `!=` every link.
     private func storedValue(of argument: Any?, position: Int) throws -> StoredValue? {
         guard let object = argument as? Object else { return StoredValue(any: argument) }
         guard object._database != nil, let table = object._table else {
-            throw failure(
-                "the argument is a \(type(of: object)) that is not stored in a database; add it first, or compare with nil",
-                position)
+            return .object(typeName: object.storedTypeName, key: Self.unstoredObjectKey)
         }
         return .object(typeName: table.name, key: object._objectKey)
     }
+
+    /// The key an argument object not stored yet stands for: one no object has.
+    static let unstoredObjectKey = UInt64.max
 }
