@@ -42,10 +42,20 @@ struct ProjectionTests {
         let ann = try #require(cards.first { $0.name == "Ann" })
         #expect(ann.shoutedLastName == "LEE" && ann.city == "Seoul")
         #expect(Array(ann.friendNames) == ["Bo", "Cy"] && ann.friendNames.index(of: "Cy") == 1)
+        // A projected collection freezes and observes as the list it reads.
+        let frozenNames = ann.friendNames.freeze()
+        #expect(frozenNames.isFrozen && !ann.friendNames.isFrozen && ann.friendNames.realm == realm)
+        var seen: [String] = []
+        let token = ann.friendNames.observe { change in
+            if case .update(let names, let deletions, _, _) = change { seen.append("\(Array(names)) -\(deletions)") }
+        }
         #expect(cards.first { $0.name == "Bo" }?.city == nil)
         // Live: a write to the object shows through the projection, and a write through it lands in the object.
         try realm.write { ann.rootObject.friends.remove(at: 0) }
         #expect(Array(ann.friendNames) == ["Cy"])
+        #expect(Array(frozenNames) == ["Bo", "Cy"] && frozenNames.thaw().map(Array.init) == ["Cy"])
+        #expect(seen == ["[\"Cy\"] -[0]"])
+        token.invalidate()
         try realm.write { ann.name = "Anne" }
         #expect(realm.objects(ProjectedPerson.self).filter("firstName == 'Anne'").count == 1)
         #expect(ann == PersonCard(projecting: ann.rootObject) && ann.realm != nil && !ann.isFrozen)

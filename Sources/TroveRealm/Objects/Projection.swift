@@ -283,13 +283,11 @@ extension Results where Element: Object {
 /// ```
 @dynamicMemberLookup
 public struct ElementMapper<Element: Object> {
-    fileprivate let elements: () -> [Element]
-    fileprivate let source: AnyObject
+    fileprivate let collection: AnyRealmCollection<Element>
 
     /// The collection's objects seen through `member`.
     public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
-        let elements = self.elements
-        return ProjectedCollection(source: source, read: { elements().map { $0[keyPath: member] } })
+        ProjectedCollection(collection, member)
     }
 }
 
@@ -299,7 +297,7 @@ extension List where Element: Object {
     /// ```swift
     /// @Projected(\Person.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>
     /// ```
-    public var projectTo: ElementMapper<Element> { ElementMapper(elements: { Array(self) }, source: self) }
+    public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
 }
 
 extension MutableSet where Element: Object {
@@ -308,7 +306,7 @@ extension MutableSet where Element: Object {
     /// ```swift
     /// @Projected(\Person.pets.projectTo.name) var petNames: ProjectedCollection<String>
     /// ```
-    public var projectTo: ElementMapper<Element> { ElementMapper(elements: { Array(self) }, source: self) }
+    public var projectTo: ElementMapper<Element> { ElementMapper(collection: AnyRealmCollection(self)) }
 }
 
 /// A property of each object of a list or set, read live in the
@@ -318,10 +316,32 @@ extension MutableSet where Element: Object {
 /// for name in personView.friendNames { print(name) }
 /// ```
 public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
-    fileprivate let source: AnyObject
-    fileprivate let read: () -> [Element]
+    private let backing: ProjectedBacking<Element>
 
-    private var values: [Element] { read() }
+    /// The values at `keyPath` of the objects of `collection`.
+    init<Root: Object>(_ collection: AnyRealmCollection<Root>, _ keyPath: KeyPath<Root, Element>) {
+        backing = ProjectedBacking(
+            read: { collection.map { $0[keyPath: keyPath] } },
+            isInvalidated: { collection.isInvalidated }, realm: { collection.realm },
+            isFrozen: { collection.isFrozen },
+            freeze: { ProjectedCollection(collection.freeze(), keyPath) },
+            thaw: { collection.thaw().map { ProjectedCollection($0, keyPath) } },
+            observe: { keyPaths, queue, block in
+                collection.observe(keyPaths: keyPaths, on: queue) { change in
+                    switch change {
+                    case .initial(let objects): block(.initial(ProjectedCollection(objects, keyPath)))
+                    case .update(let objects, let deletions, let insertions, let modifications):
+                        block(
+                            .update(
+                                ProjectedCollection(objects, keyPath), deletions: deletions, insertions: insertions,
+                                modifications: modifications))
+                    case .error(let error): block(.error(error))
+                    }
+                }
+            })
+    }
+
+    private var values: [Element] { backing.read() }
 
     /// The first position (0).
     public var startIndex: Int { 0 }
@@ -333,10 +353,75 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
     public func makeIterator() -> IndexingIterator<[Element]> { values.makeIterator() }
 
     /// Whether the collection's owner was deleted.
-    public var isInvalidated: Bool { (source as? any ManagedCollectionState)?.isInvalidated ?? false }
+    public var isInvalidated: Bool { backing.isInvalidated() }
+
+    /// The Realm of the collection's owner; nil while it is unmanaged.
+    public var realm: Realm? { backing.realm() }
+
+    /// Whether the collection belongs to a frozen Realm.
+    public var isFrozen: Bool { backing.isFrozen() }
+
+    /// The values as a frozen Realm holds the collection, fixed at the latest commit.
+    ///
+    /// ```swift
+    /// let names = personView.friendNames.freeze()
+    /// ```
+    public func freeze() -> ProjectedCollection { backing.freeze() }
+
+    /// A live copy of a frozen collection, nil when its owner was deleted since.
+    ///
+    /// ```swift
+    /// let live = frozenNames.thaw()
+    /// ```
+    public func thaw() -> ProjectedCollection? { backing.thaw() }
+
+    /// Observes the collection of objects the values are read from: the
+    /// initial state, then the positions each commit deleted, inserted and
+    /// modified (modified: a change of `keyPaths` of the objects, when given).
+    ///
+    /// ```swift
+    /// let token = personView.friendNames.observe { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        _ block: @escaping (RealmCollectionChange<ProjectedCollection>) -> Void
+    ) -> NotificationToken {
+        backing.observe(keyPaths, queue, block)
+    }
 
     /// The values, in order: `ProjectedCollection<String> ["Ann", "Bo"]`.
     public var description: String { "ProjectedCollection<\(Element.self)> \(values)" }
+}
+
+/// What a ``ProjectedCollection`` reads and does, over its collection of objects.
+private final class ProjectedBacking<Element> {
+    let read: () -> [Element]
+    let isInvalidated: () -> Bool
+    let realm: () -> Realm?
+    let isFrozen: () -> Bool
+    let freeze: () -> ProjectedCollection<Element>
+    let thaw: () -> ProjectedCollection<Element>?
+    let observe:
+        ([String]?, DispatchQueue?, @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void) ->
+            NotificationToken
+
+    init(
+        read: @escaping () -> [Element], isInvalidated: @escaping () -> Bool, realm: @escaping () -> Realm?,
+        isFrozen: @escaping () -> Bool, freeze: @escaping () -> ProjectedCollection<Element>,
+        thaw: @escaping () -> ProjectedCollection<Element>?,
+        observe:
+            @escaping (
+                [String]?, DispatchQueue?, @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void
+            ) -> NotificationToken
+    ) {
+        self.read = read
+        self.isInvalidated = isInvalidated
+        self.realm = realm
+        self.isFrozen = isFrozen
+        self.freeze = freeze
+        self.thaw = thaw
+        self.observe = observe
+    }
 }
 
 extension ProjectedCollection where Element: Equatable {
@@ -347,10 +432,3 @@ extension ProjectedCollection where Element: Equatable {
     /// ```
     public func index(of value: Element) -> Int? { firstIndex(of: value) }
 }
-
-/// A list's or set's validity, whatever its element type.
-protocol ManagedCollectionState {
-    var isInvalidated: Bool { get }
-}
-extension List: ManagedCollectionState {}
-extension MutableSet: ManagedCollectionState {}
