@@ -102,6 +102,21 @@ struct RealmCollectionTests {
         _ = (token, listToken)
     }
 
+    @Test("a map answers key-value coding by key: value(forKey:), object(forKey:), setValue(_:forKey:), isEqual")
+    func mapKeyValueCoding() throws {
+        let realm = try makeRealm()
+        let pound = Pound()
+        pound.fees.setValue(5, forKey: "a")
+        #expect(pound.fees["a"] == 5 && pound.fees.value(forKey: "a") as? Int == 5)
+        try realm.write { realm.add(pound) }
+        try realm.write {
+            pound.fees.setValue(7, forKey: "b")
+            pound.fees.setValue(nil, forKey: "a")
+        }
+        #expect(pound.fees.value(forKey: "a") == nil && pound.fees.object(forKey: "b" as AnyObject) as? Int == 7)
+        #expect(pound.fees.isEqual(pound.fees) && !pound.fees.isEqual(Pound().fees) && !pound.fees.isEqual("b"))
+    }
+
     @Test("MutableSet is a RealmCollection too; AnyRealmCollection wraps unmanaged collections")
     func setsAndUnmanaged() throws {
         let realm = try makeRealm()
