@@ -8,8 +8,8 @@ struct CollectionOwnership {
     private var held: Object?
     private weak var legacy: Object?
     private var legacyPlace: CollectionPlace?
-    /// The class of the object whose legacy field holds the collection.
-    private var legacyType: Object.Type?
+    /// The row of the object whose legacy field holds the collection.
+    private var legacyRow: ObjectRow?
     private(set) var column: Int
 
     /// An unmanaged collection's.
@@ -29,10 +29,7 @@ struct CollectionOwnership {
     var owner: Object? {
         mutating get {
             if let owner = held ?? legacy { return owner }
-            guard let legacyPlace, let legacyType else { return nil }
-            let binding = legacyPlace.database.bindingOrTrap(for: legacyType, storedAs: legacyPlace.table.name)
-            let row = binding.info.type.init()
-            row.bind(to: legacyPlace.database, objectKey: legacyPlace.key, binding: binding)
+            guard let row = legacyRow?.object() else { return nil }
             // Held strongly: the new instance's own fields hold other collections, so no cycle.
             held = row
             return row
@@ -51,6 +48,6 @@ struct CollectionOwnership {
         legacy = object
         self.column = column
         legacyPlace = CollectionPlace(owner: object, column: column)
-        legacyType = type(of: object)
+        legacyRow = ObjectRow(object)
     }
 }

@@ -23,15 +23,13 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
     /// Where the legacy owner's row is, to read it through another handle
     /// on the row once that instance is gone (the property outlives it, as
     /// Realm's does).
-    private var ownerRow: (type: Object.Type, handover: _ThreadSafeHandover, database: Database)?
+    private var ownerRow: ObjectRow?
 
     private var owner: Object? {
         if let heldOwner { return heldOwner }
         guard isAttached else { return nil }
         if let legacyOwner { return legacyOwner }
-        guard let ownerRow, let row = ownerRow.type._resolve(ownerRow.handover, in: ownerRow.database) else {
-            preconditionFailure("TroveRealm: the object this RealmProperty belongs to was deleted")
-        }
+        guard let row = ownerRow?.object() else { return nil }
         heldOwner = row
         return row
     }
@@ -67,7 +65,7 @@ public final class RealmProperty<Value: _TroveStorable>: CustomStringConvertible
         legacyOwner = object
         isAttached = true
         self.column = column
-        ownerRow = object.database.map { (type(of: object), object._threadSafeHandover, $0) }
+        ownerRow = ObjectRow(object)
     }
 
     /// The property's value: the stored one when its object is managed.
