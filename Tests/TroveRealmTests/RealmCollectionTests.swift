@@ -207,6 +207,14 @@ struct RealmCollectionTests {
         #expect(realm.objects(Dog.self).filter(NSPredicate(value: true)).count == 1)
         #expect(realm.objects(Dog.self).filter(NSPredicate(value: false)).count == 0)
         #expect(AnyRealmCollection(realm.objects(Dog.self)).index(matching: NSPredicate(value: true)) == 0)
+        // A format predicate with arguments, as Realm code writes it (on Linux too).
+        try realm.write { realm.create(Dog.self, value: ["Bo", 5]) }
+        let older = NSPredicate(format: "age > %@ AND name != %@", 4, "Rex")
+        #expect(realm.objects(Dog.self).filter(older).map(\.name) == ["Bo"])
+        #expect(realm.objects(Dog.self).index(matching: NSPredicate(format: "name == %@", argumentArray: ["Bo"])) == 1)
+        #expect(older == NSPredicate(format: "age > %@ AND name != %@", argumentArray: [4, "Rex"]))
+        #expect(older != NSPredicate(format: "age > %@ AND name != %@", argumentArray: [5, "Rex"]))
+        #expect(older.predicateFormat == "age > %@ AND name != %@")
     }
 
     @Test("collections compare with isEqual and describe themselves; properties say which collection they are")

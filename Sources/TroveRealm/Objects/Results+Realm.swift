@@ -68,39 +68,43 @@ extension MutableSet where Element: Object {
     public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> { realmQuery(predicateFormat, args) }
 }
 
-/// NSPredicate's format string (deprecated on Linux, where only
-/// `NSPredicate(value:)` has one worth reading; through a protocol, so the
-/// call is not flagged).
-private protocol PredicateText {
-    var predicateFormat: String { get }
-}
-
-extension NSPredicate: PredicateText {}
-
-/// The query string of an `NSPredicate`; a block predicate, which has none, traps.
-func queryText(of predicate: NSPredicate) -> String {
-    let text = (predicate as any PredicateText).predicateFormat
+/// The query string and arguments of an `NSPredicate`; a block predicate, which has none, traps.
+func queryParts(of predicate: NSPredicate) -> (String, [Any?]) {
+    #if canImport(Darwin)
+        let text = predicate.predicateFormat
+        let arguments: [Any?] = []
+    #else
+        let text = predicate.predicateFormat
+        let arguments: [Any?] = predicate.arguments.map { $0 is NSNull ? nil : $0 }
+    #endif
     guard !text.hasPrefix("BLOCKPREDICATE") else {
         realmMisuse(
             "Cannot query with an NSPredicate", TroveError(.invalidQuery, "a block predicate has no query string to run"))
     }
-    return text
+    return (text, arguments)
 }
 
 extension RealmCollection where Element: Object {
     /// The objects an `NSPredicate` matches (Realm's `filter(_: NSPredicate)`):
-    /// its format string runs as a query string. On Linux, Foundation can
-    /// only make `NSPredicate(value:)`; elsewhere any format predicate works.
+    /// its format string runs as a query string, with its arguments (on
+    /// Linux, TroveRealm's `NSPredicate` stands in for Foundation's).
     ///
     /// ```swift
     /// let all = dogs.filter(NSPredicate(value: true))
     /// ```
-    public func filter(_ predicate: NSPredicate) -> Results<Element> { realmQuery(queryText(of: predicate), []) }
+    public func filter(_ predicate: NSPredicate) -> Results<Element> {
+        let (format, arguments) = queryParts(of: predicate)
+        return realmQuery(format, arguments)
+    }
 
     /// The position of the first object an `NSPredicate` matches, or nil.
     ///
     /// ```swift
     /// let first = dogs.index(matching: NSPredicate(value: true))
     /// ```
-    public func index(matching predicate: NSPredicate) -> Int? { index(matching: queryText(of: predicate)) }
+    public func index(matching predicate: NSPredicate) -> Int? {
+        let (format, arguments) = queryParts(of: predicate)
+        guard let first = realmQuery(format, arguments).first else { return nil }
+        return index(of: first)
+    }
 }
