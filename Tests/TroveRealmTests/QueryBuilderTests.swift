@@ -423,7 +423,13 @@ struct QueryBuilderTests {
             format({ $0.prices.keys.starts(with: "u", options: [.caseInsensitive, .diacriticInsensitive]) }, in: people)
                 == "(ANY prices.@allKeys BEGINSWITH[cd] %@)")
         #expect(format({ $0.rating.contains(2...4) }, in: people) == "(rating BETWEEN {%@, %@})")
-        #expect(format({ !$0.isMember || !($0.age < 3) }, in: people) == "((isMember == false) || NOT (age < %@))")
+        // Realm's own forms: a Bool property without parentheses, NOT inside a comparison's.
+        #expect(format({ !$0.isMember || !($0.age < 3) }, in: people) == "(isMember == false || (NOT age < %@))")
+        #expect(format({ $0.age == 0 && $0.isMember }, in: people) == "((age == %@) && isMember == true)")
+        #expect(format({ !($0.age == 0 || $0.isMember) }, in: people) == "NOT ((age == %@) || isMember == true)")
+        #expect(
+            people.all.where { !$0.isMember || !($0.age < 3) }.count
+                == people.all.filter { !$0.isMember || !($0.age < 3) }.count)
         #expect(format({ $0.tags.contains("go") }, in: people) == "(%@ IN tags)")
         var arguments: [Any] = []
         _ = people.all.where {

@@ -30,6 +30,9 @@ struct QueryFormat {
             boolean(path, true)
         case .not(.path(let path)):
             boolean(path, false)
+        case .not(.comparison(let lhs, let op, let rhs, let options)):
+            // As Realm writes a negated comparison: inside its parentheses.
+            comparison(lhs, op, rhs, options, prefix: "NOT ")
         case .not(let inner):
             text += "NOT "
             condition(inner)
@@ -37,16 +40,7 @@ struct QueryFormat {
         case .or(let lhs, let rhs): compound(lhs, "||", rhs)
         case .constant(let holds): text += holds ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .comparison(let lhs, let op, let rhs, let options):
-            if case .path(let left) = lhs, case .path(let right) = rhs { checkColumns(left, right) }
-            if case .subqueryCount = rhs { queryMisuse("a subquery's count goes on the left of the comparison") }
-            if case .subqueryCount = lhs, case .path = rhs {
-                queryMisuse("a subquery's count compares with a number, not a property")
-            }
-            text += "("
-            operand(lhs, quantified: true)
-            text += " \(op.rawValue)\(options.modifier) "
-            operand(rhs, quantified: false)
-            text += ")"
+            comparison(lhs, op, rhs, options)
         case .between(let lhs, let lower, let upper):
             text += "("
             operand(lhs, quantified: true)
@@ -66,10 +60,25 @@ struct QueryFormat {
         }
     }
 
+    /// A Bool property as a condition, as Realm writes it: `isMember == true`, no parentheses.
     private mutating func boolean(_ path: QueryPath, _ value: Bool) {
-        text += "("
         operand(.path(path), quantified: true)
-        text += value ? " == true)" : " == false)"
+        text += value ? " == true" : " == false"
+    }
+
+    private mutating func comparison(
+        _ lhs: QueryNode, _ op: ComparisonOperator, _ rhs: QueryNode, _ options: StringOptions, prefix: String = ""
+    ) {
+        if case .path(let left) = lhs, case .path(let right) = rhs { checkColumns(left, right) }
+        if case .subqueryCount = rhs { queryMisuse("a subquery's count goes on the left of the comparison") }
+        if case .subqueryCount = lhs, case .path = rhs {
+            queryMisuse("a subquery's count compares with a number, not a property")
+        }
+        text += "(" + prefix
+        operand(lhs, quantified: true)
+        text += " \(op.rawValue)\(options.modifier) "
+        operand(rhs, quantified: false)
+        text += ")"
     }
 
     private mutating func compound(_ lhs: QueryNode, _ op: String, _ rhs: QueryNode) {
