@@ -442,6 +442,14 @@ struct QueryBuilderTests {
         // Built without a Realm, as Realm's test hook builds it.
         let (format, values) = (Query<QueryPerson>._constructForTesting().age > 18)._constructPredicate()
         #expect(format == "(age > %@)" && values.first as? Int == 18)
+        // As Realm's tests compare them: through NSPredicate, lists of values included.
+        let (inFormat, inValues) = Query<QueryPerson>._constructForTesting().age.in([1, 2])._constructPredicate()
+        #expect(
+            NSPredicate(format: inFormat, argumentArray: inValues)
+                == NSPredicate(format: "(age IN %@)", argumentArray: [[1, 2]]))
+        #expect(
+            NSPredicate(format: inFormat, argumentArray: inValues)
+                != NSPredicate(format: "(age IN %@)", argumentArray: [[1, 3]]))
     }
 
     @Test("where on Results, List, MutableSet, LinkingObjects, AnyRealmCollection and any RealmCollection; index(matching:)")

@@ -61,6 +61,10 @@ import Trove
         open override var description: String { predicateFormat }
 
         private static func sameArgument(_ a: Any, _ b: Any) -> Bool {
+            if let x = a as? [Any], let y = b as? [Any] {
+                return x.count == y.count && zip(x, y).allSatisfy { sameArgument($0, $1) }
+            }
+            if a is NSNull || b is NSNull { return a is NSNull && b is NSNull }
             if let x = StoredValue(any: a), let y = StoredValue(any: b) { return x == y }
             if let x = a as? Object, let y = b as? Object { return x == y }
             return String(describing: a) == String(describing: b)

@@ -102,7 +102,14 @@ public struct Query<T> {
     /// ```
     public func _constructPredicate() -> (String, [Any]) {
         let (format, arguments) = predicateParts()
-        return (format, arguments.map { Self.isNull($0) ? NSNull() : $0! })
+        return (format, arguments.map(Self.bridged))
+    }
+
+    /// An argument as Realm hands it over: nil as `NSNull`, a list of values as `[Any]`.
+    private static func bridged(_ value: Any?) -> Any {
+        if isNull(value) { return NSNull() }
+        if let list = value as? [Any?] { return list.map(bridged) }
+        return value!
     }
 
     /// Whether an argument is nil, or an optional holding none.
