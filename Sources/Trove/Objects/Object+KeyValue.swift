@@ -182,10 +182,7 @@ extension _TroveStorable {
     /// `value` as this type: the same type, nil (or NSNull) for an optional,
     /// or a number, string or date that converts without loss (an Int for an
     /// Int16, say); nil when it does not fit.
-    /// ``_troveConvert(_:)`` for TroveRealm's wrappers.
-    package static func _troveConvertValue(_ value: Any?) -> Self? { _troveConvert(value) }
-
-    static func _troveConvert(_ value: Any?) -> Self? {
+    package static func _troveConvert(_ value: Any?) -> Self? {
         let value = value.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
         if let value, let same = value as? Self { return same }
         // A stored object read through another class (a DynamicObject, or the model class of its type).
@@ -199,7 +196,7 @@ extension _TroveStorable {
             return wrapper._troveWrapping(value) as? Self
         }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
-        // A mixed value (`.none` too) into a wrapper of one (Realm's `RealmProperty<AnyRealmValue>`).
+        // A mixed value (`.none` too) into another type stored as one.
         if _troveType == .mixed, let mixed = value as? Mixed { return Self._troveFromStored(mixed._troveStored) }
         if value == nil { return _troveIsOptional ? Self._troveFromStored(.null) : nil }
         if let value, _troveCollection == nil, _troveLinkTarget == nil, let given = StoredValue(any: value), given != .null {
@@ -214,7 +211,7 @@ extension _TroveStorable {
 }
 
 /// `value` boxed, with an empty optional turned into nil (and a full one unwrapped).
-func flattenOptional(_ value: Any) -> Any? {
+package func flattenOptional(_ value: Any) -> Any? {
     if let optional = value as? any _OptionalBox { return optional._unwrapped }
     return value
 }

@@ -9,7 +9,7 @@ extension Map {
     /// let price = item.prices.value(forKey: "EUR") as? Double
     /// ```
     public func value(forKey key: String) -> AnyObject? {
-        guard let mapKey = key as? Key, let value = self[mapKey].flatMap(flattenedValue) else { return nil }
+        guard let mapKey = key as? Key, let value = self[mapKey].flatMap(flattenOptional) else { return nil }
         return value as AnyObject
     }
 
@@ -21,7 +21,7 @@ extension Map {
     /// ```
     public func object(forKey key: AnyObject) -> AnyObject? {
         guard let mapKey = key as? Key ?? (key as? String).flatMap({ $0 as? Key }) else { return nil }
-        return self[mapKey].flatMap(flattenedValue).map { $0 as AnyObject }
+        return self[mapKey].flatMap(flattenOptional).map { $0 as AnyObject }
     }
 
     /// Sets the value for `key`, converted as key-value coding converts it;
@@ -35,11 +35,11 @@ extension Map {
         guard let mapKey = key as? Key else {
             preconditionFailure("TroveRealm: \(key) is not a key of a Map<\(Key.self), \(Value.self)>")
         }
-        guard let value = value.flatMap(flattenedValue), !(value is NSNull) else {
+        guard let value = value.flatMap(flattenOptional), !(value is NSNull) else {
             removeObject(for: mapKey)
             return
         }
-        guard let converted = Value._troveConvertValue(value) else {
+        guard let converted = Value._troveConvert(value) else {
             preconditionFailure("TroveRealm: a Map<\(Key.self), \(Value.self)> cannot hold a \(type(of: value))")
         }
         self[mapKey] = converted
@@ -54,11 +54,4 @@ extension Map {
         guard let other = other as? Map else { return false }
         return self == other
     }
-}
-
-/// `value` with an empty optional as nil and a full one unwrapped.
-private func flattenedValue(_ value: Any) -> Any? {
-    let mirror = Mirror(reflecting: value)
-    guard mirror.displayStyle == .optional else { return value }
-    return mirror.children.first.map { flattenedValue($0.value) } ?? nil
 }

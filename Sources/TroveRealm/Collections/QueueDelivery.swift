@@ -62,16 +62,7 @@ extension RealmCollection {
         // A cancelled task registers nothing, as in Realm.
         if Task.isCancelled { return NotificationToken() }
         guard let results = _objectResults else {
-            return _observeValues { change in
-                let frozen = self.freeze()
-                deliver(
-                    change.isInitial
-                        ? .initial(frozen)
-                        : .update(
-                            frozen, deletions: change.deletions, insertions: change.insertions,
-                            modifications: change.modifications),
-                    to: actor, block)
-            }
+            return _observeValues { change in deliver(RealmCollectionChange(change, self.freeze()), to: actor, block) }
         }
         let handler = actorChangeHandler(actor, block)
         guard let keyPaths else { return results.observe(handler) }
@@ -160,7 +151,7 @@ extension Object {
 }
 
 /// The property paths key paths of `T` read, trapping on one that reads none.
-private func propertyNames<T: Object>(_ keyPaths: [PartialKeyPath<T>]) -> [String] {
+func propertyNames<T: Object>(_ keyPaths: [PartialKeyPath<T>]) -> [String] {
     keyPaths.map { keyPath in
         guard let name = T.propertyPath(of: keyPath) else {
             preconditionFailure("TroveRealm: \(keyPath) reads no persisted property of \(T.self)")

@@ -86,14 +86,7 @@ extension RealmCollection {
         guard let results = _objectResults else {
             let hop = deliveryQueue(queue)
             return _observeValues { change in
-                let shown = hop == nil ? self : self.freeze()
-                let realmChange: RealmCollectionChange<Self> =
-                    change.isInitial
-                    ? .initial(shown)
-                    : .update(
-                        shown, deletions: change.deletions, insertions: change.insertions,
-                        modifications: change.modifications)
-                deliver(realmChange, on: hop, to: block)
+                deliver(RealmCollectionChange(change, hop == nil ? self : self.freeze()), on: hop, to: block)
             }
         }
         let handler = realmChangeHandler(on: queue, block)
@@ -446,11 +439,7 @@ extension RealmCollection where Element: Object {
     }
 
     private func values(atPath keyPath: String) -> [Any?] {
-        map { object in
-            keyPath.split(separator: ".").reduce(Optional<Any>.some(object)) { current, key in
-                (current as? Object)?.value(forKey: String(key))
-            }
-        }
+        map { $0.value(forKeyPath: keyPath) }
     }
 
     /// Sets one property of every object (inside a write).
@@ -497,6 +486,21 @@ extension Object {
     /// The collection of objects of this class (`Self`, the class it is called on) a handover describes, wrapped.
     fileprivate static func anyRealmCollection(_ handover: _ThreadSafeHandover, in database: Database) -> Any? {
         AnyRealmCollection<Self>.resolveObjects(handover, in: database)
+    }
+}
+
+extension RealmCollectionChange {
+    /// A stored list's or set's change set as Realm hands it over, `collection` showing its new state.
+    init(_ change: CollectionChangeSet, _ collection: @autoclosure () -> CollectionType) {
+        if let error = change.error {
+            self = .error(error)
+        } else if change.isInitial {
+            self = .initial(collection())
+        } else {
+            self = .update(
+                collection(), deletions: change.deletions, insertions: change.insertions,
+                modifications: change.modifications)
+        }
     }
 }
 

@@ -58,7 +58,7 @@ extension SectionedResults where Element: Object {
         keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
         _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
-        observe(keyPaths: keyPaths.map { Element.propertyPath(of: $0) ?? "\($0)" }, on: queue, block)
+        observe(keyPaths: propertyNames(keyPaths), on: queue, block)
     }
 }
 
@@ -144,6 +144,6 @@ extension ResultsSection where Element: Object {
         keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
         _ block: @escaping (SectionedResultsChange<ResultsSection>) -> Void
     ) -> NotificationToken {
-        observe(keyPaths: keyPaths.map { Element.propertyPath(of: $0) ?? "\($0)" }, on: queue, block)
+        observe(keyPaths: propertyNames(keyPaths), on: queue, block)
     }
 }

@@ -97,7 +97,7 @@ extension RealmProperty: _TroveDeclaredWithPersisted {
 extension RealmProperty: _TroveWrappedValue {
     /// A property holding `value` converted to `Value`, or nil when it cannot hold it.
     public static func _troveWrapping(_ value: Any?) -> RealmProperty? {
-        Value._troveConvertValue(value).map { RealmProperty($0) }
+        Value._troveConvert(value).map { RealmProperty($0) }
     }
 
     /// The value, nil for an empty optional: what `object["age"]` reads.

@@ -107,16 +107,9 @@ public struct Query<T> {
 
     /// An argument as Realm hands it over: nil as `NSNull`, a list of values as `[Any]`.
     private static func bridged(_ value: Any?) -> Any {
-        if isNull(value) { return NSNull() }
+        guard let value = value.flatMap(flattenOptional) else { return NSNull() }
         if let list = value as? [Any?] { return list.map(bridged) }
-        return value!
-    }
-
-    /// Whether an argument is nil, or an optional holding none.
-    private static func isNull(_ value: Any?) -> Bool {
-        guard let value else { return true }
-        let mirror = Mirror(reflecting: value)
-        return mirror.displayStyle == .optional && mirror.children.isEmpty
+        return value
     }
 
     /// The query string and its arguments, nil for null.
