@@ -116,3 +116,14 @@ struct RowMemo {
         }
     }
 }
+
+/// One object of the scale run's shape (``ScaleItem``), for SQLite.
+struct ScaleRow {
+    var id: Int
+    var name: String
+    var age: Int
+    var score: Double
+    var memo: String
+    var date: Double
+    var tags: [String]
+}

@@ -87,6 +87,14 @@ enum ScaleBenchmark {
         return item
     }
 
+    /// An item's values, for SQLite.
+    private static func row(_ id: Int) -> ScaleRow {
+        let item = item(id)
+        return ScaleRow(
+            id: id, name: item.name, age: item.age, score: item.score, memo: item.memo,
+            date: item.date.timeIntervalSince1970, tags: Array(item.tags))
+    }
+
     private static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
@@ -118,11 +126,13 @@ enum ScaleBenchmark {
 
         // One commit (an insert and a change) with and without an observer of `age < 50`.
         var nextID = size
+        var bumped: [Int] = []
         func commit() throws {
             try db.write {
                 try db.add(item(nextID))
                 db.object(ofType: ScaleItem.self, forPrimaryKey: nextID / 2)!.age += 1
             }
+            bumped.append(nextID / 2)
             nextID += 1
         }
         var plain: [Double] = []
@@ -189,10 +199,49 @@ enum ScaleBenchmark {
                 operation: "memo CONTAINS[c] 'COFFEE 서울'", size: size, seconds: seconds, heap: nil,
                 note: String(format: "%.2f µs/object, %d matches", seconds * 1e6 / Double(size), matches)))
 
-        // Deleting a scattered half, and what the file does.
+        // Scattered writes (the same objects, in the same batches, in SQLite
+        // beside it): a random tenth updated, then a random half deleted,
+        // and what the files do.
+        var generator = SeededGenerator(seed: UInt64(size))
+        let shuffled = (0..<size).shuffled(using: &generator)
+        let changed = shuffled.prefix(size / 10)
+        let doomed = shuffled.prefix(size / 2)
+        let sqlite = try SQLiteEngine(directory: directory, durability: .relaxed)
+        for start in stride(from: 0, to: size, by: 10_000) {
+            try sqlite.insertScaleItems((start..<min(start + 10_000, size)).map(row))
+        }
+        try sqlite.updateScaleItems(bumped[...], batch: bumped.count)  // as the commits above did
+        seconds = try time {
+            for start in stride(from: 0, to: changed.count, by: 10_000) {
+                try db.write {
+                    for id in changed[start..<min(start + 10_000, changed.count)] {
+                        db.object(ofType: ScaleItem.self, forPrimaryKey: id)!.age += 1
+                    }
+                }
+            }
+        }
+        let sqliteUpdate = try time { try sqlite.updateScaleItems(changed, batch: 10_000) }
+        lines.append(
+            Line(
+                operation: "update a random tenth's age (batches of 10,000)", size: size, seconds: seconds, heap: nil,
+                note: String(format: "SQLite %.2f s: %.2f× SQLite", sqliteUpdate, sqliteUpdate / seconds)))
+        let retold = shuffled.suffix(size / 10)
+        seconds = try time {
+            for start in stride(from: retold.startIndex, to: retold.endIndex, by: 10_000) {
+                try db.write {
+                    for id in retold[start..<min(start + 10_000, retold.endIndex)] {
+                        let item = db.object(ofType: ScaleItem.self, forPrimaryKey: id)!
+                        item.memo = String(item.memo.reversed())
+                    }
+                }
+            }
+        }
+        let sqliteMemo = try time { try sqlite.reverseScaleMemos(retold, batch: 10_000) }
+        lines.append(
+            Line(
+                operation: "update a random tenth's memo (batches of 10,000)", size: size, seconds: seconds, heap: nil,
+                note: String(format: "SQLite %.2f s: %.2f× SQLite", sqliteMemo, sqliteMemo / seconds)))
         let before = db.usedFileSize
-        var generator = SystemRandomNumberGenerator()
-        let doomed = Array((0..<size).shuffled(using: &generator).prefix(size / 2))
         seconds = try time {
             for start in stride(from: 0, to: doomed.count, by: 10_000) {
                 try db.write {
@@ -203,10 +252,22 @@ enum ScaleBenchmark {
             }
         }
         let after = db.usedFileSize
+        let sqliteBefore = try sqlite.checkpointedSize()
+        let sqliteDelete = try time { try sqlite.deleteScaleItems(doomed, batch: 10_000) }
+        let sqliteAfter = try sqlite.checkpointedSize()
+        let (left, ages) = try sqlite.countScaleItems()
+        let results = try db.objects(ScaleItem.self).filter("id < %@", size)
+        guard left == results.count, ages == results.sum(of: \.age) else {
+            throw BenchmarkFailure(description: "Trove and SQLite disagree after the scattered writes")
+        }
+        func megabytes(_ bytes: Int) -> Int { bytes / 1_048_576 }
         lines.append(
             Line(
                 operation: "delete a random half (batches of 10,000)", size: size, seconds: seconds, heap: nil,
-                note: "file \(before / 1_048_576) MB -> \(after / 1_048_576) MB"))
+                note: String(
+                    format: "file %d MB -> %d MB (%.2f×); SQLite %.2f s (%.2f× SQLite), file %d MB -> %d MB",
+                    megabytes(before), megabytes(after), Double(after) / Double(before), sqliteDelete,
+                    sqliteDelete / seconds, megabytes(sqliteBefore), megabytes(sqliteAfter))))
         let copy = directory.appendingPathComponent("compacted.trove")
         seconds = try time { try db.writeCopy(to: copy) }
         let compacted = (try FileManager.default.attributesOfItem(atPath: copy.path)[.size] as? Int) ?? 0

@@ -241,7 +241,7 @@ extension Database {
                 configuration.storesNewTypesInClusters
                     ? TableInfo.clustersName(schema.name) : TableInfo.objectsName(schema.name))!
         if objects.name.hasPrefix(ObjectStore.clusterPrefix) {
-            try raiseFormat(to: clustersFormat, in: transaction)
+            try Catalog.raiseFormat(to: clustersFormat, in: transaction)
         } else if configuration.storesNewTypesInClusters {
             objects = try convertToClusters(objects, schema: schema, in: transaction)
         }
@@ -275,7 +275,7 @@ extension Database {
         }
         if !fullTextIndexes.isEmpty {
             // An older Trove would write without keeping the index in step: it must refuse the file.
-            try raiseFormat(to: Database.fullTextFormatVersion, in: transaction)
+            try Catalog.raiseFormat(to: Database.fullTextFormatVersion, in: transaction)
         }
         if !addedFullText.isEmpty {
             try Database.buildFullTextIndexes(addedFullText, of: table, in: transaction)
@@ -286,14 +286,6 @@ extension Database {
     /// The format a file with clusters is raised to: an encrypted file's clusters carry no stamps.
     var clustersFormat: UInt32 {
         environment.cipher == nil ? Database.clusterStampsFormatVersion : Database.clustersFormatVersion
-    }
-
-    /// Raises the file's format to at least `version` (a Trove that reads
-    /// only older formats then refuses the file instead of misreading it).
-    func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
-        let meta = try transaction.openTable(Catalog.metaTable)!
-        let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
-        if format < version { try Catalog.put(version.littleEndian, key: "format", in: meta, transaction) }
     }
 
     /// Moves a type's objects from one record each (`obj:`) into column
@@ -325,7 +317,7 @@ extension Database {
         }
         try target.writeOutClusters(in: transaction)
         try transaction.clear(records)
-        try raiseFormat(to: clustersFormat, in: transaction)
+        try Catalog.raiseFormat(to: clustersFormat, in: transaction)
         progress(total, total)
         return target.table
     }

@@ -107,7 +107,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 7
+    static let formatVersion: UInt32 = 8
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -129,6 +129,10 @@ public final class Database {
     /// where an object key in the clear would show the primary key): a
     /// Trove before it would look objects up by the primary key's value.
     static let indexedIntegerKeysFormatVersion: UInt32 = 7
+    /// The format of a file whose clusters may hold deleted objects' slots
+    /// (``ClusterTable/deletedPart``), raised by the first write that
+    /// leaves one: a Trove before it would read those objects as stored.
+    static let deletedSlotsFormatVersion: UInt32 = 8
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
@@ -433,7 +437,7 @@ public final class Database {
             try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1 < Database.sealedLogFormatVersion
         else { return }
         if let log = try transaction.existingTable(ChangeLog.tableName) { try transaction.clear(log) }
-        try raiseFormat(to: Database.sealedLogFormatVersion, in: transaction)
+        try Catalog.raiseFormat(to: Database.sealedLogFormatVersion, in: transaction)
     }
 
     /// A plain file with clusters, opened for writing, is raised to
@@ -441,7 +445,7 @@ public final class Database {
     /// Trove before stamps would leave a deleted cluster's stamp behind.
     private func stampClusters(_ meta: Table, in transaction: WriteTransaction) throws {
         guard try needsStamps(meta, in: transaction) else { return }
-        try raiseFormat(to: Database.clusterStampsFormatVersion, in: transaction)
+        try Catalog.raiseFormat(to: Database.clusterStampsFormatVersion, in: transaction)
     }
 
     private func needsStamps(_ meta: Table, in transaction: Transaction? = nil) throws -> Bool {

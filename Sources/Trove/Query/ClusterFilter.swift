@@ -78,8 +78,16 @@ indirect enum ClusterFilter {
         }
     }
 
-    /// Sets `matches[slot]` for every object of the cluster.
+    /// Sets `matches[slot]` for every slot of the cluster: false for a deleted object's.
     func evaluate(_ view: ClusterView, _ layout: RecordLayout, into matches: UnsafeMutableBufferPointer<Bool>) throws {
+        try evaluateEverySlot(view, layout, into: matches)
+        view.clearDeleted(in: matches)
+    }
+
+    /// Sets `matches[slot]` for every slot of the cluster, deleted or not.
+    private func evaluateEverySlot(
+        _ view: ClusterView, _ layout: RecordLayout, into matches: UnsafeMutableBufferPointer<Bool>
+    ) throws {
         let count = view.count
         switch self {
         case .constant(let value):
@@ -146,11 +154,11 @@ indirect enum ClusterFilter {
         case .and(let parts), .or(let parts):
             let isAnd = if case .and = self { true } else { false }
             guard let first = parts.first else { return matches.initialize(repeating: isAnd) }
-            try first.evaluate(view, layout, into: matches)
+            try first.evaluateEverySlot(view, layout, into: matches)
             guard parts.count > 1 else { return }
             try withUnsafeTemporaryAllocation(of: Bool.self, capacity: count) { other in
                 for part in parts.dropFirst() {
-                    try part.evaluate(view, layout, into: UnsafeMutableBufferPointer(rebasing: other[0..<count]))
+                    try part.evaluateEverySlot(view, layout, into: UnsafeMutableBufferPointer(rebasing: other[0..<count]))
                     if isAnd {
                         for slot in 0..<count { matches[slot] = matches[slot] && other[slot] }
                     } else {
@@ -159,7 +167,7 @@ indirect enum ClusterFilter {
                 }
             }
         case .not(let inner):
-            try inner.evaluate(view, layout, into: matches)
+            try inner.evaluateEverySlot(view, layout, into: matches)
             for slot in 0..<count { matches[slot] = !matches[slot] }
         }
     }

@@ -31,6 +31,10 @@ struct ClusterScan {
         if starts == nil || (cache != nil && view != nil && view!.writes != cache!.writes) { try reposition() }
         while true {
             if let view, slot < view.count {
+                guard view.isLive(slot) else {
+                    slot += 1
+                    continue
+                }
                 let key = view.key(slot)
                 let record = try view.record(slot, into: scratch)
                 slot += 1

@@ -3,9 +3,9 @@ import TroveStorage
 extension ClusterTable {
     /// Copies a cluster table's entries (read from `cursor` in key order)
     /// as full clusters of ``capacity`` objects, for a compacted copy: the
-    /// half-empty clusters scattered deletes leave are merged, and columns a
-    /// cluster predates are filled with the property's default. A damaged
-    /// cluster throws (a copy must not drop objects).
+    /// half-empty clusters scattered deletes leave are merged, deleted slots
+    /// left out, and columns a cluster predates filled with the property's
+    /// default. A damaged cluster throws (a copy must not drop objects).
     static func repack(
         _ cursor: Cursor, layout: RecordLayout,
         _ put: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void
@@ -48,6 +48,13 @@ extension ClusterTable {
             try keyBytes.withUnsafeBytes { raw in
                 guard let stored = ClusterColumn(raw, type: .int), ClusterColumn.problem(in: raw, type: .int, count: nil) == nil
                 else { throw damaged(start, "has damaged object keys") }
+                var deleted = Set<Int>()
+                if let bits = parts[deletedPart] {
+                    guard let slots = bits.withUnsafeBytes({ deletedSlots($0, count: stored.count) }) else {
+                        throw damaged(start, "has damaged deleted-slot bits")
+                    }
+                    deleted = Set(slots)
+                }
                 var values: [[StoredValue]] = []
                 for column in columns {
                     guard let bytes = parts[column + 1] else {
@@ -61,12 +68,13 @@ extension ClusterTable {
                                 let column = ClusterColumn(raw, type: type)
                             else { throw damaged(start, "has a damaged \(layout.properties[column].name) column") }
                             return try (0..<stored.count).map { slot in
+                                if deleted.contains(slot) { return .null }  // (left out below)
                                 guard let value = column.value(slot) else { throw damaged(start, "holds a damaged mixed value") }
                                 return value
                             }
                         })
                 }
-                for slot in 0..<stored.count {
+                for slot in 0..<stored.count where !deleted.contains(slot) {
                     keys.append(UInt64(bitPattern: stored.int(slot) ?? 0))
                     for (index, column) in columns.enumerated() { buffers[column]!.append(values[index][slot]) }
                     if keys.count == capacity { try emit() }

@@ -45,12 +45,17 @@ struct ClusterTable {
         /// Per column: changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var changedColumns: [Bool]
         @exclusivity(unchecked) private var anyColumnChanged = false
-        /// Slots deleted in this write but still in ``keys`` and the columns
-        /// (nil: none): removed all at once, in one pass over each column,
-        /// before the cluster is otherwise changed or written (``applyDeletes(_:)``).
-        /// Removing them one at a time moved every column per delete.
+        /// Slots deleted but still in ``keys`` and the columns (nil: none),
+        /// in this write or stored so (``deletedPart``). A cluster that only
+        /// lost objects is written as these bits alone; the slots leave the
+        /// keys and every column in one pass (``applyDeletes(_:)``) when
+        /// keys go in, or when most of the cluster is deleted.
         @exclusivity(unchecked) private(set) var deleted: [Bool]?
         @exclusivity(unchecked) private(set) var deletedCount = 0
+        /// Whether ``deleted`` changed since the cluster was last written.
+        @exclusivity(unchecked) private(set) var deletesChanged = false
+        /// Whether the file holds deleted-slot bits for the cluster.
+        @exclusivity(unchecked) var deletesStored = false
 
         /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
         init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
@@ -70,6 +75,7 @@ struct ClusterTable {
 
         func markWritten() {
             keysChanged = false
+            deletesChanged = false
             guard anyColumnChanged else { return }
             for column in changedColumns.indices { changedColumns[column] = false }
             anyColumnChanged = false
@@ -142,7 +148,7 @@ struct ClusterTable {
             return UnsafeRawBufferPointer(record)
         }
 
-        var isChanged: Bool { keysChanged || anyColumnChanged || deletedCount > 0 }
+        var isChanged: Bool { keysChanged || anyColumnChanged || deletesChanged }
 
         /// Whether the object in `slot` was deleted in this write (its slot not yet removed).
         @inline(__always)
@@ -156,6 +162,26 @@ struct ClusterTable {
             if deleted == nil { deleted = Array(repeating: false, count: keys.count) }
             deleted![slot] = true
             deletedCount += 1
+            deletesChanged = true
+        }
+
+        /// The largest key not deleted.
+        var lastLiveKey: UInt64? {
+            guard deletedCount > 0 else { return keys.last }
+            return keys.indices.last { !deleted![$0] }.map { keys[$0] }
+        }
+
+        /// Whether the slots of deleted objects are to leave the columns when
+        /// the cluster is written: most of it is deleted. (Otherwise only the
+        /// bits are written: deleting a few objects of many clusters then
+        /// costs a few bytes per cluster, not a copy of each.)
+        var isMostlyDeleted: Bool { deletedCount * 4 >= keys.count * 3 }
+
+        /// The deleted-slot bits as stored (``deletedPart``).
+        func encodedDeletes() -> [UInt8] {
+            var bits = [UInt8](repeating: 0, count: (keys.count + 7) / 8)
+            if let deleted { for slot in deleted.indices where deleted[slot] { bits[slot >> 3] |= 1 << UInt8(slot & 7) } }
+            return bits
         }
 
         /// Removes the slots of the objects deleted, from the keys and every column.
@@ -180,6 +206,7 @@ struct ClusterTable {
             keysChanged = true
             deleted = nil
             deletedCount = 0
+            deletesChanged = true
         }
 
         /// The runs of slots not `marked`, in order.
@@ -246,6 +273,8 @@ struct ClusterTable {
         /// moves and erases): a cluster is then found by a binary search in memory.
         @exclusivity(unchecked) private(set) var starts: [UInt64]?
         @exclusivity(unchecked) private var searches = 0
+        /// Whether this write raised the file's format for deleted-slot bits.
+        @exclusivity(unchecked) var formatRaised = false
 
         init(owner: ClusterTable) { self.owner = owner }
 
@@ -281,6 +310,24 @@ struct ClusterTable {
 
     /// The part holding the cluster's stamp: after every column's.
     static let stampPart = Int(UInt16.max)
+    /// The part holding which slots' objects are deleted, when some are: a
+    /// bit per slot (set: deleted), in `(count + 7) / 8` bytes.
+    static let deletedPart = stampPart - 1
+
+    /// The deleted slots of stored deleted-slot bits, in order; nil when the
+    /// bits are damaged (not one per slot of `count`, or set past the last).
+    static func deletedSlots(_ bits: UnsafeRawBufferPointer, count: Int) -> [Int]? {
+        guard bits.count == (count + 7) / 8 else { return nil }
+        var slots: [Int] = []
+        for (index, byte) in bits.enumerated() where byte != 0 {
+            for bit in 0..<8 where byte & (1 << UInt8(bit)) != 0 {
+                let slot = index * 8 + bit
+                guard slot < count else { return nil }
+                slots.append(slot)
+            }
+        }
+        return slots
+    }
 
     static func key(_ start: UInt64, part: UInt16) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 10)
@@ -322,6 +369,11 @@ struct ClusterTable {
         try transaction.withMapAccess {
             guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
             let cluster = Cluster(start: start, keys: (0..<view.count).map { view.key($0) }, layout: layout)
+            if view.deletedCount > 0 {
+                for slot in 0..<view.count where !view.isLive(slot) { cluster.markDeleted(slot) }
+                cluster.markWritten()
+                cluster.deletesStored = true
+            }
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let stored = try view.column(column) {
                     cluster.keep(stored, at: column)
@@ -344,7 +396,7 @@ struct ClusterTable {
     /// The cluster `key` belongs in, from the cache or the file; its
     /// pending deletes applied unless `applyingDeletes` is false.
     private func cluster(
-        for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?, applyingDeletes: Bool = true
+        for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?, applyingDeletes: Bool
     ) throws -> Cluster? {
         let found = try findCluster(for: key, in: transaction, cache)
         if applyingDeletes { found?.applyDeletes(layout) }
@@ -414,18 +466,36 @@ struct ClusterTable {
     /// The number of objects (the cache is written out first).
     func count(in transaction: Transaction, _ cache: ClusterCache?) throws -> Int {
         if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
+        guard transaction.canSee(table) else { return 0 }
         var count = 0
-        for start in try starts(in: transaction) {
-            count += try value(start, part: 0, in: transaction) { bytes in
-                bytes.flatMap { ClusterColumn($0, type: .int)?.count } ?? 0
+        try transaction.withCursor(on: table) { cursor in
+            var entry = try cursor.first()
+            while let current = entry {
+                if current.key.count == 10 {
+                    switch Self.part(of: current.key) {
+                    case 0: count += ClusterColumn(current.value, type: .int)?.count ?? 0
+                    case Self.deletedPart: count -= Self.bitsSet(current.value)
+                    default: break
+                    }
+                }
+                entry = try cursor.next()
             }
         }
         return count
     }
 
+    /// The part number of a stored key.
+    static func part(of key: UnsafeRawBufferPointer) -> Int {
+        Int(UInt16(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+    }
+
+    private static func bitsSet(_ bytes: UnsafeRawBufferPointer) -> Int {
+        bytes.reduce(0) { $0 + $1.nonzeroBitCount }
+    }
+
     /// The largest object key, or nil when there is none.
     func lastKey(in transaction: Transaction, _ cache: ClusterCache?) throws -> UInt64? {
-        try cluster(for: .max, in: transaction, cache)?.keys.last
+        try cluster(for: .max, in: transaction, cache, applyingDeletes: false)?.lastLiveKey
     }
 
     /// The object keys from `from` through `through`, in order, from the
@@ -434,24 +504,45 @@ struct ClusterTable {
         guard transaction.canSee(table) else { return [] }
         if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
         var keys: [UInt64] = []
+        // A cluster's deleted-slot bits come after its keys: its keys in
+        // range are kept (with the slot of the first) until they are read.
+        var pending: (first: Int, count: Int, keys: [UInt64]) = (0, 0, [])
+        var passedThrough = false
         try transaction.withCursor(on: table) { cursor in
             var entry = try cursor.first()
             while let current = entry {
-                if current.key.count == 10, current.key[8] == 0, current.key[9] == 0 {
-                    guard let column = ClusterColumn(current.value, type: .int) else {
-                        throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster are damaged")
-                    }
-                    for slot in 0..<column.count {
-                        let key = UInt64(bitPattern: column.int(slot) ?? 0)
-                        if key < from { continue }
-                        if let through, key > through { return }
-                        keys.append(key)
+                if current.key.count == 10 {
+                    let part = Self.part(of: current.key)
+                    if part == 0 {
+                        keys += pending.keys
+                        pending = (0, 0, [])
+                        if passedThrough { return }
+                        guard let column = ClusterColumn(current.value, type: .int) else {
+                            throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster are damaged")
+                        }
+                        pending.count = column.count
+                        for slot in 0..<column.count {
+                            let key = UInt64(bitPattern: column.int(slot) ?? 0)
+                            if key < from { continue }
+                            if let through, key > through {
+                                passedThrough = true
+                                break
+                            }
+                            if pending.keys.isEmpty { pending.first = slot }
+                            pending.keys.append(key)
+                        }
+                    } else if part == Self.deletedPart, !pending.keys.isEmpty {
+                        guard let slots = Self.deletedSlots(current.value, count: pending.count) else {
+                            throw TroveError(.corruptFile, "the deleted-slot bits of a \(layout.typeName) cluster are damaged")
+                        }
+                        let range = pending.first..<(pending.first + pending.keys.count)
+                        for slot in slots.reversed() where range.contains(slot) { pending.keys.remove(at: slot - pending.first) }
                     }
                 }
                 entry = try cursor.next()
             }
         }
-        return keys
+        return keys + pending.keys
     }
 
     /// Checks every cluster's stored structure without trapping (keys in
@@ -472,10 +563,11 @@ struct ClusterTable {
                 do {
                     view = try ClusterView(self, start: start, in: transaction, writes: 0)
                 } catch let error as TroveError where error.kind == .corruptFile {
-                    view = nil
+                    damaged(.init(start: start, limit: limit, keys: nil, detail: "\(name): \(error.message)"))
+                    continue
                 }
-                guard let view, view.count > 0 else {
-                    damaged(.init(start: start, limit: limit, keys: nil, detail: "\(name) has damaged or no object keys"))
+                guard let view, view.liveCount > 0 else {
+                    damaged(.init(start: start, limit: limit, keys: nil, detail: "\(name) has no object keys"))
                     continue
                 }
                 let keys = view.keys
@@ -506,18 +598,20 @@ struct ClusterTable {
                     guard let slots else {
                         damaged(
                             .init(
-                                start: start, limit: limit, keys: (0..<view.count).map(view.key),
+                                start: start, limit: limit, keys: (0..<view.count).filter(view.isLive).map(view.key),
                                 detail: "\(name): its \(property) column is damaged"))
                         sound = false
                         break
                     }
-                    for (slot, problem) in slots.sorted(by: { $0.key < $1.key }) where badSlots.insert(slot).inserted {
+                    // (A deleted object's value is read by nothing: it leaves with the next rewrite.)
+                    for (slot, problem) in slots.sorted(by: { $0.key < $1.key })
+                    where view.isLive(slot) && badSlots.insert(slot).inserted {
                         damaged(
                             .init(start: start, limit: limit, keys: [view.key(slot)], detail: "its \(property) value \(problem)"))
                     }
                 }
                 guard sound else { continue }
-                for slot in 0..<view.count where !badSlots.contains(slot) {
+                for slot in 0..<view.count where view.isLive(slot) && !badSlots.contains(slot) {
                     var bigEndian = view.key(slot).bigEndian
                     let record: UnsafeRawBufferPointer
                     do {
@@ -591,7 +685,7 @@ struct ClusterTable {
         if let cache, let write = transaction as? WriteTransaction { try flush(cache, in: write) }
         for start in try starts(in: transaction) {
             guard let cluster = try cache?.clusters[start] ?? load(start, in: transaction) else { continue }
-            for (slot, key) in cluster.keys.enumerated() {
+            for (slot, key) in cluster.keys.enumerated() where !cluster.isDeleted(slot) {
                 guard try visit(key, cluster.values(slot, layout)) else { return }
             }
         }
@@ -601,7 +695,8 @@ struct ClusterTable {
 
     /// Stores a new object; false (nothing changed) when `key` is taken.
     func insert(_ key: UInt64, values: [StoredValue], in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
-        guard let cluster = try cluster(for: key, in: transaction, cache) else {
+        // (Keys go in: the deleted slots leave first.)
+        guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: true) else {
             try write(newCluster(key, values), in: transaction, allColumns: true, cache)
             return true
         }
@@ -641,7 +736,8 @@ struct ClusterTable {
 
     /// Replaces the stored object's values; false when it is not stored.
     func replace(_ key: UInt64, values: [StoredValue], in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
-        guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
+        guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
+            let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         cache.clusters[cluster.start] = cluster
         for column in 0..<layout.columnCount
@@ -656,7 +752,8 @@ struct ClusterTable {
     func set(_ key: UInt64, column: Int, to value: StoredValue, in transaction: WriteTransaction, _ cache: ClusterCache)
         throws -> Bool
     {
-        guard let cluster = try cluster(for: key, in: transaction, cache), let slot = Self.slot(of: key, in: cluster.keys)
+        guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
+            let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         cache.clusters[cluster.start] = cluster
         if cluster.buffer(column).set(value, at: slot) { cluster.markChanged(column) }
@@ -674,7 +771,9 @@ struct ClusterTable {
     ) throws {
         var index = 0
         while index < keys.count {
-            guard let cluster = try cluster(for: keys[index], in: transaction, cache), let last = cluster.keys.last else {
+            guard let cluster = try cluster(for: keys[index], in: transaction, cache, applyingDeletes: false),
+                let last = cluster.keys.last
+            else {
                 index += 1
                 continue
             }
@@ -689,7 +788,7 @@ struct ClusterTable {
                 let key = keys[index]
                 index += 1
                 while cluster.keys[slot] < key { slot += 1 }
-                guard cluster.keys[slot] == key else { continue }
+                guard cluster.keys[slot] == key, !cluster.isDeleted(slot) else { continue }
                 let old = buffer.value(slot)
                 if buffer.set(try transform(old), replacing: old, at: slot) { changed = true }
                 updated(key)
@@ -738,7 +837,7 @@ struct ClusterTable {
     }
 
     private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool, _ cache: ClusterCache) throws {
-        cluster.applyDeletes(layout)
+        if allColumns || cluster.isMostlyDeleted { cluster.applyDeletes(layout) }
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }
@@ -749,6 +848,20 @@ struct ClusterTable {
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             guard allColumns || cluster.changedColumns[column] else { continue }
             try cluster.withEncoded(column) { try put($0, cluster.start, part: column + 1, transaction) }
+        }
+        if cluster.deletesChanged {
+            if cluster.deletedCount > 0 {
+                if !cache.formatRaised {
+                    // A Trove that does not know the bits would read deleted objects as stored.
+                    try Catalog.raiseFormat(to: Database.deletedSlotsFormatVersion, in: transaction)
+                    cache.formatRaised = true
+                }
+                try put(cluster.encodedDeletes(), cluster.start, part: Self.deletedPart, transaction)
+                cluster.deletesStored = true
+            } else if cluster.deletesStored {
+                try Self.withKey(cluster.start, part: Self.deletedPart) { _ = try transaction.delete(table, key: $0) }
+                cluster.deletesStored = false
+            }
         }
         if !table.isSealed {
             var stamp = transaction.stamp.littleEndian
@@ -769,7 +882,7 @@ struct ClusterTable {
         cache.writes += 1
         cache.recent = nil
         cache.removeStart(start)
-        for part in Array(0...layout.columnCount) + [Self.stampPart] {
+        for part in Array(0...layout.columnCount) + [Self.deletedPart, Self.stampPart] {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }
     }

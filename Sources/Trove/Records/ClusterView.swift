@@ -40,6 +40,7 @@ final class ClusterView {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
         try self.init(table, start: start, keys: bytes, owned: owned, in: transaction, writes: writes)
+        try adoptDeleted(try Self.part(table, start, ClusterTable.deletedPart, transaction, &self.owned))
         if !table.table.isSealed { stamp = try Self.stamp(table, start, in: transaction) }
     }
 
@@ -126,10 +127,12 @@ final class ClusterView {
                 }
                 parts.initialize(repeating: nil)
                 var stamp: UInt64?
+                var deleted: UnsafeRawBufferPointer?
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
                     if part < parts.count { parts[part] = current.value }
                     if part == ClusterTable.stampPart { stamp = Self.stamp(current.value) }
+                    if part == ClusterTable.deletedPart { deleted = current.value }
                     if part == 0 { break }
                     entry = try cursor.previous()
                 }
@@ -138,6 +141,7 @@ final class ClusterView {
                 }
                 let view = try ClusterView(table, start: start, keys: keys, owned: [], in: transaction, writes: writes)
                 view.stamp = stamp
+                try view.adoptDeleted(deleted)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     try view.adopt(parts[column + 1], column: column)
                 }
@@ -156,7 +160,44 @@ final class ClusterView {
         for buffer in owned { buffer.deallocate() }
     }
 
+    /// The number of slots, the deleted ones included (``isLive(_:)``).
     var count: Int { keys.count }
+
+    /// The slots whose objects were deleted without rewriting the cluster
+    /// (``ClusterTable/deletedPart``), a bit each; nil when there are none.
+    /// Their keys and values stay in the columns until the cluster is next rewritten.
+    @exclusivity(unchecked) private(set) var deleted: UnsafePointer<UInt8>?
+    @exclusivity(unchecked) private(set) var deletedCount = 0
+
+    /// The objects the cluster holds (its slots less the deleted ones).
+    var liveCount: Int { count - deletedCount }
+
+    /// Whether the object in `slot` is stored (not deleted).
+    @inline(__always)
+    func isLive(_ slot: Int) -> Bool {
+        guard let deleted else { return true }
+        return deleted[slot &>> 3] & (1 &<< UInt8(slot & 7)) == 0
+    }
+
+    /// Clears the flags of deleted slots (a filter's matches).
+    func clearDeleted(in flags: UnsafeMutableBufferPointer<Bool>) {
+        guard deleted != nil else { return }
+        for slot in 0..<min(count, flags.count) where !isLive(slot) { flags[slot] = false }
+    }
+
+    /// Takes the cluster's deleted-slot bits (nil: none), checked: one bit
+    /// per slot, none past the last.
+    private func adoptDeleted(_ stored: UnsafeRawBufferPointer?) throws {
+        guard let stored else { return }
+        guard let bits = ClusterTable.deletedSlots(stored, count: count) else {
+            throw TroveError(
+                .corruptFile, "the deleted-slot bits of a \(table.layout.typeName) cluster (at \(start)) are damaged")
+        }
+        guard !bits.isEmpty else { return }
+        let bytes = Self.copy(stored, into: &owned)
+        deleted = bytes.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt8.self)
+        deletedCount = bits.count
+    }
 
     /// Whether the table is encrypted (the view then owns copies of what it read).
     var isSealed: Bool { table.table.isSealed }
@@ -188,8 +229,15 @@ final class ClusterView {
     /// then its distance from the first, found without reading the keys.
     let isDense: Bool
 
-    /// The slot of `key`, or nil when the cluster does not hold it.
+    /// The slot of `key`, or nil when the cluster does not hold it (or it was deleted).
+    @inline(__always)
     func slot(of key: UInt64) -> Int? {
+        guard let slot = storedSlot(of: key) else { return nil }
+        return isLive(slot) ? slot : nil
+    }
+
+    /// The slot holding `key`, deleted or not.
+    private func storedSlot(of key: UInt64) -> Int? {
         if isDense {
             guard key >= firstKey, key &- firstKey < UInt64(count) else { return nil }
             return Int(key &- firstKey)

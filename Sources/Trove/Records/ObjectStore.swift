@@ -479,7 +479,7 @@ struct LookupCursor {
     private mutating func slot(of key: UInt64, in view: ClusterView) -> Int? {
         // Keys looked up in order are usually in the next slot.
         if let previous = previousSlot, previous + 1 < view.count, view.key(previous + 1) == key {
-            previousSlot = previous + 1
+            previousSlot = view.isLive(previous + 1) ? previous + 1 : nil
         } else {
             previousSlot = view.slot(of: key)
         }

@@ -76,6 +76,14 @@ final class Catalog: @unchecked Sendable {
         return Array(prefix.utf8) + tokens.token(Array(key.utf8.dropFirst(prefix.utf8.count)), in: metaTable)
     }
 
+    /// Raises the file's format to at least `version` (a Trove that reads
+    /// only older formats then refuses the file instead of misreading it).
+    static func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
+        let meta = try transaction.openTable(metaTable)!
+        let format = try integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
+        if format < version { try put(version.littleEndian, key: "format", in: meta, transaction) }
+    }
+
     static func put<T: FixedWidthInteger>(_ value: T, key: String, in meta: Table, _ transaction: WriteTransaction) throws {
         var raw = value
         try metaKey(key, in: transaction).withUnsafeBytes { k in

@@ -403,6 +403,100 @@ final class SQLiteEngine: Engine {
         }
     }
 
+    // MARK: The scale run's shape (`trove-bench --scale`)
+
+    /// Stores `items` (the scale run's objects: an indexed name, a memo, a
+    /// list of tags in a side table) in one transaction.
+    func insertScaleItems(_ items: [ScaleRow]) throws {
+        try execute(
+            "CREATE TABLE IF NOT EXISTS item (id INTEGER PRIMARY KEY, name TEXT, age INTEGER, score REAL, memo TEXT, date REAL)")
+        try execute("CREATE INDEX IF NOT EXISTS item_name ON item(name)")
+        try execute(
+            "CREATE TABLE IF NOT EXISTS item_tags (owner INTEGER, position INTEGER, tag TEXT, PRIMARY KEY (owner, position)) WITHOUT ROWID"
+        )
+        let insert = try statement("INSERT INTO item VALUES (?, ?, ?, ?, ?, ?)")
+        let tag = try statement("INSERT INTO item_tags VALUES (?, ?, ?)")
+        try transaction {
+            for item in items {
+                sqlite3_bind_int64(insert, 1, Int64(item.id))
+                sqlite3_bind_text(insert, 2, item.name, -1, SQLiteEngine.transient)
+                sqlite3_bind_int64(insert, 3, Int64(item.age))
+                sqlite3_bind_double(insert, 4, item.score)
+                sqlite3_bind_text(insert, 5, item.memo, -1, SQLiteEngine.transient)
+                sqlite3_bind_double(insert, 6, item.date)
+                try step(insert)
+                sqlite3_reset(insert)
+                for (position, name) in item.tags.enumerated() {
+                    sqlite3_bind_int64(tag, 1, Int64(item.id))
+                    sqlite3_bind_int64(tag, 2, Int64(position))
+                    sqlite3_bind_text(tag, 3, name, -1, SQLiteEngine.transient)
+                    try step(tag)
+                    sqlite3_reset(tag)
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with each of `ids`, `batch` per transaction.
+    private func inBatches(_ ids: ArraySlice<Int>, of batch: Int, _ body: (Int) throws -> Void) throws {
+        for start in stride(from: ids.startIndex, to: ids.endIndex, by: batch) {
+            try transaction { for id in ids[start..<min(start + batch, ids.endIndex)] { try body(id) } }
+        }
+    }
+
+    /// Adds one to the age of each of `ids`, `batch` per transaction.
+    func updateScaleItems(_ ids: ArraySlice<Int>, batch: Int) throws {
+        let update = try statement("UPDATE item SET age = age + 1 WHERE id = ?")
+        try inBatches(ids, of: batch) { id in
+            sqlite3_bind_int64(update, 1, Int64(id))
+            try step(update)
+            sqlite3_reset(update)
+        }
+    }
+
+    /// Replaces the memo of each of `ids` with its characters reversed, `batch` per transaction.
+    func reverseScaleMemos(_ ids: ArraySlice<Int>, batch: Int) throws {
+        let read = try statement("SELECT memo FROM item WHERE id = ?")
+        let update = try statement("UPDATE item SET memo = ? WHERE id = ?")
+        try inBatches(ids, of: batch) { id in
+            sqlite3_bind_int64(read, 1, Int64(id))
+            guard sqlite3_step(read) == SQLITE_ROW else { throw failure("memo \(id)") }
+            let memo = String(String(cString: sqlite3_column_text(read, 0)).reversed())
+            sqlite3_reset(read)
+            sqlite3_bind_text(update, 1, memo, -1, SQLiteEngine.transient)
+            sqlite3_bind_int64(update, 2, Int64(id))
+            try step(update)
+            sqlite3_reset(update)
+        }
+    }
+
+    /// Deletes each of `ids` with its tags, `batch` per transaction.
+    func deleteScaleItems(_ ids: ArraySlice<Int>, batch: Int) throws {
+        let delete = try statement("DELETE FROM item WHERE id = ?")
+        let tags = try statement("DELETE FROM item_tags WHERE owner = ?")
+        try inBatches(ids, of: batch) { id in
+            for statement in [tags, delete] {
+                sqlite3_bind_int64(statement, 1, Int64(id))
+                try step(statement)
+                sqlite3_reset(statement)
+            }
+        }
+    }
+
+    /// The number of items and the sum of their ages.
+    func countScaleItems() throws -> (count: Int, ages: Int) {
+        let query = try statement("SELECT COUNT(*), TOTAL(age) FROM item")
+        guard sqlite3_step(query) == SQLITE_ROW else { throw failure("count") }
+        defer { sqlite3_reset(query) }
+        return (Int(sqlite3_column_int64(query, 0)), Int(sqlite3_column_double(query, 1)))
+    }
+
+    /// The database file and its write-ahead log, checkpointed first (pages freed by deletes are reused, not returned).
+    func checkpointedSize() throws -> Int {
+        try execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return fileSize()
+    }
+
     /// `LIKE '%…%'` (SQLite folds ASCII case) or `instr(…) > 0` (exact).
     func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int {
         if caseInsensitive {

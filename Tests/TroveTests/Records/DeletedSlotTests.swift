@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import Trove
+@testable import TroveStorage
+
+/// A diary entry with a long text, as an app that deletes old entries keeps them.
+final class ScatteredEntry: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var title = ""
+    @Persisted var mood = 0
+    @Persisted var text = ""
+    @Persisted var tags: List<String>
+
+    convenience init(_ id: Int) {
+        self.init()
+        self.id = id
+        title = "entry \(id % 997)"
+        mood = id % 10
+        text = String(repeating: "오늘은 산책을 했다 walk \(id) ", count: 40)
+        tags.append(objectsIn: ["a", "b"].prefix(id % 3))
+    }
+}
+
+/// Deleting objects scattered over many clusters: a cluster that only lost
+/// objects keeps them as deleted slots (a few bytes per cluster), which
+/// every reader skips and the next rewrite of the cluster drops.
+@Suite("Deleted slots in clusters", .serialized)
+struct DeletedSlotTests {
+    static func database(_ name: String = #function) throws -> Database {
+        try makeDatabase(name) {
+            $0.objectTypes = [ScatteredEntry.self]
+            $0.storageLayout = .columnClusters
+        }
+    }
+
+    /// Every way of reading the entries agrees with the ids expected.
+    static func expectEntries(_ db: Database, _ ids: Set<Int>, _ context: String) throws {
+        let all = db.objects(ScatteredEntry.self)
+        #expect(all.count == ids.count, "\(context): count")
+        #expect(all.map(\.id) == ids.sorted(), "\(context): every object, in key order")
+        let calm = try all.filter("mood < 3")
+        #expect(calm.count == ids.filter { $0 % 10 < 3 }.count, "\(context): a column filter's count")
+        #expect(
+            try all.filter("NOT mood < 3").map(\.id) == ids.filter { $0 % 10 >= 3 }.sorted(), "\(context): a negated filter")
+        #expect(all.sum(of: \.mood) == ids.reduce(0) { $0 + $1 % 10 }, "\(context): a sum over the column")
+        #expect(all.max(of: \.id) == ids.max(), "\(context): the largest id")
+        #expect(
+            try all.filter("title == 'entry 5'").map(\.id) == ids.filter { $0 % 997 == 5 }.sorted(), "\(context): an index")
+        #expect(
+            try all.filter("text CONTAINS 'walk 17 '").map(\.id) == ids.filter { $0 == 17 }.sorted(),
+            "\(context): a filter over records")
+        let moods: [Int] = all.sorted(by: \.mood, ascending: false).prefix(3).map(\.mood)
+        let expected: [Int] = Array(ids.map { $0 % 10 }.sorted(by: >).prefix(3))
+        #expect(moods == expected, "\(context): sorted")
+        for id in ids.shuffled().prefix(50) {
+            #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: id)?.text.contains("walk \(id) ") == true)
+        }
+        for id in Set(0..<4_000).subtracting(ids).shuffled().prefix(50) {
+            #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: id) == nil, "\(context): \(id) is deleted")
+        }
+    }
+
+    @Test("deleting a scattered half in batches keeps the file at its size, and every reader skips the deleted objects")
+    func scatteredDeletesKeepTheFile() throws {
+        let db = try Self.database()
+        try db.write { for id in 0..<4_000 { try db.add(ScatteredEntry(id)) } }
+        var ids = Set(0..<4_000)
+        // A few more commits, so the pages freed before the deletes are reused (LMDB frees them two commits later).
+        for _ in 0..<3 { try db.write { db.object(ofType: ScatteredEntry.self, forPrimaryKey: 1)!.mood = 1 } }
+        let before = db.usedFileSize
+        var generator = SeededGenerator(seed: 7)
+        let doomed = Array(ids.shuffled(using: &generator).prefix(2_000))
+        for start in stride(from: 0, to: doomed.count, by: 200) {
+            try db.write {
+                for id in doomed[start..<(start + 200)] {
+                    try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: id)!)
+                    ids.remove(id)
+                }
+            }
+        }
+        // Ten batches each touching every cluster: rewriting their columns
+        // would add a copy of the table for each of the last few batches.
+        #expect(db.usedFileSize <= before + before / 5, "file \(before) → \(db.usedFileSize) bytes")
+        try Self.expectEntries(db, ids, "after the deletes")
+        expectValid(db)
+
+        // Another handle (another process's view) reads the same.
+        let other = try Database(configuration: db.configuration)
+        try Self.expectEntries(other, ids, "another handle")
+
+        // A compacted copy leaves the deleted slots out.
+        let copy = db.configuration.fileURL.deletingLastPathComponent().appendingPathComponent("copy.trove")
+        try db.writeCopy(to: copy)
+        var copied = db.configuration
+        copied.fileURL = copy
+        let compacted = try Database(configuration: copied)
+        try Self.expectEntries(compacted, ids, "the compacted copy")
+        expectValid(compacted)
+        #expect(compacted.usedFileSize < before * 3 / 4)
+    }
+
+    @Test(
+        "objects go back where deleted ones were, changes reach the live objects beside deleted ones, and a mostly deleted cluster is rewritten"
+    )
+    func writesBesideDeletedSlots() throws {
+        let db = try Self.database()
+        try db.write { for id in 0..<2_000 { try db.add(ScatteredEntry(id)) } }
+        var ids = Set(0..<2_000)
+        try db.write {
+            for id in stride(from: 0, to: 2_000, by: 7) {
+                try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: id)!)
+                ids.remove(id)
+            }
+        }
+        try Self.expectEntries(db, ids, "after deleting every 7th")
+        // Changing a live object of a cluster with deleted slots.
+        try db.write {
+            let entry = db.object(ofType: ScatteredEntry.self, forPrimaryKey: 8)!
+            entry.text = "changed"
+            entry.mood = 9
+            db.objects(ScatteredEntry.self).filter { $0.id < 30 }.forEach { $0.title = "early" }
+        }
+        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 8)?.text == "changed")
+        #expect(try db.objects(ScatteredEntry.self).filter("title == 'early'").map(\.id) == ids.filter { $0 < 30 }.sorted())
+        // A deleted primary key added again (an integer primary key is the object key: its slot is taken again).
+        try db.write { try db.add(ScatteredEntry(14)) }
+        ids.insert(14)
+        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 14)?.mood == 4)
+        // Deleting most of the first cluster.
+        try db.write {
+            for id in 0..<400 where ids.contains(id) {
+                try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: id)!)
+                ids.remove(id)
+            }
+        }
+        try Self.expectEntries(db, ids, "after deleting most of a cluster")
+        expectValid(db)
+    }
+
+    @Test(
+        "a delete that leaves deleted slots raises the file format, so an older Trove refuses the file instead of reading deleted objects"
+    )
+    func formatIsRaised() throws {
+        let db = try Self.database()
+        try db.write { for id in 0..<100 { try db.add(ScatteredEntry(id)) } }
+        func format() throws -> UInt32? {
+            let read = try ReadTransaction(environment: db.environment)
+            defer { read.end() }
+            return try Catalog.integer(UInt32.self, key: "format", in: read.existingTable(Catalog.metaTable)!, read)
+        }
+        #expect(try format()! < Database.deletedSlotsFormatVersion)
+        try db.write { try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 50)!) }
+        #expect(try format() == Database.deletedSlotsFormatVersion)
+    }
+
+    @Test("damaged deleted-slot bits are reported by verify() for their cluster, and reads say the file is damaged")
+    func damagedBitsAreReported() throws {
+        let db = try Self.database()
+        try db.write { for id in 0..<1_200 { try db.add(ScatteredEntry(id)) } }
+        try db.write { try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 3)!) }
+        let table = try db.objectBinding(for: ScatteredEntry.self).table
+        let clusters = try #require(table.store.clusters)
+        let write = try WriteTransaction(environment: db.environment)
+        let start = try #require(try clusters.clusterStart(for: TableInfo.objectKey(forInteger: 3), in: write))
+        // Bits for a cluster of another size.
+        try ClusterTable.withKey(start, part: ClusterTable.deletedPart) { key in
+            try [UInt8](repeating: 1, count: 3).withUnsafeBytes { _ = try write.put(table.store.table, key: key, value: $0) }
+        }
+        try write.commit()
+        db.refresh()
+        let report = try db.verify()
+        #expect(
+            report.problems.contains { $0.kind == .damagedRecord && $0.detail.contains("deleted-slot bits") },
+            "\(report)")
+        expectTroveError(.corruptFile) {
+            try clusters.values(of: TableInfo.objectKey(forInteger: 5), in: db.readTransaction(), nil)
+        }
+        // The other clusters still read.
+        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 1_100)?.id == 1_100)
+    }
+}
