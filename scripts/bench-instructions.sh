@@ -19,6 +19,8 @@ rows=(
   "W4|primary-key lookups, random"
   "W5|update one property on all objects"
   "W5|object by object: update one property on all objects"
+  "W5|update a random 1% in transactions of 10"
+  "W6|delete a random 10%"
   "W7|equality on an indexed Int"
   "W7|unindexed range: count and sum"
   "W7|unindexed range: sort, fetch first 100 objects"

@@ -56,6 +56,26 @@ struct ClusterTable {
         @exclusivity(unchecked) private(set) var deletesChanged = false
         /// Whether the file holds deleted-slot bits for the cluster.
         @exclusivity(unchecked) var deletesStored = false
+        /// Where the columns a write has not read yet are read from (nil
+        /// once none is left): a change to one column of a cluster, or a
+        /// delete, reads only what it needs.
+        @exclusivity(unchecked) private var source: LazySource?
+
+        /// The table and write a cluster's unread columns come from. (The
+        /// stored columns do not change under it: the write changes this
+        /// cluster only through it, and reads a column before changing it.)
+        final class LazySource {
+            let table: ClusterTable
+            unowned(unsafe) let transaction: Transaction
+            /// Per column: not read yet.
+            var unread: [Bool]
+
+            init(_ table: ClusterTable, _ transaction: Transaction, unread: [Bool]) {
+                self.table = table
+                self.transaction = transaction
+                self.unread = unread
+            }
+        }
 
         /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
         init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
@@ -83,6 +103,52 @@ struct ClusterTable {
 
         deinit { for copy in copies { copy?.deallocate() } }
 
+        /// A cluster whose columns are read from `transaction` when first used.
+        static func reading(
+            _ table: ClusterTable, start: UInt64, keys: [UInt64], in transaction: Transaction
+        ) -> Cluster {
+            let cluster = Cluster(start: start, keys: keys, layout: table.layout)
+            cluster.buffers = Array(repeating: nil, count: table.layout.columnCount)
+            cluster.source = LazySource(table, transaction, unread: table.layout.inRecord)
+            return cluster
+        }
+
+        /// Reads `column` from the file if the write has not yet.
+        @inline(__always)
+        func read(_ column: Int) throws {
+            guard let source, source.unread[column] else { return }
+            try read(column, from: source)
+        }
+
+        /// Reads every column the write has not read yet.
+        func readAll() throws {
+            guard let source else { return }
+            for column in source.unread.indices where source.unread[column] { try read(column, from: source) }
+            self.source = nil
+        }
+
+        private func read(_ column: Int, from source: LazySource) throws {
+            source.unread[column] = false
+            let layout = source.table.layout
+            try ClusterTable.withKey(start, part: column + 1) { key in
+                try source.transaction.withValue(in: source.table.table, key: key) { bytes in
+                    guard let bytes else {
+                        // A column the cluster predates reads as the column's default.
+                        buffers[column] = ColumnBuffer(
+                            type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
+                        return
+                    }
+                    guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
+                        throw TroveError(
+                            .corruptFile,
+                            "a \(layout.typeName) cluster's \(layout.properties[column].name) column (cluster at \(start)) is damaged"
+                        )
+                    }
+                    keep(stored, at: column)
+                }
+            }
+        }
+
         /// Keeps a copy of a column's stored bytes, made a buffer when first changed.
         func keep(_ column: ClusterColumn, at index: Int) {
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(column.bytes.count, 1), alignment: 8)
@@ -100,7 +166,8 @@ struct ClusterTable {
 
         /// The object in `slot` as a record, each column's slot copied from
         /// its stored bytes or its buffer.
-        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) -> UnsafeRawBufferPointer {
+        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
+            try readAll()
             let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
             var size = fixedEnd
             for column in layout.recordSlots where column.width == 0 {
@@ -185,8 +252,9 @@ struct ClusterTable {
         }
 
         /// Removes the slots of the objects deleted, from the keys and every column.
-        func applyDeletes(_ layout: RecordLayout) {
+        func applyDeletes(_ layout: RecordLayout) throws {
             guard deletedCount > 0, let marks = deleted else { return }
+            try readAll()
             let runs = Self.runs(keeping: marks)
             var kept = 0
             for slot in keys.indices where !marks[slot] {
@@ -199,7 +267,7 @@ struct ClusterTable {
                     // Not opened for edits: its stored bytes without the slots, in one pass.
                     keep(copy: bytes.encoded(keeping: runs, kept: kept), type: bytes.type, at: column)
                 } else {
-                    buffer(column).removeAll(marked: marks)
+                    try buffer(column).removeAll(marked: marks)
                 }
                 markChanged(column)
             }
@@ -224,7 +292,8 @@ struct ClusterTable {
 
         /// The buffer of a column, made from its stored bytes the first time.
         @discardableResult
-        func buffer(_ column: Int) -> ColumnBuffer {
+        func buffer(_ column: Int) throws -> ColumnBuffer {
+            try read(column)
             if let buffer = buffers[column] { return buffer }
             let buffer = ColumnBuffer(stored[column]!)
             buffers[column] = buffer
@@ -233,24 +302,27 @@ struct ClusterTable {
         }
 
         /// Makes every stored column a buffer (before the keys change).
-        func decodeAll(_ layout: RecordLayout) {
-            for column in stored.indices where stored[column] != nil { buffer(column) }
+        func decodeAll(_ layout: RecordLayout) throws {
+            try readAll()
+            for column in stored.indices where stored[column] != nil { try buffer(column) }
         }
 
         /// The value of `column` for the object in `slot`.
-        func value(_ slot: Int, _ column: Int, _ layout: RecordLayout) -> StoredValue {
+        func value(_ slot: Int, _ column: Int, _ layout: RecordLayout) throws -> StoredValue {
             guard layout.inRecord[column] else { return layout.fallbacks[column] }
+            try read(column)
             if let stored = stored[column] { return stored.value(slot) ?? .null }
             return buffers[column]!.value(slot)
         }
 
         /// Every column of the object in `slot`.
-        func values(_ slot: Int, _ layout: RecordLayout) -> [StoredValue] {
-            (0..<layout.columnCount).map { value(slot, $0, layout) }
+        func values(_ slot: Int, _ layout: RecordLayout) throws -> [StoredValue] {
+            try (0..<layout.columnCount).map { try value(slot, $0, layout) }
         }
 
         /// Calls `body` with the stored encoding of a column, from its buffer or its stored bytes.
-        func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+            try read(column)
             if let buffer = buffers[column] { return try buffer.encoded().withUnsafeBytes(body) }
             return try body(stored[column]!.bytes)
         }
@@ -364,16 +436,22 @@ struct ClusterTable {
         }
     }
 
-    /// Reads a cluster from the file, decoded for changing.
-    func load(_ start: UInt64, in transaction: Transaction) throws -> Cluster? {
+    /// Reads a cluster from the file, for changing: every column, or (`lazily`,
+    /// in a write that keeps it in its cache) each column when first used.
+    func load(_ start: UInt64, in transaction: Transaction, lazily: Bool = false) throws -> Cluster? {
         try transaction.withMapAccess {
             guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
-            let cluster = Cluster(start: start, keys: (0..<view.count).map { view.key($0) }, layout: layout)
+            let keys = (0..<view.count).map { view.key($0) }
+            let cluster =
+                lazily
+                ? Cluster.reading(self, start: start, keys: keys, in: transaction)
+                : Cluster(start: start, keys: keys, layout: layout)
             if view.deletedCount > 0 {
                 for slot in 0..<view.count where !view.isLive(slot) { cluster.markDeleted(slot) }
                 cluster.markWritten()
                 cluster.deletesStored = true
             }
+            guard !lazily else { return cluster }
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let stored = try view.column(column) {
                     cluster.keep(stored, at: column)
@@ -399,7 +477,7 @@ struct ClusterTable {
         for key: UInt64, in transaction: Transaction, _ cache: ClusterCache?, applyingDeletes: Bool
     ) throws -> Cluster? {
         let found = try findCluster(for: key, in: transaction, cache)
-        if applyingDeletes { found?.applyDeletes(layout) }
+        if applyingDeletes { try found?.applyDeletes(layout) }
         return found
     }
 
@@ -421,7 +499,7 @@ struct ClusterTable {
             try cache.searched(self, transaction)
         }
         guard let (start, limit) = bounds else { return nil }
-        guard let cluster = try cache.clusters[start] ?? load(start, in: transaction) else { return nil }
+        guard let cluster = try cache.clusters[start] ?? load(start, in: transaction, lazily: true) else { return nil }
         if key >= start { cache.recent = (cluster, limit) }
         return cluster
     }
@@ -445,7 +523,7 @@ struct ClusterTable {
         guard let start = try clusterStart(for: key, in: transaction) else { return nil }
         if let cluster = cache?.clusters[start] {
             guard let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
-            return cluster.values(slot, layout)
+            return try cluster.values(slot, layout)
         }
         return try transaction.withMapAccess {
             guard let view = try ClusterView(self, start: start, in: transaction, writes: 0),
@@ -686,7 +764,7 @@ struct ClusterTable {
         for start in try starts(in: transaction) {
             guard let cluster = try cache?.clusters[start] ?? load(start, in: transaction) else { continue }
             for (slot, key) in cluster.keys.enumerated() where !cluster.isDeleted(slot) {
-                guard try visit(key, cluster.values(slot, layout)) else { return }
+                guard try visit(key, try cluster.values(slot, layout)) else { return }
             }
         }
     }
@@ -702,7 +780,7 @@ struct ClusterTable {
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
-        cluster.decodeAll(layout)
+        try cluster.decodeAll(layout)
         if cache.clusters[cluster.start] !== cluster { cache.clusters[cluster.start] = cluster }
         if cluster.keys.count >= Self.capacity {
             // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
@@ -740,9 +818,9 @@ struct ClusterTable {
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         cache.clusters[cluster.start] = cluster
-        for column in 0..<layout.columnCount
-        where layout.inRecord[column] && !cluster.value(slot, column, layout).isStoredIdentically(as: values[column]) {
-            cluster.buffer(column).set(values[column], at: slot)
+        for column in 0..<layout.columnCount where layout.inRecord[column] {
+            guard try !cluster.value(slot, column, layout).isStoredIdentically(as: values[column]) else { continue }
+            try cluster.buffer(column).set(values[column], at: slot)
             cluster.markChanged(column)
         }
         return true
@@ -756,7 +834,7 @@ struct ClusterTable {
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         cache.clusters[cluster.start] = cluster
-        if cluster.buffer(column).set(value, at: slot) { cluster.markChanged(column) }
+        if try cluster.buffer(column).set(value, at: slot) { cluster.markChanged(column) }
         return true
     }
 
@@ -783,7 +861,7 @@ struct ClusterTable {
             // A transform that throws leaves what it already changed marked, so the cache and the file agree.
             defer { if changed { cluster.markChanged(column) } }
             cache.clusters[cluster.start] = cluster
-            let buffer = cluster.buffer(column)
+            let buffer = try cluster.buffer(column)
             while index < keys.count, keys[index] <= last {
                 let key = keys[index]
                 index += 1
@@ -837,7 +915,8 @@ struct ClusterTable {
     }
 
     private func write(_ cluster: Cluster, in transaction: WriteTransaction, allColumns: Bool, _ cache: ClusterCache) throws {
-        if allColumns || cluster.isMostlyDeleted { cluster.applyDeletes(layout) }
+        if allColumns || cluster.isMostlyDeleted { try cluster.applyDeletes(layout) }
+        if allColumns { try cluster.readAll() }
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }

@@ -498,13 +498,13 @@ struct LookupCursor {
                 cache.clusters[cluster.start] === cluster
             {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
-                return cluster.record(slot, store.layout, into: scratch)
+                return try cluster.record(slot, store.layout, into: scratch)
             }
             let listed = cache.bounds(for: key).map { $0?.0 }
             guard let start = try listed ?? store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {
                 guard let slot = ClusterTable.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
-                return cluster.record(slot, store.layout, into: scratch)
+                return try cluster.record(slot, store.layout, into: scratch)
             }
         }
         guard let view = try searchView(for: key, cache: cache, store, transaction) else { return nil }

@@ -75,7 +75,7 @@ struct ClusterTableTests {
             let cache = ClusterTable.ClusterCache(owner: clusters)
             for step in 0..<150 {
                 let key = UInt64.random(in: 1...200, using: &generator)
-                switch Int.random(in: 0..<4, using: &generator) {
+                switch Int.random(in: 0..<5, using: &generator) {
                 case 0, 1:
                     let inserted = try clusters.insert(key, values: Self.values(key, round), in: write, cache)
                     #expect(inserted == (model[key] == nil), "round \(round) step \(step): insert \(key)")
@@ -84,6 +84,12 @@ struct ClusterTableTests {
                     let replaced = try clusters.replace(key, values: Self.values(key, round * 100 + step), in: write, cache)
                     #expect(replaced == (model[key] != nil))
                     if replaced { model[key] = Self.values(key, round * 100 + step) }
+                case 3:
+                    // One column changed: the cluster's other columns are read only when needed.
+                    let score = StoredValue.double(Double(step))
+                    let set = try clusters.set(key, column: 3, to: score, in: write, cache)
+                    #expect(set == (model[key] != nil))
+                    if set { model[key]![3] = score }
                 default:
                     let deleted = try clusters.delete(key, in: write, cache)
                     #expect(deleted == (model[key] != nil), "round \(round) step \(step): delete \(key)")
