@@ -1,0 +1,315 @@
+import TroveStorage
+
+extension ClusterTable {
+    /// One cluster as a write changes it. A column becomes a
+    /// ``ColumnBuffer`` when the write first changes it (or the cluster's
+    /// keys); until then it stays a copy of its stored bytes, so changing one
+    /// property of many objects copies one column per cluster.
+    final class Cluster {
+        // A write transaction is used by one thread at a time: the fields
+        // skip Swift's dynamic exclusivity checks (a runtime call per access
+        // cost a fifth of a bulk insert's instructions).
+        @exclusivity(unchecked) var start: UInt64
+        @exclusivity(unchecked) var keys: [UInt64]
+        /// Per column of the layout: the column being changed (nil for collections and stored columns).
+        @exclusivity(unchecked) var buffers: [ColumnBuffer?]
+        /// Per column: its stored bytes (a copy the cluster owns) until it is changed.
+        @exclusivity(unchecked) var stored: [ClusterColumn?]
+        /// Per column: the memory of its stored bytes' copy, when it has one.
+        @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer?]
+        @exclusivity(unchecked) var keysChanged = false
+        /// Per column: changed since the cluster was last written.
+        @exclusivity(unchecked) private(set) var changedColumns: [Bool]
+        @exclusivity(unchecked) private var anyColumnChanged = false
+        /// Slots deleted but still in ``keys`` and the columns (nil: none),
+        /// in this write or stored so (``deletedPart``). A cluster that only
+        /// lost objects is written as these bits alone; the slots leave the
+        /// keys and every column in one pass (``applyDeletes(_:)``) when
+        /// keys go in, or when most of the cluster is deleted.
+        @exclusivity(unchecked) private(set) var deleted: [Bool]?
+        @exclusivity(unchecked) private(set) var deletedCount = 0
+        /// Whether ``deleted`` changed since the cluster was last written.
+        @exclusivity(unchecked) private(set) var deletesChanged = false
+        /// Whether the file holds deleted-slot bits for the cluster.
+        @exclusivity(unchecked) var deletesStored = false
+        /// Where the columns a write has not read yet are read from (nil
+        /// once none is left): a change to one column of a cluster, or a
+        /// delete, reads only what it needs.
+        @exclusivity(unchecked) private var source: LazySource?
+
+        /// The table and write a cluster's unread columns come from. (The
+        /// stored columns do not change under it: the write changes this
+        /// cluster only through it, and reads a column before changing it.)
+        final class LazySource {
+            let table: ClusterTable
+            unowned(unsafe) let transaction: Transaction
+            /// Per column: not read yet.
+            var unread: [Bool]
+
+            init(_ table: ClusterTable, _ transaction: Transaction, unread: [Bool]) {
+                self.table = table
+                self.transaction = transaction
+                self.unread = unread
+            }
+        }
+
+        /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
+        init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
+            self.start = start
+            self.keys = keys
+            buffers = (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
+            stored = Array(repeating: nil, count: layout.columnCount)
+            copies = Array(repeating: nil, count: layout.columnCount)
+            changedColumns = Array(repeating: false, count: layout.columnCount)
+        }
+
+        @inline(__always)
+        func markChanged(_ column: Int) {
+            changedColumns[column] = true
+            anyColumnChanged = true
+        }
+
+        func markWritten() {
+            keysChanged = false
+            deletesChanged = false
+            guard anyColumnChanged else { return }
+            for column in changedColumns.indices { changedColumns[column] = false }
+            anyColumnChanged = false
+        }
+
+        deinit { for copy in copies { copy?.deallocate() } }
+
+        /// A cluster whose columns are read from `transaction` when first used.
+        static func reading(
+            _ table: ClusterTable, start: UInt64, keys: [UInt64], in transaction: Transaction
+        ) -> Cluster {
+            let cluster = Cluster(start: start, keys: keys, layout: table.layout)
+            cluster.buffers = Array(repeating: nil, count: table.layout.columnCount)
+            cluster.source = LazySource(table, transaction, unread: table.layout.inRecord)
+            return cluster
+        }
+
+        /// Reads `column` from the file if the write has not yet.
+        @inline(__always)
+        func read(_ column: Int) throws {
+            guard let source, source.unread[column] else { return }
+            try read(column, from: source)
+        }
+
+        /// Reads every column the write has not read yet.
+        func readAll() throws {
+            guard let source else { return }
+            for column in source.unread.indices where source.unread[column] { try read(column, from: source) }
+            self.source = nil
+        }
+
+        private func read(_ column: Int, from source: LazySource) throws {
+            source.unread[column] = false
+            let layout = source.table.layout
+            try ClusterTable.withKey(start, part: column + 1) { key in
+                try source.transaction.withValue(in: source.table.table, key: key) { bytes in
+                    guard let bytes else {
+                        // A column the cluster predates reads as the column's default.
+                        buffers[column] = ColumnBuffer(
+                            type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
+                        return
+                    }
+                    guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
+                        throw TroveError(
+                            .corruptFile,
+                            "a \(layout.typeName) cluster's \(layout.properties[column].name) column (cluster at \(start)) is damaged"
+                        )
+                    }
+                    keep(stored, at: column)
+                }
+            }
+        }
+
+        /// Keeps a copy of a column's stored bytes, made a buffer when first changed.
+        func keep(_ column: ClusterColumn, at index: Int) {
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(column.bytes.count, 1), alignment: 8)
+            copy.copyMemory(from: column.bytes)
+            keep(copy: UnsafeMutableRawBufferPointer(rebasing: copy[0..<column.bytes.count]), type: column.type, at: index)
+        }
+
+        /// Makes `copy` (owned from now on) the column's stored bytes.
+        private func keep(copy: UnsafeMutableRawBufferPointer, type: PropertyType, at index: Int) {
+            copies[index]?.deallocate()
+            copies[index] = copy
+            stored[index] = ClusterColumn(UnsafeRawBufferPointer(copy), type: type)
+            buffers[index] = nil
+        }
+
+        /// The object in `slot` as a record, each column's slot copied from
+        /// its stored bytes or its buffer.
+        func record(_ slot: Int, _ layout: RecordLayout, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
+            try readAll()
+            let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
+            var size = fixedEnd
+            for column in layout.recordSlots where column.width == 0 {
+                if let stored = stored[column.column] {
+                    if !stored.isNull(slot) { size += stored.variableLength(slot) }
+                } else if let buffer = buffers[column.column], !buffer.isNull(slot) {
+                    size += buffer.withSlotBytes(slot) { $0.count }
+                }
+            }
+            let record = scratch.buffer(size)
+            let base = record.baseAddress.unsafelyUnwrapped
+            base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
+            record.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
+            var heap = fixedEnd
+            func put(_ bytes: UnsafeRawBufferPointer, _ column: (column: Int, offset: Int, width: Int)) {
+                if column.width > 0 {
+                    (base + column.offset).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: column.width)
+                    return
+                }
+                record.storeBytes(of: UInt32(heap).littleEndian, toByteOffset: column.offset, as: UInt32.self)
+                record.storeBytes(of: UInt32(bytes.count).littleEndian, toByteOffset: column.offset + 4, as: UInt32.self)
+                if !bytes.isEmpty { (base + heap).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+                heap += bytes.count
+            }
+            for column in layout.recordSlots {
+                if let stored = stored[column.column] {
+                    if stored.isNull(slot) {
+                        record[2 + column.column / 8] |= 1 << UInt8(column.column % 8)
+                    } else if column.width > 0 {
+                        put(
+                            UnsafeRawBufferPointer(
+                                start: stored.bytes.baseAddress! + stored.slotOffset(slot, width: column.width),
+                                count: column.width), column)
+                    } else {
+                        put(stored.variableBytes(slot), column)
+                    }
+                } else if let buffer = buffers[column.column] {
+                    if buffer.isNull(slot) {
+                        record[2 + column.column / 8] |= 1 << UInt8(column.column % 8)
+                    } else {
+                        buffer.withSlotBytes(slot) { put($0, column) }
+                    }
+                }
+            }
+            return UnsafeRawBufferPointer(record)
+        }
+
+        var isChanged: Bool { keysChanged || anyColumnChanged || deletesChanged }
+
+        /// Whether the object in `slot` was deleted in this write (its slot not yet removed).
+        @inline(__always)
+        func isDeleted(_ slot: Int) -> Bool { deletedCount > 0 && deleted![slot] }
+
+        /// The objects not deleted.
+        var liveCount: Int { keys.count - deletedCount }
+
+        /// Marks the object in `slot` deleted; its slot goes at the next ``applyDeletes(_:)``.
+        func markDeleted(_ slot: Int) {
+            if deleted == nil { deleted = Array(repeating: false, count: keys.count) }
+            deleted![slot] = true
+            deletedCount += 1
+            deletesChanged = true
+        }
+
+        /// Takes the slots the file holds as deleted (the cluster just read).
+        func restoreStoredDeletes(_ slots: [Int]) {
+            guard !slots.isEmpty else { return }
+            deleted = Array(repeating: false, count: keys.count)
+            for slot in slots { deleted![slot] = true }
+            deletedCount = slots.count
+            deletesStored = true
+        }
+
+        /// The largest key not deleted.
+        var lastLiveKey: UInt64? {
+            guard deletedCount > 0 else { return keys.last }
+            return keys.indices.last { !deleted![$0] }.map { keys[$0] }
+        }
+
+        /// Whether the slots of deleted objects are to leave the columns when
+        /// the cluster is written: most of it is deleted. (Otherwise only the
+        /// bits are written: deleting a few objects of many clusters then
+        /// costs a few bytes per cluster, not a copy of each.)
+        var isMostlyDeleted: Bool { deletedCount * 4 >= keys.count * 3 }
+
+        /// The deleted-slot bits as stored (``deletedPart``).
+        func encodedDeletes() -> [UInt8] {
+            var bits = [UInt8](repeating: 0, count: (keys.count + 7) / 8)
+            if let deleted { for slot in deleted.indices where deleted[slot] { bits[slot >> 3] |= 1 << UInt8(slot & 7) } }
+            return bits
+        }
+
+        /// Removes the slots of the objects deleted, from the keys and every column.
+        func applyDeletes(_ layout: RecordLayout) throws {
+            guard deletedCount > 0, let marks = deleted else { return }
+            try readAll()
+            let runs = Self.runs(keeping: marks)
+            var kept = 0
+            for slot in keys.indices where !marks[slot] {
+                keys[kept] = keys[slot]
+                kept += 1
+            }
+            keys.removeLast(keys.count - kept)
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                if let bytes = stored[column] {
+                    // Not opened for edits: its stored bytes without the slots, in one pass.
+                    keep(copy: bytes.encoded(keeping: runs, kept: kept), type: bytes.type, at: column)
+                } else {
+                    try buffer(column).removeAll(marked: marks)
+                }
+                markChanged(column)
+            }
+            keysChanged = true
+            deleted = nil
+            deletedCount = 0
+            deletesChanged = true
+        }
+
+        /// The runs of slots not `marked`, in order.
+        static func runs(keeping marked: [Bool]) -> [Range<Int>] {
+            var runs: [Range<Int>] = []
+            var slot = 0
+            while slot < marked.count {
+                while slot < marked.count, marked[slot] { slot += 1 }
+                let start = slot
+                while slot < marked.count, !marked[slot] { slot += 1 }
+                if slot > start { runs.append(start..<slot) }
+            }
+            return runs
+        }
+
+        /// The buffer of a column, made from its stored bytes the first time.
+        @discardableResult
+        func buffer(_ column: Int) throws -> ColumnBuffer {
+            try read(column)
+            if let buffer = buffers[column] { return buffer }
+            let buffer = ColumnBuffer(stored[column]!)
+            buffers[column] = buffer
+            stored[column] = nil
+            return buffer
+        }
+
+        /// Makes every stored column a buffer (before the keys change).
+        func decodeAll(_ layout: RecordLayout) throws {
+            try readAll()
+            for column in stored.indices where stored[column] != nil { try buffer(column) }
+        }
+
+        /// The value of `column` for the object in `slot`.
+        func value(_ slot: Int, _ column: Int, _ layout: RecordLayout) throws -> StoredValue {
+            guard layout.inRecord[column] else { return layout.fallbacks[column] }
+            try read(column)
+            if let stored = stored[column] { return stored.value(slot) ?? .null }
+            return buffers[column]!.value(slot)
+        }
+
+        /// Every column of the object in `slot`.
+        func values(_ slot: Int, _ layout: RecordLayout) throws -> [StoredValue] {
+            try (0..<layout.columnCount).map { try value(slot, $0, layout) }
+        }
+
+        /// Calls `body` with the stored encoding of a column, from its buffer or its stored bytes.
+        func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+            try read(column)
+            if let buffer = buffers[column] { return try buffer.encoded().withUnsafeBytes(body) }
+            return try body(stored[column]!.bytes)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import TroveStorage
+
+extension ClusterTable {
+    /// The clusters one write transaction changed, by start.
+    final class ClusterCache: TransactionCache {
+        @exclusivity(unchecked) var clusters: [UInt64: Cluster] = [:]
+        /// The table they belong to (to write them before the commit).
+        let owner: ClusterTable
+        /// Values this write put in the table or deleted from it: a
+        /// ``ClusterView`` loaded before the last one points at stale pages.
+        @exclusivity(unchecked) var writes = 0
+        /// The cluster last changed and where the next cluster starts (nil:
+        /// none follows): keys in between belong to it, found without a search.
+        @exclusivity(unchecked) var recent: (cluster: Cluster, limit: UInt64?)?
+
+        /// Every cluster's start, once the write's searches for clusters have
+        /// cost about as much as listing them (then kept in step with splits,
+        /// moves and erases): a cluster is then found by a binary search in memory.
+        @exclusivity(unchecked) private(set) var starts: [UInt64]?
+        @exclusivity(unchecked) private var searches = 0
+        /// Whether this write raised the file's format for deleted-slot bits.
+        @exclusivity(unchecked) var formatRaised = false
+
+        init(owner: ClusterTable) { self.owner = owner }
+
+        /// ``ClusterTable/clusterBounds(for:in:)`` from the list of starts; nil when they are not listed.
+        func bounds(for key: UInt64) -> (UInt64, UInt64?)?? {
+            starts.map { ClusterTable.bounds(for: key, in: $0) }
+        }
+
+        /// Counts a search of the file; lists the starts once searching has cost about as much.
+        func searched(_ table: ClusterTable, _ transaction: Transaction) throws {
+            searches += 1
+            if let listed = try table.startsOnceSearchingCostsAsMuch(searches: searches, in: transaction) {
+                starts = listed
+            }
+        }
+
+        func addStart(_ start: UInt64) {
+            guard starts != nil else { return }
+            let position = starts!.partitioningIndex { $0 < start }
+            if position == starts!.count || starts![position] != start { starts!.insert(start, at: position) }
+        }
+
+        func removeStart(_ start: UInt64) {
+            guard starts != nil else { return }
+            let position = starts!.partitioningIndex { $0 < start }
+            if position < starts!.count, starts![position] == start { starts!.remove(at: position) }
+        }
+
+        func writeOut(in transaction: WriteTransaction) throws { try owner.flush(self, in: transaction) }
+    }
+}
