@@ -2,7 +2,8 @@
 // byte picks the property type) must be reported as damaged by
 // ClusterColumn.problem, or read slot by slot, be copied into a ColumnBuffer
 // for editing and encode again to the same values, edits included, without
-// crashing.
+// crashing. The same bytes as a patch of that column (ColumnPatch) must be
+// refused, or merge into the values setting them gives.
 import Foundation
 
 @testable import Trove
@@ -50,6 +51,33 @@ public func fuzzColumn(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         for slot in 0..<model.count where !same(again.value(slot), model[slot]) {
             fatalError("slot \(slot) reads \(String(describing: again.value(slot))) after encoding, not \(model[slot])")
         }
+        patch(again, with: bytes)
     }
     return 0
+}
+
+/// Reads `bytes` as a patch of `base` and checks the merged column against setting the patch's values.
+private func patch(_ base: ClusterColumn, with bytes: UnsafeRawBufferPointer) {
+    _ = ColumnPatch(bytes, type: base.type, count: base.count, checkingValues: true)
+    guard let patch = ColumnPatch(bytes, type: base.type, count: base.count) else { return }
+    for index in patch.slots.indices {
+        // (A reader reads a value's bytes without trapping; whether they decode is the value reader's.)
+        if base.type.isVariableSize { _ = patch.values.variableBytes(index) }
+    }
+    guard ColumnPatch(bytes, type: base.type, count: base.count, checkingValues: true) != nil else { return }
+    guard let merged = base.patched(with: patch) else { fatalError("a sound column refused a sound patch") }
+    defer { merged.deallocate() }
+    let expected = ColumnBuffer(base)
+    for (index, slot) in patch.slots.enumerated() {
+        guard let value = patch.values.value(index) else { return }
+        expected.set(value, at: slot)
+    }
+    let raw = UnsafeRawBufferPointer(merged)
+    if let problem = ClusterColumn.problem(in: raw, type: base.type, count: base.count) {
+        fatalError("a patched column is damaged: \(problem)")
+    }
+    let column = ClusterColumn(raw, type: base.type)!
+    for slot in 0..<base.count where !same(column.value(slot), expected.value(slot)) {
+        fatalError("patched slot \(slot) reads \(String(describing: column.value(slot))), not \(expected.value(slot))")
+    }
 }

@@ -107,7 +107,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 8
+    static let formatVersion: UInt32 = 9
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -133,6 +133,10 @@ public final class Database {
     /// (``ClusterTable/deletedPart``), raised by the first write that
     /// leaves one: a Trove before it would read those objects as stored.
     static let deletedSlotsFormatVersion: UInt32 = 8
+    /// The format of a file whose cluster columns may have patches
+    /// (``ClusterTable/patchPart(_:)``), raised by the first write that
+    /// stores one: a Trove before it would read the columns' old values.
+    static let columnPatchesFormatVersion: UInt32 = 9
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///

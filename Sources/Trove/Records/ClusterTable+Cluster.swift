@@ -32,6 +32,16 @@ extension ClusterTable {
         @exclusivity(unchecked) private(set) var deletesChanged = false
         /// Whether the file holds deleted-slot bits for the cluster.
         @exclusivity(unchecked) var deletesStored = false
+        /// Per column: the slots whose values may differ from the column's
+        /// stored part (its stored patch's and those set since, in the order
+        /// set); nil when a change must rewrite the column whole (it is
+        /// small, or not read from the file). A write stores a few changed
+        /// values as a patch (``ColumnPatch``) instead of the column.
+        @exclusivity(unchecked) private var patchSlots: [[Int]?]
+        /// Per column: the size of its stored part (0 when unknown).
+        @exclusivity(unchecked) private var storedBytes: [Int]
+        /// Per column: whether the file holds a patch of it.
+        @exclusivity(unchecked) private(set) var patchStored: [Bool]
         /// Where the columns a write has not read yet are read from (nil
         /// once none is left): a change to one column of a cluster, or a
         /// delete, reads only what it needs.
@@ -61,7 +71,57 @@ extension ClusterTable {
             stored = Array(repeating: nil, count: layout.columnCount)
             copies = Array(repeating: nil, count: layout.columnCount)
             changedColumns = Array(repeating: false, count: layout.columnCount)
+            patchSlots = Array(repeating: nil, count: layout.columnCount)
+            storedBytes = Array(repeating: 0, count: layout.columnCount)
+            patchStored = Array(repeating: false, count: layout.columnCount)
         }
+
+        /// Notes that the value in `slot` of `column` changed (for its patch).
+        @inline(__always)
+        func noteChanged(_ slot: Int, in column: Int) {
+            guard patchSlots[column] != nil else { return }
+            if patchSlots[column].unsafelyUnwrapped.last == slot { return }
+            // (Bounded: past as many changes as slots the column is rewritten anyway.)
+            if patchSlots[column].unsafelyUnwrapped.count >= keys.count {
+                patchSlots[column] = nil
+            } else {
+                patchSlots[column]!.append(slot)
+            }
+        }
+
+        /// Sets the value in `slot` of `column`; false when it was already stored so.
+        @inline(__always)
+        func set(_ value: StoredValue, at slot: Int, column: Int) throws -> Bool {
+            guard try buffer(column).set(value, at: slot) else { return false }
+            noteChanged(slot, in: column)
+            markChanged(column)
+            return true
+        }
+
+        /// The patch to store for a changed `column` instead of the column
+        /// (``ColumnPatch``), or nil when the column is to be written whole:
+        /// its stored part is smaller than `minimum` bytes, its keys changed,
+        /// or the patch would exceed `1 / share` of the part.
+        func patch(_ column: Int, _ layout: RecordLayout, minimum: Int, share: Int) throws -> [UInt8]? {
+            guard !keysChanged, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
+                slots.count * 2 * share <= storedBytes[column]
+            else { return nil }
+            let sorted = Array(Set(slots)).sorted()
+            guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
+            let patch = try ColumnPatch.encode(slots: sorted, type: layout.types[column]) { try value($0, column, layout) }
+            return patch.count * share <= storedBytes[column] ? patch : nil
+        }
+
+        /// Notes that `column` was written whole (`bytes` long; patched from
+        /// now on when at least `minimum`): its stored patch, if any, is gone.
+        func wroteWhole(_ column: Int, bytes: Int, minimum: Int) {
+            storedBytes[column] = bytes
+            patchSlots[column] = bytes >= minimum ? [] : nil
+            patchStored[column] = false
+        }
+
+        /// Notes that `column`'s patch was written.
+        func wrotePatch(_ column: Int) { patchStored[column] = true }
 
         @inline(__always)
         func markChanged(_ column: Int) {
@@ -80,13 +140,22 @@ extension ClusterTable {
         deinit { for copy in copies { copy?.deallocate() } }
 
         /// A cluster whose columns are read from `transaction` when first used.
+        /// `patched` lists the columns the file holds a patch of.
         static func reading(
-            _ table: ClusterTable, start: UInt64, keys: [UInt64], in transaction: Transaction
+            _ table: ClusterTable, start: UInt64, keys: [UInt64], patched: [Int], in transaction: Transaction
         ) -> Cluster {
             let cluster = Cluster(start: start, keys: keys, layout: table.layout)
             cluster.buffers = Array(repeating: nil, count: table.layout.columnCount)
             cluster.source = LazySource(table, transaction, unread: table.layout.inRecord)
+            cluster.takeStoredPatches(patched)
             return cluster
+        }
+
+        /// Takes the columns the file holds a patch of (the cluster just read,
+        /// or, `replacing`, just erased from the file).
+        func takeStoredPatches(_ columns: [Int], replacing: Bool = false) {
+            if replacing { for column in patchStored.indices { patchStored[column] = false } }
+            for column in columns { patchStored[column] = true }
         }
 
         /// Reads `column` from the file if the write has not yet.
@@ -106,21 +175,42 @@ extension ClusterTable {
         private func read(_ column: Int, from source: LazySource) throws {
             source.unread[column] = false
             let layout = source.table.layout
+            func damaged(_ what: String) -> TroveError {
+                TroveError(
+                    .corruptFile,
+                    "a \(layout.typeName) cluster's \(layout.properties[column].name) \(what) (cluster at \(start)) is damaged")
+            }
+            let patch: [UInt8]? =
+                patchStored[column]
+                ? try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) {
+                    $0.map(Array.init)
+                } : nil
             try ClusterTable.withKey(start, part: column + 1) { key in
                 try source.transaction.withValue(in: source.table.table, key: key) { bytes in
                     guard let bytes else {
+                        if patch != nil { throw damaged("column patch has no column: it") }
                         // A column the cluster predates reads as the column's default.
                         buffers[column] = ColumnBuffer(
                             type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
                         return
                     }
                     guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
-                        throw TroveError(
-                            .corruptFile,
-                            "a \(layout.typeName) cluster's \(layout.properties[column].name) column (cluster at \(start)) is damaged"
-                        )
+                        throw damaged("column")
                     }
-                    keep(stored, at: column)
+                    storedBytes[column] = bytes.count
+                    guard let patch else {
+                        patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
+                        keep(stored, at: column)
+                        return
+                    }
+                    try patch.withUnsafeBytes { raw in
+                        guard let decoded = ColumnPatch(raw, type: stored.type, count: keys.count) else {
+                            throw damaged("column patch")
+                        }
+                        guard let merged = stored.patched(with: decoded) else { throw damaged("column") }
+                        keep(copy: merged, type: stored.type, at: column)
+                        patchSlots[column] = decoded.slots
+                    }
                 }
             }
         }

@@ -18,8 +18,9 @@ extension ClusterTable {
         /// moves and erases): a cluster is then found by a binary search in memory.
         @exclusivity(unchecked) private(set) var starts: [UInt64]?
         @exclusivity(unchecked) private var searches = 0
-        /// Whether this write raised the file's format for deleted-slot bits.
-        @exclusivity(unchecked) var formatRaised = false
+        /// The file format this write raised the file to (0: none), for
+        /// deleted-slot bits or column patches.
+        @exclusivity(unchecked) var raisedFormat: UInt32 = 0
 
         init(owner: ClusterTable) { self.owner = owner }
 

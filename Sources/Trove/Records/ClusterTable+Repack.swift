@@ -61,23 +61,36 @@ extension ClusterTable {
                         values.append(Array(repeating: layout.fallbacks[column], count: stored.count))
                         continue
                     }
-                    values.append(
-                        try bytes.withUnsafeBytes { raw in
-                            let type = layout.types[column]
-                            guard ClusterColumn.problem(in: raw, type: type, count: stored.count) == nil,
-                                let column = ClusterColumn(raw, type: type)
-                            else { throw damaged(start, "has a damaged \(layout.properties[column].name) column") }
-                            return try (0..<stored.count).map { slot in
-                                if deleted.contains(slot) { return .null }  // (left out below)
-                                guard let value = column.value(slot) else { throw damaged(start, "holds a damaged mixed value") }
-                                return value
+                    var columnValues = try bytes.withUnsafeBytes { raw in
+                        let type = layout.types[column]
+                        guard ClusterColumn.problem(in: raw, type: type, count: stored.count) == nil,
+                            let column = ClusterColumn(raw, type: type)
+                        else { throw damaged(start, "has a damaged \(layout.properties[column].name) column") }
+                        return try (0..<stored.count).map { slot in
+                            if deleted.contains(slot) { return StoredValue.null }  // (left out below)
+                            guard let value = column.value(slot) else { throw damaged(start, "holds a damaged mixed value") }
+                            return value
+                        }
+                    }
+                    if let patch = parts[patchPart(column)] {
+                        try patch.withUnsafeBytes { raw in
+                            guard let patch = ColumnPatch(raw, type: layout.types[column], count: stored.count) else {
+                                throw damaged(start, "has a damaged \(layout.properties[column].name) column patch")
                             }
-                        })
+                            for (index, slot) in patch.slots.enumerated() where !deleted.contains(slot) {
+                                guard let value = patch.values.value(index) else {
+                                    throw damaged(start, "holds a damaged mixed value")
+                                }
+                                columnValues[slot] = value
+                            }
+                        }
+                    }
+                    values.append(columnValues)
                 }
                 for slot in 0..<stored.count where !deleted.contains(slot) {
                     keys.append(UInt64(bitPattern: stored.int(slot) ?? 0))
                     for (index, column) in columns.enumerated() { buffers[column]!.append(values[index][slot]) }
-                    if keys.count == capacity { try emit() }
+                    if keys.count == Self.capacity { try emit() }
                 }
             }
         }

@@ -59,9 +59,17 @@ extension ClusterTable {
                         sound = false
                         break
                     }
-                    // (A deleted object's value is read by nothing: it leaves with the next rewrite.)
+                    guard let patched = view.patchedSlots(column) else {
+                        damaged(
+                            .init(
+                                start: start, limit: limit, keys: (0..<view.count).filter(view.isLive).map(view.key),
+                                detail: "\(name): its \(property) column patch is damaged"))
+                        sound = false
+                        break
+                    }
+                    // (A deleted object's value is read by nothing: it leaves with the next rewrite; a patched one is replaced.)
                     for (slot, problem) in slots.sorted(by: { $0.key < $1.key })
-                    where view.isLive(slot) && badSlots.insert(slot).inserted {
+                    where view.isLive(slot) && !patched.contains(slot) && badSlots.insert(slot).inserted {
                         damaged(
                             .init(start: start, limit: limit, keys: [view.key(slot)], detail: "its \(property) value \(problem)"))
                     }

@@ -21,9 +21,18 @@ import TroveStorage
 /// the starts in the file and in the cache always agree.
 struct ClusterTable {
     /// Objects per cluster: 509 eight-byte values fill one 4 KiB overflow page.
-    nonisolated(unsafe) static var capacity = 509
+    static let capacity = 509
     let table: Table
     let layout: RecordLayout
+    /// Objects per cluster this table's writes fill (``capacity``; tests make it small).
+    var clusterCapacity = Self.capacity
+    /// A column is patched (``ColumnPatch``) rather than rewritten only when
+    /// its stored bytes are at least this many (a smaller part lies inside a
+    /// B-tree leaf: copying it costs about what the patch would)...
+    var patchMinimumColumnBytes = 2048
+    /// ...and the patch stays within this share of them (an eighth): every
+    /// reader of the cluster merges it, and a write rewrites it whole.
+    var patchShare = 8
 
     // MARK: Keys
 
@@ -32,6 +41,19 @@ struct ClusterTable {
     /// The part holding which slots' objects are deleted, when some are: a
     /// bit per slot (set: deleted), in `(count + 7) / 8` bytes.
     static let deletedPart = stampPart - 1
+    /// The first part holding a column's patch (``ColumnPatch``): part
+    /// `patchBase + column`, after every column's and before the deleted-slot bits.
+    static let patchBase = 0x8000
+
+    /// The part holding a patch of `column`'s values.
+    @inline(__always)
+    static func patchPart(_ column: Int) -> Int { patchBase + column }
+
+    /// The column whose patch `part` holds, when it holds one.
+    @inline(__always)
+    static func patchedColumn(_ part: Int) -> Int? {
+        part >= patchBase && part < deletedPart ? part - patchBase : nil
+    }
 
     /// The deleted slots of stored deleted-slot bits, in order; nil when the
     /// bits are damaged (not one per slot of `count`, or set past the last).
@@ -91,8 +113,9 @@ struct ClusterTable {
             let keys = (0..<view.count).map { view.key($0) }
             let cluster =
                 lazily
-                ? Cluster.reading(self, start: start, keys: keys, in: transaction)
+                ? Cluster.reading(self, start: start, keys: keys, patched: view.patchedColumns, in: transaction)
                 : Cluster(start: start, keys: keys, layout: layout)
+            if !lazily { cluster.takeStoredPatches(view.patchedColumns) }
             if view.deletedCount > 0 { cluster.restoreStoredDeletes((0..<view.count).filter { !view.isLive($0) }) }
             guard !lazily else { return cluster }
             for column in 0..<layout.columnCount where layout.inRecord[column] {
@@ -344,7 +367,7 @@ struct ClusterTable {
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
         try cluster.decodeAll(layout)
         if cache.clusters[cluster.start] !== cluster { cache.clusters[cluster.start] = cluster }
-        if cluster.keys.count >= Self.capacity {
+        if cluster.keys.count >= clusterCapacity {
             // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
             if position == cluster.keys.count {
                 cache.recent = nil
@@ -382,8 +405,7 @@ struct ClusterTable {
         cache.clusters[cluster.start] = cluster
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             guard try !cluster.value(slot, column, layout).isStoredIdentically(as: values[column]) else { continue }
-            try cluster.buffer(column).set(values[column], at: slot)
-            cluster.markChanged(column)
+            _ = try cluster.set(values[column], at: slot, column: column)
         }
         return true
     }
@@ -396,7 +418,7 @@ struct ClusterTable {
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         cache.clusters[cluster.start] = cluster
-        if try cluster.buffer(column).set(value, at: slot) { cluster.markChanged(column) }
+        _ = try cluster.set(value, at: slot, column: column)
         return true
     }
 
@@ -430,7 +452,10 @@ struct ClusterTable {
                 while cluster.keys[slot] < key { slot += 1 }
                 guard cluster.keys[slot] == key, !cluster.isDeleted(slot) else { continue }
                 let old = buffer.value(slot)
-                if buffer.set(try transform(old), replacing: old, at: slot) { changed = true }
+                if buffer.set(try transform(old), replacing: old, at: slot) {
+                    changed = true
+                    cluster.noteChanged(slot, in: column)
+                }
                 updated(key)
             }
             if index == first { index += 1 }  // between this cluster's last key and the next cluster: not stored
@@ -443,7 +468,7 @@ struct ClusterTable {
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
         if cluster.liveCount == 1 {
-            try erase(cluster.start, in: transaction, cache)
+            try erase(cluster, in: transaction, cache)
             cache.clusters[cluster.start] = nil
             return true
         }
@@ -469,7 +494,7 @@ struct ClusterTable {
 
     /// Moves a cluster to a new start (its smallest key went below the old one).
     private func move(_ cluster: Cluster, to start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
-        try erase(cluster.start, in: transaction, cache)
+        try erase(cluster, in: transaction, cache)
         cache.clusters[cluster.start] = nil
         cluster.start = start
         cache.clusters[start] = cluster
@@ -482,21 +507,33 @@ struct ClusterTable {
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }
-        if allColumns || cluster.keysChanged {
+        // Keys that moved move every column's slots: a stored patch no longer fits.
+        let whole = allColumns || cluster.keysChanged
+        if whole {
             let keys = ClusterColumn.encodeKeys(cluster.keys)
             try put(keys, cluster.start, part: 0, transaction)
         }
         for column in 0..<layout.columnCount where layout.inRecord[column] {
-            guard allColumns || cluster.changedColumns[column] else { continue }
-            try cluster.withEncoded(column) { try put($0, cluster.start, part: column + 1, transaction) }
+            guard allColumns || cluster.changedColumns[column] || (whole && cluster.patchStored[column]) else { continue }
+            if !whole, let patch = try cluster.patch(column, layout, minimum: patchMinimumColumnBytes, share: patchShare) {
+                try raiseFormat(to: Database.columnPatchesFormatVersion, in: transaction, cache)
+                try put(patch, cluster.start, part: Self.patchPart(column), transaction)
+                cluster.wrotePatch(column)
+                continue
+            }
+            let bytes = try cluster.withEncoded(column) { encoded in
+                try put(encoded, cluster.start, part: column + 1, transaction)
+                return encoded.count
+            }
+            if cluster.patchStored[column] {
+                try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
+            }
+            cluster.wroteWhole(column, bytes: bytes, minimum: patchMinimumColumnBytes)
         }
         if cluster.deletesChanged {
             if cluster.deletedCount > 0 {
-                if !cache.formatRaised {
-                    // A Trove that does not know the bits would read deleted objects as stored.
-                    try Catalog.raiseFormat(to: Database.deletedSlotsFormatVersion, in: transaction)
-                    cache.formatRaised = true
-                }
+                // A Trove that does not know the bits would read deleted objects as stored.
+                try raiseFormat(to: Database.deletedSlotsFormatVersion, in: transaction, cache)
                 try put(cluster.encodedDeletes(), cluster.start, part: Self.deletedPart, transaction)
                 cluster.deletesStored = true
             } else if cluster.deletesStored {
@@ -511,6 +548,13 @@ struct ClusterTable {
         cluster.markWritten()
     }
 
+    /// Raises the file's format to `version` once per write.
+    private func raiseFormat(to version: UInt32, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
+        guard cache.raisedFormat < version else { return }
+        try Catalog.raiseFormat(to: version, in: transaction)
+        cache.raisedFormat = version
+    }
+
     private func put(_ value: [UInt8], _ start: UInt64, part: Int, _ transaction: WriteTransaction) throws {
         try value.withUnsafeBytes { try put($0, start, part: part, transaction) }
     }
@@ -519,12 +563,15 @@ struct ClusterTable {
         try Self.withKey(start, part: part) { key in _ = try transaction.put(table, key: key, value: value) }
     }
 
-    private func erase(_ start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
+    private func erase(_ cluster: Cluster, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
+        let start = cluster.start
         cache.writes += 1
         cache.recent = nil
         cache.removeStart(start)
-        for part in Array(0...layout.columnCount) + [Self.deletedPart, Self.stampPart] {
+        let patches = cluster.patchStored.indices.filter { cluster.patchStored[$0] }.map(Self.patchPart)
+        for part in Array(0...layout.columnCount) + patches + [Self.deletedPart, Self.stampPart] {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }
+        cluster.takeStoredPatches([], replacing: true)
     }
 }

@@ -32,6 +32,22 @@ final class ClusterView {
     /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``)
     /// and not yet compared with its cluster's stamp in this one.
     var isUnconfirmed = false
+    /// The stored patches of columns (``ColumnPatch``), by column, as read
+    /// with the cluster's parts.
+    @exclusivity(unchecked) private var patches: [Int: UnsafeRawBufferPointer] = [:]
+    /// The patches of the columns loaded, by column: records take a patched
+    /// slot's value from the patch, and a caller that wants the whole
+    /// column (a scan, a filter) gets it merged, once.
+    @exclusivity(unchecked) private var readPatches: [Int: ReadPatch] = [:]
+
+    /// A loaded column's patch.
+    private struct ReadPatch {
+        let patch: ColumnPatch
+        /// Per slot: 0, or 1 + the place of the slot's value in the patch.
+        let places: UnsafePointer<UInt16>
+        /// The column with the patch's values, once a caller wanted it whole.
+        var merged: ClusterColumn?
+    }
     /// Set once every stored column is loaded: true when the cluster has them all.
     @exclusivity(unchecked) private var isComplete: Bool?
 
@@ -40,8 +56,35 @@ final class ClusterView {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
         try self.init(table, start: start, keys: bytes, owned: owned, in: transaction, writes: writes)
-        try adoptDeleted(try Self.part(table, start, ClusterTable.deletedPart, transaction, &self.owned))
-        if !table.table.isSealed { stamp = try Self.stamp(table, start, in: transaction) }
+        try readTrailingParts(in: transaction)
+    }
+
+    /// Reads the parts after the columns in one cursor walk: the columns'
+    /// patches, the deleted-slot bits and the stamp (always the last part).
+    private func readTrailingParts(in transaction: Transaction) throws {
+        var deleted: UnsafeRawBufferPointer?
+        try transaction.withCursor(on: table.table) { cursor in
+            var entry = try ClusterTable.withKey(start, part: ClusterTable.patchBase) { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
+                let part = ClusterTable.part(of: current.key)
+                if part == ClusterTable.stampPart {
+                    stamp = Self.stamp(current.value)
+                    break
+                }
+                // (Opened values of an encrypted table live only while the cursor stands on them.)
+                let bytes =
+                    isSealed
+                    ? Self.copy(current.value, into: &owned)
+                    : Self.settled(current.value, pageSize: pageSize, isSealed: false, into: &owned)
+                if part == ClusterTable.deletedPart {
+                    deleted = bytes
+                } else if let column = ClusterTable.patchedColumn(part), column < table.layout.columnCount {
+                    patches[column] = bytes
+                }
+                entry = try cursor.next()
+            }
+        }
+        try adoptDeleted(deleted)
     }
 
     /// The stamp the cluster at `start` has in `transaction`'s snapshot.
@@ -104,7 +147,8 @@ final class ClusterView {
             return try ClusterView(table, start: start, in: transaction, writes: writes)
         }
         let columnCount = table.layout.columnCount
-        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: columnCount + 1) { parts in
+        // Each column's part, then each column's patch.
+        return try withUnsafeTemporaryAllocation(of: UnsafeRawBufferPointer?.self, capacity: 2 * columnCount + 1) { parts in
             func search(_ cursor: Cursor) throws -> ClusterView? {
                 var entry: Entry?
                 if key == .max {
@@ -130,7 +174,11 @@ final class ClusterView {
                 var deleted: UnsafeRawBufferPointer?
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
-                    if part < parts.count { parts[part] = current.value }
+                    if part <= columnCount {
+                        parts[part] = current.value
+                    } else if let column = ClusterTable.patchedColumn(part), column < columnCount {
+                        parts[columnCount + 1 + column] = current.value
+                    }
                     if part == ClusterTable.stampPart { stamp = Self.stamp(current.value) }
                     if part == ClusterTable.deletedPart { deleted = current.value }
                     if part == 0 { break }
@@ -143,7 +191,12 @@ final class ClusterView {
                 view.stamp = stamp
                 try view.adoptDeleted(deleted)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
-                    try view.adopt(parts[column + 1], column: column)
+                    // (A patch is read when a record is built: kept where it stays put, as the columns are.)
+                    let patch = parts[columnCount + 1 + column].map {
+                        Self.settled($0, pageSize: view.pageSize, isSealed: false, into: &view.owned)
+                    }
+                    if let patch { view.patches[column] = patch }
+                    try view.adopt(parts[column + 1], patch: patch, column: column)
                 }
                 return view
             }
@@ -155,6 +208,7 @@ final class ClusterView {
     deinit {
         steps?.deallocate()
         partialSteps?.steps.deallocate()
+        for step in patchSteps { step.deallocate() }
         columns.deinitialize(count: table.layout.columnCount)
         columns.deallocate()
         for buffer in owned { buffer.deallocate() }
@@ -265,13 +319,31 @@ final class ClusterView {
     /// A property's column; nil when the cluster predates the property (its
     /// objects read the property's default) or it is a collection.
     func column(_ column: Int) throws -> ClusterColumn? {
+        let stored = try self.stored(column)
+        guard !readPatches.isEmpty, var read = readPatches[column] else { return stored }
+        if let merged = read.merged { return merged }
+        guard let merged = stored.unsafelyUnwrapped.patched(with: read.patch) else {
+            throw TroveError(
+                .corruptFile,
+                "a \(table.layout.typeName) cluster's \(table.layout.properties[column].name) column (cluster at \(start)) is damaged"
+            )
+        }
+        owned.append(merged)
+        openedBytes?.count += merged.count
+        read.merged = ClusterColumn(UnsafeRawBufferPointer(merged), type: stored.unsafelyUnwrapped.type)
+        readPatches[column] = read
+        return read.merged
+    }
+
+    /// A property's stored column without its patch (nil as for ``column(_:)``).
+    private func stored(_ column: Int) throws -> ClusterColumn? {
         if columns[column].loaded { return columns[column].column }
         guard table.layout.inRecord[column] else {
             columns[column].loaded = true
             return nil
         }
         let opened = owned.count
-        try adopt(try Self.part(table, start, column + 1, transaction, &owned), column: column)
+        try adopt(try Self.part(table, start, column + 1, transaction, &owned), patch: patches[column], column: column)
         if let openedBytes, owned.count > opened { openedBytes.count += owned[opened...].reduce(0) { $0 + $1.count } }
         return columns[column].column
     }
@@ -307,23 +379,52 @@ final class ClusterView {
         return UnsafeRawBufferPointer(rebasing: copy[0..<bytes.count])
     }
 
-    /// Takes a column's stored bytes (nil: the cluster predates it), checked.
-    private func adopt(_ stored: UnsafeRawBufferPointer?, column: Int) throws {
+    /// Takes a column's stored bytes (nil: the cluster predates it) and its
+    /// patch, checked.
+    private func adopt(_ stored: UnsafeRawBufferPointer?, patch: UnsafeRawBufferPointer?, column: Int) throws {
         columns[column].loaded = true
-        guard let stored else { return }
-        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
         let layout = table.layout
-        guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == count else {
-            throw TroveError(
+        func damaged(_ what: String) -> TroveError {
+            TroveError(
                 .corruptFile,
-                "a \(layout.typeName) cluster's \(layout.properties[column].name) column (cluster at \(start)) is damaged")
+                "a \(layout.typeName) cluster's \(layout.properties[column].name) \(what) (cluster at \(start)) is damaged")
         }
-        columns[column].column = stored
+        guard let stored else {
+            if patch != nil { throw damaged("column patch has no column: it") }
+            return
+        }
+        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
+        guard let values = ClusterColumn(bytes, type: layout.types[column]), values.count == count else {
+            throw damaged("column")
+        }
+        columns[column].column = values
+        guard let patch else { return }
+        guard let read = ColumnPatch(patch, type: values.type, count: count) else { throw damaged("column patch") }
+        let places = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * count, alignment: 2)
+        places.initializeMemory(as: UInt8.self, repeating: 0)
+        owned.append(places)
+        let typed = places.bindMemory(to: UInt16.self)
+        for (place, slot) in read.slots.enumerated() { typed[slot] = UInt16(place + 1) }
+        readPatches[column] = ReadPatch(patch: read, places: UnsafePointer(typed.baseAddress.unsafelyUnwrapped))
     }
+
+    /// The slots whose values `column`'s stored patch holds (none without
+    /// one); nil when the patch is damaged, its values included.
+    func patchedSlots(_ column: Int) -> [Int]? {
+        guard let patch = patches[column] else { return [] }
+        return ColumnPatch(patch, type: table.layout.types[column], count: count, checkingValues: true)?.slots
+    }
+
+    /// The columns with a stored patch.
+    var patchedColumns: [Int] { Array(patches.keys) }
 
     /// The value of `column` for the object in `slot`.
     func value(_ slot: Int, _ column: Int) throws -> StoredValue {
-        guard let stored = try self.column(column) else { return table.layout.fallbacks[column] }
+        guard var stored = try self.stored(column) else { return table.layout.fallbacks[column] }
+        var slot = slot
+        if !readPatches.isEmpty, let read = readPatches[column], read.places[slot] != 0 {
+            (stored, slot) = (read.patch.values, Int(read.places[slot]) - 1)
+        }
         guard let value = stored.value(slot) else {
             throw TroveError(
                 .corruptFile,
@@ -343,7 +444,7 @@ final class ClusterView {
     func record(_ slot: Int, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
         let layout = table.layout
         if isComplete == nil {
-            isComplete = try layout.recordSlots.allSatisfy { try column($0.column) != nil }
+            isComplete = try layout.recordSlots.allSatisfy { try stored($0.column) != nil }
         }
         // A property the cluster predates reads as its default, through the general encoder.
         guard isComplete! else { return try scratch.record(values(slot), layout: layout) }
@@ -367,6 +468,10 @@ final class ClusterView {
         let heapCount: Int
         /// The column's null bitmap, when it has one.
         let nulls: UnsafePointer<UInt8>?
+        /// A patched column's places (``ReadPatch/places``) and the step of
+        /// its patch's values, read for a patched slot.
+        let places: UnsafePointer<UInt16>?
+        let patch: UnsafePointer<RecordStep>?
     }
 
     /// The steps of every stored column, once the view is complete.
@@ -381,19 +486,34 @@ final class ClusterView {
     {
         let slots = layout.recordSlots.filter { including($0.column) }
         let steps = UnsafeMutableBufferPointer<RecordStep>.allocate(capacity: slots.count)
-        for (index, stored) in slots.enumerated() {
-            let column = columns[stored.column].column.unsafelyUnwrapped
+        func step(_ column: ClusterColumn, _ stored: (column: Int, offset: Int, width: Int), patched: ReadPatch?)
+            -> RecordStep
+        {
             let base = column.bytes.baseAddress.unsafelyUnwrapped
             let heapStart = column.dataStart + 4 * (column.count + 1)
+            var patch: UnsafePointer<RecordStep>?
+            if let patched {
+                let patchStep = UnsafeMutablePointer<RecordStep>.allocate(capacity: 1)
+                patchStep.initialize(to: step(patched.patch.values, stored, patched: nil))
+                patchSteps.append(patchStep)
+                patch = UnsafePointer(patchStep)
+            }
+            return RecordStep(
+                target: stored.offset, width: stored.width, column: stored.column, values: base + column.dataStart,
+                heap: base + heapStart, heapCount: column.bytes.count - heapStart,
+                nulls: column.hasNulls ? (base + 2).assumingMemoryBound(to: UInt8.self) : nil, places: patched?.places,
+                patch: patch)
+        }
+        for (index, stored) in slots.enumerated() {
+            let patched = readPatches.isEmpty ? nil : readPatches[stored.column]
             steps.initializeElement(
-                at: index,
-                to: RecordStep(
-                    target: stored.offset, width: stored.width, column: stored.column, values: base + column.dataStart,
-                    heap: base + heapStart, heapCount: column.bytes.count - heapStart,
-                    nulls: column.hasNulls ? (base + 2).assumingMemoryBound(to: UInt8.self) : nil))
+                at: index, to: step(columns[stored.column].column.unsafelyUnwrapped, stored, patched: patched))
         }
         return steps
     }
+
+    /// The steps of patches' values the record steps point to (freed with the view).
+    @exclusivity(unchecked) private var patchSteps: [UnsafeMutablePointer<RecordStep>] = []
 
     /// Builds the record of the object in `slot` from its columns through
     /// `steps` (each slot copied as it is: records and columns share the
@@ -403,11 +523,16 @@ final class ClusterView {
     private func buildRecord(
         _ slot: Int, steps: UnsafeMutableBufferPointer<RecordStep>, layout: RecordLayout, into scratch: RecordScratch
     ) -> UnsafeRawBufferPointer {
-        @inline(__always) func isNull(_ step: RecordStep) -> Bool {
+        // A patched slot's value is read from its patch, at its place there.
+        @inline(__always) func resolved(_ step: RecordStep) -> (step: RecordStep, slot: Int) {
+            guard let places = step.places, places[slot] != 0 else { return (step, slot) }
+            return (step.patch.unsafelyUnwrapped.pointee, Int(places[slot]) &- 1)
+        }
+        @inline(__always) func isNull(_ step: RecordStep, _ slot: Int) -> Bool {
             guard let nulls = step.nulls else { return false }
             return nulls[slot &>> 3] & (1 &<< UInt8(slot & 7)) != 0
         }
-        @inline(__always) func span(_ step: RecordStep) -> (start: Int, count: Int) {
+        @inline(__always) func span(_ step: RecordStep, _ slot: Int) -> (start: Int, count: Int) {
             let start = Int(UInt32(littleEndian: step.values.loadUnaligned(fromByteOffset: 4 &* slot, as: UInt32.self)))
             let end = Int(UInt32(littleEndian: step.values.loadUnaligned(fromByteOffset: 4 &* slot &+ 4, as: UInt32.self)))
             guard start <= end, end <= step.heapCount else { ClusterColumn.damaged(layout.types[step.column], slot) }
@@ -415,14 +540,18 @@ final class ClusterView {
         }
         let fixedEnd = 2 + RecordLayout.bitmapSize(layout.columnCount) + layout.fixedSize
         var size = fixedEnd
-        for step in steps where step.width == 0 && !isNull(step) { size &+= span(step).count }
+        for step in steps where step.width == 0 {
+            let (step, slot) = resolved(step)
+            if !isNull(step, slot) { size &+= span(step, slot).count }
+        }
         let record = scratch.buffer(size)
         let base = record.baseAddress.unsafelyUnwrapped
         base.initializeMemory(as: UInt8.self, repeating: 0, count: fixedEnd)
         base.storeBytes(of: UInt16(layout.columnCount).littleEndian, as: UInt16.self)
         var heap = fixedEnd
         for step in steps {
-            if isNull(step) {
+            let (step, slot) = resolved(step)
+            if isNull(step, slot) {
                 base.storeBytes(
                     of: base.load(fromByteOffset: 2 &+ step.column &>> 3, as: UInt8.self) | 1 &<< UInt8(step.column & 7),
                     toByteOffset: 2 &+ step.column &>> 3, as: UInt8.self)
@@ -431,7 +560,7 @@ final class ClusterView {
             let target = base + step.target
             switch step.width {
             case 0:
-                let (start, count) = span(step)
+                let (start, count) = span(step, slot)
                 target.storeBytes(of: UInt32(heap).littleEndian, as: UInt32.self)
                 target.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 4, as: UInt32.self)
                 if count > 0 { (base + heap).copyMemory(from: step.heap + start, byteCount: count) }
@@ -460,7 +589,7 @@ final class ClusterView {
         }
         for column in wanted.indices where wanted[column] && layout.inRecord[column] {
             // A property the cluster predates needs its default: the whole record.
-            if try self.column(column) == nil { return try record(slot, into: scratch) }
+            if try stored(column) == nil { return try record(slot, into: scratch) }
         }
         partialSteps?.steps.deallocate()
         partialSteps = (wanted, makeSteps(layout) { wanted[$0] })

@@ -59,11 +59,10 @@ struct ClusterTableTests {
         return (table, clusters)
     }
 
-    @Test("inserts in any order, replacements and deletes agree with a model, inside the write and after each commit")
-    func agreesWithAModel() throws {
-        let saved = ClusterTable.capacity
-        ClusterTable.capacity = 4  // many clusters, splits and moves
-        defer { ClusterTable.capacity = saved }
+    @Test(
+        "inserts in any order, replacements and deletes agree with a model, inside the write and after each commit (with and without column patches)",
+        arguments: [false, true])
+    func agreesWithAModel(patching: Bool) throws {
         let db = try makeDatabase()
         var generator = SystemRandomNumberGenerator()
         var model: [UInt64: [StoredValue]] = [:]
@@ -71,7 +70,13 @@ struct ClusterTableTests {
         for round in 0..<12 {
             let write = try WriteTransaction(environment: db.environment)
             table = try write.openTable("clu:Clustered")
-            let clusters = ClusterTable(table: table!, layout: Self.layout)
+            var clusters = ClusterTable(table: table!, layout: Self.layout)
+            clusters.clusterCapacity = 4  // many clusters, splits and moves
+            if patching {
+                // Every change small enough is written as a patch (the columns here are a few bytes).
+                clusters.patchMinimumColumnBytes = 0
+                clusters.patchShare = 1
+            }
             let cache = ClusterTable.ClusterCache(owner: clusters)
             for step in 0..<150 {
                 let key = UInt64.random(in: 1...200, using: &generator)
@@ -109,6 +114,101 @@ struct ClusterTableTests {
             try Self.expectAgrees(
                 ClusterTable(table: table!, layout: Self.layout), model, read, nil, "round \(round), committed")
         }
+        let read = try ReadTransaction(environment: db.environment)
+        defer { read.end() }
+        let patches = try Self.patchCount(table!, read)
+        #expect(patching ? patches > 0 : patches == 0, "\(patches) column patches stored")
+    }
+
+    /// How many column patches the table holds.
+    static func patchCount(_ table: Table, _ transaction: Transaction) throws -> Int {
+        try transaction.withCursor(on: table) { cursor in
+            var count = 0
+            var entry = try cursor.first()
+            while let current = entry {
+                if ClusterTable.patchedColumn(ClusterTable.part(of: current.key)) != nil { count += 1 }
+                entry = try cursor.next()
+            }
+            return count
+        }
+    }
+
+    /// Whether the cluster at `start` holds a patch of `column`.
+    static func hasPatch(_ table: Table, start: UInt64, column: Int, _ transaction: Transaction) throws -> Bool {
+        try ClusterTable.withKey(start, part: ClusterTable.patchPart(column)) {
+            try transaction.withValue(in: table, key: $0) { $0 != nil }
+        }
+    }
+
+    @Test(
+        "changing a few values of a large column in many clusters writes patches, not the columns; a large change, or keys going in, rewrite the column"
+    )
+    func scatteredUpdatesWritePatches() throws {
+        let db = try makeDatabase()
+        let (table, clusters) = try Self.loaded(db, keys: 1...2_545)
+        var model = Dictionary(uniqueKeysWithValues: (1...UInt64(2_545)).map { ($0, Self.values($0, 0)) })
+        func commit(_ context: String, _ change: (WriteTransaction, ClusterTable.ClusterCache) throws -> Void) throws -> Int {
+            let write = try WriteTransaction(environment: db.environment)
+            let cache = ClusterTable.ClusterCache(owner: clusters)
+            let before = write.loggedBytes
+            try change(write, cache)
+            try Self.expectAgrees(clusters, model, write, cache, "\(context), in the write")
+            try clusters.flush(cache, in: write)
+            let written = write.loggedBytes - before
+            try write.commit()
+            let read = try ReadTransaction(environment: db.environment)
+            defer { read.end() }
+            try Self.expectAgrees(clusters, model, read, nil, context)
+            return written
+        }
+        func setName(_ key: UInt64, _ name: StoredValue, _ write: WriteTransaction, _ cache: ClusterTable.ClusterCache) throws {
+            #expect(try clusters.set(key, column: 1, to: name, in: write, cache))
+            model[key]![1] = name
+        }
+
+        // Ten names in each of five clusters (about 6 KB of names each).
+        var written = try commit("ten names per cluster") { write, cache in
+            for key in stride(from: UInt64(3), through: 2_545, by: 51) {
+                try setName(key, .string("renamed \(key)"), write, cache)
+            }
+        }
+        #expect(written < 5 * 400, "\(written) bytes written to change 50 names of five clusters")
+        var read = try ReadTransaction(environment: db.environment)
+        #expect(try Self.hasPatch(table, start: 1, column: 1, read))
+        #expect(try Self.patchCount(table, read) == 5)
+        read.end()
+
+        // More names, one of them changed again and one set to nil: the patches grow.
+        written = try commit("ten more per cluster") { write, cache in
+            for key in stride(from: UInt64(3), through: 2_545, by: 51) { try setName(key, .null, write, cache) }
+            for key in stride(from: UInt64(20), through: 2_545, by: 51) {
+                try setName(key, .string(String(repeating: "긴", count: Int(key % 7))), write, cache)
+            }
+        }
+        #expect(written < 5 * 800, "\(written) bytes written to change 100 names of five clusters")
+
+        // A hundred names of the first cluster: more than a patch holds, so its column is written whole.
+        _ = try commit("a hundred names of one cluster") { write, cache in
+            for key in 100...UInt64(199) { try setName(key, .string("bulk \(key)"), write, cache) }
+        }
+        read = try ReadTransaction(environment: db.environment)
+        #expect(try !Self.hasPatch(table, start: 1, column: 1, read), "the first cluster's column is written whole")
+        #expect(try Self.hasPatch(table, start: 510, column: 1, read), "the second cluster keeps its patch")
+        read.end()
+
+        // A delete beside a patch keeps it (bits only); a key going in rewrites the cluster.
+        _ = try commit("a delete and an insert") { write, cache throws in
+            #expect(try clusters.delete(20 + 51 * 10, in: write, cache))
+            model[20 + 51 * 10] = nil
+            #expect(try clusters.delete(1_100, in: write, cache))
+            model[1_100] = nil
+            #expect(try clusters.insert(1_100, values: Self.values(1_100, 3), in: write, cache))
+            model[1_100] = Self.values(1_100, 3)
+        }
+        read = try ReadTransaction(environment: db.environment)
+        #expect(try Self.hasPatch(table, start: 510, column: 1, read), "a delete keeps the patch")
+        #expect(try !Self.hasPatch(table, start: 1_019, column: 1, read), "an insert rewrites the cluster")
+        read.end()
     }
 
     @Test("a bulk load in key order fills whole clusters, and changing one column rewrites only that column")

@@ -1,0 +1,170 @@
+/// A few changed values of one stored cluster column, kept beside it
+/// (part ``ClusterTable/patchPart(_:)``) instead of rewriting the column:
+/// readers see the column with these values in their slots
+/// (``ClusterColumn/patched(with:)``).
+///
+/// Stored as `[u16 count n][n u16 slots, ascending]` and then the `n`
+/// values as a ``ClusterColumn`` of the column's type. All integers are
+/// little-endian.
+struct ColumnPatch {
+    /// The slots whose values the patch holds, ascending.
+    let slots: [Int]
+    /// Their values, in the same order (pointing into the patch's bytes).
+    let values: ClusterColumn
+
+    /// Reads a patch of a column of `count` slots; nil when it is damaged
+    /// (slots not ascending or past the column, values pointing outside
+    /// the patch, or, `checkingValues`, text that is not UTF-8 or a damaged
+    /// mixed value: ``Database/verify()`` checks them, readers do not). Never traps.
+    init?(_ bytes: UnsafeRawBufferPointer, type: PropertyType, count: Int, checkingValues: Bool = false) {
+        guard bytes.count >= 2 else { return nil }
+        let n = Int(UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self)))
+        let valuesStart = 2 + 2 * n
+        guard n > 0, bytes.count >= valuesStart else { return nil }
+        var slots: [Int] = []
+        slots.reserveCapacity(n)
+        for index in 0..<n {
+            let slot = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2 + 2 * index, as: UInt16.self)))
+            guard slot < count, slots.last.map({ slot > $0 }) ?? true else { return nil }
+            slots.append(slot)
+        }
+        let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[valuesStart...])
+        guard let values = ClusterColumn(valueBytes, type: type), values.count == n, values.offsetsAreSound else {
+            return nil
+        }
+        if checkingValues {
+            guard ClusterColumn.damagedSlots(in: valueBytes, type: type, count: n)?.isEmpty == true else { return nil }
+        }
+        self.slots = slots
+        self.values = values
+    }
+
+    /// The stored patch of `slots` (ascending, at least one) holding `value(slot)` for each.
+    static func encode(slots: [Int], type: PropertyType, value: (Int) throws -> StoredValue) rethrows -> [UInt8] {
+        precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
+        var encoded = [UInt8](repeating: 0, count: 2 + 2 * slots.count)
+        encoded.withUnsafeMutableBytes { raw in
+            raw.storeBytes(of: UInt16(slots.count).littleEndian, as: UInt16.self)
+            for (index, slot) in slots.enumerated() {
+                raw.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 + 2 * index, as: UInt16.self)
+            }
+        }
+        encoded += ClusterColumn.encode(try slots.map(value), type: type)
+        return encoded
+    }
+}
+
+extension ClusterColumn {
+    /// Whether every offset of a String, Data, Decimal or Mixed column lies
+    /// inside it and after the previous one (a fixed-size column's slots
+    /// were checked when it was read): its values' bytes then read without trapping.
+    var offsetsAreSound: Bool {
+        guard type.isVariableSize else { return true }
+        let heapStart = dataStart + 4 * (count + 1)
+        var previous = 0
+        for slot in 0...count {
+            let offset = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self)))
+            guard offset >= previous else { return false }
+            previous = offset
+        }
+        return heapStart + previous <= bytes.count
+    }
+
+    /// This column's encoding with `patch`'s values in their slots, in one
+    /// pass: runs of unpatched slots (and their bytes) are copied at once.
+    /// Nil when an offset of the column points outside it or before the
+    /// previous one (never traps). The caller owns the memory returned.
+    func patched(with patch: ColumnPatch) -> UnsafeMutableRawBufferPointer? {
+        let values = patch.values
+        var patchedNulls = Array(repeating: false, count: patch.slots.count)
+        var anyNull = false
+        var index = 0
+        for slot in 0..<count {
+            if index < patch.slots.count, patch.slots[index] == slot {
+                patchedNulls[index] = values.isNull(index)
+                anyNull = anyNull || patchedNulls[index]
+                index += 1
+            } else if isNull(slot) {
+                anyNull = true
+            }
+        }
+        let newDataStart = 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)
+        let source = bytes.baseAddress.unsafelyUnwrapped
+        if !type.isVariableSize {
+            let width = type.slotWidth
+            let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: newDataStart + count * width, alignment: 8)
+            let target = raw.baseAddress.unsafelyUnwrapped
+            (target + newDataStart).copyMemory(from: source + dataStart, byteCount: count * width)
+            for (index, slot) in patch.slots.enumerated() {
+                (target + newDataStart + slot * width).copyMemory(
+                    from: values.bytes.baseAddress.unsafelyUnwrapped + values.slotOffset(index, width: width),
+                    byteCount: width)
+            }
+            writeHeader(raw, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
+            return raw
+        }
+        @inline(__always) func offset(_ slot: Int) -> Int {
+            Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: dataStart &+ 4 &* slot, as: UInt32.self)))
+        }
+        let heapStart = dataStart + 4 * (count + 1)
+        guard offsetsAreSound else { return nil }
+        var heapBytes = offset(count) - offset(0)
+        for (index, slot) in patch.slots.enumerated() {
+            heapBytes += values.variableLength(index) - (offset(slot + 1) - offset(slot))
+        }
+        let newHeapStart = newDataStart + 4 * (count + 1)
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: newHeapStart + heapBytes, alignment: 8)
+        let target = raw.baseAddress.unsafelyUnwrapped
+        var written = 0
+        var slot = 0
+        func copyBase(upTo end: Int) {
+            // Slots `slot..<end` unpatched: their bytes lie side by side in the base heap.
+            guard slot < end else { return }
+            let (first, last) = (offset(slot), offset(end))
+            for each in slot..<end {
+                raw.storeBytes(
+                    of: UInt32(written + offset(each) - first).littleEndian, toByteOffset: newDataStart + 4 * each,
+                    as: UInt32.self)
+            }
+            (target + newHeapStart + written).copyMemory(from: source + heapStart + first, byteCount: last - first)
+            written += last - first
+            slot = end
+        }
+        for (index, patchedSlot) in patch.slots.enumerated() {
+            copyBase(upTo: patchedSlot)
+            let value = values.variableBytes(index)
+            raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: newDataStart + 4 * patchedSlot, as: UInt32.self)
+            if !value.isEmpty {
+                (target + newHeapStart + written).copyMemory(from: value.baseAddress.unsafelyUnwrapped, byteCount: value.count)
+            }
+            written += value.count
+            slot = patchedSlot + 1
+        }
+        copyBase(upTo: count)
+        raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: newDataStart + 4 * count, as: UInt32.self)
+        writeHeader(raw, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
+        return raw
+    }
+
+    /// The count (with the null flag) and the null bitmap of a patched copy of this column.
+    private func writeHeader(
+        _ raw: UnsafeMutableRawBufferPointer, anyNull: Bool, patch: ColumnPatch, patchedNulls: [Bool]
+    ) {
+        raw.storeBytes(of: (UInt16(count) | (anyNull ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+        guard anyNull else { return }
+        let bitmap = RecordLayout.bitmapSize(count)
+        if hasNulls {
+            raw.baseAddress.unsafelyUnwrapped.advanced(by: 2).copyMemory(
+                from: bytes.baseAddress.unsafelyUnwrapped + 2, byteCount: bitmap)
+        } else {
+            raw.baseAddress.unsafelyUnwrapped.advanced(by: 2).initializeMemory(as: UInt8.self, repeating: 0, count: bitmap)
+        }
+        for (index, slot) in patch.slots.enumerated() {
+            if patchedNulls[index] {
+                raw[2 + slot / 8] |= 1 << UInt8(slot % 8)
+            } else {
+                raw[2 + slot / 8] &= ~(1 << UInt8(slot % 8))
+            }
+        }
+    }
+}
