@@ -20,11 +20,10 @@ deps:
 	if ! pkg-config --exists libmicrohttpd 2>/dev/null && [ ! -f /usr/include/microhttpd.h ]; then missing="$$missing libmicrohttpd-dev"; fi; \
 	if ! pkg-config --exists libpq 2>/dev/null && [ ! -f /usr/include/postgresql/libpq-fe.h ]; then missing="$$missing libpq-dev"; fi; \
 	if [ -n "$$missing" ]; then \
-		echo "Installing$$missing..."; \
 		if command -v apt-get >/dev/null 2>&1; then \
-			SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-			$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
+			bash scripts/install-missing.sh "the engine, encryption, the studio, sync and the benchmarks' baseline" $$missing; \
 		elif command -v brew >/dev/null 2>&1; then \
+			echo "Installing lmdb sqlite libmicrohttpd libpq (Homebrew)..."; \
 			brew install lmdb sqlite libmicrohttpd libpq; \
 		else \
 			echo "Please install:$$missing"; exit 1; \
@@ -104,7 +103,10 @@ test: deps deps-browser deps-postgres
 	@$(MAKE) --no-print-directory fuzz-corpus
 	@$(MAKE) --no-print-directory docs > .build/docs-output.txt 2>&1 || (cat .build/docs-output.txt; exit 1)
 	@python3 scripts/check-doc-comments.py | tail -n 1
-	@grep "Test run with" .build/test-output.txt | tail -n 1
+	@echo "make test passed, every pass:"
+	@for pass in "column clusters:test-output" "records layout:test-output-records" "encrypted files:test-output-encrypted" "sync through PgBouncer:test-output-pgbouncer"; do \
+		printf '  %-24s %s\n' "$${pass%%:*}" "$$(grep 'Test run with' .build/$${pass#*:}.txt | tail -n 1 | sed 's/^[^A-Za-z]*//')"; \
+	done
 
 # The tests under ThreadSanitizer and AddressSanitizer (separate build folders).
 # The CLI and example tests run other binaries and are left out; XCTest's own

@@ -8,7 +8,16 @@ shift
 echo "Installing $* ($purpose)..."
 if command -v apt-get >/dev/null 2>&1; then
 	SUDO=$([ "$(id -u)" -eq 0 ] || echo sudo)
-	$SUDO apt-get update -qq && $SUDO apt-get install -y -qq "$@" > /dev/null
+	# apt's and dpkg's progress go to a log, shown only when the install fails.
+	log=$(mktemp)
+	if ! { $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"; } > "$log" 2>&1; then
+		cat "$log"
+		rm -f "$log"
+		echo "Installing $* failed (above)."
+		exit 1
+	fi
+	rm -f "$log"
+	echo "Installed $*."
 else
 	echo "Please install: $*"
 	exit 1

@@ -52,7 +52,7 @@ enum ChangedType {
 }
 
 extension Runner {
-    /// What opening a file with a changed model costs (issue 7): Trove only.
+    /// What opening a file with a changed model costs: Trove only.
     func migrations() throws {
         let count = options.size(1_000_000)
         let rows = RowA.make(count)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// W10 (issue 22): queries that used to read far more than they return — a
+/// W10: queries that used to read far more than they return — a
 /// range with both bounds on an indexed String, the first few of a sort —
 /// and substring scans over memos of mixed Korean and English.
 extension Runner {

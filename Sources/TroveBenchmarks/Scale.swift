@@ -14,7 +14,7 @@ final class ScaleItem: Object {
 
 /// `trove-bench --scale 10000,100000,1000000`: the operations that must
 /// stay proportional to what they touch as a file grows to millions of
-/// objects (issue 22), at each size, with time and peak heap growth.
+/// objects, at each size, with time and peak heap growth.
 /// Prints one Markdown table; nothing is compared against other engines.
 enum ScaleBenchmark {
     struct Line {

@@ -25,7 +25,7 @@ extension Runner {
         try shapeBVariant("STRUCT", "Persistable struct", StructTroveEngine.self, RowB.make(count))
     }
 
-    /// W1, W3 and W4's work with an encryption key (issue 7): compare each
+    /// W1, W3 and W4's work with an encryption key: compare each
     /// row's ratio with the plain row of the same name.
     /// W1's bulk insert and W3's full scan of shape B on another Trove engine, beside SQLite.
     private func shapeBVariant(_ workload: String, _ label: String, _ trove: any Engine.Type, _ rows: [RowB]) throws {

@@ -5,7 +5,7 @@ import Foundation
 
 do {
     if let flag = CommandLine.arguments.firstIndex(of: "--scale") {
-        // The scale run (issue 22): time and memory of the operations that must not grow with the file.
+        // The scale run: time and memory of the operations that must not grow with the file.
         let list = CommandLine.arguments.dropFirst(flag + 1).first ?? "10000,100000,1000000"
         let sizes = list.split(separator: ",").compactMap { Int($0.replacingOccurrences(of: "_", with: "")) }
         defer { removeScratch() }
@@ -13,13 +13,13 @@ do {
         exit(0)
     }
     if let flag = CommandLine.arguments.firstIndex(of: "--sync") {
-        // The sync load run (issue 38): many devices against one PostgreSQL (scripts/with-postgres.sh gives its URLs).
+        // The sync load run: many devices against one PostgreSQL (scripts/with-postgres.sh gives its URLs).
         defer { removeScratch() }
         try SyncBenchmark.run(Array(CommandLine.arguments.dropFirst(flag + 1)))
         exit(0)
     }
     if let flag = CommandLine.arguments.firstIndex(of: "--fts") {
-        // The full-text row (issue 19): Trove's index against SQLite FTS5.
+        // The full-text row: Trove's index against SQLite FTS5.
         let count = CommandLine.arguments.dropFirst(flag + 1).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) }
         let agreed = try FullTextBenchmark.run(count: count ?? 100_000)
         exit(agreed ? 0 : 1)

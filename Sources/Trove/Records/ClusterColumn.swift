@@ -1,7 +1,7 @@
 import Foundation
 
 /// One property's values for the objects of a cluster, as one stored value
-/// (the column-cluster layout of issue 18: one LMDB value per cluster and
+/// (the column-cluster layout: one LMDB value per cluster and
 /// column, so a scan reads only the columns it needs and an update of one
 /// property rewrites only that column).
 ///

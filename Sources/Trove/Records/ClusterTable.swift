@@ -1,6 +1,6 @@
 import TroveStorage
 
-/// A type's objects in column clusters (issue 18; ``ObjectStore`` uses it
+/// A type's objects in column clusters (``ObjectStore`` uses it
 /// for a `clu:<Type>` table): runs of up to ``capacity`` objects in object-key order,
 /// each stored as one LMDB value per column under `start ‖ part` (the
 /// cluster's first key u64 big-endian, a u16 big-endian part: 0 holds the

@@ -1,6 +1,6 @@
 import TroveStorage
 
-/// The cluster layout behind ``ObjectStore`` (issue 18, in progress): a
+/// The cluster layout behind ``ObjectStore``: a
 /// type whose objects table is `clu:<Type>` keeps them in a ``ClusterTable``.
 /// Readers are given each object as a record built from its cluster's
 /// columns (``ClusterView``); filters and aggregates read the columns

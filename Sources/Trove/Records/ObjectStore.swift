@@ -5,10 +5,11 @@ import TroveStorage
 /// verification, export — finds, scans, counts and changes objects through
 /// these operations and reads them through ``RecordReader``.
 ///
-/// Today each object is one LMDB record in `obj:<Type>`, keyed by its object
-/// key (u64 big-endian) and holding the record encoding (see
-/// `docs/ARCHITECTURE.md`, Records). Reads inside a write transaction see
-/// the transaction's own changes.
+/// A type is stored in column clusters (`clu:<Type>`, ``ClusterTable``, the
+/// default) or one LMDB record per object in `obj:<Type>`, keyed by its
+/// object key (u64 big-endian) and holding the record encoding (see
+/// `docs/architecture/objects.md`, Records, and `docs/architecture/clusters.md`).
+/// Reads inside a write transaction see the transaction's own changes.
 struct ObjectStore {
     /// The `obj:<Type>` table (or `clu:<Type>`, see ``clusters``).
     let table: Table

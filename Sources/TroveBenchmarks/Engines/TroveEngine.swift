@@ -34,7 +34,7 @@ final class BenchB: Object {
     }
 }
 
-/// Shape B as a `Persistable` struct (issue 18: structs within 1.5× of classes).
+/// Shape B as a `Persistable` struct (structs are to cost what classes do).
 struct BenchBValue: Persistable {
     static var primaryKey: KeyPath<BenchBValue, Int> { \.id }
     var id = 0
