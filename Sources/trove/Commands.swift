@@ -136,7 +136,10 @@ enum Commands {
     static func requireDatabaseFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw TroveError(.fileAccess, "\(path) does not exist", path: path)
+            throw TroveError(
+                .fileAccess,
+                "\(path) does not exist: trove works on databases your app made (its model types give the schema); run the app once to create the file, then use trove on it",
+                path: path)
         }
         if info.st_size == 0 {
             throw TroveError(
@@ -244,9 +247,18 @@ enum Commands {
         }
         if arguments.flags.contains("--swift") {
             print("import Foundation\nimport Trove\n")
-            for schema in schemas {
-                print("final class \(schema.name): Object {")
-                for property in schema.properties {
+            // A class's bases come before it; a subclass declares only what it adds.
+            let stored = Dictionary(schemas.map { ($0.name, $0) }) { first, _ in first }
+            let bases = Set(schemas.compactMap(\.superclassName))
+            let embedded = Set(schemas.flatMap(\.properties).filter { $0.ownsTargets == true }.compactMap(\.objectType))
+            for schema in schemas.enumerated().sorted(by: {
+                ($0.element.ancestors?.count ?? 0, $0.offset) < ($1.element.ancestors?.count ?? 0, $1.offset)
+            }).map(\.element) {
+                let base = schema.superclassName.flatMap { stored[$0] }
+                let parent = base?.name ?? (embedded.contains(schema.name) ? "EmbeddedObject" : "Object")
+                print("\(bases.contains(schema.name) ? "class" : "final class") \(schema.name): \(parent) {")
+                let inherited = Set(base?.properties.map(\.name) ?? [])
+                for property in schema.properties where !inherited.contains(property.name) {
                     var options: [String] = []
                     if property.isPrimaryKey { options.append("primaryKey: true") }
                     if property.isFullTextIndexed {
@@ -396,25 +408,34 @@ enum Commands {
         return (rows, missing)
     }
 
-    /// For the table: links as `Type#key`, collections as their first elements.
+    /// For the table: links (in link properties and mixed values) as their
+    /// target's type and primary key (`Type#key` for a type without one),
+    /// collections as their first elements.
     static func readable(_ row: Row, in db: Database) throws -> Row {
         var row = row
         for (column, property) in row.object.objectSchema.properties.enumerated()
-        where property.type == .link || property.collection != nil {
+        where property.type == .link || property.type == .mixed || property.collection != nil {
             let target = property.objectType ?? ""
             switch property.collection {
             case nil:
-                if case .int(let key) = row.values[column] {
-                    row.values[column] = .string("\(target)#\(UInt64(bitPattern: key))")
+                if case .int(let key) = row.values[column], property.type == .link {
+                    let key = UInt64(bitPattern: key)
+                    row.values[column] = .string(
+                        try linkText(try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db))
+                } else if case .object(let type, let key) = row.values[column] {
+                    row.values[column] = .string(try linkText(type, key, in: db))
                 }
             case .linkingObjects:
                 row.values[column] = .string("← \(target).\(property.originProperty ?? "")")
             case .list, .set, .map:
                 let entries = try db.entries(of: row.object, property: property.name)
-                let shown = entries.prefix(5).map { entry -> String in
+                let shown = try entries.prefix(5).map { entry -> String in
                     let value: String
                     if property.type == .link, case .int(let key) = entry.value {
-                        value = "#\(UInt64(bitPattern: key))"
+                        let key = UInt64(bitPattern: key)
+                        value = try linkText(try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db)
+                    } else if case .object(let type, let key) = entry.value {
+                        value = try linkText(type, key, in: db)
                     } else {
                         value = Formatting.plain(entry.value)
                     }
@@ -425,6 +446,17 @@ enum Commands {
             }
         }
         return row
+    }
+
+    /// A link as the table shows it: `Type key` by the target's primary key,
+    /// `Type#key` (its object key) for a type without one or a target not found.
+    static func linkText(_ type: String, _ key: UInt64, in db: Database) throws -> String {
+        guard let target = try db.dynamicObject(ofType: type, objectKey: key),
+            let primaryKey = target.objectSchema.primaryKey,
+            let values = try db.checkedStoredValues(ofType: type, objectKey: key),
+            let column = target.objectSchema.properties.firstIndex(where: { $0.name == primaryKey.name })
+        else { return "\(type)#\(key)" }
+        return "\(type) \(Formatting.plain(values[column]))"
     }
 
     /// Rows in a format: the table, or (json, jsonl, csv) the form `trove export` writes.

@@ -29,13 +29,22 @@ enum Import {
         }
         let db = try Commands.open(path, readOnly: false)
         let importer = try ObjectImporter(database: db, typeName: type)
-        let text = PortableText(schemas: try db.storedSchemas())
+        let schemas = try db.storedSchemas()
+        let text = PortableText(schemas: schemas)
         let layout = try text.layout(type)
         let input = try InputReader(path: inputPath)
         let session = Session(
             db: db, importer: importer, type: type, path: path, batchSize: batchSize,
             policy: arguments.flags.contains("--update") ? .modified : .error,
-            skipBad: arguments.flags.contains("--skip-bad"), inputSize: input.size ?? 0)
+            skipBad: arguments.flags.contains("--skip-bad"), inputSize: input.size ?? 0,
+            schema: schemas.first { $0.name == type })
+        // Ctrl-C stops at the next row: what was committed is said, and how to
+        // go on. (Unblocked: a process started from a thread that blocks it inherits the mask.)
+        signal(SIGINT) { _ in Import.interrupted = true }
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
         do {
             try input.skipByteOrderMark()
             switch format {
@@ -48,10 +57,20 @@ enum Import {
             // Input that cannot be read on from this point: the import fails there, --skip-bad or not.
             session.bad(line: error.line, error.message, stopping: true)
             try session.finish()
+        } catch let stop as Interrupted {
+            session.stopInterrupted(at: stop.line)
         } catch {
             if db.isInWriteTransaction { db.cancelWrite() }
             throw error
         }
+    }
+
+    /// Set by the SIGINT handler: the import stops before its next row.
+    nonisolated(unsafe) static var interrupted = false
+
+    /// The import was interrupted before the row at `line`.
+    struct Interrupted: Error {
+        let line: Int
     }
 
     /// Input that cannot be read past `line` (broken JSON inside an array).
@@ -269,9 +288,14 @@ enum Import {
         private var unreadableFrom: Int?
         private static let reportedRows = 100
 
+        /// The type's stored schema (for what rows leave out).
+        let schema: ObjectSchema?
+        /// Per property: the rows written without a value for it.
+        private var leftOut: [Int: Int] = [:]
+
         init(
             db: Database, importer: ObjectImporter, type: String, path: String, batchSize: Int?, policy: UpdatePolicy,
-            skipBad: Bool, inputSize: Int
+            skipBad: Bool, inputSize: Int, schema: ObjectSchema?
         ) {
             self.db = db
             self.importer = importer
@@ -280,11 +304,13 @@ enum Import {
             self.batchSize = batchSize
             self.policy = policy
             self.skipBad = skipBad
+            self.schema = schema
             progress = Progress("importing \(type):", total: inputSize)
         }
 
         /// One row: `values` reads it (throwing `TroveError` for a bad one).
         func row(line: Int, input: InputReader, _ values: () throws -> [PortableValue?]) throws {
+            if Import.interrupted { throw Interrupted(line: line) }
             rows += 1
             progress.update(rows: rows, bytes: input.consumed)
             let objectValues: [PortableValue?]
@@ -293,6 +319,7 @@ enum Import {
             } catch let error as TroveError {
                 return bad(line: line, error.message)
             }
+
             if failed {
                 do {
                     try importer.check(objectValues)
@@ -308,6 +335,7 @@ enum Import {
             do {
                 try importer.add(objectValues, update: policy, line: line)
                 inTransaction += 1
+                noteLeftOut(objectValues)
             } catch let error as TroveError where Session.rowFailures.contains(error.kind) {
                 bad(
                     line: line,
@@ -316,6 +344,15 @@ enum Import {
                 return
             }
             if let batchSize, inTransaction == batchSize { try commit() }
+        }
+
+        /// Counts the Date properties a row written gave no value.
+        private func noteLeftOut(_ values: [PortableValue?]) {
+            guard let schema else { return }
+            for (column, property) in schema.properties.enumerated()
+            where property.type == .date && property.collection == nil && (column >= values.count || values[column] == nil) {
+                leftOut[column, default: 0] += 1
+            }
         }
 
         /// Kinds of failure that make one row bad (others stop the import).
@@ -371,13 +408,53 @@ enum Import {
                 let advice =
                     unreadableFrom.map { "the input cannot be read past line \($0): mend it and import again" }
                     ?? "use --skip-bad to import the rest"
-                FileHandle.standardError.write(Data("trove: \(rowsText); \(kept) (\(advice))\n".utf8))
+                let again =
+                    uncommittedFrom == nil
+                    ? ""
+                    : "; to import again from the start, add --update: the rows committed are written again with the same values"
+                FileHandle.standardError.write(Data("trove: \(rowsText); \(kept) (\(advice)\(again))\n".utf8))
                 exit(1)
             }
             print(
                 "imported \(Commands.count(written, "\(type) object")) into \(path)"
                     + (badRows == 0 ? "" : "; skipped \(rowsText)")
                     + (batchSize == nil ? "" : " in \(Commands.count(batches, "transaction"))"))
+            noteLeftOutDates()
+        }
+
+        /// Says which Date properties rows left out: each such object took the
+        /// property's stored default, one and the same moment for all of them
+        /// (the tool has no model code to run a `Date()` default per object).
+        private func noteLeftOutDates() {
+            guard let schema, written > 0 else { return }
+            for (column, count) in leftOut.sorted(by: { $0.key < $1.key }) {
+                let property = schema.properties[column]
+                let stored = property.defaultValue ?? (property.isOptional ? nil : .date(Date(timeIntervalSinceReferenceDate: 0)))
+                let value: String
+                switch stored {
+                case .date(let date)?: value = DateText.format(date) ?? "\(date)"
+                default: value = "nil"
+                }
+                let rowCount = count == 1 ? "1 row" : "\(count) rows"
+                print(
+                    "note: \(rowCount) had no \(property.name): \(count == 1 ? "it" : "each") got \(value); give the column a value per row to set it"
+                )
+            }
+        }
+
+        /// Stops after Ctrl-C: the open transaction is dropped; what earlier batches committed stays, and is said.
+        func stopInterrupted(at line: Int) {
+            if db.isInWriteTransaction {
+                db.cancelWrite()
+                importer.discardPendingLinks()
+            }
+            progress.clear()
+            let kept =
+                batches == 0
+                ? "nothing was written to \(path)"
+                : "the \(Commands.count(written, "\(type) object")) of the \(batches) batch\(batches == 1 ? "" : "es") before line \(batchStartLine) were committed and stay; nothing from line \(batchStartLine) on was written to \(path). To go on, import again with --update (the committed rows are written again with the same values)"
+            FileHandle.standardError.write(Data("trove: interrupted at line \(line); \(kept)\n".utf8))
+            exit(130)
         }
     }
 }

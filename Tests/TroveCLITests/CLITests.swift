@@ -642,13 +642,19 @@ struct CLITests {
                 shelf.notes["dust"] = "weekly"
                 shelf.favorite = db.object(ofType: Book.self, forPrimaryKey: 3)
                 try db.add(shelf)
+                let ledger = Ledger()
+                ledger.note = .object(db.object(ofType: Book.self, forPrimaryKey: 2)!)
+                try db.add(ledger)
             }
         }
         let table = try trove("query", path, "Shelf")
         #expect(table.status == 0, "\(table.err)")
         #expect(table.out.contains("[new, signed]"))
         #expect(table.out.contains("[dust: weekly]"))
-        #expect(table.out.contains("Book#"))
+        // Links show their target's primary key, in a link property and in a mixed value.
+        #expect(table.out.contains("Book 3"), "\(table.out)")
+        let ledgers = try trove("query", path, "Ledger")
+        #expect(ledgers.out.contains("Book 2"), "\(ledgers.out)")
         let json = try trove("export", path, "--type", "Shelf", "--format", "json")
         #expect(json.out.contains("\"labels\":[\"new\",\"signed\"]"))
         #expect(json.out.contains("\"notes\":{\"dust\":\"weekly\"}"))

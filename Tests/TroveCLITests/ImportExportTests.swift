@@ -264,6 +264,26 @@ struct ImportExportTests {
         }
     }
 
+    @Test("schema --swift prints a class hierarchy as one (bases open, subclasses with what they add) and embedded types as such")
+    func swiftSchemaKeepsHierarchies() throws {
+        let file = try directory().appendingPathComponent("models.trove")
+        _ = try Database(
+            configuration: Configuration(
+                fileURL: file,
+                objectTypes: [Maker.self, Sticker.self, Part.self, Gadget.self, Author.self, Editor.self, Article.self]))
+        let swift = try trove("schema", file.path, "--swift")
+        #expect(swift.status == 0, "\(swift.err)")
+        let text = swift.out
+        #expect(text.contains("class Author: Object {\n    @Persisted(primaryKey: true) var handle: String\n}"), "\(text)")
+        #expect(!text.contains("final class Author"))
+        #expect(text.contains("final class Editor: Author {\n    @Persisted var desk: String\n}"), "\(text)")
+        #expect(text.contains("final class Part: EmbeddedObject {"))
+        #expect(text.contains("final class Gadget: Object {"))
+        let author = try #require(text.range(of: "class Author: Object"))
+        let editor = try #require(text.range(of: "class Editor: Author"))
+        #expect(author.lowerBound < editor.lowerBound, "a base comes before its subclass")
+    }
+
     @Test("links declared with a base class export a subclass object with its type, and import it back, in JSONL and CSV")
     func subclassLinksRoundTrip() throws {
         let folder = try directory()
@@ -452,8 +472,53 @@ struct ImportExportTests {
         #expect(skipped.status == 0, "\(skipped.err)")
         #expect(skipped.out.contains("imported 9 Gadget objects") && skipped.out.contains("in 3 transactions"), "\(skipped.out)")
         #expect(skipped.err.contains("skipped line 7:"))
+        // The rows gave no date: each object got the type's stored default, and the tool says so.
+        #expect(
+            skipped.out.contains("note: 9 rows had no when: each got 1970-01-01T00:00:00.000Z; give the column a value per row"),
+            "\(skipped.out)")
         db.refresh()
         #expect(db.objects(Gadget.self).count == 9)
+        #expect(try trove("verify", target.path).status == 0)
+    }
+
+    @Test("Ctrl-C stops an import at its next row: the batches committed stay, and the tool says so and how to go on")
+    func interruptedImport() throws {
+        let folder = try directory()
+        let target = folder.appendingPathComponent("target.trove")
+        try emptyFile(target)
+        let process = Process()
+        process.executableURL = try built("trove")
+        process.arguments = ["import", target.path, "--type", "Gadget", "-", "--format", "jsonl", "--batch", "2"]
+        let (input, err) = (Pipe(), Pipe())
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        func row(_ id: Int) {
+            input.fileHandleForWriting.write(Data("{\"id\": \(id), \"when\": \"2024-05-01T09:30:00Z\"}\n".utf8))
+        }
+        for id in 1...5 { row(id) }
+        // Rows 1–4 are two committed batches; row 5 waits in the open one.
+        let db = try Database(fileURL: target)
+        let deadline = Date().addingTimeInterval(60)
+        while db.objects(Gadget.self).count < 4, Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            db.refresh()
+        }
+        process.interrupt()
+        Thread.sleep(forTimeInterval: 0.2)
+        row(6)
+        try input.fileHandleForWriting.close()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130, "\(message)")
+        #expect(
+            message.contains(
+                "trove: interrupted at line 6; the 4 Gadget objects of the 2 batches before line 5 were committed and stay; nothing from line 5 on was written"
+            ), "\(message)")
+        #expect(message.contains("To go on, import again with --update"))
+        db.refresh()
+        #expect(db.objects(Gadget.self).map(\.id).sorted() == [1, 2, 3, 4])
         #expect(try trove("verify", target.path).status == 0)
     }
 

@@ -7,8 +7,9 @@ import TroveRealm
 // - `import RealmSwift` is `import TroveRealm`;
 // - the models are declared with `@Persisted` (`@objc dynamic`, `@objcMembers`
 //   and `RealmOptional` need the Objective-C runtime, which Linux lacks);
-// - `UIImage` is `Data` (no UIKit on Linux); `NSPredicate(format:)` is the
-//   same format string given to `filter` (Foundation on Linux cannot parse it);
+// - `UIImage` is `Data` (no UIKit on Linux; `NSPredicate(format:)` is as
+//   written: TroveRealm's `NSPredicate` parses the format where Linux
+//   Foundation cannot);
 // - the managers are `@MainActor`: the test target is Swift 6, which refuses a
 //   shared mutable singleton without an isolation (in the apps, the view
 //   controllers calling them are on the main actor anyway).
@@ -65,7 +66,8 @@ final class PhotoData: Object {
     }
 
     func fetch(byDate date: String) -> PhotoData? {
-        let results = realm.objects(PhotoData.self).filter("date == %@", date)
+        let predicate = NSPredicate(format: "date == %@", date)
+        let results = realm.objects(PhotoData.self).filter(predicate)
         return results.first
     }
 

@@ -106,9 +106,17 @@ extension ClusterTable {
             guard !keysChanged, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
                 slots.count * 2 * share <= storedBytes[column]
             else { return nil }
-            let sorted = Array(Set(slots)).sorted()
+            var sorted = slots.sorted()
+            var unique = 0
+            for slot in sorted where unique == 0 || sorted[unique - 1] != slot {
+                sorted[unique] = slot
+                unique += 1
+            }
+            sorted.removeLast(sorted.count - unique)
             guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
-            let patch = try ColumnPatch.encode(slots: sorted, type: layout.types[column]) { try value($0, column, layout) }
+            let patch =
+                try buffers[column].map { ColumnPatch.encode(slots: sorted, from: $0) }
+                ?? ColumnPatch.encode(slots: sorted, type: layout.types[column]) { try value($0, column, layout) }
             return patch.count * share <= storedBytes[column] ? patch : nil
         }
 

@@ -39,6 +39,48 @@ struct ColumnPatch {
         self.values = values
     }
 
+    /// The stored patch of `slots` (ascending, at least one) holding their
+    /// values in `buffer`, encoded straight from its bytes (no value is
+    /// decoded: a single-object commit writes its patch in a few hundred instructions).
+    static func encode(slots: [Int], from buffer: ColumnBuffer) -> [UInt8] {
+        precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
+        let count = slots.count
+        let anyNull = slots.contains { buffer.isNull($0) }
+        let valuesStart = 2 + 2 * count
+        let dataStart = valuesStart + 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)
+        let width = buffer.width
+        var heap = 0
+        if width == 0 { for slot in slots { heap += buffer.withSlotBytes(slot) { $0.count } } }
+        let size = width > 0 ? dataStart + count * width : dataStart + 4 * (count + 1) + heap
+        var encoded = [UInt8](repeating: 0, count: size)
+        encoded.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress.unsafelyUnwrapped
+            raw.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
+            raw.storeBytes(of: (UInt16(count) | (anyNull ? 0x8000 : 0)).littleEndian, toByteOffset: valuesStart, as: UInt16.self)
+            var written = 0
+            for (index, slot) in slots.enumerated() {
+                raw.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 + 2 * index, as: UInt16.self)
+                if anyNull, buffer.isNull(slot) { raw[valuesStart + 2 + index / 8] |= 1 << UInt8(index % 8) }
+                buffer.withSlotBytes(slot) { bytes in
+                    if width > 0 {
+                        (base + dataStart + index * width).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: width)
+                        return
+                    }
+                    raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart + 4 * index, as: UInt32.self)
+                    if !bytes.isEmpty {
+                        (base + dataStart + 4 * (count + 1) + written).copyMemory(
+                            from: bytes.baseAddress.unsafelyUnwrapped, byteCount: bytes.count)
+                    }
+                    written += bytes.count
+                }
+            }
+            if width == 0 {
+                raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart + 4 * count, as: UInt32.self)
+            }
+        }
+        return encoded
+    }
+
     /// The stored patch of `slots` (ascending, at least one) holding `value(slot)` for each.
     static func encode(slots: [Int], type: PropertyType, value: (Int) throws -> StoredValue) rethrows -> [UInt8] {
         precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
@@ -76,16 +118,19 @@ extension ClusterColumn {
     /// previous one (never traps). The caller owns the memory returned.
     func patched(with patch: ColumnPatch) -> UnsafeMutableRawBufferPointer? {
         let values = patch.values
-        var patchedNulls = Array(repeating: false, count: patch.slots.count)
+        var patchedNulls: [Bool] = []
         var anyNull = false
-        var index = 0
-        for slot in 0..<count {
-            if index < patch.slots.count, patch.slots[index] == slot {
-                patchedNulls[index] = values.isNull(index)
-                anyNull = anyNull || patchedNulls[index]
-                index += 1
-            } else if isNull(slot) {
-                anyNull = true
+        if hasNulls || values.hasNulls {
+            // (Only then: whether any slot is nil after the patch decides the bitmap.)
+            patchedNulls = (0..<patch.slots.count).map { values.isNull($0) }
+            var index = 0
+            for slot in 0..<count {
+                if index < patch.slots.count, patch.slots[index] == slot {
+                    anyNull = anyNull || patchedNulls[index]
+                    index += 1
+                } else if isNull(slot) {
+                    anyNull = true
+                }
             }
         }
         let newDataStart = 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)

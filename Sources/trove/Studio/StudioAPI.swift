@@ -420,7 +420,7 @@ final class StudioAPI: @unchecked Sendable {
                     parts.append("null")
                 }
             case nil:
-                parts.append(StudioJSON.value(values[column], cutting: cutting))
+                parts.append(try valueJSON(values[column], cutting: cutting))
             case .linkingObjects?:
                 parts.append("{\"$count\":\(linkingObjects(of: object, property).count)}")
             case let kind?:
@@ -431,6 +431,13 @@ final class StudioAPI: @unchecked Sendable {
         }
         return "{\"key\":\"\(object.objectKey)\",\"type\":\(Formatting.jsonString(schema.name)),\"values\":["
             + parts.joined(separator: ",") + "]}"
+    }
+
+    /// ``StudioJSON/value(_:cutting:)``, with a link a mixed value holds
+    /// labelled by its target's primary key, as a link property's is.
+    private func valueJSON(_ value: StoredValue, cutting: Bool) throws -> String {
+        guard case .object(let type, let key) = value else { return StudioJSON.value(value, cutting: cutting) }
+        return StudioJSON.link(type, key: key, label: try label(type, key: key))
     }
 
     /// What a link cell shows: the target's primary key.
@@ -594,8 +601,8 @@ final class StudioAPI: @unchecked Sendable {
                 }
                 return "{\"kind\":\"\(kind.rawValue)\"," + (try page(keys)) + "}"
             }
-            let shown = entries.dropFirst(offset).prefix(limit).map {
-                entryJSON($0.key, StudioJSON.value($0.value, cutting: true))
+            let shown = try entries.dropFirst(offset).prefix(limit).map {
+                entryJSON($0.key, try valueJSON($0.value, cutting: true))
             }
             return "{\"kind\":\"\(kind.rawValue)\",\"total\":\(entries.count),\"offset\":\(offset),\"entries\":["
                 + shown.joined(separator: ",") + "]}"

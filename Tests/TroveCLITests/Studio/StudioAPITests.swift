@@ -26,6 +26,13 @@ final class StudioAlbum: Object {
     @Persisted var picks = Map<String, StudioPhoto?>()
 }
 
+/// A pin to any object, held in mixed values.
+final class StudioPin: Object {
+    @Persisted(primaryKey: true) var id = ""
+    @Persisted var target: Mixed = .none
+    @Persisted var history = List<Mixed>()
+}
+
 /// A note, and the app's next version of it (stored under the same name) with one more property.
 final class StudioNote: Object {
     @Persisted(primaryKey: true) var id = ""
@@ -275,6 +282,31 @@ struct StudioAPITests {
         let past = try server.get("/api/types/StudioPhoto/objects?offset=1000").json
         #expect((past["objects"] as? [Any])?.isEmpty == true)
         #expect(past["total"] as? Int == 30)
+    }
+
+    @Test("a link a mixed value holds is labelled by its target's primary key, as a link property's is")
+    func mixedLinksAreLabelled() throws {
+        let url = try studioFile(3)
+        do {
+            let db = try Database(fileURL: url)
+            try db.write {
+                let pin = StudioPin()
+                pin.id = "pin"
+                pin.target = .object(db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-2")!)
+                pin.history.append(objectsIn: [.object(db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-1")!), .int(7)])
+                try db.add(pin)
+            }
+        }
+        let server = try StudioServer(file: url.path)
+        let pins = try server.get("/api/types/StudioPin/objects").json["objects"] as? [[String: Any]] ?? []
+        let target = (pins.first?["values"] as? [Any])?[1] as? [String: Any]
+        #expect(target?["$link"] as? String == "StudioPhoto")
+        #expect(target?["label"] as? String == "photo-2", "\(pins)")
+        let pinKey = pins.first?["key"] as? String ?? ""
+        let history = try server.get("/api/types/StudioPin/objects/\(pinKey)/history").json
+        let entries = history["entries"] as? [[String: Any]] ?? []
+        #expect((entries.first?["value"] as? [String: Any])?["label"] as? String == "photo-1", "\(history)")
+        #expect(entries.last?["value"] as? Int == 7)
     }
 
     @Test("a bad predicate, type, sort, key or argument is a 4xx that says what is wrong and where")

@@ -49,6 +49,8 @@ struct ColumnPatchTests {
                     let stored = try #require(ClusterColumn(raw, type: type))
                     let expected = ColumnBuffer(stored)
                     for slot in slots { expected.set(values[slot]!, at: slot) }
+                    // Encoded straight from a buffer's bytes, as a write does: the same bytes.
+                    #expect(ColumnPatch.encode(slots: slots, from: expected) == encoded, "\(type): the patch from a buffer")
                     try encoded.withUnsafeBytes { patchBytes in
                         let patch = try #require(ColumnPatch(patchBytes, type: type, count: count))
                         #expect(patch.slots == slots)
