@@ -155,6 +155,48 @@ struct StudioBrowserTests {
         #expect(server.stop() == 0)
     }
 
+    @Test("columns are as wide as what they hold and drag wider; long text is edited in a box of several lines")
+    func widthsAndLongText() throws {
+        let url = try studioFile(8)
+        let long = "첫 줄: 비가 그치고 산책을 나갔다.\n둘째 줄: 벚꽃이 피어 있었다."
+        do {
+            let db = try Database(fileURL: url)
+            try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-2")!.memo = long }
+        }
+        let server = try StudioServer(file: url.path)
+        let browser = try WebDriver(height: 700)
+        try browser.open(server.address)
+        try browser.wait("the type list") { try browser.texts("#type-list li").contains { $0.hasPrefix("StudioPhoto") } }
+        try browser.click("#type-list li[data-type='StudioPhoto']")
+        try browser.wait("the grid") { try column(browser, "memo").count >= 8 }
+        func width(_ selector: String) throws -> Int {
+            try browser.run("return document.querySelector(arguments[0]).offsetWidth", [selector]) as? Int ?? 0
+        }
+        let memo = try width(".hcell[data-property='memo']")
+        let rating = try width(".hcell[data-property='rating']")
+        #expect(memo > rating, "text is wider than numbers")
+        #expect(try width(".row[data-index='0'] .cell[data-property='memo']") == memo)
+        // Dragging the header's right edge widens the column, the rows with it.
+        try browser.element(".hcell[data-property='memo'] .resize").drag(by: 120)
+        try browser.wait("the wider column") { try width(".hcell[data-property='memo']") == memo + 120 }
+        #expect(try width(".row[data-index='0'] .cell[data-property='memo']") == memo + 120)
+        try browser.screenshot("columns-resized")
+
+        // The long memo opens in a box of several lines; Enter adds a line, Ctrl+Enter saves.
+        try browser.click(".row[data-index='2'] .cell[data-property='memo']", twice: true)
+        let box = try browser.element(".cell.editing textarea.long-edit")
+        #expect(try browser.run("return document.querySelector('.cell.editing textarea').value") as? String == long)
+        try browser.run("document.querySelector('.cell.editing textarea').value = ''")
+        try box.type("고친 첫 줄\u{E007}고친 둘째 줄")
+        #expect(try browser.elements(".cell.editing textarea").count == 1, "Enter adds a line, it does not save")
+        try browser.screenshot("long-text-editing")
+        try box.type("\u{E009}\u{E007}\u{E000}")
+        try browser.wait("the saved memo") { try browser.elements(".cell.editing").isEmpty }
+        let stored = try trove("query", url.path, "StudioPhoto", "id == 'photo-2'", "--format", "jsonl")
+        #expect(stored.out.contains(#""memo":"고친 첫 줄\n고친 둘째 줄""#), "\(stored.out)")
+        #expect(server.stop() == 0)
+    }
+
     @Test("the chat: follow a link, then who links here; the schema diagram; a chart; add and delete with confirmation")
     func chat() throws {
         let file = try folder().appendingPathComponent("chat.trove").path

@@ -201,6 +201,26 @@ final class WebDriver: @unchecked Sendable {
             try driver.command("POST", "/actions", actions)
         }
 
+        /// Presses the mouse on the element, moves it `dx` pixels to the right and lets go, as a user drags.
+        func drag(by dx: Int) throws {
+            let reference: [String: Any] = [WebDriver.elementKey: id]
+            let actions: [String: Any] = [
+                "actions": [
+                    [
+                        "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
+                        "actions": [
+                            ["type": "pointerMove", "origin": reference, "x": 0, "y": 0],
+                            ["type": "pointerDown", "button": 0],
+                            ["type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": 0, "duration": 50],
+                            ["type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": 0, "duration": 50],
+                            ["type": "pointerUp", "button": 0],
+                        ],
+                    ]
+                ]
+            ]
+            try driver.command("POST", "/actions", actions)
+        }
+
         /// Types `text` into the element (`\u{E007}` is Enter, `\u{E009}` Control).
         func type(_ text: String) throws { try driver.command("POST", "/element/\(id)/value", ["text": text]) }
 

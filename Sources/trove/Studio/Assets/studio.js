@@ -152,16 +152,71 @@ function runQuery() {
 
 function schemaOf(type) { return state.schema.get(type) || { properties: [], primaryKey: null }; }
 
+/// Column widths by type and property, as the user dragged them (this page's session).
+const columnWidths = new Map();
+
+/// A column's width: as dragged, or by what it holds — text wide, numbers and flags narrow.
+function columnWidth(property) {
+  const dragged = columnWidths.get(`${state.type}.${property.name}`);
+  if (dragged) return dragged;
+  if (property.collection) return 150;
+  switch (property.type) {
+    case "string": return property.primaryKey ? 180 : 320;
+    case "bool": return 90;
+    case "int": case "int8": case "int16": case "int32": case "float": case "double": return 110;
+    case "date": return 220;
+    case "data": return 200;
+    default: return 180;
+  }
+}
+
+/// Sets the width of one column in the header, every row drawn and the scrolled space.
+function applyWidths() {
+  const properties = schemaOf(state.type).properties;
+  const total = 70 + properties.reduce((sum, property) => sum + columnWidth(property), 0) + (state.info.readOnly ? 0 : 44);
+  $("grid-space").style.width = `${total}px`;
+  for (const row of $("grid-space").children) {
+    properties.forEach((property, column) => {
+      const cell = row.children[column + 1];
+      if (cell) cell.style.width = `${columnWidth(property)}px`;
+    });
+  }
+}
+
 function buildHeader() {
   const head = $("grid-head");
   const cells = [headCell("key", "#", null)];
   for (const property of schemaOf(state.type).properties) {
     const cell = headCell("", property.name, property);
+    cell.style.width = `${columnWidth(property)}px`;
+    cell.append(resizeHandle(cell, property));
     cells.push(cell);
   }
   if (!state.info.readOnly) cells.push(headCell("actions", "", null));
   head.replaceChildren(...cells);
-  $("grid-space").style.width = `${70 + 180 * schemaOf(state.type).properties.length + (state.info.readOnly ? 0 : 44)}px`;
+  applyWidths();
+}
+
+/// The right edge of a header cell: drag it to make the column wider or narrower.
+function resizeHandle(cell, property) {
+  const handle = document.createElement("span");
+  handle.className = "resize";
+  handle.title = `Drag to resize ${property.name}`;
+  handle.addEventListener("click", (event) => event.stopPropagation());
+  handle.addEventListener("mousedown", (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    const startX = event.clientX, startWidth = columnWidth(property);
+    const move = (moved) => {
+      columnWidths.set(`${state.type}.${property.name}`, Math.max(60, Math.min(1200, startWidth + moved.clientX - startX)));
+      cell.style.width = `${columnWidth(property)}px`;
+      applyWidths();
+    };
+    const up = () => { document.removeEventListener("mousemove", move); document.removeEventListener("mouseup", up); };
+    document.addEventListener("mousemove", move);
+    document.addEventListener("mouseup", up);
+  });
+  return handle;
 }
 
 function headCell(kind, text, property) {
@@ -326,13 +381,19 @@ function drawRow(index, object, properties) {
   row.append(key);
   if (!object) {
     row.classList.add("loading");
-    for (const property of properties) { const cell = document.createElement("div"); cell.className = "cell"; row.append(cell); }
+    for (const property of properties) {
+      const cell = document.createElement("div");
+      cell.className = "cell";
+      cell.style.width = `${columnWidth(property)}px`;
+      row.append(cell);
+    }
     return row;
   }
   row.dataset.key = object.key;
   properties.forEach((property, column) => {
     const cell = document.createElement("div");
     cell.className = "cell";
+    cell.style.width = `${columnWidth(property)}px`;
     cell.dataset.property = property.name;
     fillCell(cell, object.values[column], property, state.type, object.key);
     if (isEditable(property)) {
@@ -521,6 +582,13 @@ async function editCell(cell, object, property, column) {
     const options = property.optional ? ["", "true", "false"] : ["true", "false"];
     for (const option of options) input.append(new Option(option === "" ? "nil" : option, option));
     input.value = before === null ? "" : String(before);
+  } else if (property.type === "string" && (/\n/.test(editText(before, property)) || editText(before, property).length > 40)) {
+    // Long text is edited in a box of several lines over the cell: Enter adds a line, Ctrl+Enter (or ⌘+Enter) saves.
+    input = document.createElement("textarea");
+    input.className = "long-edit";
+    input.value = editText(before, property);
+    input.rows = Math.min(12, Math.max(4, input.value.split("\n").length + 1));
+    input.placeholder = (property.optional ? "empty: nil; " : "") + "Ctrl+Enter saves, Esc cancels";
   } else {
     input = document.createElement("input");
     input.type = "text";
@@ -557,7 +625,8 @@ async function editCell(cell, object, property, column) {
     }
   };
   input.addEventListener("keydown", (event) => {
-    if (event.key === "Enter") { event.preventDefault(); finish(true); }
+    const multiline = input.tagName === "TEXTAREA";
+    if (event.key === "Enter" && (!multiline || event.ctrlKey || event.metaKey)) { event.preventDefault(); finish(true); }
     if (event.key === "Escape") { event.preventDefault(); finish(false); }
   });
   input.addEventListener("blur", () => finish(false));
