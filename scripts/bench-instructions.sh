@@ -15,6 +15,7 @@ command -v valgrind >/dev/null || { echo "valgrind is missing (apt-get install v
 
 rows=(
   "W1|bulk insert, shape B"
+  "W2|one object per transaction: update"
   "W3|full scan, shape B"
   "W4|primary-key lookups, random"
   "W5|update one property on all objects"
