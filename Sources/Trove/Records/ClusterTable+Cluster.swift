@@ -183,42 +183,32 @@ extension ClusterTable {
         private func read(_ column: Int, from source: LazySource) throws {
             source.unread[column] = false
             let layout = source.table.layout
-            func damaged(_ what: String) -> TroveError {
-                TroveError(
-                    .corruptFile,
-                    "a \(layout.typeName) cluster's \(layout.properties[column].name) \(what) (cluster at \(start)) is damaged")
-            }
-            let patch: [UInt8]? =
-                patchStored[column]
-                ? try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) {
-                    $0.map(Array.init)
-                } : nil
-            try ClusterTable.withKey(start, part: column + 1) { key in
-                try source.transaction.withValue(in: source.table.table, key: key) { bytes in
-                    guard let bytes else {
-                        if patch != nil { throw damaged("column patch has no column: it") }
-                        // A column the cluster predates reads as the column's default.
-                        buffers[column] = ColumnBuffer(
-                            type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
-                        return
+            func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
+            try source.table.value(start, part: column + 1, in: source.transaction) { bytes in
+                guard let bytes else {
+                    if patchStored[column] { throw damaged("column patch has no column: it") }
+                    // A column the cluster predates reads as the column's default.
+                    buffers[column] = ColumnBuffer(
+                        type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
+                    return
+                }
+                guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
+                    throw damaged("column")
+                }
+                storedBytes[column] = bytes.count
+                guard patchStored[column] else {
+                    patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
+                    keep(stored, at: column)
+                    return
+                }
+                // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
+                try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
+                    guard let patch, let decoded = ColumnPatch(patch, type: stored.type, count: keys.count) else {
+                        throw damaged("column patch")
                     }
-                    guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
-                        throw damaged("column")
-                    }
-                    storedBytes[column] = bytes.count
-                    guard let patch else {
-                        patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
-                        keep(stored, at: column)
-                        return
-                    }
-                    try patch.withUnsafeBytes { raw in
-                        guard let decoded = ColumnPatch(raw, type: stored.type, count: keys.count) else {
-                            throw damaged("column patch")
-                        }
-                        guard let merged = stored.patched(with: decoded) else { throw damaged("column") }
-                        keep(copy: merged, type: stored.type, at: column)
-                        patchSlots[column] = decoded.slots
-                    }
+                    guard let merged = stored.patched(with: decoded) else { throw damaged("column") }
+                    keep(copy: merged, type: stored.type, at: column)
+                    patchSlots[column] = decoded.slots
                 }
             }
         }

@@ -45,6 +45,13 @@ extension ClusterTable {
                 // A column whose structure is damaged condemns the cluster; a
                 // damaged value condemns its object (the others' values read).
                 var badSlots: Set<Int> = []
+                func condemn(_ detail: String) {
+                    damaged(
+                        .init(
+                            start: start, limit: limit, keys: (0..<view.count).filter(view.isLive).map(view.key),
+                            detail: "\(name): \(detail)"))
+                    sound = false
+                }
                 for column in 0..<layout.columnCount where sound && layout.inRecord[column] {
                     let property = layout.properties[column].name
                     let slots = try value(start, part: column + 1, in: transaction) { bytes -> [Int: String]? in
@@ -52,19 +59,11 @@ extension ClusterTable {
                         return ClusterColumn.damagedSlots(in: bytes, type: layout.types[column], count: keys.count)
                     }
                     guard let slots else {
-                        damaged(
-                            .init(
-                                start: start, limit: limit, keys: (0..<view.count).filter(view.isLive).map(view.key),
-                                detail: "\(name): its \(property) column is damaged"))
-                        sound = false
+                        condemn("its \(property) column is damaged")
                         break
                     }
                     guard let patched = view.patchedSlots(column) else {
-                        damaged(
-                            .init(
-                                start: start, limit: limit, keys: (0..<view.count).filter(view.isLive).map(view.key),
-                                detail: "\(name): its \(property) column patch is damaged"))
-                        sound = false
+                        condemn("its \(property) column patch is damaged")
                         break
                     }
                     // (A deleted object's value is read by nothing: it leaves with the next rewrite; a patched one is replaced.)

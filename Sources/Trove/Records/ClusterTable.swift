@@ -70,6 +70,14 @@ struct ClusterTable {
         return slots
     }
 
+    /// The error for a damaged part of `column` (`what`: "column", "column
+    /// patch"...) in the cluster at `start`.
+    static func damaged(_ what: String, _ column: Int, of layout: RecordLayout, clusterAt start: UInt64) -> TroveError {
+        TroveError(
+            .corruptFile,
+            "a \(layout.typeName) cluster's \(layout.properties[column].name) \(what) (cluster at \(start)) is damaged")
+    }
+
     static func key(_ start: UInt64, part: UInt16) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 10)
         bytes.withUnsafeMutableBytes {

@@ -323,10 +323,7 @@ final class ClusterView {
         guard !readPatches.isEmpty, var read = readPatches[column] else { return stored }
         if let merged = read.merged { return merged }
         guard let merged = stored.unsafelyUnwrapped.patched(with: read.patch) else {
-            throw TroveError(
-                .corruptFile,
-                "a \(table.layout.typeName) cluster's \(table.layout.properties[column].name) column (cluster at \(start)) is damaged"
-            )
+            throw ClusterTable.damaged("column", column, of: table.layout, clusterAt: start)
         }
         owned.append(merged)
         openedBytes?.count += merged.count
@@ -384,11 +381,7 @@ final class ClusterView {
     private func adopt(_ stored: UnsafeRawBufferPointer?, patch: UnsafeRawBufferPointer?, column: Int) throws {
         columns[column].loaded = true
         let layout = table.layout
-        func damaged(_ what: String) -> TroveError {
-            TroveError(
-                .corruptFile,
-                "a \(layout.typeName) cluster's \(layout.properties[column].name) \(what) (cluster at \(start)) is damaged")
-        }
+        func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
         guard let stored else {
             if patch != nil { throw damaged("column patch has no column: it") }
             return

@@ -33,6 +33,16 @@ private func column(_ browser: WebDriver, _ property: String) throws -> [String]
         """, [property]) as? [String] ?? []
 }
 
+/// The studio on `url` in a browser, showing its StudioPhoto objects.
+private func openPhotos(_ url: URL) throws -> (StudioServer, WebDriver) {
+    let server = try StudioServer(file: url.path)
+    let browser = try WebDriver(height: 700)
+    try browser.open(server.address)
+    try browser.wait("the type list") { try browser.texts("#type-list li").contains { $0.hasPrefix("StudioPhoto") } }
+    try browser.click("#type-list li[data-type='StudioPhoto']")
+    return (server, browser)
+}
+
 private func status(_ browser: WebDriver) throws -> String {
     try browser.run("return document.getElementById('status').textContent") as? String ?? ""
 }
@@ -132,11 +142,7 @@ struct StudioBrowserTests {
             let db = try Database(fileURL: url)
             try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-1")!.mood = long }
         }
-        let server = try StudioServer(file: url.path)
-        let browser = try WebDriver(height: 700)
-        try browser.open(server.address)
-        try browser.wait("the type list") { try browser.texts("#type-list li").contains { $0.hasPrefix("StudioPhoto") } }
-        try browser.click("#type-list li[data-type='StudioPhoto']")
+        let (server, browser) = try openPhotos(url)
         try browser.wait("the grid with the cut string", seconds: 10) {
             try column(browser, "mood").contains { $0.hasPrefix("20,000,000 characters 긴 메모") }
         }
@@ -163,11 +169,7 @@ struct StudioBrowserTests {
             let db = try Database(fileURL: url)
             try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-2")!.memo = long }
         }
-        let server = try StudioServer(file: url.path)
-        let browser = try WebDriver(height: 700)
-        try browser.open(server.address)
-        try browser.wait("the type list") { try browser.texts("#type-list li").contains { $0.hasPrefix("StudioPhoto") } }
-        try browser.click("#type-list li[data-type='StudioPhoto']")
+        let (server, browser) = try openPhotos(url)
         try browser.wait("the grid") { try column(browser, "memo").count >= 8 }
         func width(_ selector: String) throws -> Int {
             try browser.run("return document.querySelector(arguments[0]).offsetWidth", [selector]) as? Int ?? 0

@@ -185,36 +185,30 @@ final class WebDriver: @unchecked Sendable {
 
         /// Two clicks as a user's mouse makes them (a `dblclick` event).
         func doubleClick() throws {
-            let reference: [String: Any] = [WebDriver.elementKey: id]
-            let actions: [String: Any] = [
-                "actions": [
-                    [
-                        "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
-                        "actions": [
-                            ["type": "pointerMove", "origin": reference, "x": 0, "y": 0],
-                            ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
-                            ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
-                        ],
-                    ]
-                ]
-            ]
-            try driver.command("POST", "/actions", actions)
+            try pointer([
+                ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+                ["type": "pointerDown", "button": 0], ["type": "pointerUp", "button": 0],
+            ])
         }
 
         /// Presses the mouse on the element, moves it `dx` pixels to the right and lets go, as a user drags.
         func drag(by dx: Int) throws {
+            try pointer([
+                ["type": "pointerDown", "button": 0],
+                ["type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": 0, "duration": 50],
+                ["type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": 0, "duration": 50],
+                ["type": "pointerUp", "button": 0],
+            ])
+        }
+
+        /// Moves the mouse onto the element, then performs `steps` (W3C pointer actions).
+        private func pointer(_ steps: [[String: Any]]) throws {
             let reference: [String: Any] = [WebDriver.elementKey: id]
             let actions: [String: Any] = [
                 "actions": [
                     [
                         "type": "pointer", "id": "mouse", "parameters": ["pointerType": "mouse"],
-                        "actions": [
-                            ["type": "pointerMove", "origin": reference, "x": 0, "y": 0],
-                            ["type": "pointerDown", "button": 0],
-                            ["type": "pointerMove", "origin": "pointer", "x": dx / 2, "y": 0, "duration": 50],
-                            ["type": "pointerMove", "origin": "pointer", "x": dx - dx / 2, "y": 0, "duration": 50],
-                            ["type": "pointerUp", "button": 0],
-                        ],
+                        "actions": [["type": "pointerMove", "origin": reference, "x": 0, "y": 0]] + steps,
                     ]
                 ]
             ]
