@@ -303,13 +303,13 @@ enum Commands {
         guard (2...3).contains(arguments.positional.count) else { throw UsageError("query takes FILE TYPE [PREDICATE]") }
         let db = try open(arguments.positional[0])
         // Damaged objects are told and left out before anything reads a record.
-        let damaged = try db.damagedObjects(ofType: arguments.positional[1])
+        let damage = DamageCache(db)
+        let damaged = try damage(arguments.positional[1])
         for description in damaged.descriptions {
             FileHandle.standardError.write(Data("trove: skipped \(arguments.positional[1]) \(description)\n".utf8))
         }
         try refuseLinkedDamage(
-            db, type: arguments.positional[1],
-            damaged: { $0 == arguments.positional[1] ? damaged : try db.damagedObjects(ofType: $0) },
+            db, type: arguments.positional[1], damaged: { try damage($0) },
             query: [arguments.positional.count == 3 ? arguments.positional[2] : nil, arguments.option("--sort")])
         var results = try db.dynamicObjects(arguments.positional[1]).excluding(damaged)
         if arguments.positional.count == 3 { results = try results.filter(arguments.positional[2]) }
@@ -331,7 +331,7 @@ enum Commands {
         }
         let format = arguments.option("--format") ?? "table"
         var (rows, missing) = try checkedRows(of: results, type: arguments.positional[1], in: db)
-        if format == "table" { rows = try rows.map { try readable($0, in: db) } }
+        if format == "table" { rows = try rows.map { try readable($0, in: db, damaged: damage) } }
         try write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
         if !damaged.isEmpty || missing > 0 {
             FileHandle.standardError.write(
@@ -409,9 +409,9 @@ enum Commands {
     }
 
     /// For the table: links (in link properties and mixed values) as their
-    /// target's type and primary key (`Type#key` for a type without one),
-    /// collections as their first elements.
-    static func readable(_ row: Row, in db: Database) throws -> Row {
+    /// target's type and primary key (`Type#key` for a type without one, or
+    /// a damaged target), collections as their first elements.
+    static func readable(_ row: Row, in db: Database, damaged: DamageCache) throws -> Row {
         var row = row
         for (column, property) in row.object.objectSchema.properties.enumerated()
         where property.type == .link || property.type == .mixed || property.collection != nil {
@@ -421,9 +421,9 @@ enum Commands {
                 if case .int(let key) = row.values[column], property.type == .link {
                     let key = UInt64(bitPattern: key)
                     row.values[column] = .string(
-                        try linkText(try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db))
+                        try linkText(try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db, damaged: damaged))
                 } else if case .object(let type, let key) = row.values[column] {
-                    row.values[column] = .string(try linkText(type, key, in: db))
+                    row.values[column] = .string(try linkText(type, key, in: db, damaged: damaged))
                 }
             case .linkingObjects:
                 row.values[column] = .string("← \(target).\(property.originProperty ?? "")")
@@ -433,9 +433,10 @@ enum Commands {
                     let value: String
                     if property.type == .link, case .int(let key) = entry.value {
                         let key = UInt64(bitPattern: key)
-                        value = try linkText(try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db)
+                        value = try linkText(
+                            try db.linkedTypeName(key, declaredAs: target) ?? target, key, in: db, damaged: damaged)
                     } else if case .object(let type, let key) = entry.value {
-                        value = try linkText(type, key, in: db)
+                        value = try linkText(type, key, in: db, damaged: damaged)
                     } else {
                         value = Formatting.plain(entry.value)
                     }
@@ -449,14 +450,19 @@ enum Commands {
     }
 
     /// A link as the table shows it: `Type key` by the target's primary key,
-    /// `Type#key` (its object key) for a type without one or a target not found.
-    static func linkText(_ type: String, _ key: UInt64, in db: Database) throws -> String {
-        guard let target = try db.dynamicObject(ofType: type, objectKey: key),
-            let primaryKey = target.objectSchema.primaryKey,
-            let values = try db.checkedStoredValues(ofType: type, objectKey: key),
-            let column = target.objectSchema.properties.firstIndex(where: { $0.name == primaryKey.name })
-        else { return "\(type)#\(key)" }
-        return "\(type) \(Formatting.plain(values[column]))"
+    /// `Type#key` (its object key) for a type without one or a target not read.
+    static func linkText(_ type: String, _ key: UInt64, in db: Database, damaged: DamageCache) throws -> String {
+        try primaryKeyText(type, key, in: db, damaged: damaged).map { "\(type) \($0)" } ?? "\(type)#\(key)"
+    }
+
+    /// The primary key of the `type` object with `key`, as text; nil for a
+    /// type without one, an object not stored, or a damaged one (never read).
+    static func primaryKeyText(_ type: String, _ key: UInt64, in db: Database, damaged: DamageCache) throws -> String? {
+        guard try !damaged(type).covers(key), let target = try db.dynamicObject(ofType: type, objectKey: key),
+            let column = target.objectSchema.properties.firstIndex(where: \.isPrimaryKey),
+            let values = try db.checkedStoredValues(ofType: type, objectKey: key)
+        else { return nil }
+        return Formatting.plain(values[column])
     }
 
     /// Rows in a format: the table, or (json, jsonl, csv) the form `trove export` writes.

@@ -70,15 +70,16 @@ enum Shell {
     private static func query(_ line: String, db: Database, format: String) throws {
         let parts = line.components(separatedBy: " where ")
         let type = parts[0].trimmingCharacters(in: .whitespaces)
-        let damaged = try db.damagedObjects(ofType: type)
+        let damage = DamageCache(db)
+        let damaged = try damage(type)
         for description in damaged.descriptions { emit("skipped \(type) \(description)") }
         try Commands.refuseLinkedDamage(
-            db, type: type, damaged: { $0 == type ? damaged : try db.damagedObjects(ofType: $0) },
+            db, type: type, damaged: { try damage($0) },
             query: [parts.count > 1 ? parts.dropFirst().joined(separator: " where ") : nil])
         var results = try db.dynamicObjects(type).excluding(damaged)
         if parts.count > 1 { results = try results.filter(parts.dropFirst().joined(separator: " where ")) }
         var (rows, _) = try Commands.checkedRows(of: results, type: type, in: db)
-        if format == "table" { rows = try rows.map { try Commands.readable($0, in: db) } }
+        if format == "table" { rows = try rows.map { try Commands.readable($0, in: db, damaged: damage) } }
         try Commands.write(rows, schema: results.objectSchema, format: format, to: FileHandle.standardOutput, db: db)
     }
 

@@ -19,11 +19,10 @@ final class StudioAPI: @unchecked Sendable {
     /// Queries evaluated whole (paged past their first page): their keys, and
     /// the commit they were read at, so that paging reads them once per commit.
     private var paged: [String: (commit: Int, keys: [UInt64])] = [:]
-    /// The damaged objects of each type read, as of the commit ``damageCommit``:
-    /// the API leaves them out of pages and answers 422 for them, so that a
+    /// The damaged objects of each type read, as of the commit shown: the
+    /// API leaves them out of pages and answers 422 for them, so that a
     /// damaged file is shown, not a trap for every client.
-    private var damage: [String: DamagedObjects] = [:]
-    private var damageCommit = -1
+    private let damaged: DamageCache
     /// Objects per page at most.
     static let maximumPage = 1_000
     /// Integers of at most this many values are charted a bar per value.
@@ -31,6 +30,7 @@ final class StudioAPI: @unchecked Sendable {
 
     init(database: Database, path: String, readOnly: Bool, token: String) {
         db = database
+        damaged = DamageCache(database)
         self.path = path
         self.readOnly = readOnly
         self.token = token
@@ -316,7 +316,7 @@ final class StudioAPI: @unchecked Sendable {
     private func query(_ type: String, filter: String?, sort: String?, ascending: Bool) throws -> Results<DynamicObject> {
         let cacheKey = queryKey(type, filter: filter, sort: sort, ascending: ascending)
         if let known = queries[cacheKey] { return known }
-        try Commands.refuseLinkedDamage(db, type: type, damaged: damaged, query: [filter, sort])
+        try Commands.refuseLinkedDamage(db, type: type, damaged: { try self.damaged($0) }, query: [filter, sort])
         var results = try db.dynamicObjects(type).excluding(try damaged(type))
         if let filter, !filter.trimmingCharacters(in: .whitespaces).isEmpty { results = try results.filter(filter) }
         if let sort, !sort.isEmpty {
@@ -388,18 +388,6 @@ final class StudioAPI: @unchecked Sendable {
         }
     }
 
-    /// The damaged objects of `type` in the commit the handle shows.
-    private func damaged(_ type: String) throws -> DamagedObjects {
-        if damageCommit != db.visibleCommit {
-            damage.removeAll()
-            damageCommit = db.visibleCommit
-        }
-        if let known = damage[type] { return known }
-        let found = try db.damagedObjects(ofType: type)
-        damage[type] = found
-        return found
-    }
-
     /// `{"key": "…", "values": [...]}`: one value per property, in the schema's order.
     /// An object's values; with `cutting`, long strings are cut (for pages of objects).
     private func objectJSON(_ object: DynamicObject, cutting: Bool = false) throws -> String {
@@ -442,11 +430,7 @@ final class StudioAPI: @unchecked Sendable {
 
     /// What a link cell shows: the target's primary key.
     private func label(_ type: String, key: UInt64) throws -> String? {
-        guard try !damaged(type).covers(key), let target = try db.dynamicObject(ofType: type, objectKey: key) else {
-            return nil
-        }
-        guard let column = target.objectSchema.properties.firstIndex(where: \.isPrimaryKey) else { return nil }
-        return Formatting.plain(try storedValues(of: target)[column])
+        try Commands.primaryKeyText(type, key, in: db, damaged: damaged)
     }
 
     /// The objects linking here through `property`'s origin, as the model's
