@@ -64,7 +64,7 @@ let package = Package(
         .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "TroveStorage", "TroveSync", "CLMDB", "CSQLite"]),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
         .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
-        .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync"]),
+        .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveRealmTests", dependencies: ["TroveRealm"]),
         .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "TroveStorage"]),
         // A device process of the sync convergence test (run by TroveSyncTests, never shipped).

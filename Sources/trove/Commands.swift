@@ -25,6 +25,8 @@ enum Commands {
           import FILE --type T INPUT [--update] [--skip-bad] [--batch N] [--format json|jsonl|csv]
                                          what export writes, in one transaction: nothing written if any
                                          row is bad (--batch N: a transaction per N rows)
+          import FILE INPUT --format realm-studio [--update]
+                                         a whole Realm file as Realm Studio saves it as JSON
           shell FILE                     an interactive prompt: `Type where PREDICATE`, .help, .types, .schema
           copy FILE DEST [--decrypt]     a consistent, compacted copy; with TROVE_NEW_ENCRYPTION_KEY set,
                                          encrypted (or re-keyed) with that key; --decrypt: a plain copy
@@ -87,6 +89,16 @@ enum Commands {
           --skip-bad  write the good rows, report the bad ones (exit 0)
           --update    replace a stored object with the same primary key (collections included)
         example: trove import .trove-demo/inventory.trove --type Person people.csv --update
+
+        usage: trove import FILE INPUT --format realm-studio [--update]
+        Reads a whole Realm file as Realm Studio saves it (File > Save Data > JSON): every type's
+        objects, with their links (cycles too), lists, sets, maps and embedded objects, into FILE,
+        made by the app whose models declare the same types. One transaction: if any object is bad,
+        nothing is written, and every bad object is reported by type, index and property. Studio
+        writes binary data as {} (its bytes are not in the export): such values are stored as no
+        data, and said. See the guide "Moving your data from Realm".
+          --update    replace a stored object with the same primary key
+        example: trove import app.trove realm-export.json --format realm-studio
         """,
         "set":
             "usage: trove set FILE TYPE PRIMARYKEY PROPERTY VALUE\nexample: trove set .trove-demo/inventory.trove Person 2 age 38",

@@ -16,11 +16,24 @@ enum Import {
         guard arguments.positional.count == 2 else {
             throw UsageError("import takes FILE INPUT (INPUT may be - for standard input)")
         }
-        guard let type = arguments.option("--type") else { throw UsageError("import needs --type T") }
         let (path, inputPath) = (arguments.positional[0], arguments.positional[1])
         let format = (arguments.option("--format") ?? URL(fileURLWithPath: inputPath).pathExtension).lowercased()
+        if format == "realm-studio" {
+            for option in ["--type", "--batch"] where arguments.option(option) != nil {
+                throw UsageError(
+                    "\(option) does not go with --format realm-studio: an export of a whole Realm file is imported whole")
+            }
+            if arguments.flags.contains("--skip-bad") {
+                throw UsageError(
+                    "--skip-bad does not go with --format realm-studio: an export of a whole Realm file is imported whole")
+            }
+            return try RealmStudioImport.run(path: path, inputPath: inputPath, update: arguments.flags.contains("--update"))
+        }
         guard ["json", "jsonl", "ndjson", "csv"].contains(format) else {
-            throw UsageError("cannot tell the format of \(inputPath); add --format json, jsonl or csv")
+            throw UsageError("cannot tell the format of \(inputPath); add --format json, jsonl, csv or realm-studio")
+        }
+        guard let type = arguments.option("--type") else {
+            throw UsageError("import needs --type T (or --format realm-studio for Realm Studio's JSON export of a whole file)")
         }
         var batchSize: Int?
         if let text = arguments.option("--batch") {
