@@ -145,3 +145,34 @@ public typealias RealmEnum = PersistableEnum
         try body()
     }
 #endif
+
+extension RealmProperty: Decodable where Value: Decodable {
+    /// An unmanaged property holding the decoded value (JSON `null` is nil
+    /// for an optional `Value`), as Realm decodes `RealmProperty` and
+    /// `RealmOptional`.
+    ///
+    /// ```swift
+    /// final class Dog: Object, Codable { let age = RealmProperty<Int?>() }
+    /// let dog = try JSONDecoder().decode(Dog.self, from: Data(#"{"age": 3}"#.utf8))
+    /// ```
+    public convenience init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if Value._troveIsOptional, container.decodeNil() {
+            self.init()
+        } else {
+            self.init(try container.decode(Value.self))
+        }
+    }
+}
+
+extension RealmProperty: Encodable where Value: Encodable {
+    /// The value, read from the database when the owner is managed.
+    ///
+    /// ```swift
+    /// let json = try JSONEncoder().encode(dog.age)
+    /// ```
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
