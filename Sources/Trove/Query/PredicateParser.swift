@@ -598,6 +598,7 @@ extension PredicateParser.Template {
     /// An object not stored yet is linked from nowhere, as Realm finds: it
     /// stands for a key no object has, so `==` matches nothing and `!=` every link.
     private func storedValue(of argument: Any?, position: Int) throws -> StoredValue? {
+        if let argument, let plain = StoredValue(plain: argument) { return plain }
         guard let object = argument as? Object else { return StoredValue(any: argument) }
         guard object._database != nil, let table = object._table else {
             return .object(typeName: object.storedTypeName, key: Self.unstoredObjectKey)

@@ -96,6 +96,10 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
             self = .null
             return
         }
+        if let plain = StoredValue(plain: value) {
+            self = plain
+            return
+        }
         switch value {
         case let v as StoredValue: self = v
         case is NSNull: self = .null
@@ -116,6 +120,30 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
                 self = .null
                 return
             }
+            return nil
+        }
+    }
+}
+
+extension StoredValue {
+    /// A value of exactly `String`, `Int`, `Double`, `Bool` or `Date` (what
+    /// query arguments mostly are), found by comparing its type: a cast from
+    /// `Any` to a protocol or a class looks up conformances, ~2,000
+    /// instructions each on Linux. nil for any other type (an `NSNumber` too).
+    @inline(__always)
+    init?(plain value: Any) {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if type == ObjectIdentifier(String.self) {
+            self = .string(value as! String)
+        } else if type == ObjectIdentifier(Int.self) {
+            self = .int(Int64(value as! Int))
+        } else if type == ObjectIdentifier(Double.self) {
+            self = .double(value as! Double)
+        } else if type == ObjectIdentifier(Bool.self) {
+            self = .bool(value as! Bool)
+        } else if type == ObjectIdentifier(Date.self) {
+            self = .date(value as! Date)
+        } else {
             return nil
         }
     }
