@@ -59,6 +59,8 @@ protocol Engine: AnyObject {
     /// W10: every object sorted by `city` ascending, then `score` descending
     /// (ties by id), the first `limit`, as ``firstByScore(limit:)``.
     func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int)
+    /// The first `limit` by the indexed, nearly unique name, then score descending.
+    func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int)
     func insertMemos(_ rows: [RowMemo]) throws
     /// W10: memos that contain `needle`; with `caseInsensitive`, ASCII
     /// letters match either case (SQLite's `LIKE`; the memos' other letters have no case).

@@ -35,6 +35,10 @@ extension Runner {
             let result = try engine.firstByCityAndScore(limit: 10)
             return result.count &+ result.checksum
         }
+        try queryRow("sort by an indexed String, then an Int, first 10", options.quick ? 2 : 20) { engine, _ in
+            let result = try engine.firstByNameAndScore(limit: 10)
+            return result.count &+ result.checksum
+        }
 
         let memoCount = options.size(100_000)
         let memos = RowMemo.make(memoCount)

@@ -38,7 +38,7 @@ extension QueryPlanner {
     /// Whether `a` sorts before `b`: by each sort key in turn (`ascending`
     /// says which way; nil first when ascending, last when descending), then
     /// by object key.
-    private static func precedes(_ a: SortedRow, _ b: SortedRow, _ ascending: [Bool]) -> Bool {
+    fileprivate static func precedes(_ a: SortedRow, _ b: SortedRow, _ ascending: [Bool]) -> Bool {
         precedes(a.key, a.values, b, ascending)
     }
 
@@ -246,6 +246,80 @@ extension QueryPlanner {
             finishGroup()
         }
         return limit.map { Array(keys.prefix($0)) } ?? keys
+    }
+}
+
+extension QueryPlanner {
+    /// The first `limit` objects of a sort on several keys whose first key has
+    /// an index (no filter): the index is read in order, one group of equal
+    /// first values at a time, and only the groups the first `limit` reach
+    /// are read and sorted by every key: a sort by last name then first name
+    /// reads about `limit` objects, not the table. Nil when it does not apply:
+    /// the first key may be NaN (doubles, floats, dates) or has no index; a
+    /// group holds a value with no place in a total order (the full sort
+    /// decides); or the groups grow past a 64th of the table (reading objects
+    /// one by one then costs more than the scan, which keeps only `limit`).
+    static func indexLedOrder(table: TableInfo, sort: [SortKey], limit: Int, in transaction: Transaction) throws
+        -> [UInt64]?
+    {
+        let first = sort[0]
+        let firstType = table.layout.types[first.column]
+        guard sort.count > 1, limit > 0, firstType != .double, firstType != .float, firstType != .date,
+            canSortFromIndex(table: table, by: first), !(first.column == table.primaryKeyColumn && table.keyIsPrimaryKey),
+            let index = first.column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[first.column],
+            transaction.canSee(index)
+        else { return nil }
+        let ascending = sort.map(\.ascending)
+        // The table is counted only when the groups outgrow `limit * 16` (counting walks its clusters).
+        var budget = limit * 16
+        var counted = false
+        var read = 0
+        var keys: [UInt64] = []
+        var group: [UInt64] = []
+        var groupKey: [UInt8] = []
+        var totallyOrdered = true
+        func finishGroup() {
+            defer { group.removeAll(keepingCapacity: true) }
+            guard group.count > 1 else {
+                keys.append(contentsOf: group)
+                return
+            }
+            // Equal first values (or values sharing a cut key): ordered by every key, ties by object key.
+            var rows: [SortedRow] = []
+            rows.reserveCapacity(group.count)
+            for key in group {
+                let values = BoundPredicate.withRecord(key, of: table, transaction) { reader in
+                    sort.map { $0.value(reader, transaction) }
+                }
+                guard let values else { continue }
+                if values.contains(where: { SortValueKind($0) == .unordered }) { totallyOrdered = false }
+                rows.append((key, values))
+            }
+            rows.sort { precedes($0, $1, ascending) }
+            keys.append(contentsOf: rows.prefix(limit - keys.count).map(\.key))
+        }
+        try transaction.withCursor(on: index) { cursor in
+            var entry = try first.ascending ? cursor.first() : cursor.last()
+            while let current = entry, totallyOrdered {
+                if !current.key.elementsEqual(groupKey) {
+                    finishGroup()
+                    if keys.count >= limit { return }
+                    groupKey = Array(current.key)
+                }
+                if current.value.count == 8 {
+                    group.append(OrderedKey.objectKey(from: current.value))
+                    read += 1
+                    if read > budget, !counted {
+                        budget = Swift.max(budget, try table.store.count(in: transaction) / 64)
+                        counted = true
+                    }
+                    if read > budget { return }
+                }
+                entry = try first.ascending ? cursor.next() : cursor.previous()
+            }
+            if totallyOrdered, keys.count < limit { finishGroup() }
+        }
+        return totallyOrdered && read <= budget ? Array(keys.prefix(limit)) : nil
     }
 }
 

@@ -245,6 +245,11 @@ enum QueryPlanner {
         {
             return ordered
         }
+        if predicate == nil, let limit, sort.count > 1,
+            let ordered = try indexLedOrder(table: table, sort: sort, limit: limit, in: transaction)
+        {
+            return ordered
+        }
         return try sortedKeys(table: table, predicate: predicate, sort: sort, limit: limit, in: transaction)
     }
 

@@ -391,6 +391,10 @@ final class SQLiteEngine: Engine {
         try first("city, score DESC, id", limit: limit)
     }
 
+    func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        try first("name, score DESC, id", limit: limit)
+    }
+
     func insertMemos(_ rows: [RowMemo]) throws {
         let insert = try statement("INSERT INTO memo VALUES (?, ?)")
         try transaction {

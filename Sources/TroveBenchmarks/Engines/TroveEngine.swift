@@ -353,6 +353,11 @@ class TroveEngine: Engine {
         return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
     }
 
+    func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int) {
+        let sort = [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "score", ascending: false)]
+        return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
+    }
+
     func insertMemos(_ rows: [RowMemo]) throws {
         try db.write {
             for row in rows {
