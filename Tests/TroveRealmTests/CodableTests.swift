@@ -21,7 +21,18 @@ enum CodableLegacyEnum: Int, PersistableEnum, Codable {
     case one = 1, two = 2
 }
 
+/// Realm's generic helpers over `RealmOptional` name its element as a `RealmOptionalType`.
+private func decodeOptional<T: RealmOptionalType & Codable>(_: T.Type, _ json: String) throws -> T? {
+    try JSONDecoder().decode([RealmOptional<T>].self, from: Data(json.utf8)).first?.value
+}
+
 struct CodableTests {
+    @Test func realmOptionalTypesDecode() throws {
+        #expect(try decodeOptional(Int8.self, "[7]") == 7)
+        #expect(try decodeOptional(Bool.self, "[null]") == nil)
+        #expect(try decodeOptional(Double.self, "[2.5]") == 2.5)
+    }
+
     private func realm() throws -> Realm {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-realm-codable-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

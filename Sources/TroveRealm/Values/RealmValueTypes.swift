@@ -207,3 +207,20 @@ extension PersistableEnum {
     /// Orders the cases by their raw values.
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
+
+/// A type `RealmOptional` holds (Realm's `RealmOptionalType`): the integer
+/// types, `Float`, `Double` and `Bool`, so generic code over them builds.
+///
+/// ```swift
+/// func read<T: RealmOptionalType>(_ value: RealmOptional<T>) -> T? { value.value }
+/// ```
+public protocol RealmOptionalType: _RealmSchemaDiscoverable {}
+
+extension Int: RealmOptionalType {}
+extension Int8: RealmOptionalType {}
+extension Int16: RealmOptionalType {}
+extension Int32: RealmOptionalType {}
+extension Int64: RealmOptionalType {}
+extension Float: RealmOptionalType {}
+extension Double: RealmOptionalType {}
+extension Bool: RealmOptionalType {}
