@@ -87,7 +87,7 @@ extension Database {
         }
         guard let table, table !== declared.table, table.name != declared.table.name else { return declared }
         if declared.info.type == DynamicObject.self { return dynamicBinding(for: table) }
-        guard let subclass = ModelInfo.knownType(named: table.name) else {
+        guard let subclass = modelClass(storedAs: table.name) else {
             fatalError(
                 "Trove: a \(declared.table.name) link in \(path) holds a \(table.name), a class this program does not have; add the \(table.name) class to the program"
             )

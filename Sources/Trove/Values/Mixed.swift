@@ -215,6 +215,17 @@ extension Mixed: _TroveStoredInitializable {
 }
 
 extension Database {
+    /// The model class this handle reads objects of a stored type as: one it
+    /// reads already, else one its configuration names, else any class of that
+    /// name the process has (two modules may each have a `Photo`).
+    func modelClass(storedAs typeName: String) -> Object.Type? {
+        if let own = objectBindings.values.first(where: { $0.info.typeName == typeName && !$0.table.isRetired }) {
+            return own.info.type
+        }
+        return configuration.objectTypes.first { ModelInfo.storedName(of: $0) == typeName }
+            ?? ModelInfo.knownType(named: typeName)
+    }
+
     /// The stored form of a link held in a mixed value; an unmanaged object is added first.
     func mixedLink(to target: Object) throws -> StoredValue {
         if target._database == nil {
@@ -233,7 +244,7 @@ extension Database {
 
     /// The object a mixed value links to, or nil when it is gone or its type is not known to this process.
     func mixedObject(typeName: String, key: UInt64) -> Object? {
-        guard let type = ModelInfo.knownType(named: typeName), let binding = try? objectBinding(for: type),
+        guard let type = modelClass(storedAs: typeName), let binding = try? objectBinding(for: type),
             contains(objectKey: key, in: binding.table)
         else { return nil }
         let object = binding.info.type.init()

@@ -15,9 +15,45 @@ final class Medal: Object {
     @Persisted var label = ""
 }
 
+/// Two classes stored under one name, as two modules' `Photo` would be.
+final class HomonymA: Object {
+    @Persisted var label = ""
+    override class func _realmObjectName() -> String? { "Homonym" }
+}
+
+final class HomonymB: Object {
+    @Persisted var label = ""
+    override class func _realmObjectName() -> String? { "Homonym" }
+}
+
+final class HomonymHolder: Object {
+    @Persisted var value: Mixed = .none
+}
+
 /// Mixed properties: any stored type per object, links to any object, in
 /// collections, queried across types.
 @Suite struct MixedTests {
+    @Test("a mixed link reads as the class of the handle's configuration, when the process has two classes of that name")
+    func mixedLinkReadsTheHandlesClass() throws {
+        for round in 0..<8 {
+            let writer = try makeDatabase("homonym\(round)") { $0.objectTypes = [HomonymHolder.self, HomonymA.self] }
+            try writer.write {
+                let target = HomonymA()
+                target.label = "x"
+                let holder = HomonymHolder()
+                holder.value = .object(target)
+                try writer.add(holder)
+            }
+            #expect(writer.objects(HomonymHolder.self).first?.value.object(HomonymA.self)?.label == "x")
+            // Another handle on the file, configured with the other class: it reads its own class.
+            var configuration = writer.configuration
+            configuration.objectTypes = [HomonymHolder.self, HomonymB.self]
+            let reader = try Database(configuration: configuration)
+            let held = reader.objects(HomonymHolder.self).first?.value
+            #expect(held?.object(HomonymB.self)?.label == "x", "round \(round)")
+        }
+    }
+
     private let values: [Mixed] = [
         .none, .int(3), .bool(true), .float(1.5), .double(2.25), .string("dark"), .data(Data([1, 2])),
         .date(Date(timeIntervalSinceReferenceDate: 12)), .objectId(try! ObjectId(string: "1234567890ab1234567890ab")),
