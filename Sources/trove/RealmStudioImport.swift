@@ -27,7 +27,9 @@ final class RealmStudioImport {
     private var byIdentity: [String: Stored] = [:]
     /// Objects of types with a primary key, by type and the key as written.
     private var byPrimaryKey: [String: [String: UInt64]] = [:]
-    /// Objects of types without a primary key, by type and content.
+    /// Objects of types without a primary key, by type, in the order stored;
+    /// indexed by content (``contentIndex(_:)``) only when a copy must be matched.
+    private var unkeyed: [String: [(node: StudioExport.Node, key: UInt64)]] = [:]
     private var byContent: [String: [String: [UInt64]]] = [:]
     /// Objects whose nodes hold links, to make once every object is stored.
     private var linking: [(stored: Stored, node: StudioExport.Node, location: String)] = []
@@ -143,7 +145,7 @@ final class RealmStudioImport {
                     if let primaryKey = schema.primaryKey {
                         if let text = try primaryKeyText(node, primaryKey.name) { byPrimaryKey[name, default: [:]][text] = key }
                     } else {
-                        byContent[name, default: [:]][try content(node, depth: 1), default: []].append(key)
+                        unkeyed[name, default: []].append((node, key))
                     }
                     if hasLinks { linking.append((entry, node, location)) }
                 } catch let error as TroveError {
@@ -442,7 +444,7 @@ final class RealmStudioImport {
             guard let typeName, schemas[typeName]?.primaryKey != nil else {
                 throw TroveError(.invalidValue, "\(place) needs an object or null, not \(key.summary)")
             }
-            guard let stored = byPrimaryKey[typeName]?[StudioExport.content(of: [JSONMember(key: "", value: key)])] else {
+            guard let stored = byPrimaryKey[typeName]?[keyText(key)] else {
                 throw TroveError(
                     .invalidValue,
                     "\(place) links to the \(typeName) with primary key \(key.summary), which the export does not have")
@@ -461,13 +463,17 @@ final class RealmStudioImport {
                 guard let layout = try? text.layout(name) else { return false }
                 return names.isSubset(of: Set(layout.fields.map(\.property.name)).union(layout.computed))
             }
+        var nodeContent: String?
         for candidate in candidates {
             guard let schema = schemas[candidate] else { continue }
             if let primaryKey = schema.primaryKey {
                 if let text = try primaryKeyText(node, primaryKey.name), let key = byPrimaryKey[candidate]?[text] {
                     return try db.dynamicObject(ofType: candidate, objectKey: key)!
                 }
-            } else if let keys = byContent[candidate]?[try content(node, depth: 1)], let key = keys.first {
+                continue
+            }
+            if nodeContent == nil { nodeContent = try content(node, depth: 1) }
+            if let keys = try contentIndex(candidate)[nodeContent!], let key = keys.first {
                 if keys.count > 1 { ambiguousLinks += 1 }
                 return try db.dynamicObject(ofType: candidate, objectKey: key)!
             }
@@ -484,7 +490,23 @@ final class RealmStudioImport {
     private func primaryKeyText(_ node: StudioExport.Node, _ name: String) throws -> String? {
         guard let member = node.members.first(where: { $0.key == name }) else { return nil }
         guard case .scalar(let json) = try export.value(member.value) else { return nil }
-        return StudioExport.content(of: [JSONMember(key: "", value: json)])
+        return keyText(json)
+    }
+
+    /// A primary key as written, as the key of ``byPrimaryKey``.
+    private func keyText(_ key: JSONValue) -> String {
+        StudioExport.content(of: [JSONMember(key: "", value: key)])
+    }
+
+    /// The stored objects of a type without a primary key, by content: made
+    /// the first time a copy of one must be matched (most exports link such
+    /// objects only from their own type, by identity).
+    private func contentIndex(_ typeName: String) throws -> [String: [UInt64]] {
+        if let known = byContent[typeName] { return known }
+        var index: [String: [UInt64]] = [:]
+        for (node, key) in unkeyed[typeName] ?? [] { index[try content(node, depth: 1), default: []].append(key) }
+        byContent[typeName] = index
+        return index
     }
 
     /// A node's values and, `depth` links deep, those of the objects it

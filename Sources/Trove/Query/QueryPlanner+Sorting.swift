@@ -210,13 +210,10 @@ extension QueryPlanner {
             // Object keys follow the integer primary key.
             return try table.store.keys(in: transaction, ascending: sort.ascending, limit: wanted)
         }
-        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
-        guard let index, transaction.canSee(index) else { return nil }
         // One group per index key: its object keys ascending (a descending
         // sort reads the index backwards, so each group is turned around).
         var group: [UInt64] = []
-        var groupKey: [UInt8] = []
-        func finishGroup() {
+        func finishGroup(_ groupKey: [UInt8]) -> Bool {
             if !sort.ascending { group.reverse() }
             if groupKey.count >= OrderedKey.maximumLength, group.count > 1 {
                 // Values that share a cut key: order them by their whole value, ties by object key.
@@ -231,21 +228,44 @@ extension QueryPlanner {
             }
             keys.append(contentsOf: group)
             group.removeAll(keepingCapacity: true)
+            return keys.count < wanted
         }
+        let walked = try walkIndexGroups(
+            table: table, by: sort, in: transaction,
+            add: { key in
+                group.append(key)
+                return true
+            }, finish: finishGroup)
+        guard walked else { return nil }
+        return limit.map { Array(keys.prefix($0)) } ?? keys
+    }
+
+    /// Reads the index on `sort`'s column in the sort's order (from its end
+    /// when descending), one group of entries with one index key at a time:
+    /// `add` takes each entry's object key, `finish` each group's index key
+    /// once its entries are in; either returning false stops the walk. False
+    /// when the column has no index this snapshot can read.
+    private static func walkIndexGroups(
+        table: TableInfo, by sort: SortKey, in transaction: Transaction, add: (UInt64) throws -> Bool,
+        finish: ([UInt8]) throws -> Bool
+    ) throws -> Bool {
+        let column = sort.column
+        let index = column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[column]
+        guard let index, transaction.canSee(index) else { return false }
         try transaction.withCursor(on: index) { cursor in
+            var groupKey: [UInt8]?
             var entry = try sort.ascending ? cursor.first() : cursor.last()
             while let current = entry {
-                if !current.key.elementsEqual(groupKey) {
-                    finishGroup()
-                    if keys.count >= wanted { return }
+                if groupKey.map({ !current.key.elementsEqual($0) }) ?? true {
+                    if let finished = groupKey, !(try finish(finished)) { return }
                     groupKey = Array(current.key)
                 }
-                if current.value.count == 8 { group.append(OrderedKey.objectKey(from: current.value)) }
+                if current.value.count == 8, !(try add(OrderedKey.objectKey(from: current.value))) { return }
                 entry = try sort.ascending ? cursor.next() : cursor.previous()
             }
-            finishGroup()
+            if let finished = groupKey { _ = try finish(finished) }
         }
-        return limit.map { Array(keys.prefix($0)) } ?? keys
+        return true
     }
 }
 
@@ -265,9 +285,7 @@ extension QueryPlanner {
         let first = sort[0]
         let firstType = table.layout.types[first.column]
         guard sort.count > 1, limit > 0, firstType != .double, firstType != .float, firstType != .date,
-            canSortFromIndex(table: table, by: first), !(first.column == table.primaryKeyColumn && table.keyIsPrimaryKey),
-            let index = first.column == table.primaryKeyColumn ? table.primaryKeyIndex : table.indexes[first.column],
-            transaction.canSee(index)
+            canSortFromIndex(table: table, by: first), !(first.column == table.primaryKeyColumn && table.keyIsPrimaryKey)
         else { return nil }
         let ascending = sort.map(\.ascending)
         // The table is counted only when the groups outgrow `limit * 16` (counting walks its clusters).
@@ -276,7 +294,6 @@ extension QueryPlanner {
         var read = 0
         var keys: [UInt64] = []
         var group: [UInt64] = []
-        var groupKey: [UInt8] = []
         var totallyOrdered = true
         func finishGroup() {
             defer { group.removeAll(keepingCapacity: true) }
@@ -298,28 +315,22 @@ extension QueryPlanner {
             rows.sort { precedes($0, $1, ascending) }
             keys.append(contentsOf: rows.prefix(limit - keys.count).map(\.key))
         }
-        try transaction.withCursor(on: index) { cursor in
-            var entry = try first.ascending ? cursor.first() : cursor.last()
-            while let current = entry, totallyOrdered {
-                if !current.key.elementsEqual(groupKey) {
-                    finishGroup()
-                    if keys.count >= limit { return }
-                    groupKey = Array(current.key)
+        let walked = try walkIndexGroups(
+            table: table, by: first, in: transaction,
+            add: { key in
+                group.append(key)
+                read += 1
+                if read > budget, !counted {
+                    budget = Swift.max(budget, try table.store.count(in: transaction) / 64)
+                    counted = true
                 }
-                if current.value.count == 8 {
-                    group.append(OrderedKey.objectKey(from: current.value))
-                    read += 1
-                    if read > budget, !counted {
-                        budget = Swift.max(budget, try table.store.count(in: transaction) / 64)
-                        counted = true
-                    }
-                    if read > budget { return }
-                }
-                entry = try first.ascending ? cursor.next() : cursor.previous()
-            }
-            if totallyOrdered, keys.count < limit { finishGroup() }
-        }
-        return totallyOrdered && read <= budget ? Array(keys.prefix(limit)) : nil
+                return read <= budget
+            },
+            finish: { _ in
+                finishGroup()
+                return totallyOrdered && keys.count < limit
+            })
+        return walked && totallyOrdered && read <= budget ? Array(keys.prefix(limit)) : nil
     }
 }
 
