@@ -15,6 +15,14 @@ final class ShelterPet: Object {
     @Persisted(originProperty: "pets") var shelters: LinkingObjects<Shelter>
 }
 
+/// References to a shelter's pet, the pet's shelters, the shelter's
+/// collections, and all pets.
+typealias ShelterReferences = (
+    ThreadSafeReference<ShelterPet>, ThreadSafeReference<LinkingObjects<Shelter>>, ThreadSafeReference<List<ShelterPet>>,
+    ThreadSafeReference<MutableSet<ShelterPet>>, ThreadSafeReference<Map<String, String>>,
+    ThreadSafeReference<AnyRealmCollection<ShelterPet>>, ThreadSafeReference<Results<ShelterPet>>
+)
+
 /// Managed values carried across threads and actors by `@ThreadSafe` properties.
 struct Carrier: Sendable {
     @ThreadSafe var pet: ShelterPet?
@@ -100,7 +108,7 @@ struct ThreadSafeReferenceTests {
     }
 
     @Test(
-        "an object, filtered and sorted results, a list, a set, a map and linking objects resolve on another thread, commits after the reference included"
+        "an object, filtered and sorted results, a list, a set, a map and linking objects resolve on another thread as they were when the reference was made"
     )
     func everyKind() async throws {
         let realm = try makeRealm()
@@ -125,10 +133,13 @@ struct ThreadSafeReferenceTests {
                 realm.resolve(shelters).map { $0.map(\.name).sorted().joined(separator: ",") },
             ]
             // The values belong to this thread's Realm: it writes them.
-            if let pets = realm.resolve(pets) { try realm.write { pets.remove(at: 0) } }
+            if let pets = realm.objects(Shelter.self).filter("name == %@", "north").first?.pets {
+                try realm.write { pets.remove(at: 0) }
+            }
             return seen
         }
-        #expect(seen == ["A 2", "DBECA", "ABCDE", "ABE", "x=1,y=2", "north,south"])
+        // A new Realm reads the version the references pinned, not the commit after.
+        #expect(seen == ["A 1", "DBC", "ABCD", "AB", "x=1", "north"])
         realm.refresh()
         #expect(north.pets.map(\.name) == ["B", "C", "D", "E"])
     }
@@ -150,40 +161,114 @@ struct ThreadSafeReferenceTests {
             return references.map { reference in realm.resolve(reference).map { $0.map(\.name).joined() } }
                 + [realm.resolve(shelters).map { $0.map(\.name).sorted().joined() }]
         }
-        #expect(seen == ["EDBA", "ABCDE", "ABE", "northsouth"])
-        #expect(references.allSatisfy { !$0.isInvalidated })
+        #expect(seen == ["DBA", "ABCD", "AB", "north"])
+        #expect(references.allSatisfy { $0.isInvalidated })
     }
 
-    @Test("once the object, or the object owning the collection, is deleted, resolve gives nil; a reference resolves again")
+    @Test("once the object, or the object owning the collection, is deleted, resolve gives nil")
     func deleted() async throws {
         let realm = try makeRealm()
         let north = try north(realm)
         let config = realm.configuration
         let a = north.pets[0]
-        let pet = ThreadSafeReference(to: a)
-        let shelters = ThreadSafeReference(to: a.shelters)
-        let pets = ThreadSafeReference(to: north.pets)
-        let favourites = ThreadSafeReference(to: north.favourites)
-        let notes = ThreadSafeReference(to: north.notes)
-        let list = ThreadSafeReference(to: AnyRealmCollection(north.pets))
-        let all = ThreadSafeReference(to: realm.objects(ShelterPet.self))
-        let read = { @Sendable () async throws in
+        let references = { () -> ShelterReferences in
+            (
+                ThreadSafeReference(to: a), ThreadSafeReference(to: a.shelters), ThreadSafeReference(to: north.pets),
+                ThreadSafeReference(to: north.favourites), ThreadSafeReference(to: north.notes),
+                ThreadSafeReference(to: AnyRealmCollection(north.pets)),
+                ThreadSafeReference(to: realm.objects(ShelterPet.self))
+            )
+        }
+        let before = references()
+        let read = { @Sendable (_ r: ShelterReferences) async throws in
             try await onNewThread {
                 let realm = try Realm(configuration: config)
+                realm.refresh()
                 return [
-                    realm.resolve(pet)?.name, realm.resolve(shelters).map { "\($0.count)" },
-                    realm.resolve(pets).map { "\($0.count)" }, realm.resolve(favourites).map { "\($0.count)" },
-                    realm.resolve(notes).map { "\($0.count)" }, realm.resolve(list).map { "\($0.count)" },
-                    realm.resolve(all).map { "\($0.count)" },
+                    realm.resolve(r.0)?.name, realm.resolve(r.1).map { "\($0.count)" },
+                    realm.resolve(r.2).map { "\($0.count)" }, realm.resolve(r.3).map { "\($0.count)" },
+                    realm.resolve(r.4).map { "\($0.count)" }, realm.resolve(r.5).map { "\($0.count)" },
+                    realm.resolve(r.6).map { "\($0.count)" },
                 ]
             }
         }
-        #expect(try await read() == ["A", "1", "4", "2", "1", "4", "4"])
+        #expect(try await read(before) == ["A", "1", "4", "2", "1", "4", "4"])
+        let after = references()
         try realm.write {
             realm.delete(a)
             realm.delete(north)
         }
-        #expect(try await read() == [nil, nil, nil, nil, nil, nil, "3"])
+        #expect(try await read(after) == [nil, nil, nil, nil, nil, nil, "3"])
+    }
+
+    @Test("a reference resolves once, then isInvalidated; resolving it again traps; another file's Realm resolves nil")
+    func resolvesOnce() async throws {
+        let realm = try makeRealm()
+        let north = try north(realm)
+        let reference = ThreadSafeReference(to: north.pets[0])
+        let copy = reference
+        #expect(!reference.isInvalidated)
+        #expect(realm.resolve(reference)?.name == "A")
+        #expect(reference.isInvalidated && copy.isInvalidated)
+        let elsewhere = try makeRealm()
+        #expect(elsewhere.resolve(ThreadSafeReference(to: north.pets[1])) == nil)
+        let trapped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let realm = try! makeRealm("resolvedTwice")
+            let pet = ShelterPet(value: ["A", 1])
+            try! realm.write { realm.add(pet) }
+            let reference = ThreadSafeReference(to: pet)
+            _ = realm.resolve(reference)
+            _ = realm.resolve(reference)
+        }
+        #expect(
+            String(decoding: try #require(trapped).standardErrorContent, as: UTF8.self).contains(
+                "Can only resolve a thread safe reference once"))
+    }
+
+    @Test(
+        "a Realm that has not read yet resolves a reference at the version it was made at; once it read, at its own"
+    )
+    func pinnedVersion() async throws {
+        let realm = try makeRealm()
+        let north = try north(realm)
+        let a = north.pets[0]
+        let first = ThreadSafeReference(to: a)
+        let all = ThreadSafeReference(to: realm.objects(ShelterPet.self))
+        let second = ThreadSafeReference(to: a)
+        try realm.write { realm.delete(a) }
+        let config = realm.configuration
+        let seen = try await onNewThread {
+            let realm = try Realm(configuration: config)
+            let pinned = [realm.resolve(first)?.name, realm.resolve(all).map { "\($0.count)" }]
+            realm.refresh()
+            return pinned + [realm.resolve(second)?.name, "\(realm.objects(ShelterPet.self).count)"]
+        }
+        #expect(seen == ["A", "4", nil, "3"])
+        // After invalidate() a Realm reads nothing until it reads again.
+        let b = realm.objects(ShelterPet.self).first!
+        let before = ThreadSafeReference(to: b)
+        try realm.write { b.age = 40 }
+        let age = try await onNewThread {
+            let realm = try Realm(configuration: config)
+            _ = realm.objects(ShelterPet.self).count
+            realm.invalidate()
+            return realm.resolve(before)?.age
+        }
+        #expect(age == 5)
+    }
+
+    @Test("at most 64 references pin a version at once; a dropped or resolved reference frees its pin")
+    func pinLimit() throws {
+        let realm = try makeRealm()
+        let pet = try north(realm).pets[0]
+        var held = (0..<SnapshotPin.limit).map { _ in ThreadSafeReference(to: pet) }
+        #expect(held.allSatisfy { $0.pin != nil })
+        #expect(ThreadSafeReference(to: pet).pin == nil)
+        _ = realm.resolve(held.removeLast())
+        #expect(ThreadSafeReference(to: pet).pin != nil)
+        held.removeAll()
+        #expect(ThreadSafeReference(to: pet).pin != nil)
+        try realm.write { #expect(ThreadSafeReference(to: pet).pin == nil) }
     }
 
     @Test("@ThreadSafe properties of a Sendable struct cross to an actor, resolve and write there, and are set there")

@@ -82,6 +82,13 @@ public final class Database {
     /// The isolation the handle was opened in (`#isolation`): where
     /// autorefresh delivers. nil for a handle opened outside any actor.
     package let isolation: (any Actor)?
+    /// Whether references made from this handle pin the snapshot they were
+    /// made at (TroveRealm's handles, as Realm's references do; see ``SnapshotPin``).
+    package var pinsReferences = false
+    /// True from ``releaseSnapshot()`` until the handle reads again: Realm's
+    /// "not in a read transaction", when a resolved reference may set the
+    /// version the handle reads.
+    package private(set) var awaitsFirstRead = false
     /// True while the initializer runs: a handle may be opened for an actor
     /// from outside it (`Realm(actor:)`), and its own setup is not a use.
     private var isOpening = true
@@ -264,11 +271,13 @@ public final class Database {
         do {
             if let snapshot {
                 if snapshot.isParked {
+                    awaitsFirstRead = false
                     try snapshot.renew()
                     keepClusterViews(snapshot)
                 }
                 return snapshot
             }
+            awaitsFirstRead = false
             if let spare = spareSnapshot {
                 spareSnapshot = nil
                 snapshot = spare
@@ -306,6 +315,7 @@ public final class Database {
         checkIsolation()
         guard writeState == nil, !isFrozen else { return }
         generation &+= 1
+        awaitsFirstRead = false
         guard !observers.isEmpty, let previous = snapshot, !previous.isParked else {
             snapshot?.reset()  // keeps the reader slot; the next read renews it
             return deliverChanges()
@@ -314,6 +324,31 @@ public final class Database {
         snapshot = nil
         deliverChanges(previous: previous)
         retire(previous)
+    }
+
+    /// Lets go of the snapshot until the handle next reads (it then reads
+    /// the latest commit), unless it writes or is frozen; a reference
+    /// resolved before that read sets the version instead
+    /// (``adoptSnapshot(_:)``).
+    package func releaseSnapshot() {
+        guard writeState == nil, !isFrozen else { return }
+        snapshot?.reset()
+        awaitsFirstRead = true
+    }
+
+    /// Reads from `pinned`, a snapshot a reference pinned, if the handle has
+    /// not read since ``releaseSnapshot()`` and no observer saw a version;
+    /// returns whether it does (else `pinned` stays the caller's).
+    package func adoptSnapshot(_ pinned: ReadTransaction) -> Bool {
+        guard awaitsFirstRead, writeState == nil, !isFrozen, observers.isEmpty else { return false }
+        if let previous = snapshot {
+            snapshot = nil
+            retire(previous)
+        }
+        snapshot = pinned
+        generation &+= 1
+        awaitsFirstRead = false
+        return true
     }
 
     /// Parks a snapshot observers no longer need, for the next refresh.

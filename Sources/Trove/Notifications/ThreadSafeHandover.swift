@@ -23,16 +23,23 @@ public struct _ThreadSafeHandover: Sendable {
     /// `@ThreadSafe` opens a Realm with it where the value is read again).
     package let configuration: Configuration
     /// The file the value is in: only a handle on it may resolve it.
-    let path: String
+    package let path: String
     /// The commit the value was read at: a handle resolving it moves to at
     /// least this one.
     let commit: Int
+    /// The file's environment, to pin the commit in (see ``SnapshotPin``).
+    let environment: Environment
+    /// Whether a reference to the value pins its commit: the value was read
+    /// outside a write by a handle that pins references (TroveRealm's).
+    let pinsCommit: Bool
 
     init(_ value: Value, database: Database) {
         self.value = value
         configuration = database.configuration
         path = database.path
         commit = database.visibleCommit
+        environment = database.environment
+        pinsCommit = database.pinsReferences && !database.isInWriteTransaction && !database.isFrozen
     }
 
     /// The handover of the collection property `column` of `owner`; traps

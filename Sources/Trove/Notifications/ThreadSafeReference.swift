@@ -1,3 +1,5 @@
+import TroveStorage
+
 /// A way to hand a managed object, results or a collection property to
 /// another isolation domain (Realm's `ThreadSafeReference`): the reference is
 /// `Sendable` — it holds what the value is (an object's class and key, a
@@ -23,10 +25,17 @@
 ///
 /// Unlike Realm's, a reference pins no version of the file, so there is
 /// nothing to release: it may be resolved any number of times, on any
-/// number of handles of the same file, and simply dropped.
+/// number of handles of the same file, and simply dropped. (TroveRealm's
+/// `realm.resolve(_:)` keeps Realm's rules: once, at the version the
+/// reference was made at.)
 public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     /// What the value is, apart from any handle.
     package let handover: _ThreadSafeHandover
+    /// Whether a Realm resolved it: TroveRealm's references, like Realm's,
+    /// resolve once. Shared by the reference's copies.
+    package let resolved = Locked(false)
+    /// The snapshot the value was read in, for a reference TroveRealm made.
+    package let pin: SnapshotPin?
 
     /// A reference to a managed value: a stored object, results, or a
     /// collection property of a stored object. Traps for an unmanaged or
@@ -37,6 +46,14 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     /// ```
     public init(to value: Confined) {
         handover = value._threadSafeHandover
+        pin = handover.pinsCommit ? SnapshotPin(environment: handover.environment, commit: handover.commit) : nil
+    }
+
+    /// A reference that pins no snapshot, whatever handle the value is read
+    /// by: for a value resolved at once (freezing, thawing, `@ThreadSafe`).
+    package init(unpinned value: Confined) {
+        handover = value._threadSafeHandover
+        pin = nil
     }
 }
 

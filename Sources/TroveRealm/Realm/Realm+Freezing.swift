@@ -101,7 +101,7 @@ func realmCopy<T: ThreadConfined>(of value: T, from database: Database, frozen: 
             frozen
             ? try database.freeze() : try Realm(configuration: Realm.Configuration(database.configuration)).database
         // Thawing never moves the Realm (Realm's rule): the live value is as it reads now.
-        let reference = ThreadSafeReference(to: value)
+        let reference = ThreadSafeReference(unpinned: value)
         return target.resolve(reference, refreshing: frozen ? .toReference : .never)
     } catch {
         realmMisuse("Cannot \(frozen ? "freeze" : "thaw") \(what)", error)

@@ -243,7 +243,8 @@ public struct Realm: Equatable {
     /// read by this Realm as Realm reads it: a Realm that has not yet seen the
     /// commit the reference was made at refreshes first; one that has reads
     /// the value as it reads everything else. Nil when the object, or the
-    /// object owning the collection, was deleted.
+    /// object owning the collection, was deleted, and for a reference made on
+    /// another file.
     ///
     /// ```swift
     /// let reference = ThreadSafeReference(to: dog.owners)
@@ -253,10 +254,22 @@ public struct Realm: Equatable {
     /// }
     /// ```
     ///
-    /// Unlike Realm's, a reference may be resolved more than once: it pins
-    /// no version of the file (see ``Trove/ThreadSafeReference``).
+    /// As in Realm, a reference resolves once: afterwards it `isInvalidated`,
+    /// and resolving it again traps. (Trove's own `Database.resolve(_:)`
+    /// resolves a reference any number of times.)
     public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
-        database.resolve(reference, refreshing: .toReference)
+        let first = reference.resolved.withLock { resolved in
+            defer { resolved = true }
+            return !resolved
+        }
+        guard first else {
+            realmMisuse(
+                "Can only resolve a thread safe reference once",
+                TroveError(.invalidObject, "make a new ThreadSafeReference for each thread that needs the value"))
+        }
+        guard reference.handover.path == database.path else { return nil }
+        if let pinned = reference.pin?.take(), !database.adoptSnapshot(pinned) { pinned.end() }
+        return database.resolve(reference, refreshing: .toReference)
     }
 
     /// Moves the Realm to the latest commit; returns whether there was one to see.
@@ -282,6 +295,7 @@ public struct Realm: Equatable {
         if database.isInWriteTransaction { cancelWrite() }
         database.invalidateHandedOut()
         database.refresh()
+        database.releaseSnapshot()
     }
 
     /// Calls `block` after each commit this Realm shows.
@@ -390,6 +404,10 @@ public struct Realm: Equatable {
             handles = handles.filter { $0.value.database != nil }
             handles[key] = WeakHandle(database: database)
         }
+        // As a Realm: references pin their version, and until its first read
+        // the Realm reads the version of a reference it resolves.
+        database.pinsReferences = true
+        database.releaseSnapshot()
         return database
     }
 }

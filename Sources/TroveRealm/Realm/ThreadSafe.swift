@@ -51,7 +51,7 @@ public final class ThreadSafe<T: ThreadConfined>: Sendable {
     /// @ThreadSafe var results = realm.objects(Dog.self).filter("age > 2")
     /// ```
     public init(wrappedValue: T?) {
-        reference = Locked(wrappedValue.map { ThreadSafeReference(to: $0) })
+        reference = Locked(wrappedValue.map { ThreadSafeReference(unpinned: $0) })
     }
 
     /// The value, resolved in the Realm of the reading thread (nil once
@@ -64,30 +64,29 @@ public final class ThreadSafe<T: ThreadConfined>: Sendable {
         get {
             guard let reference = reference.withLock({ $0 }) else { return nil }
             do {
-                let value = try Realm(configuration: Realm.Configuration(reference.handover.configuration)).resolve(reference)
+                let realm = try Realm(configuration: Realm.Configuration(reference.handover.configuration))
+                let value = realm.database.resolve(reference, refreshing: .toReference)
                 // Taken again where it was read (as Realm does), so a reader elsewhere
                 // catches up with what this one has seen, its own writes included.
-                if let value { self.reference.withLock { $0 = ThreadSafeReference(to: value) } }
+                if let value { self.reference.withLock { $0 = ThreadSafeReference(unpinned: value) } }
                 return value
             } catch {
                 realmMisuse("Cannot open the Realm of a @ThreadSafe value", error)
             }
         }
         set {
-            let new = newValue.map { ThreadSafeReference(to: $0) }
+            let new = newValue.map { ThreadSafeReference(unpinned: $0) }
             reference.withLock { $0 = new }
         }
     }
 }
 
 extension ThreadSafeReference {
-    /// Whether the reference can no longer be resolved (Realm's
-    /// `isInvalidated`): always false. Realm's reference pins the version it
-    /// was made at until it is resolved, so it resolves once; Trove's pins
-    /// nothing, and resolves any number of times.
+    /// Whether a Realm resolved the reference already (Realm's
+    /// `isInvalidated`): a reference resolves once.
     ///
     /// ```swift
     /// if !reference.isInvalidated, let dog = realm.resolve(reference) { print(dog.name) }
     /// ```
-    public var isInvalidated: Bool { false }
+    public var isInvalidated: Bool { resolved.withLock { $0 } }
 }
