@@ -230,6 +230,32 @@ struct EnvironmentTests {
         #expect(try check.count(of: table) == 101)
     }
 
+    @Test("a file holds thousands of tables, each read back; past the limit the error says what uses tables")
+    func thousandsOfTables() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("tables.trove").path
+        let environment = try Environment.open(path: path)
+        let write = try WriteTransaction(environment: environment)
+        for number in 0..<3_000 {
+            let table = try #require(try write.openTable("table \(number)"))
+            try pattern(8, seed: UInt8(number % 200)).withUnsafeBytes { _ = try write.put(table, key: UInt64(number), value: $0) }
+        }
+        try write.commit()
+        let read = try ReadTransaction(environment: environment)
+        for number in [0, 1_023, 1_024, 2_999] {
+            let table = try #require(try read.existingTable("table \(number)"))
+            let value = try read.withValue(in: table, key: UInt64(number)) { $0.map { Array($0) } }
+            #expect(value == pattern(8, seed: UInt8(number % 200)))
+        }
+        read.end()
+        let full = try WriteTransaction(environment: environment)
+        defer { full.abort() }
+        let error = #expect(throws: TroveError.self) {
+            for number in 3_000..<10_000 { _ = try full.openTable("table \(number)") }
+        }
+        #expect(error?.message.contains("more than 8192 tables") == true)
+        #expect(error?.message.contains("each index, link and list, set or map property") == true)
+    }
+
     @Test("opening a file in a missing directory is a fileAccess error naming the path")
     func missingDirectory() throws {
         let path = "/nonexistent-\(UUID().uuidString)/db.trove"

@@ -23,7 +23,12 @@ package final class Environment: @unchecked Sendable {
         /// Skip fsync on commit entirely (`MDB_NOSYNC`): fast, not durable.
         package var noSync = false
         package var readOnly = false
-        package var maxTables: UInt32 = 1024
+        /// LMDB's table slots (`mdb_env_set_maxdbs`). Every model class of
+        /// an app is in its default schema, each with a table per index,
+        /// link and collection property: a large app needs thousands. A slot
+        /// costs 49 bytes in each read transaction's (lazily zeroed) arrays;
+        /// only the slots in use cost time.
+        package var maxTables: UInt32 = 8192
         package var maxReaders: UInt32 = 1022
         /// Remove the file and its lock file when the environment closes (in-memory databases).
         package var deleteOnClose = false

@@ -28,6 +28,12 @@ enum LMDBCall {
         case EIO: kind = .ioError
         default: kind = .storage
         }
+        if rc == MDB_DBS_FULL {
+            return TroveError(
+                kind,
+                "\(operation) failed on \(path): the file needs more than \(Environment.Options().maxTables) tables, the most a process opens (each stored type uses two, and one more for each index, link and list, set or map property); store fewer types in it, or split them between files (code \(rc))",
+                path: path, code: rc)
+        }
         return TroveError(kind, "\(operation) failed on \(path): \(reason) (code \(rc))", path: path, code: rc)
     }
 
