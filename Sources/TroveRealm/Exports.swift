@@ -15,6 +15,12 @@ public enum RealmSwift {
     public typealias Realm = TroveRealm.Realm
     /// ``Trove/List``.
     public typealias List<Element: _TroveStorable> = Trove.List<Element>
+    /// ``Trove/MutableSet``.
+    public typealias MutableSet<Element: _TroveStorable & Hashable> = Trove.MutableSet<Element>
+    /// ``Trove/Map``.
+    public typealias Map<Key: _TroveMapKey, Value: _TroveStorable> = Trove.Map<Key, Value>
+    /// ``Trove/LinkingObjects``.
+    public typealias LinkingObjects<Element: Object> = Trove.LinkingObjects<Element>
     /// ``Trove/Results``.
     public typealias Results<Element> = Trove.Results<Element>
     /// ``Trove/SortDescriptor`` (Foundation has one of the same name).

@@ -149,4 +149,47 @@ struct RealmValueTypesTests {
         #expect(summary(frozen) == "2 low true")
         token.invalidate()
     }
+
+    @Test("values sort (nil first ascending) and distinct in lists, sets and maps, managed or not; sorted() stays Swift's")
+    func sortedAndDistinct() throws {
+        let realm = try makeRealm(objectTypes: [Ledger.self])
+        let ledger = Ledger()
+        try filled(ledger)
+        ledger.counts.append(objectsIn: [3, nil])
+        ledger.mixed["d"] = .int(-1)
+        #expect(ledger.counts.sorted(ascending: true) == [nil, nil, -2, 3, 3, 7])
+        #expect(ledger.counts.distinct() == [3, nil, -2, 7])
+        try realm.write { realm.add(ledger) }
+        #expect(ledger.counts.sorted(ascending: false) == [7, 3, 3, -2, nil, nil])
+        #expect(ledger.counts.distinct() == [3, nil, -2, 7])
+        #expect(ledger.grades.sorted(ascending: true) == [.low, .middle, .high])
+        #expect(ledger.temperatures.sorted(ascending: false).map(\.degrees) == [30, 18.5, -3])
+        #expect(ledger.mixed.sorted(ascending: true).prefix(3) == [.int(-1), .double(0.5), .int(2)])
+        #expect(
+            AnyRealmCollection(ledger.days).sorted(ascending: true) == [
+                Date(timeIntervalSince1970: 100), Date(timeIntervalSince1970: 200),
+            ])
+        let plain = List<Int>()
+        plain.append(objectsIn: [2, 1])
+        #expect(plain.sorted() == [1, 2])
+    }
+
+    @Test("a typed query orders a mixed property against a value by what it holds")
+    func mixedComparisons() throws {
+        let realm = try makeRealm(objectTypes: [Ledger.self, MixedHolder.self])
+        try realm.write {
+            for value: AnyRealmValue in [.int(1), .double(2.5), .string("b"), .none, .date(Date(timeIntervalSince1970: 9))] {
+                realm.add(MixedHolder(value: ["value": value]))
+            }
+        }
+        let holders = realm.objects(MixedHolder.self)
+        #expect(holders.where { $0.value > .int(1) }.count == 1)
+        #expect(holders.where { $0.value >= .int(1) }.count == 2)
+        #expect(holders.where { $0.value < .string("c") }.count == 1)
+        #expect(holders.where { $0.value > .date(Date(timeIntervalSince1970: 0)) }.count == 1)
+    }
+}
+
+final class MixedHolder: Object {
+    @Persisted var value: AnyRealmValue
 }

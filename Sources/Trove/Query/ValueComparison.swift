@@ -16,6 +16,31 @@ package enum ValueComparison {
         return best
     }
 
+    /// The order a collection of values sorts in: nil before every value,
+    /// values of different kinds (mixed values) by kind as realm-core orders
+    /// them — Booleans, numbers, strings, data, dates, object ids, UUIDs,
+    /// links — and NaN as equal to everything.
+    package static func sortOrder(_ a: StoredValue, _ b: StoredValue) -> ComparisonResult {
+        if let order = order(a, b) { return order }
+        if a.isNull || b.isNull { return SortKey.nullOrder(a, b) }
+        let (x, y) = (kindRank(a), kindRank(b))
+        return x < y ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)
+    }
+
+    private static func kindRank(_ value: StoredValue) -> Int {
+        switch value {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .float, .double, .decimal, .decimal128: return 2
+        case .string: return 3
+        case .data: return 4
+        case .date: return 5
+        case .objectId: return 6
+        case .uuid: return 7
+        default: return 8
+        }
+    }
+
     static func test(_ actual: StoredValue, _ op: ComparisonOperator, _ expected: StoredValue, _ options: StringOptions) -> Bool {
         switch op {
         case .equal: return order(actual, expected, options) == .orderedSame

@@ -179,3 +179,59 @@ extension Map {
         StoredAggregate.average(objects().map { $0[keyPath: keyPath] })
     }
 }
+
+extension RealmCollection where Element.PersistedType: SortableType {
+    /// The values in order, nil first when ascending (Realm's
+    /// `sorted(ascending:)`, in the order a sorted query gives). Realm returns
+    /// live `Results<Element>`; this is an array of the values as they are now.
+    ///
+    /// ```swift
+    /// let ranks = Array(player.scores.sorted(ascending: false))
+    /// ```
+    public func sorted(ascending: Bool = true) -> [Element] {
+        StoredAggregate.sorted(self, ascending: ascending)
+    }
+
+    /// The values with each distinct value once, where it first occurs
+    /// (Realm's `distinct()`): an array of the values as they are now.
+    ///
+    /// ```swift
+    /// let tags = Array(photo.tags.distinct())
+    /// ```
+    public func distinct() -> [Element] { StoredAggregate.distinct(self) }
+}
+
+extension Map where Value: RealmCollectionValue, Value.PersistedType: SortableType {
+    /// The map's values in order, nil first when ascending (Realm's
+    /// `sorted(ascending:)`): an array of the values as they are now.
+    ///
+    /// ```swift
+    /// let cheapestFirst = item.prices.sorted(ascending: true)
+    /// ```
+    public func sorted(ascending: Bool = true) -> [Value] { StoredAggregate.sorted(values, ascending: ascending) }
+
+    /// The map's values with each distinct value once (Realm's `distinct()`).
+    ///
+    /// ```swift
+    /// let currencies = item.currencies.distinct()
+    /// ```
+    public func distinct() -> [Value] { StoredAggregate.distinct(values) }
+}
+
+extension StoredAggregate {
+    /// `values` in the order sorted queries give (stable for equal values).
+    static func sorted<E: _TroveStorable>(_ values: some Sequence<E>, ascending: Bool) -> [E] {
+        let keyed = values.enumerated().map { (offset: $0.offset, value: $0.element, stored: $0.element._troveStored) }
+        return keyed.sorted { a, b in
+            let order = ValueComparison.sortOrder(a.stored, b.stored)
+            if order == .orderedSame { return a.offset < b.offset }
+            return (order == .orderedAscending) == ascending
+        }.map(\.value)
+    }
+
+    /// `values` with each stored value once, in first-occurrence order.
+    static func distinct<E: _TroveStorable>(_ values: some Sequence<E>) -> [E] {
+        var seen = Set<StoredValue>()
+        return values.filter { seen.insert($0._troveStored).inserted }
+    }
+}

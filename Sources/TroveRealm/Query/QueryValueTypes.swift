@@ -58,6 +58,9 @@ extension Double: _QueryNumeric {}
 extension Decimal: _QueryNumeric {}
 extension Decimal128: _QueryNumeric {}
 extension Date: _QueryNumeric {}
+/// A mixed value orders against numbers, dates, strings and data by what
+/// it holds, and has the collection aggregates (as in Realm).
+extension Mixed: _QueryNumeric {}
 extension Data: _QueryBinary {}
 extension String: _QueryString {}
 
