@@ -257,7 +257,7 @@ struct ThreadSafeReferenceTests {
         #expect(age == 5)
     }
 
-    @Test("at most 64 references pin a version at once; a dropped or resolved reference frees its pin")
+    @Test("at most 64 references to a file pin a version at once; a dropped or resolved reference frees its pin")
     func pinLimit() throws {
         let realm = try makeRealm()
         let pet = try north(realm).pets[0]

@@ -289,14 +289,60 @@ struct ObjectTests {
         #expect(db.objects(Ticket.self).max(of: \.id) == 101)
     }
 
-    @Test("a managed object's description lists its stored values")
+    @Test("an object, its links and collections print as Realm prints them, five levels deep")
     func description() throws {
         let db = try makeDatabase()
-        let dog = Dog()
-        dog.name = "Rex"
-        #expect(dog.description.contains("name = \"Rex\""))
-        try db.write { try db.add(dog) }
-        #expect(dog.description == "Dog { name = \"Rex\", age = 0 }")
+        let rex = PrintedPet()
+        rex.name = "Rex"
+        rex.tags.append(objectsIn: ["loud", "old"])
+        rex.scores["walks"] = 3
+        let expected = """
+            PrintedPet {
+            \tname = Rex;
+            \tisGood = 1;
+            \tweight = 12.5;
+            \tchip = <61626364 65 — 5 total bytes>;
+            \tborn = 1970-01-01 00:00:01 +0000;
+            \tnickname = (null);
+            \tfriend = (null);
+            \ttags = List<string> <0x…> (
+            \t\t[0] loud,
+            \t\t[1] old
+            \t);
+            \tscores = Map<string, int> <0x…> (
+            \t[walks]: 3
+            \t);
+            \tpack = List<PrintedPet> <0x…> (
+            \t
+            \t);
+            }
+            """
+        // Collections print their address, as Realm's do.
+        let address = try Regex("<0x[0-9a-f]+>")
+        #expect(rex.description.replacing(address, with: "<0x…>") == expected)
+        try db.write { try db.add(rex) }
+        #expect(rex.description.replacing(address, with: "<0x…>") == expected)
+        // A cycle stops five levels down.
+        try db.write { rex.friend = rex }
+        #expect(rex.description.contains("\n\t\t\t\t\tfriend = <Maximum depth exceeded>;"))
+        #expect(rex.description.contains("\n\t\t\t\t\tname = Rex;") && !rex.description.contains("\t\t\t\t\t\tname"))
+        #expect(rex.tags.description.hasPrefix("List<string> <0x"))
+        try db.write { try db.delete(rex) }
+        #expect(rex.description == "[invalid object]")
+    }
+
+    @Test("an object schema prints as Realm prints one: each property's type in Realm's words, links' targets, flags")
+    func schemaDescription() throws {
+        let text = PrintedPet().objectSchema.description
+        #expect(text.hasPrefix("PrintedPet {\n\tname {\n\t\ttype = string;\n\t\tcolumnName = name;\n\t\tindexed = NO;\n"))
+        #expect(
+            text.contains(
+                "\tfriend {\n\t\ttype = object;\n\t\tobjectClassName = PrintedPet;\n\t\tlinkOriginPropertyName = (null);\n\t\tcolumnName = friend;\n\t\tindexed = NO;\n\t\tisPrimary = NO;\n\t\tarray = NO;\n\t\tset = NO;\n\t\tdictionary = NO;\n\t\toptional = YES;\n\t}"
+            ))
+        #expect(
+            text.contains(
+                "\ttags {\n\t\ttype = string;\n\t\tcolumnName = tags;\n\t\tindexed = NO;\n\t\tisPrimary = NO;\n\t\tarray = YES;"))
+        #expect(text.contains("\tscores {\n\t\ttype = int;") && text.hasSuffix("\t\toptional = NO;\n\t}\n}"))
     }
 
     @Test("setting a managed property outside a write traps with advice")
@@ -547,4 +593,17 @@ struct OptionalIntegerKeyTests {
         }
         expectValid(db)
     }
+}
+
+final class PrintedPet: Object {
+    @Persisted var name = ""
+    @Persisted var isGood = true
+    @Persisted var weight = 12.5
+    @Persisted var chip = Data("abcde".utf8)
+    @Persisted var born = Date(timeIntervalSince1970: 1)
+    @Persisted var nickname: String?
+    @Persisted var friend: PrintedPet?
+    @Persisted var tags = List<String>()
+    @Persisted var scores = Map<String, Int>()
+    @Persisted var pack = List<PrintedPet>()
 }

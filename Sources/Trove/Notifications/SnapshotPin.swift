@@ -8,24 +8,27 @@ import TroveStorage
 /// Each pin holds one of LMDB's reader slots until it is taken or the
 /// reference is dropped, and keeps the pages of its version from reuse; so
 /// that forgotten references cannot use up the slots, at most ``limit`` pins
-/// exist at once in a process, and references made past it pin nothing.
+/// of one file exist at once in a process, and references made past it pin
+/// nothing.
 package final class SnapshotPin: Sendable {
-    /// How many pins hold a snapshot now, process-wide.
-    private static let held = Locked(0)
-    /// The most pins held at once.
+    /// The most pins of one file held at once.
     package static let limit = 64
     private let transaction: Locked<ReadTransaction?>
+    /// How many pins of this pin's file hold a snapshot now.
+    private let held: Locked<Int>
 
     /// A pin of the newest commit of `environment`, if that is `commit`
     /// (the version the reference was read at) and fewer than ``limit``
-    /// pins are held; else nil.
+    /// pins of the file are held; else nil.
     init?(environment: Environment, commit: Int) {
-        guard Self.held.withLock({ held in held < Self.limit ? (held += 1) == () : false }) else { return nil }
+        let held = environment.attachment("trove.snapshot-pins") { Locked(0) }
+        guard held.withLock({ held in held < Self.limit ? (held += 1) == () : false }) else { return nil }
         guard let pinned = try? ReadTransaction(environment: environment), pinned.id == commit else {
-            Self.held.withLock { $0 -= 1 }
+            held.withLock { $0 -= 1 }
             return nil
         }
         transaction = Locked(pinned)
+        self.held = held
     }
 
     /// The pinned snapshot, to the first caller only; it is then the caller's to end.
@@ -34,7 +37,7 @@ package final class SnapshotPin: Sendable {
             defer { pinned = nil }
             return pinned
         }
-        if taken != nil { Self.held.withLock { $0 -= 1 } }
+        if taken != nil { held.withLock { $0 -= 1 } }
         return taken
     }
 

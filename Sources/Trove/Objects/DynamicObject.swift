@@ -84,18 +84,16 @@ public final class DynamicObject: Object {
     /// The object's key in its file (what links to it store).
     package var objectKey: UInt64 { _objectKey }
 
-    /// The type name and each value the record holds: `Dog { name = "Rex", age = 3 }`,
-    /// or `Dog <invalidated>` once deleted.
+    /// The type name and each value the object holds, as Realm prints an
+    /// object (``Object/description``); `[invalid object]` once deleted.
     ///
     /// ```swift
     /// print(try db.dynamicObjects("Dog").first?.description ?? "no dogs")
     /// ```
     public override var description: String {
-        let schema = objectSchema
         guard _table != nil else { return "DynamicObject <unmanaged>" }
-        if snapshot == nil, isInvalidated { return "\(schema.name) <invalidated>" }
-        let values = zip(schema.properties, storedValues).filter { $0.0.isInRecord }.map { "\($0.name) = \($1)" }
-        return "\(schema.name) { \(values.joined(separator: ", ")) }"
+        if snapshot == nil, isInvalidated { return "[invalid object]" }
+        return RealmStyleDescription.object(self, depth: RealmStyleDescription.maxDepth, checkingValidity: false)
     }
 
     // MARK: Properties by name

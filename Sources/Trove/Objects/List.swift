@@ -122,8 +122,10 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
         return place.resolve(values, as: Element.self)
     }
 
-    /// The elements as text: `List["pinned", "work"]`.
-    public var description: String { "List\(array())" }
+    /// The elements as text, as Realm prints a list (objects and nested
+    /// collections five levels deep, the first 100 elements):
+    /// `List<string> <0x…> (\n\t[0] pinned,\n\t[1] work\n)`.
+    public var description: String { _realmStyleDescription(depth: RealmStyleDescription.maxDepth) }
 
     // MARK: Changing
 

@@ -179,10 +179,9 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     /// when the loop started.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { entries().makeIterator() }
 
-    /// The entries as text: `Map[blog: https://example.com]`.
-    public var description: String {
-        "Map[" + entries().map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
-    }
+    /// The entries as text, as Realm prints a map:
+    /// `Map<string, string> <0x…> (\n[blog]: https://example.com\n)`.
+    public var description: String { _realmStyleDescription(depth: RealmStyleDescription.maxDepth) }
 }
 
 /// What `add` needs of an unmanaged map whose types it does not know.

@@ -96,8 +96,9 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessC
         return elements[position]
     }
 
-    /// The elements as text: `MutableSet["beach", "sea"]`.
-    public var description: String { "MutableSet\(array())" }
+    /// The elements as text, as Realm prints a set:
+    /// `MutableSet<string> <0x…> (\n\t[0] beach,\n\t[1] sea\n)`.
+    public var description: String { _realmStyleDescription(depth: RealmStyleDescription.maxDepth) }
 
     /// Adds an element if it is not there (an unmanaged object is added to the database).
     public func insert(_ element: Element) {

@@ -123,25 +123,18 @@ open class Object: CustomStringConvertible {
         return table.isRetired || _epoch != database.invalidationEpoch || !database.contains(objectKey: _objectKey, in: table)
     }
 
-    /// The class name and each persisted property with its value (the stored
-    /// one when managed): `PhotoData { id = "a1", memo = "cat" }`, or
-    /// `PhotoData <invalidated>` once deleted.
-    public var description: String {
-        let type = String(describing: Swift.type(of: self))
-        if isInvalidated { return "\(type) <invalidated>" }
-        let info = ModelInfo.of(Swift.type(of: self))
-        let values = info.fields.map { field -> String in
-            "\(field.schema.name) = \(describeValue(field))"
-        }
-        return "\(type) { \(values.joined(separator: ", ")) }"
-    }
-
-    private func describeValue(_ field: ModelInfo.Field) -> String {
-        if let database = _database, let table = _table, let column = table.columnIndex[field.schema.name] {
-            return database.readColumn(column, objectKey: _objectKey, table: table).description
-        }
-        return withBaseAddress { field.value(in: $0) }.description
-    }
+    /// The stored type name and each persisted property with its value, as
+    /// Realm prints an object (linked objects and collections five levels
+    /// deep), or `[invalid object]` once deleted:
+    ///
+    /// ```
+    /// PhotoData {
+    ///     id = a1;
+    ///     memo = cat;
+    ///     isFavorite = 0;
+    /// }
+    /// ```
+    public var description: String { RealmStyleDescription.object(self, depth: RealmStyleDescription.maxDepth) }
 
     /// The schema of this object's type (Realm's `objectSchema`): as its class
     /// declares it, or for a ``DynamicObject`` as the file stores it.

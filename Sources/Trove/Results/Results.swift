@@ -21,6 +21,8 @@ public struct Results<Element>: RandomAccessCollection {
     var predicate: BoundPredicate? { query.predicate }
     var sort: [SortKey] { query.sort }
     private let cache = ResultsCache()
+    /// What tells these results from others (Realm prints a collection's address).
+    var cacheIdentity: AnyObject { cache }
 
     init(database: Database, source: ResultsSource<Element>, query: ResultsQuery) {
         self.database = database

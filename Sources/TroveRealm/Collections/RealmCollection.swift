@@ -534,6 +534,9 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
 
+    /// The wrapped collection's description, as Realm's `AnyRealmCollection` gives it.
+    public var description: String { String(describing: base) }
+
     public var _unmanagedObjects: [Element]? { base._unmanagedObjects }
 
     /// Iterates a snapshot of the objects taken when the loop starts, so
@@ -716,12 +719,14 @@ extension RealmCollection {
         return Array(self) == Array(other)
     }
 
-    /// The collection's type and objects, as Realm describes a collection.
+    /// The collection's type and elements, as Realm prints a collection.
     ///
     /// ```swift
-    /// print(dogs.description)   // Results<Dog> [Dog { name = "Rex", … }]
+    /// print(dogs.description)   // Results<Dog> <0x…> (\n\t[0] Dog {\n\t\tname = Rex;\n\t}\n)
     /// ```
     public var description: String {
-        "\(Self.self) [" + map { String(describing: $0) }.joined(separator: ", ") + "]"
+        RealmStyleDescription.collection(
+            String(String(describing: Self.self).prefix { $0 != "<" }), of: RealmStyleDescription.elementName(Element.self),
+            identity: nil, count: count, elements: map { $0 as Any? }, depth: RealmStyleDescription.maxDepth)
     }
 }
