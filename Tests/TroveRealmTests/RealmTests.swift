@@ -110,7 +110,22 @@ struct RealmTests {
         do {
             _ = try Realm(configuration: missing)
             Issue.record("opened a missing file read-only")
-        } catch Realm.Error.fileNotFound {
+        } catch let error as Realm.Error where error.code == .fileNotFound {
+            let path = directory.appendingPathComponent("missing.realm").path
+            #expect(error.localizedDescription == "Failed to open Realm file at path '\(path)': No such file or directory")
+        }
+        let scrap = directory.appendingPathComponent("scrap.realm")
+        _ = FileManager.default.createFile(atPath: scrap.path, contents: Data("a".utf8))
+        do {
+            _ = try Realm(configuration: Realm.Configuration(fileURL: scrap))
+            Issue.record("opened a one-byte file")
+        } catch let error as Realm.Error {
+            #expect(error.code == .invalidDatabase)
+            #expect(
+                error.localizedDescription
+                    == "Failed to open Realm file at path '\(scrap.path)': file is non-empty but too small (1 bytes) to be a valid Realm."
+            )
+            #expect(error.underlying.message.contains("MDB_INVALID"))  // Trove's words stay reachable
         }
         let url = directory.appendingPathComponent("v2.realm")
         do {
@@ -143,7 +158,8 @@ struct RealmTests {
         do {
             _ = try Realm(configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo.realm")))
             Issue.record("opened a file under /dev/null")
-        } catch Realm.Error.fileOperationFailed {
+        } catch let error as Realm.Error where error.code == .fileOperationFailed {
+            #expect(error.localizedDescription.hasSuffix("': parent path is not a directory"), "\(error)")
         }
     }
 

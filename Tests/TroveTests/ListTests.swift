@@ -31,6 +31,18 @@ final class Album: Object {
         return song
     }
 
+    @Test(
+        "an array of values with a place for each linking-objects property (as objectSchema.properties lists them) makes the object"
+    )
+    func arrayWithLinkingObjectsPlaces() throws {
+        let names = Song().objectSchema.properties.map(\.name)
+        #expect(names == ["title", "seconds", "plays", "playlists"])
+        let song = Song(value: ["Intro", 90, 3, NSNull()])
+        #expect(song.title == "Intro" && song.seconds == 90 && song.plays == 3)
+        let short = Song(value: ["Outro", 30])
+        #expect(short.title == "Outro" && short.seconds == 30 && short.plays == nil)
+    }
+
     @Test func anUnmanagedListIsStoredWithItsObjectAndReadsBackAfterReopen() throws {
         let url: URL
         do {

@@ -45,11 +45,15 @@ extension Object {
                 try assign(raw, to: property, database: database, update: update, copyingFor: copyingFor)
             }
         case let array as [Any]:
-            guard array.count <= properties.count else {
+            // An array made from `objectSchema.properties` has a place for each
+            // linking-objects property too (the schema lists them): skipped.
+            let places = array.count > properties.count && array.count == _namedProperties.count ? _namedProperties : properties
+            guard array.count <= places.count else {
                 throw TroveError(
                     .invalidValue, "\(array.count) values were given for \(typeName), which has \(properties.count) properties")
             }
-            for (property, raw) in zip(properties, array) where !(skipsPrimaryKey && property.schema.isPrimaryKey) {
+            for (property, raw) in zip(places, array)
+            where property.schema.collection != .linkingObjects && !(skipsPrimaryKey && property.schema.isPrimaryKey) {
                 try assign(raw, to: property, database: database, update: update, copyingFor: copyingFor)
             }
         case let source as Object:

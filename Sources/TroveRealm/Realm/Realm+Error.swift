@@ -42,6 +42,7 @@ extension Realm {
         public init(_ error: TroveError) {
             underlying = error
             code = Error.code(for: error)
+            realmWords = Error.realmWords(for: error, code: code)
         }
 
         /// An error of a code, as Realm code makes its own (`throw Realm.Error(.fail)`);
@@ -53,14 +54,43 @@ extension Realm {
         public init(_ code: Code, userInfo: [String: Any] = [:]) {
             self.code = code
             underlying = TroveError(.storage, userInfo[NSLocalizedDescriptionKey] as? String ?? "Realm.Error(\(code))")
+            realmWords = nil
         }
 
-        /// The message, saying what went wrong and where.
-        public var localizedDescription: String { underlying.message }
-        /// The message, saying what went wrong and where.
-        public var errorDescription: String? { underlying.message }
+        /// Realm's message for a file that cannot be opened, else nil (Trove's message is used).
+        private let realmWords: String?
+
+        /// The message, saying what went wrong and where: for a file that
+        /// cannot be opened, in Realm's words (`Failed to open Realm file at
+        /// path '…': No such file or directory`); else Trove's.
+        public var localizedDescription: String { realmWords ?? underlying.message }
+        /// The message, saying what went wrong and where (``localizedDescription``).
+        public var errorDescription: String? { localizedDescription }
         /// `Realm.Error(<code>): <message>`.
-        public var description: String { "Realm.Error(\(code)): \(underlying.message)" }
+        public var description: String { "Realm.Error(\(code)): \(localizedDescription)" }
+
+        /// Realm's words for the failures to open a file that Realm names
+        /// (a missing file, no permission, a parent that is not a directory,
+        /// a file too small to be a database); nil for the others.
+        private static func realmWords(for error: TroveError, code: Code) -> String? {
+            guard let path = error.path else { return nil }
+            let failed = "Failed to open Realm file at path '\(path)'"
+            switch code {
+            case .fileNotFound: return "\(failed): No such file or directory"
+            case .filePermissionDenied:
+                let reason = error.code == EACCES ? "Permission denied" : "Operation not permitted"
+                return "\(failed): \(reason). Please use a path where your app has read-write permissions."
+            case .fileOperationFailed where error.code == ENOTDIR:
+                return "Failed to open file at path '\(path)': parent path is not a directory"
+            case .invalidDatabase where error.kind == .corruptFile:
+                // LMDB's two meta pages are the smallest database there is.
+                guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
+                    size > 0, size < 2 * 4096
+                else { return nil }
+                return "\(failed): file is non-empty but too small (\(size) bytes) to be a valid Realm."
+            default: return nil
+            }
+        }
 
         /// Two errors are equal when their codes are.
         public static func == (lhs: Error, rhs: Error) -> Bool { lhs.code == rhs.code }
