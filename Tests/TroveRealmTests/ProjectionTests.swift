@@ -60,6 +60,10 @@ struct ProjectionTests {
         #expect(realm.objects(ProjectedPerson.self).filter("firstName == 'Anne'").count == 1)
         #expect(ann == PersonCard(projecting: ann.rootObject) && ann.realm != nil && !ann.isFrozen)
         #expect(ann.description.contains("name(\\.firstName) = Anne"))
+        // Realm's format: class, object class and address, then the properties (the first with a tab more).
+        #expect(ann.description.hasPrefix("PersonCard<ProjectedPerson> <0x"))
+        #expect(ann.description.contains("> {\n\t\tname(\\.firstName) = Anne;\n\t"))
+        #expect(ann.friendNames.description == "ProjectedCollection<String> {\n\t[0] Cy\n}")
     }
 
     @Test("projection results filter by the object's properties and sort by the projection's key paths")

@@ -268,8 +268,8 @@ extension PropertySchema: CustomStringConvertible {
             text += "\tlinkOriginPropertyName = \(originProperty ?? "(null)");\n"
         }
         let yes = { (flag: Bool) in flag ? "YES" : "NO" }
-        // Realm's links, and maps of objects, hold nil.
-        let optional = isOptional || (type == .link && (collection == nil || collection == .map))
+        // Realm's links, and maps of objects, hold nil; it calls a mixed value not optional.
+        let optional = (isOptional && type != .mixed) || (type == .link && (collection == nil || collection == .map))
         text += "\tcolumnName = \(columnName);\n\tindexed = \(yes(isIndexed || isPrimaryKey));\n"
         text += "\tisPrimary = \(yes(isPrimaryKey));\n\tarray = \(yes(collection == .list));\n"
         text += "\tset = \(yes(collection == .set));\n\tdictionary = \(yes(collection == .map));\n"

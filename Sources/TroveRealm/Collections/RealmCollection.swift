@@ -534,9 +534,6 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     /// Whether the wrapped collection can no longer be read.
     public var isInvalidated: Bool { base.isInvalidated }
 
-    /// The wrapped collection's description, as Realm's `AnyRealmCollection` gives it.
-    public var description: String { String(describing: base) }
-
     public var _unmanagedObjects: [Element]? { base._unmanagedObjects }
 
     /// Iterates a snapshot of the objects taken when the loop starts, so

@@ -104,12 +104,15 @@ open class Projection<Root: Object>: ProjectionObservable, Hashable, CustomStrin
     /// Hashes the projected object.
     public func hash(into hasher: inout Hasher) { hasher.combine(rootObject) }
 
-    /// The projection's class, its object's class and each projected property with its value.
+    /// The projection's class, its object's class, its address and each
+    /// projected property with its value, as Realm prints a projection.
     open var description: String {
         let lines = ProjectionSchema.of(type(of: self)).properties.map { property in
             "\t\(property.label)(\\.\(property.originPath ?? "?")) = \(rootObject[keyPath: property.keyPath] ?? "nil");"
         }
-        return "\(type(of: self))<\(Root.self)> {\n" + lines.joined(separator: "\n") + "\n}"
+        let address = String(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()), radix: 16)
+        // Realm's first line has one tab more than the others.
+        return "\(type(of: self))<\(Root.objectTypeName)> <0x\(address)> {\n\t" + lines.joined(separator: "\n") + "\n}"
     }
 
     /// The projected object's handover: a projection crosses threads as its object does.
@@ -389,8 +392,12 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
         backing.observe(keyPaths, queue, block)
     }
 
-    /// The values, in order: `ProjectedCollection<String> ["Ann", "Bo"]`.
-    public var description: String { "ProjectedCollection<\(Element.self)> \(values)" }
+    /// The values in order, as Realm prints them:
+    /// `ProjectedCollection<String> {\n\t[0] Ann\n\t[1] Bo\n}`.
+    public var description: String {
+        "ProjectedCollection<\(Element.self)> {\n"
+            + values.enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: "\n") + "\n}"
+    }
 }
 
 /// What a ``ProjectedCollection`` reads and does, over its collection of objects.
