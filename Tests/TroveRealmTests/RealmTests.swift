@@ -300,6 +300,7 @@ struct RealmMigrationTests {
     func smallRealmNames() throws {
         #expect(Decimal128(value: "12.50") == Decimal128(number: 12.5))
         #expect(Decimal128(value: 3) == Decimal128(3))
+        #expect(Decimal128(value: NSNull()).isSignalingNaN)  // Realm's null decimal
         #expect(Decimal128(value: Decimal128(7)) == Decimal128(7))
         #expect(PropertyType.UUID == .uuid && PropertyType.any == .mixed && PropertyType.object == .link)
 

@@ -12,13 +12,19 @@ extension Decimal128 {
     public var isSignaling: Bool { isNaN }
 
     /// Converts a number, a numeric string, a `Decimal` or a `Decimal128`
-    /// (Realm's `Decimal128(value:)`). Anything else is a programmer error
-    /// and traps, naming the value, as Realm's does.
+    /// (Realm's `Decimal128(value:)`); `NSNull` gives a signaling NaN, Realm's
+    /// null decimal. Anything else is a programmer error and traps, naming
+    /// the value, as Realm's does.
     ///
     /// ```swift
     /// let price = Decimal128(value: dictionary["price"]!)
     /// ```
     public init(value: Any) {
+        // Realm's null decimal is a signaling NaN.
+        if value is NSNull {
+            self = .signalingNaN
+            return
+        }
         if let string = value as? String {
             do {
                 self = try Decimal128(string: string)
