@@ -14,6 +14,9 @@ import Testing
         #expect(fromArray.name == "Bo" && fromArray.age == 5 && fromArray.owner == nil)
         let copy = Pet(value: fromArray)
         #expect(copy.name == "Bo" && copy.age == 5 && copy !== fromArray)
+        // A mixed integer stays an integer in the copy (not the Double an NSNumber would make).
+        let setting = Setting(value: ["name": "limit", "value": Mixed.int(20)])
+        #expect(Setting(value: setting).value == .int(20))
         let item = ConformanceItem(value: [
             "id": 1, "int16": 7, "optName": NSNull(), "tags": ["a", "b"], "numbers": [1, 2],
             "parts": [["id": 10, "label": "wheel"], ConformancePart(value: ["id": 11])],

@@ -60,9 +60,11 @@ extension Object {
             let sourceNames = Set(source.objectSchema.properties.map(\.name))
             for property in properties
             where sourceNames.contains(property.schema.name) && !(skipsPrimaryKey && property.schema.isPrimaryKey) {
+                // Read as the source holds it: `value(forKey:)` hands integers out as
+                // NSNumbers, which a mixed property would take as a Double.
                 try assign(
-                    source.value(forKey: property.schema.name), to: property, database: database, update: update,
-                    copyingFor: copyingFor)
+                    source._readProperty(source.namedProperty(property.schema.name)), to: property, database: database,
+                    update: update, copyingFor: copyingFor)
             }
         default:
             throw TroveError(
