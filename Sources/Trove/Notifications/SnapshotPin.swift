@@ -22,7 +22,12 @@ package final class SnapshotPin: Sendable {
     /// pins of the file are held; else nil.
     init?(environment: Environment, commit: Int) {
         let held = environment.attachment("trove.snapshot-pins") { Locked(0) }
-        guard held.withLock({ held in held < Self.limit ? (held += 1) == () : false }) else { return nil }
+        let reserved = held.withLock { held in
+            guard held < Self.limit else { return false }
+            held += 1
+            return true
+        }
+        guard reserved else { return nil }
         guard let pinned = try? ReadTransaction(environment: environment), pinned.id == commit else {
             held.withLock { $0 -= 1 }
             return nil

@@ -59,16 +59,8 @@ package enum RealmStyleDescription {
         depth: Int
     ) -> String {
         guard depth > 0 else { return exceeded }
-        var text = "\(name)<\(elementName)> <\(address(identity))> (\n"
-        var index = 0
-        for element in elements {
-            text += "\t[\(index)] \(indented(describe(element, depth: depth - 1))),\n"
-            index += 1
-            if index >= 100 { break }
-        }
-        if index > 0 { text.removeLast(2) }
-        if count > index { text += "\n\t... \(count - index) objects skipped." }
-        return text + "\n)"
+        let lines = elements.enumerated().lazy.map { "\t[\($0.offset)] \(indented(describe($0.element, depth: depth - 1)))" }
+        return framed("\(name)<\(elementName)> <\(address(identity))> (", count: count, lines: lines)
     }
 
     /// A map: `Map<string, Dog> <0x…> (`, then `[key]: value` on a line each, then `)`.
@@ -76,15 +68,17 @@ package enum RealmStyleDescription {
         of valueName: String, identity: AnyObject?, count: Int, entries: some Sequence<(String, Any?)>, depth: Int
     ) -> String {
         guard depth > 0 else { return exceeded }
-        var text = "Map<string, \(valueName)> <\(address(identity))> (\n"
-        var index = 0
-        for (key, value) in entries {
-            text += indented("[\(key)]: \(describe(value, depth: depth - 1))") + ",\n"
-            index += 1
-            if index >= 100 { break }
-        }
-        if index > 0 { text.removeLast(2) }
-        if count > index { text += "\n\t... \(count - index) objects skipped." }
+        // Realm indents an entry's later lines, not its first.
+        let lines = entries.lazy.map { indented("[\($0.0)]: \(describe($0.1, depth: depth - 1))") }
+        return framed("Map<string, \(valueName)> <\(address(identity))> (", count: count, lines: lines)
+    }
+
+    /// `header`, then the first 100 `lines` separated by commas, a note of
+    /// how many of `count` were left out, and `)`.
+    private static func framed(_ header: String, count: Int, lines: some Sequence<String>) -> String {
+        let shown = Array(lines.prefix(100))
+        var text = header + "\n" + shown.joined(separator: ",\n")
+        if count > shown.count { text += "\n\t... \(count - shown.count) objects skipped." }
         return text + "\n)"
     }
 
@@ -122,13 +116,6 @@ package enum RealmStyleDescription {
         case let object as Object: return Self.object(object, depth: depth)
         case let collection as any _RealmStyleDescribable: return collection._realmStyleDescription(depth: depth)
         case let mixed as Mixed: return describe(mixed.boxedValue, depth: depth)
-        case let string as String: return string
-        case let flag as Bool: return flag ? "1" : "0"
-        case let number as Float: return String(format: "%.7g", Double(number))
-        case let number as Double: return String(format: "%.16g", number)
-        case let data as Data: return "<\(hex(data))>"
-        case let uuid as UUID: return uuid.uuidString
-        case let date as Date: return date.description
         case let storable as any _TroveStorable: return stored(storable._troveStored)
         default: return "\(value)"
         }
@@ -162,7 +149,7 @@ package enum RealmStyleDescription {
         var text = ""
         for (offset, byte) in data.enumerated() {
             if offset > 0, offset % 4 == 0 { text += " " }
-            text += String(byte, radix: 16).leftPadded(to: 2)
+            text += String(format: "%02x", byte)
         }
         return text
     }
@@ -173,12 +160,6 @@ package enum RealmStyleDescription {
     }
 
     private static func indented(_ text: String) -> String { text.replacingOccurrences(of: "\n", with: "\n\t") }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }
 
 extension List: _RealmStyleDescribable {

@@ -83,9 +83,9 @@ extension Realm {
             case .fileOperationFailed where error.code == ENOTDIR:
                 return "Failed to open file at path '\(path)': parent path is not a directory"
             case .invalidDatabase where error.kind == .corruptFile:
-                // LMDB's two meta pages are the smallest database there is.
+                // LMDB's two meta pages, a memory page each, are the smallest database there is.
                 guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
-                    size > 0, size < 2 * 4096
+                    size > 0, size < 2 * Int(sysconf(Int32(_SC_PAGESIZE)))
                 else { return nil }
                 return "\(failed): file is non-empty but too small (\(size) bytes) to be a valid Realm."
             default: return nil
