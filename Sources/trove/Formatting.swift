@@ -18,6 +18,7 @@ enum Formatting {
         case .objectId(let v): return v.stringValue
         case .decimal128(let v): return v.description
         case .object(let typeName, let key): return "\(typeName)#\(key)"
+        case .list, .dictionary: return value.description
         }
     }
 

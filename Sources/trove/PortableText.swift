@@ -179,7 +179,7 @@ final class PortableText {
     /// A value of a typed property: its JSON number, Boolean or string.
     private func writeTyped(_ value: StoredValue, to out: OutputBuffer) {
         switch value {
-        case .null, .object: out.append("null")
+        case .null, .object, .list, .dictionary: out.append("null")  // a mixed value's collections: writeMixed
         case .bool(let v): out.append(v ? "true" : "false")
         case .int(let v): out.append(v)
         case .float(let v): v.isFinite ? out.append(String(v)) : out.appendJSONString(String(v))
@@ -215,6 +215,27 @@ final class PortableText {
         case .decimal128: tagged("$decimal128") { writeTyped(value, to: out) }
         case .decimal(let v): tagged("$decimal") { out.appendJSONString(v.description) }
         case .object: out.append("null")  // the exporter gives links as .link
+        case .list(let elements):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                writeMixed(element, to: out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .dictionary(let entries):
+            // A dictionary that reads like a tagged value or a link is tagged itself.
+            let keys = entries.keys.sorted()
+            let ambiguous = (keys.count == 1 && keys[0].hasPrefix("$")) || keys == ["$link", "key"]
+            if ambiguous { out.append("{\"$dictionary\":") }
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in keys.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                out.appendJSONString(key)
+                out.append(UInt8(ascii: ":"))
+                writeMixed(entries[key]!, to: out)
+            }
+            out.append(UInt8(ascii: "}"))
+            if ambiguous { out.append(UInt8(ascii: "}")) }
         }
     }
 
@@ -387,7 +408,14 @@ final class PortableText {
                     } ?? PropertySchema(name: "object key of \(typeName)", type: .int)
                 return .link(typeName: typeName, key: try typed(target.value, as: keyProperty, field, index: index, key: key))
             }
-            guard members.count == 1, let tag = members.first?.key, let payload = members.first?.value else { break }
+            if members.count == 1, members[0].key == "$dictionary", case .object(let entries) = members[0].value {
+                return .value(try nestedDictionary(entries, field, index: index, key: key))
+            }
+            guard members.count == 1, let tag = members.first?.key, tag.hasPrefix("$"), let payload = members.first?.value
+            else {
+                // Any other object is a dictionary nested in the mixed value.
+                return .value(try nestedDictionary(members, field, index: index, key: key))
+            }
             let types: [String: PropertyType] = [
                 "$date": .date, "$data": .data, "$uuid": .uuid, "$oid": .objectId, "$decimal128": .decimal128,
                 "$decimal": .decimal, "$float": .float, "$double": .double,
@@ -395,9 +423,27 @@ final class PortableText {
             guard let type = types[tag] else { break }
             return .value(
                 try typed(payload, as: PropertySchema(name: field.property.name, type: type), field, index: index, key: key))
-        case .array: break
+        case .array(let elements):
+            return .value(.list(try elements.map { try nestedValue($0, field, index: index, key: key) }))
         }
         throw invalid(json.summary, field, index: index, key: key)
+    }
+
+    /// A value inside a list or dictionary of a mixed value: no links there.
+    private func nestedValue(_ json: JSONValue, _ field: Field, index: Int?, key: String?) throws -> StoredValue {
+        switch try mixed(json, field, index: index, key: key) {
+        case .null: return .null
+        case .value(let value): return value
+        default:
+            throw invalid(
+                json.summary + " (a link cannot be inside a list or dictionary of a mixed value)", field, index: index, key: key)
+        }
+    }
+
+    private func nestedDictionary(_ members: [JSONMember], _ field: Field, index: Int?, key: String?) throws -> StoredValue {
+        var entries: [String: StoredValue] = [:]
+        for member in members { entries[member.key] = try nestedValue(member.value, field, index: index, key: key) }
+        return .dictionary(entries)
     }
 
     // MARK: Reading CSV

@@ -40,7 +40,6 @@ struct SectionedResultsTests {
             case .initial(let sections): all.append("initial \(sections.count)")
             case .update(_, let deletions, let insertions, let modifications, let inserted, _):
                 all.append("del \(deletions.count) ins \(insertions.count) mod \(modifications.count) new \(Array(inserted))")
-            case .error: all.append("error")
             }
         }
         let bToken = byInitial[1].observe { change in
@@ -48,7 +47,6 @@ struct SectionedResultsTests {
             case .initial(let members): section.append("initial \(members.key) \(members.count)")
             case .update(let members, _, let insertions, let modifications, _, _):
                 section.append("\(members.count) ins \(insertions.map(\.item)) mod \(modifications.map(\.item))")
-            case .error: section.append("error")
             }
         }
         try realm.write { realm.objects(Dog.self).filter("name == 'Cy'").first?.toys.append("ball") }  // not age

@@ -60,7 +60,7 @@ extension Database {
         if let target = element as? Object ?? (element as? any _TroveLinkCarrier)?._troveCarriedObject {
             return .int(Int64(bitPattern: try linkKey(for: target, property: property, of: table, update: update)))
         }
-        if let mixed = element as? Mixed, case .object(let target) = mixed { return try mixedLink(to: target) }
+        if let mixed = element as? Mixed { return try storedMixed(mixed) }
         return StoredValue(any: element) ?? .null
     }
 
@@ -76,7 +76,7 @@ extension Database {
             case nil:
                 // A mixed value, or one inside a wrapper (TroveRealm's `RealmProperty<AnyRealmValue>`).
                 if let mixed = held as? Mixed ?? (held as? any _TroveWrappedValue)?._troveWrappedValue as? Mixed {
-                    let value = if case .object(let target) = mixed { try mixedLink(to: target) } else { mixed._troveStored }
+                    let value = try storedMixed(mixed)
                     guard value != .null, let record = try fetchRecord(object._objectKey, table: table) else { continue }
                     let updated = try updateColumn(
                         field.column, to: value, objectKey: object._objectKey, record: record, table: table, state)

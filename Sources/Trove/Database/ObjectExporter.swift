@@ -205,6 +205,12 @@ package final class ObjectExporter {
 
     /// A mixed value; a link it holds as its target's type and key.
     private func mixed(_ stored: StoredValue) throws -> PortableValue {
+        if stored.holdsNestedLink {
+            throw TroveError(
+                .invalidValue,
+                "a list or dictionary in a mixed value holds a link to an object, which export cannot write yet; export the linked objects' keys instead",
+                path: database.path)
+        }
         guard case .object(let typeName, let key) = stored else { return .value(stored) }
         if mixedTargets[typeName] == nil {
             let table = try? database.tableInfo(named: typeName)

@@ -76,6 +76,8 @@ extension StoredValue {
         case .objectId(let v): return v
         case .decimal128(let v): return v
         case .object(let typeName, let key): return "\(typeName)#\(key)"
+        case .list(let v): return v.map(\.swiftValue)
+        case .dictionary(let v): return v.mapValues(\.swiftValue)
         }
     }
 }
@@ -638,6 +640,7 @@ extension List {
     /// }
     /// ```
     public func observe(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        if let nested { return nested.observe(block) }
         guard let place = CollectionPlace(owner: managedOwner, column: managedColumn) else {
             preconditionFailure("Trove: only the list of a stored object can be observed; add its owner first")
         }
@@ -659,6 +662,7 @@ extension Map {
     /// Observes the map; indices are positions in key order, and a changed
     /// value is a modification of its key. See ``List/observe(_:)``.
     public func observe(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
+        if let nested { return nested.observe(block) }
         guard let place = CollectionPlace(owner: managedOwner, column: managedColumn) else {
             preconditionFailure("Trove: only the map of a stored object can be observed; add its owner first")
         }

@@ -53,7 +53,7 @@ struct CollectionPlace {
                     Int64(bitPattern: try database.linkKey(for: object, property: table.schema.properties[column], of: table)))
             }
         case .mixed:
-            if let mixed = element as? Mixed, case .object(let target) = mixed { return try database.mixedLink(to: target) }
+            if let mixed = element as? Mixed { return try database.storedMixed(mixed) }
         default: break
         }
         return element._troveStored

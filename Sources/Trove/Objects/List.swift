@@ -28,6 +28,8 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     private var ownership: CollectionOwnership
     private var owner: Object? { ownership.owner }
     private var column: Int { ownership.column }
+    /// Set for a list nested in a stored mixed value (then `Element` is ``Mixed``).
+    private(set) var nested: NestedCollectionPlace?
 
     /// An empty, unmanaged list.
     public init() {
@@ -46,8 +48,14 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
         ownership = CollectionOwnership(owner: owner, column: column)
     }
 
+    init(nested: NestedCollectionPlace) {
+        unmanaged = []
+        ownership = CollectionOwnership()
+        self.nested = nested
+    }
+
     /// Whether the list belongs to a stored object.
-    public var isManaged: Bool { ownership.isManaged }
+    public var isManaged: Bool { ownership.isManaged || nested != nil }
     /// The object that owns the list, while it is managed (for layers built on Trove).
     package var managingObject: Object? { owner }
 
@@ -81,6 +89,7 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// The number of elements; on a managed list, one lookup whatever its length.
     public var count: Int {
+        if let nested { return nested.elements().count }
         guard let place else { return unmanaged.count }
         return place.read { try place.database.listCount(owner: place.key, column: column, table: place.table, $0) }
     }
@@ -89,6 +98,12 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
     /// write needs a write transaction. Traps when `position` is out of range.
     public subscript(position: Int) -> Element {
         get {
+            if let nested {
+                let elements = nested.elements()
+                precondition(
+                    elements.indices.contains(position), "Trove: index \(position) is out of range for \(nested.name)")
+                return nested.mixed(at: .index(position), elements[position]) as! Element
+            }
             guard let place else { return unmanaged[position] }
             let value = place.read {
                 try place.database.listElement(owner: place.key, column: column, position: position, table: place.table, $0)
@@ -99,6 +114,12 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
             return place.resolve([value], as: Element.self)[0]
         }
         set {
+            if let nested {
+                return nested.changeList("replace an element of") { elements in
+                    checkIndex(position, elements.count)
+                    elements[position] = try nested.stored(newValue as! Mixed)
+                }
+            }
             guard let place else { return unmanaged[position] = newValue }
             place.change("replace an element of") { state in
                 checkIndex(
@@ -117,6 +138,9 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// The elements as an array.
     public func array() -> [Element] {
+        if let nested {
+            return nested.elements().enumerated().map { nested.mixed(at: .index($0), $1) as! Element }
+        }
         guard let place else { return unmanaged }
         let values = place.read { try place.database.listValues(owner: place.key, column: column, table: place.table, $0) }
         return place.resolve(values, as: Element.self)
@@ -131,6 +155,9 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Adds an element at the end (an unmanaged object is added to the database).
     public func append(_ element: Element) {
+        if let nested {
+            return nested.changeList("append to") { $0.append(try nested.stored(element as! Mixed)) }
+        }
         guard let place else { return unmanaged.append(element) }
         place.change("append to") { state in
             let end = try place.database.listCount(owner: place.key, column: column, table: place.table, state.transaction)
@@ -151,6 +178,12 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Inserts an element at `position`, moving the later ones back.
     public func insert(_ element: Element, at position: Int) {
+        if let nested {
+            return nested.changeList("insert into") { elements in
+                checkIndex(position, elements.count, allowEnd: true)
+                elements.insert(try nested.stored(element as! Mixed), at: position)
+            }
+        }
         guard let place else { return unmanaged.insert(element, at: position) }
         place.change("insert into") { state in
             checkIndex(
@@ -163,6 +196,12 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Removes the element at `position` (for a list of objects, the object stays stored).
     public func remove(at position: Int) {
+        if let nested {
+            return nested.changeList("remove from") { elements in
+                checkIndex(position, elements.count)
+                elements.remove(at: position)
+            }
+        }
         guard let place else {
             unmanaged.remove(at: position)
             return
@@ -181,6 +220,7 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Removes every element.
     public func removeAll() {
+        if let nested { return nested.changeList("remove all of") { $0.removeAll() } }
         guard let place else { return unmanaged.removeAll() }
         place.change("remove all of") { state in
             try place.database.collectionRemoveAll(owner: place.key, column: column, table: place.table, state)
@@ -189,6 +229,13 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
 
     /// Moves the element at `source` to `destination` (its index afterwards).
     public func move(from source: Int, to destination: Int) {
+        if let nested {
+            return nested.changeList("move elements of") { elements in
+                checkIndex(source, elements.count)
+                checkIndex(destination, elements.count)
+                elements.insert(elements.remove(at: source), at: destination)
+            }
+        }
         guard let place else {
             let element = unmanaged.remove(at: source)
             unmanaged.insert(element, at: destination)
@@ -251,7 +298,7 @@ public final class List<Element: _TroveStorable>: RandomAccessCollection, Mutabl
             subrange.lowerBound >= 0 && subrange.upperBound <= count,
             "Trove: range \(subrange) is out of range for a List of \(count) elements")
         let replacements = Array(newElements)
-        guard owner != nil else { return unmanaged.replaceSubrange(subrange, with: replacements) }
+        guard isManaged else { return unmanaged.replaceSubrange(subrange, with: replacements) }
         for position in subrange.reversed() { remove(at: position) }
         for (offset, element) in replacements.enumerated() { insert(element, at: subrange.lowerBound + offset) }
     }
@@ -291,7 +338,7 @@ protocol _TroveListStorage {
 }
 
 extension List: _TroveListStorage {
-    var _unmanagedElements: [Any] { owner == nil ? unmanaged.map { $0 as Any } : array().map { $0 as Any } }
+    var _unmanagedElements: [Any] { isManaged ? array().map { $0 as Any } : unmanaged.map { $0 as Any } }
     static var _elementLinkTarget: Object.Type? { Element._troveLinkTarget }
 
     func _appendAny(_ element: Any) -> Bool {

@@ -44,19 +44,22 @@ extension List: ManagedCollection, Equatable {
     /// ```swift
     /// let db = room.messages.database
     /// ```
-    public var database: Database? { owningDatabase }
+    public var database: Database? { nested?.database ?? owningDatabase }
 
     /// True once the object owning the list was deleted; the list can then no longer be read.
     ///
     /// ```swift
     /// if !room.messages.isInvalidated { print(room.messages.count) }
     /// ```
-    public var isInvalidated: Bool { ownerIsInvalidated }
+    public var isInvalidated: Bool { nested.map { !$0.isValid } ?? ownerIsInvalidated }
 
     /// Two lists are equal when they are the same instance, or the same
     /// property of the same stored object (not when their elements are equal;
     /// compare `Array(a) == Array(b)` for that).
-    public static func == (lhs: List, rhs: List) -> Bool { lhs.isSameCollection(as: rhs) }
+    public static func == (lhs: List, rhs: List) -> Bool {
+        if lhs.nested != nil || rhs.nested != nil { return lhs.nested == rhs.nested }
+        return lhs.isSameCollection(as: rhs)
+    }
 }
 
 extension MutableSet: ManagedCollection, Equatable {
@@ -92,16 +95,19 @@ extension Map: ManagedCollection, Equatable {
     /// ```swift
     /// let db = item.prices.database
     /// ```
-    public var database: Database? { owningDatabase }
+    public var database: Database? { nested?.database ?? owningDatabase }
 
     /// True once the object owning the map was deleted.
     ///
     /// ```swift
     /// if !item.prices.isInvalidated { print(item.prices.count) }
     /// ```
-    public var isInvalidated: Bool { ownerIsInvalidated }
+    public var isInvalidated: Bool { nested.map { !$0.isValid } ?? ownerIsInvalidated }
 
     /// Two maps are equal when they are the same instance, or the same
     /// property of the same stored object.
-    public static func == (lhs: Map, rhs: Map) -> Bool { lhs.isSameCollection(as: rhs) }
+    public static func == (lhs: Map, rhs: Map) -> Bool {
+        if lhs.nested != nil || rhs.nested != nil { return lhs.nested == rhs.nested }
+        return lhs.isSameCollection(as: rhs)
+    }
 }

@@ -29,6 +29,8 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     private var ownership: CollectionOwnership
     private var owner: Object? { ownership.owner }
     private var column: Int { ownership.column }
+    /// Set for a dictionary nested in a stored mixed value (then `Value` is ``Mixed``, `Key` `String`).
+    private(set) var nested: NestedCollectionPlace?
 
     /// An empty, unmanaged map.
     public init() {
@@ -37,6 +39,11 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
 
     init(owner: Object, column: Int) {
         ownership = CollectionOwnership(owner: owner, column: column)
+    }
+
+    init(nested: NestedCollectionPlace) {
+        ownership = CollectionOwnership()
+        self.nested = nested
     }
 
     private var place: CollectionPlace? { ownership.place }
@@ -51,10 +58,11 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     var managedColumn: Int { column }
 
     /// Whether the map belongs to a stored object.
-    public var isManaged: Bool { ownership.isManaged }
+    public var isManaged: Bool { ownership.isManaged || nested != nil }
 
     /// The number of entries. A managed map reads every entry to count them.
     public var count: Int {
+        if let nested { return nested.entries().count }
         guard let place else { return unmanaged.count }
         return place.read { try place.database.collectionEntries(owner: place.key, column: column, table: place.table, $0).count }
     }
@@ -65,6 +73,10 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     /// The value for a key; setting nil removes the entry.
     public subscript(key: Key) -> Value? {
         get {
+            if let nested {
+                let name = key._troveMapKey
+                return nested.entries()[name].map { nested.mixed(at: .key(name), $0) as! Value }
+            }
             guard let place else { return unmanaged.first { $0.key == key }?.value }
             let stored = place.read {
                 try place.database.mapValue(forKey: key._troveMapKey, owner: place.key, column: column, table: place.table, $0)
@@ -72,6 +84,11 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
             return stored.map { place.resolve([$0], as: Value.self)[0] }
         }
         set {
+            if let nested {
+                return nested.changeDictionary(newValue == nil ? "remove a value of" : "set a value of") { entries in
+                    entries[key._troveMapKey] = try newValue.map { try nested.stored($0 as! Mixed) }
+                }
+            }
             guard let place else {
                 unmanaged.removeAll { $0.key == key }
                 if let newValue { unmanaged.append((key, newValue)) }
@@ -149,6 +166,7 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
 
     /// Removes every entry.
     public func removeAll() {
+        if let nested { return nested.changeDictionary("remove all of") { $0.removeAll() } }
         guard let place else { return unmanaged.removeAll() }
         place.change("remove all of") { state in
             try place.database.collectionRemoveAll(owner: place.key, column: column, table: place.table, state)
@@ -157,6 +175,11 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
 
     /// The entries, in key order.
     public func entries() -> [(key: Key, value: Value)] {
+        if let nested {
+            return nested.entries().sorted { $0.key < $1.key }.map {
+                (Key(_troveMapKey: $0.key), nested.mixed(at: .key($0.key), $0.value) as! Value)
+            }
+        }
         guard let place else { return unmanaged.sorted { $0.key < $1.key } }
         let stored = place.read { try place.database.collectionEntries(owner: place.key, column: column, table: place.table, $0) }
         let values = place.resolve(stored.map(\.value), as: Value.self)

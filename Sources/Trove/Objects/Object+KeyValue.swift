@@ -196,6 +196,10 @@ extension _TroveStorable {
             return wrapper._troveWrapping(value) as? Self
         }
         if _troveType == .mixed, let object = value as? Object { return Mixed.object(object) as? Self }
+        // An array or a dictionary into a mixed property: a nested collection.
+        if _troveType == .mixed, _troveCollection == nil, let value, let nested = Mixed.nestedCollection(value) {
+            return nested as? Self
+        }
         // A mixed value (`.none` too) into another type stored as one.
         if _troveType == .mixed, let mixed = value as? Mixed { return Self._troveFromStored(mixed._troveStored) }
         if value == nil { return _troveIsOptional ? Self._troveFromStored(.null) : nil }

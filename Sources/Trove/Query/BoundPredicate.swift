@@ -323,7 +323,7 @@ indirect enum BoundPredicate: Sendable {
     /// `value.@type == 'string'`: the names a mixed value's kind may be compared with.
     static let mixedTypeNames: Set<String> = [
         "null", "int", "bool", "float", "double", "string", "binary", "data", "date", "timestamp", "objectid", "decimal",
-        "decimal128", "uuid", "object", "link", "numeric",
+        "decimal128", "uuid", "object", "link", "numeric", "list", "array", "dictionary", "collection",
     ]
 
     /// The names a stored mixed value answers `@type` to (Realm's, lowercased).
@@ -341,6 +341,8 @@ indirect enum BoundPredicate: Sendable {
         case .uuid: return ["uuid"]
         case .objectId: return ["objectid"]
         case .object: return ["object", "link"]
+        case .list: return ["list", "array", "collection"]
+        case .dictionary: return ["dictionary", "collection"]
         }
     }
 

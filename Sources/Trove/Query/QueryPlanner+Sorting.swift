@@ -357,6 +357,8 @@ private enum SortValueKind: Equatable {
         case .objectId: self = .objectId
         case .decimal128(let number): self = number.isNaN ? .unordered : .decimal128
         case .object: self = .object
+        // A collection held in a mixed value has no order with anything.
+        case .list, .dictionary: self = .unordered
         }
     }
 }

@@ -35,6 +35,7 @@ enum IndexKey {
         case .object(let typeName, let objectKey):
             exact = OrderedKey.append(bytes: Array(typeName.utf8) + [0], to: &key, cut: cut)
             OrderedKey.appendBigEndian(objectKey, to: &key)
+        case .list, .dictionary: exact = OrderedKey.append(bytes: MixedEncoding.encode(value), to: &key, cut: cut)
         }
         return (key, exact)
     }
@@ -59,7 +60,10 @@ enum IndexKey {
         case .objectId: (kind, innerType) = (7, .objectId)
         case .uuid: (kind, innerType) = (8, .uuid)
         case .object: (kind, innerType) = (9, .link)
+        case .list: (kind, innerType) = (10, .data)
+        case .dictionary: (kind, innerType) = (11, .data)
         }
+        if kind >= 10 { inner = .data(Data(MixedEncoding.encode(value))) }
         let (bytes, innerExact) = make(inner, type: innerType, cut: cut)
         return ([kind] + bytes, exact && innerExact)
     }

@@ -2,11 +2,16 @@ import Foundation
 
 /// How a mixed value sits in a record's heap: a tag byte for its type, then
 /// the value (numbers little-endian, text as UTF-8, a link as its object key
-/// and its type's name).
+/// and its type's name). A nested list is its count, then each element's
+/// length and encoding; a dictionary its count, then each key's length and
+/// bytes and its value's length and encoding, in key order.
 enum MixedEncoding {
     private enum Tag: UInt8 {
-        case bool = 1, int, float, double, string, data, date, uuid, decimal, objectId, decimal128, object
+        case bool = 1, int, float, double, string, data, date, uuid, decimal, objectId, decimal128, object, list, dictionary
     }
+
+    /// How deep collections may nest in one value (a hostile file cannot recurse without end).
+    static let maxDepth = 100
 
     static func encode(_ value: StoredValue) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -25,6 +30,24 @@ enum MixedEncoding {
         case .objectId(let v): bytes = [Tag.objectId.rawValue] + v.bytes
         case .decimal128(let v): bytes = [Tag.decimal128.rawValue]; put(v.bid.low); put(v.bid.high)
         case .object(let typeName, let key): bytes = [Tag.object.rawValue]; put(key); bytes += Array(typeName.utf8)
+        case .list(let elements):
+            bytes = [Tag.list.rawValue]
+            put(UInt32(elements.count))
+            for element in elements {
+                let encoded = encode(element)
+                put(UInt32(encoded.count))
+                bytes += encoded
+            }
+        case .dictionary(let entries):
+            bytes = [Tag.dictionary.rawValue]
+            put(UInt32(entries.count))
+            for (key, value) in entries.sorted(by: { $0.key < $1.key }) {
+                put(UInt32(key.utf8.count))
+                bytes += Array(key.utf8)
+                let encoded = encode(value)
+                put(UInt32(encoded.count))
+                bytes += encoded
+            }
         }
         return bytes
     }
@@ -43,12 +66,14 @@ enum MixedEncoding {
         case .decimal(let v): return 1 + v.description.utf8.count
         case .objectId: return 13
         case .object(let typeName, _): return 9 + typeName.utf8.count
+        case .list(let elements): return elements.reduce(5) { $0 + 4 + encodedSize(of: $1) }
+        case .dictionary(let entries): return entries.reduce(5) { $0 + 8 + $1.key.utf8.count + encodedSize(of: $1.value) }
         }
     }
 
     /// The value of `bytes`, or nil when they are not a mixed encoding.
-    static func decode(_ bytes: UnsafeRawBufferPointer) -> StoredValue? {
-        guard let first = bytes.first, let tag = Tag(rawValue: first) else { return nil }
+    static func decode(_ bytes: UnsafeRawBufferPointer, depth: Int = 0) -> StoredValue? {
+        guard depth <= maxDepth, let first = bytes.first, let tag = Tag(rawValue: first) else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[1...])
         func number<T: FixedWidthInteger>(_: T.Type, at offset: Int = 0) -> T? {
             guard body.count >= offset + MemoryLayout<T>.size else { return nil }
@@ -74,6 +99,38 @@ enum MixedEncoding {
             guard let key = number(UInt64.self) else { return nil }
             return .object(
                 typeName: String(decoding: UnsafeRawBufferPointer(rebasing: body[8...]), as: UTF8.self), key: key)
+        case .list, .dictionary:
+            guard let count = number(UInt32.self) else { return nil }
+            var offset = 4
+            /// The next length-prefixed part of the body, or nil when the body ends first.
+            func part() -> UnsafeRawBufferPointer? {
+                guard let length = number(UInt32.self, at: offset).map(Int.init), body.count - offset - 4 >= length else {
+                    return nil
+                }
+                defer { offset += 4 + length }
+                return UnsafeRawBufferPointer(rebasing: body[(offset + 4)..<(offset + 4 + length)])
+            }
+            func element() -> StoredValue? {
+                guard let bytes = part() else { return nil }
+                return bytes.isEmpty ? .null : decode(bytes, depth: depth + 1)
+            }
+            // Each element takes at least its 4-byte length: a count beyond that is damage.
+            guard Int(count) <= (body.count - 4) / 4 else { return nil }
+            if tag == .list {
+                var elements: [StoredValue] = []
+                elements.reserveCapacity(Int(count))
+                for _ in 0..<count {
+                    guard let value = element() else { return nil }
+                    elements.append(value)
+                }
+                return offset == body.count ? .list(elements) : nil
+            }
+            var entries: [String: StoredValue] = [:]
+            for _ in 0..<count {
+                guard let key = part(), let value = element() else { return nil }
+                entries[String(decoding: key, as: UTF8.self)] = value
+            }
+            return offset == body.count ? .dictionary(entries) : nil
         }
     }
 }

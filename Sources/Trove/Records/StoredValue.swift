@@ -19,6 +19,10 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     case decimal128(Decimal128)
     /// A link held in a mixed value: the target's type and object key.
     case object(typeName: String, key: UInt64)
+    /// A list held in a mixed value (its elements may be lists and dictionaries again).
+    case list([StoredValue])
+    /// A dictionary held in a mixed value, by string key.
+    case dictionary([String: StoredValue])
 
     /// Whether the value is `.null`.
     public var isNull: Bool {
@@ -43,7 +47,24 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .objectId(let v): return v.stringValue
         case .decimal128(let v): return v.description
         case .object(let typeName, let key): return "\(typeName)#\(key)"
+        case .list(let v): return "[" + v.map(\.description).joined(separator: ", ") + "]"
+        case .dictionary(let v):
+            return "[" + v.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "]"
         }
+    }
+
+    /// Whether a nested list or dictionary holds a link, at any depth.
+    package var holdsNestedLink: Bool {
+        switch self {
+        case .list(let elements): return elements.contains { $0.isLink || $0.holdsNestedLink }
+        case .dictionary(let entries): return entries.values.contains { $0.isLink || $0.holdsNestedLink }
+        default: return false
+        }
+    }
+
+    private var isLink: Bool {
+        if case .object = self { return true }
+        return false
     }
 
     /// The name of the stored type, for error messages.
@@ -62,6 +83,8 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case .objectId: return "ObjectId"
         case .decimal128: return "Decimal128"
         case .object: return "Object"
+        case .list: return "List"
+        case .dictionary: return "Dictionary"
         }
     }
 
@@ -177,6 +200,8 @@ extension StoredValue: Codable {
                 throw DecodingError.dataCorruptedError(forKey: .value, in: container, debugDescription: "not Type#key")
             }
             self = .object(typeName: String(parts[0]), key: key)
+        case "list": self = .list(try container.decode([StoredValue].self, forKey: .value))
+        case "dictionary": self = .dictionary(try container.decode([String: StoredValue].self, forKey: .value))
         default:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(type)")
         }
@@ -205,6 +230,8 @@ extension StoredValue: Codable {
         case .object(let typeName, let key):
             try container.encode("object", forKey: .type)
             try container.encode("\(typeName)#\(key)", forKey: .value)
+        case .list(let v): try container.encode("list", forKey: .type); try container.encode(v, forKey: .value)
+        case .dictionary(let v): try container.encode("dictionary", forKey: .type); try container.encode(v, forKey: .value)
         }
     }
 }

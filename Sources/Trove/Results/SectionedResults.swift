@@ -83,14 +83,22 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     ///     }
     /// }
     /// ```
-    public func observe(_ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void) -> NotificationToken {
-        observe(through: { results.observe($0) }, block)
+    ///
+    /// As with Realm, the change has no error case. If the results can no
+    /// longer be read (the file was damaged under a running app), observation
+    /// stops and `onError` receives the error; without `onError` it is
+    /// written to standard error.
+    public func observe(
+        onError: ((any Error) -> Void)? = nil, _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
+    ) -> NotificationToken {
+        observe(through: { results.observe($0) }, onError: onError, block)
     }
 
-    /// ``observe(_:)`` with the results' changes coming from `subscribe`
+    /// ``observe(onError:_:)`` with the results' changes coming from `subscribe`
     /// (which may observe only some properties).
     package func observe(
         through subscribe: (@escaping (ResultsChange<Element>) -> Void) -> NotificationToken,
+        onError: ((any Error) -> Void)? = nil,
         _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
         var previous: [(key: Key, members: [UInt64])] = []
@@ -111,7 +119,12 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
                         modifications: update.modifications, sectionsToInsert: update.sectionsToInsert,
                         sectionsToDelete: update.sectionsToDelete))
             case .error(let error):
-                block(.error(error))
+                if let onError {
+                    onError(error)
+                } else {
+                    FileHandle.standardError.write(
+                        Data("Trove: observation of sectioned \(Element.self) results stopped: \(error)\n".utf8))
+                }
             }
         }
     }
@@ -193,8 +206,6 @@ public enum SectionedResultsChange<Collection> {
     case update(
         Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
         sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
-    /// The results can no longer be computed; no more changes follow.
-    case error(any Error)
 }
 
 extension Results {

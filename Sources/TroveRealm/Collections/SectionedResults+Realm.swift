@@ -72,7 +72,6 @@ extension SectionedResultsChange {
             return .update(
                 sections.freeze(), deletions: deletions, insertions: insertions, modifications: modifications,
                 sectionsToInsert: inserted, sectionsToDelete: deleted)
-        case .error: return self
         }
     }
 }
@@ -130,7 +129,6 @@ extension ResultsSection where Element: Object {
                         sections[newIndex], deletions: gone, insertions: added, modifications: changed,
                         sectionsToInsert: inserted.contains(newIndex) ? [newIndex] : [],
                         sectionsToDelete: oldIndex.map { deleted.contains($0) ? [$0] : [] } ?? []))
-            case .error(let error): block(.error(error))
             }
         }
     }

@@ -31,6 +31,8 @@ enum ValueText {
         case .objectId(let v): return v.stringValue
         case .object:
             throw TroveError(.invalidValue, "\(type).\(property.name) holds a link in a mixed value, which does not sync yet")
+        case .list, .dictionary:
+            return try mixedText(value, of: property, in: type)
         }
     }
 
@@ -166,11 +168,23 @@ enum ValueText {
     }
 
     /// A mixed value as the JSON the server stores, `{"t": type, "v": text}`
-    /// (nil for nil). A link in a mixed value is refused.
+    /// (nil for nil); a nested list's `v` is an array and a dictionary's an
+    /// object of such values (null for a nil element). A link in a mixed
+    /// value is refused.
     static func mixedText(_ value: StoredValue, of property: PropertySchema, in type: String) throws -> String? {
+        if value == .null { return nil }
+        let object = try mixedJSON(value, of: property, in: type)
+        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    private static func mixedJSON(_ value: StoredValue, of property: PropertySchema, in type: String) throws -> Any {
         let tag: PropertyType
         switch value {
-        case .null: return nil
+        case .null: return NSNull()
+        case .list(let elements):
+            return ["t": "list", "v": try elements.map { try mixedJSON($0, of: property, in: type) }]
+        case .dictionary(let entries):
+            return ["t": "dictionary", "v": try entries.mapValues { try mixedJSON($0, of: property, in: type) }]
         case .bool: tag = .bool
         case .int: tag = .int
         case .float: tag = .float
@@ -188,23 +202,50 @@ enum ValueText {
                 "\(type).\(property.name) holds a link to an object, which a mixed value cannot sync yet: the change was not saved"
             )
         }
-        let object: [String: Any] = ["t": tag.rawValue, "v": try elementText(value, of: property, in: type) as Any? ?? NSNull()]
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
+        return ["t": tag.rawValue, "v": try elementText(value, of: property, in: type) as Any? ?? NSNull()]
     }
 
     /// A mixed value from ``mixedText(_:of:in:)``.
     static func mixedValue(_ text: String?, of property: PropertySchema, in type: String) throws -> StoredValue {
         guard let text else { return .null }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-            let tag = (object["t"] as? String).flatMap(PropertyType.init(rawValue:)), tag != .mixed, tag != .link
+        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)),
+            let value = try mixedValue(json: object, of: property, in: type, depth: 0)
         else {
             throw TroveError(
                 .syncServer,
                 "the sync server sent \(type).\(property.name) as \(text.prefix(80).debugDescription), which is not a mixed value"
             )
         }
-        return try elementValue(
-            object["v"] as? String, of: PropertySchema(name: property.name, type: tag, isOptional: true), in: type)
+        return value
+    }
+
+    private static func mixedValue(json: Any, of property: PropertySchema, in type: String, depth: Int) throws
+        -> StoredValue?
+    {
+        if json is NSNull { return .null }
+        guard depth < 100, let object = json as? [String: Any], let tag = object["t"] as? String else { return nil }
+        switch tag {
+        case "list":
+            guard let elements = object["v"] as? [Any] else { return nil }
+            var values: [StoredValue] = []
+            for element in elements {
+                guard let value = try mixedValue(json: element, of: property, in: type, depth: depth + 1) else { return nil }
+                values.append(value)
+            }
+            return .list(values)
+        case "dictionary":
+            guard let entries = object["v"] as? [String: Any] else { return nil }
+            var values: [String: StoredValue] = [:]
+            for (key, element) in entries {
+                guard let value = try mixedValue(json: element, of: property, in: type, depth: depth + 1) else { return nil }
+                values[key] = value
+            }
+            return .dictionary(values)
+        default:
+            guard let kind = PropertyType(rawValue: tag), kind != .mixed, kind != .link else { return nil }
+            return try elementValue(
+                object["v"] as? String, of: PropertySchema(name: property.name, type: kind, isOptional: true), in: type)
+        }
     }
 
     /// FNV-1a over a value's text: what capture compares to tell a changed value.

@@ -37,6 +37,13 @@ enum StudioJSON {
         case .objectId(let v): return "{\"$oid\":\"\(v.stringValue)\"}"
         case .decimal128(let v): return "{\"$decimal128\":\"\(v.description)\"}"
         case .object(let typeName, let key): return link(typeName, key: key, label: nil)
+        case .list(let elements): return "[" + elements.map { Self.value($0, cutting: cutting) }.joined(separator: ",") + "]"
+        case .dictionary(let entries):
+            return "{\"$dictionary\":{"
+                + entries.sorted { $0.key < $1.key }.map {
+                    Formatting.jsonString($0.key) + ":" + Self.value($0.value, cutting: cutting)
+                }
+                .joined(separator: ",") + "}}"
         }
     }
 
