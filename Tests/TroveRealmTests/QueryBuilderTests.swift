@@ -418,7 +418,7 @@ struct QueryBuilderTests {
         #expect(format({ $0.dogs.name == "Rex" }, in: people) == "(ANY dogs.name == %@)")
         #expect(format({ $0.dogs.age.avg > 4 }, in: people) == "(dogs.@avg.age > %@)")
         #expect(format({ $0.scores.count > 1 }, in: people) == "(scores.@count > %@)")
-        #expect(format({ $0.prices["eur"] > 8 }, in: people) == "(prices['eur'] > %@)")
+        #expect(format({ $0.prices["eur"] > 8 }, in: people) == "(prices[%@] > %@)")  // the key is an argument, as Realm writes it
         #expect(
             format({ $0.prices.keys.starts(with: "u", options: [.caseInsensitive, .diacriticInsensitive]) }, in: people)
                 == "(ANY prices.@allKeys BEGINSWITH[cd] %@)")

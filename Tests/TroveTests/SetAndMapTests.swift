@@ -193,6 +193,10 @@ final class EveryTypeCollections: Object {
         #expect(try names("scores['math'] > 5") == ["ann"])
         #expect(try names("scores['art.history'] == 4") == ["ann"])  // a key with a dot
         #expect(try names("scores['math'] == nil") == ["cy"])  // an absent key is nil
+        #expect(try names("scores[%@] > %@", "art.history", 3) == ["ann"])  // the key as an argument
+        #expect(try names("scores[%@] < %@ AND name != %@", "math", 5, "cy") == ["bo"])
+        #expect(
+            expectTroveError(.invalidQuery) { try profiles.filter("scores[%@] > 1", 7) }?.message.contains("string key") == true)
         #expect(try names("ANY scores.@allKeys BEGINSWITH 'art'") == ["ann"])
         #expect(try names("scores.@allKeys == 'math'") == ["ann", "bo"])
         #expect(try names("NONE scores.@allKeys IN {'math', 'gym'}") == ["cy"])

@@ -36,6 +36,9 @@ indirect enum BoundPredicate: Sendable {
     /// value a mixed property holds is one of `names` (or, when `matches` is
     /// false, none of them).
     case mixedType(column: Int, names: Set<String>, matches: Bool)
+    /// `location GEOWITHIN %@`, on the object a link reaches: a GeoJSON point
+    /// (`type` "Point", `coordinates` longitude then latitude) inside a region.
+    case geoWithin(typeColumn: Int, coordinates: CollectionPath, region: GeoRegion)
     /// `memo TEXT 'walk -rain'`: the objects a full-text index finds
     /// (`objects` lists them all, for a query of exclusions alone).
     case fullText(column: Int, index: Table, objects: Table, query: FullTextQuery)
@@ -232,6 +235,10 @@ indirect enum BoundPredicate: Sendable {
         if op == .text, path.count == 1 {
             return try bindText(column, of: table, rhs: rhs, position: comparison.position)
         }
+        if case .shape(let shape) = rhs, path.count == 1 {
+            return try bindGeoWithin(
+                column, of: table, name: name, op: op, shape: shape, position: comparison.position, tables: tables)
+        }
         if path.count > 1 || property.collection != nil {
             var rest = comparison
             rest.lhs = .property(
@@ -251,6 +258,12 @@ indirect enum BoundPredicate: Sendable {
             }
             return .compareColumns(column, op, otherColumn, options: comparison.options)
         case .value(let value):
+            if op == .geoWithin {
+                throw TroveError(
+                    .invalidQuery,
+                    "GEOWITHIN needs a GeoBox, GeoPolygon or GeoCircle, not \(value) (at position \(comparison.position))",
+                    position: comparison.position)
+            }
             if op == .in || op == .between {
                 throw TroveError(
                     .invalidQuery,
@@ -276,6 +289,11 @@ indirect enum BoundPredicate: Sendable {
             return .compare(column: column, op: op, value: converted, options: comparison.options)
         case .argument, .keyArgument, .elements:
             preconditionFailure("Trove: a query argument was not substituted; this is a bug in Trove")
+        case .shape:
+            throw TroveError(
+                .invalidQuery,
+                "a geospatial shape is compared with a link to an embedded point, not with \(table.name).\(name) (at position \(comparison.position))",
+                position: comparison.position)
         case .list(let values):
             guard op == .in || op == .between else {
                 throw TroveError(
@@ -292,6 +310,50 @@ indirect enum BoundPredicate: Sendable {
                 try convert($0, for: property, op: .equal, position: comparison.position, table: table)
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
+        }
+    }
+
+    /// `location GEOWITHIN %@` (or `IN`, as Realm's NSPredicate writes it):
+    /// the link must reach an embedded type with a `type` string and a
+    /// `coordinates` list of doubles, GeoJSON's point.
+    private static func bindGeoWithin(
+        _ column: Int, of table: TableInfo, name: String, op: ComparisonOperator, shape: any GeoShape, position: Int,
+        tables: TableResolver
+    ) throws -> BoundPredicate {
+        let property = table.schema.properties[column]
+        guard op == .geoWithin || op == .in else {
+            throw TroveError(
+                .invalidQuery, "a geospatial shape is compared with GEOWITHIN, not \(op.rawValue) (at position \(position))",
+                position: position)
+        }
+        guard property.type == .link, property.collection == nil, let targetName = property.objectType else {
+            throw TroveError(
+                .invalidQuery,
+                "GEOWITHIN applies to a link to an embedded object holding a point; \(table.name).\(name) is \(property.typeDescription) (at position \(position))",
+                position: position)
+        }
+        guard property.ownsTargets == true else {
+            throw TroveError(
+                .invalidQuery,
+                "A GEOWITHIN query can only operate on a link to an embedded class but '\(targetName)' is at the top level",
+                position: position)
+        }
+        let target = try tables(targetName)
+        guard let typeColumn = target.columnIndex["type"], let coordinatesColumn = target.columnIndex["coordinates"],
+            target.schema.properties[typeColumn].type == .string, target.schema.properties[typeColumn].collection == nil,
+            target.schema.properties[coordinatesColumn].type == .double,
+            target.schema.properties[coordinatesColumn].collection == .list
+        else {
+            throw TroveError(
+                .invalidQuery, "Query '\(name) GEOWITHIN \(shape)' links to data in the wrong format for a geoWithin query",
+                position: position)
+        }
+        let region = try shape._geoRegion.get()
+        return try linked(column, to: targetName, tables: tables) { target in
+            .geoWithin(
+                typeColumn: typeColumn,
+                coordinates: CollectionPath(column: coordinatesColumn, owner: target, target: nil, inverseRefs: nil),
+                region: region)
         }
     }
 
@@ -615,7 +677,7 @@ indirect enum BoundPredicate: Sendable {
                 && (recheck.map { BoundPredicate.text(at: column, of: record, matches: $0) } ?? true)
         case .mixedType(let column, let names, let matches):
             return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
-        case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry, .fullText:
+        case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry, .fullText, .geoWithin:
             preconditionFailure("Trove: a query through links or an index is compiled, never evaluated directly")
         }
     }
@@ -628,6 +690,7 @@ indirect enum BoundPredicate: Sendable {
         case .collection(let path, _, _), .collectionCount(let path, _, _, _), .collectionAggregate(let path, _, _, _, _),
             .mapKeys(let path, _, _, _, _), .mapEntry(let path, _, _, _, _):
             return [path.column]
+        case .geoWithin(let typeColumn, let coordinates, _): return [typeColumn, coordinates.column]
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _),

@@ -110,6 +110,19 @@ extension BoundPredicate {
             return { self.evaluate($0) }
         case .mixedType:
             return { self.evaluate($0) }
+        case .geoWithin(let typeColumn, let path, let region):
+            let elementLayout = path.owner.elementLayouts[path.column]!
+            return { reader in
+                guard case .string(let type) = reader.value(at: typeColumn), type.lowercased() == "point" else { return false }
+                var coordinates: [Double] = []
+                path.forEachElement(of: reader.objectKey, transaction) { element in
+                    guard case .record(let bytes) = element else { return false }
+                    guard case .double(let value) = RecordReader(bytes, layout: elementLayout).value(at: 0) else { return false }
+                    coordinates.append(value)
+                    return coordinates.count < 2
+                }
+                return coordinates.count == 2 && region.contains(latitude: coordinates[1], longitude: coordinates[0])
+            }
         case .fullText(let column, let index, let objects, let query):
             // Unresolved only where a query cannot throw (a delivery): a failed read traps, as other reads there do.
             let matches: FullTextIndex.Matches

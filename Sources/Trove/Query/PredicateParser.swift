@@ -251,6 +251,14 @@ struct PredicateParser {
             case let typed where (typed == "OID" || typed == "UUID") && peek?.kind == .symbol("("):
                 return .value(try typedLiteral(typed == "OID", after: token))
             default:
+                // `prices[%@]`: the key is the next argument (a string), filled in later.
+                if let next = peek, case .modifier("%@") = next.kind {
+                    index += 1
+                    defer { nextArgument += 1 }
+                    return .property(
+                        QueryExpression.joinMapKey(name, QueryExpression.keyArgumentMark + String(nextArgument)),
+                        position: token.position)
+                }
                 // `prices['eur']`: the tokenizer reads the brackets as a modifier.
                 if let next = peek, case .modifier(let inside) = next.kind, inside.count >= 2,
                     let quote = inside.first, quote == "'" || quote == "\"", inside.last == quote
@@ -380,6 +388,7 @@ struct Token {
             case "IN": return .in
             case "BETWEEN": return .between
             case "TEXT": return .text
+            case "GEOWITHIN": return .geoWithin
             default: return nil
             }
         default: return nil
@@ -559,6 +568,16 @@ extension PredicateParser.Template {
                 throw failure("%K needs a property name (a String) as its argument", position)
             }
             return .property(name, position: position)
+        case .property(let name, let position):
+            // A map key given as an argument (`prices[%@]`).
+            let (path, key) = QueryExpression.splitMapKey(name)
+            guard let key, key.hasPrefix(QueryExpression.keyArgumentMark),
+                let index = Int(key.dropFirst(QueryExpression.keyArgumentMark.count))
+            else { return operand }
+            guard let given = arguments[index] as? String else {
+                throw failure("a map subscript [%@] needs a string key as its argument", position)
+            }
+            return .property(QueryExpression.joinMapKey(path, given), position: position)
         case .elements(let elements):
             return .list(
                 try elements.map { element in
@@ -577,6 +596,7 @@ extension PredicateParser.Template {
     }
 
     private func value(of argument: Any?, position: Int) throws -> QueryExpression.Operand {
+        if let shape = argument as? any GeoShape { return .shape(shape) }
         if let stored = try storedValue(of: argument, position: position) { return .value(stored) }
         if let list = argument as? [Any?] {
             return .list(

@@ -50,6 +50,8 @@ indirect enum QueryExpression: Sendable {
         case keyArgument(Int, position: Int)
         /// `{1, %@}`: a list with arguments still to fill in.
         case elements([Operand])
+        /// A ``GeoBox``, ``GeoPolygon`` or ``GeoCircle`` given as an argument.
+        case shape(any GeoShape)
     }
 }
 
@@ -60,6 +62,9 @@ extension QueryExpression {
         guard let separator = name.utf8.firstIndex(of: 0) else { return (name, nil) }
         return (String(name[..<separator]), String(name[name.utf8.index(after: separator)...]))
     }
+
+    /// Starts the key of a `prices[%@]` subscript until its argument is filled in.
+    static let keyArgumentMark = "\u{1}%@"
 
     static func joinMapKey(_ path: String, _ key: String?) -> String {
         key.map { path + "\u{0}" + $0 } ?? path
@@ -91,6 +96,8 @@ package enum ComparisonOperator: String, Sendable {
     case between = "BETWEEN"
     /// Full-text search of a property with a full-text index.
     case text = "TEXT"
+    /// Inside a geospatial shape (``GeoBox``, ``GeoPolygon``, ``GeoCircle``).
+    case geoWithin = "GEOWITHIN"
 
     /// The operator with its operands swapped (`5 < age` is `age > 5`).
     var mirrored: ComparisonOperator? {

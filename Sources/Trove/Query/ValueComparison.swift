@@ -51,7 +51,7 @@ package enum ValueComparison {
         case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(order(actual, expected, options))
         case .beginsWith, .endsWith, .contains, .like, .matches:
             return stringTest(actual, op, expected, options)
-        case .in, .between, .text: return false  // bound to lists and indexes, never tested here
+        case .in, .between, .text, .geoWithin: return false  // bound to lists, indexes and shapes, never tested here
         }
     }
 
@@ -71,6 +71,14 @@ package enum ValueComparison {
         case (.bool(let x), .bool(let y)): return x == y ? .orderedSame : (!x ? .orderedAscending : .orderedDescending)
         // (Only mixed values meet here: a Boolean is not a number.)
         case (.bool, _), (_, .bool): return nil
+        // Collections in mixed values are equal when their elements are, and have no order.
+        case (.list(let x), .list(let y)):
+            return x.count == y.count && zip(x, y).allSatisfy({ order($0, $1) == .orderedSame }) ? .orderedSame : nil
+        case (.dictionary(let x), .dictionary(let y)):
+            let equal =
+                x.count == y.count && x.allSatisfy { key, value in y[key].map { order(value, $0) == .orderedSame } ?? false }
+            return equal ? .orderedSame : nil
+        case (.list, _), (_, .list), (.dictionary, _), (_, .dictionary): return nil
         case (.uuid(let x), .uuid(let y)): return bytes(x.uuidString, y.uuidString)
         case (.data(let x), .data(let y)):
             return x.lexicographicallyPrecedes(y) ? .orderedAscending : (x == y ? .orderedSame : .orderedDescending)

@@ -176,3 +176,9 @@ extension RealmProperty: Encodable where Value: Encodable {
         try container.encode(value)
     }
 }
+
+extension RealmProperty: Equatable {
+    /// The same instance, as Realm's (an `NSObject` that does not override
+    /// `isEqual`) are: an object's property compared with itself.
+    public static func == (lhs: RealmProperty, rhs: RealmProperty) -> Bool { lhs === rhs }
+}

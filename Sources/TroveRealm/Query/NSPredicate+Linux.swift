@@ -61,13 +61,23 @@ import Trove
         open override var description: String { predicateFormat }
 
         private static func sameArgument(_ a: Any, _ b: Any) -> Bool {
-            if let x = a as? [Any], let y = b as? [Any] {
+            if let x = elements(a), let y = elements(b) {
                 return x.count == y.count && zip(x, y).allSatisfy { sameArgument($0, $1) }
             }
             if a is NSNull || b is NSNull { return a is NSNull && b is NSNull }
-            if let x = StoredValue(any: a), let y = StoredValue(any: b) { return x == y }
+            if let x = StoredValue(any: a), let y = StoredValue(any: b) {
+                // An NSNumber reads as a Double: numbers are the same when their values are.
+                if let p = x.numeric, let q = y.numeric, a is NSNumber || b is NSNumber { return p == q }
+                return x == y
+            }
             if let x = a as? Object, let y = b as? Object { return x == y }
             return String(describing: a) == String(describing: b)
+        }
+
+        /// The elements of an array argument: a Swift array or an `NSArray`.
+        private static func elements(_ value: Any) -> [Any]? {
+            if let array = value as? NSArray { return array.map { $0 } }
+            return value as? [Any]
         }
     }
 #endif

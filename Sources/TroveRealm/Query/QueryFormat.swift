@@ -96,7 +96,8 @@ struct QueryFormat {
         case .path(let path):
             let steps = substituted(path.steps)
             if quantified, !QueryPath.openCollections(in: steps).isEmpty { text += "ANY " }
-            text += QueryPath.text(of: steps)
+            // A map key goes as an argument, as Realm writes it: `mapInt[%@]`.
+            text += QueryPath.text(of: steps, keyArguments: &arguments)
         case .value(let value):
             text += "%@"
             arguments.append(value)

@@ -128,6 +128,19 @@ struct QueryPath {
 
     /// The key path as a query string writes it: `dogs.@avg.age`, `prices['eur']`.
     static func text(of steps: [QueryStep]) -> String {
+        var unused: [Any?]? = nil
+        return text(of: steps, keyArguments: &unused)
+    }
+
+    /// ``text(of:)``, with map keys written `[%@]` and appended to `keyArguments`.
+    static func text(of steps: [QueryStep], keyArguments: inout [Any?]) -> String {
+        var arguments: [Any?]? = keyArguments
+        defer { keyArguments = arguments ?? [] }
+        return text(of: steps, keyArguments: &arguments)
+    }
+
+    /// Map keys inline (`['eur']`) without `keyArguments`, else as `[%@]` arguments.
+    private static func text(of steps: [QueryStep], keyArguments: inout [Any?]?) -> String {
         var text = ""
         for (index, step) in steps.enumerated() {
             let part: String
@@ -140,6 +153,11 @@ struct QueryPath {
                 guard index == steps.count - 1 else { continue }
                 part = "@allValues"
             case .mapKey(let key):
+                if keyArguments != nil {
+                    text += "[%@]"
+                    keyArguments?.append(key)
+                    continue
+                }
                 // Trove reads the key as written between the brackets, up to the first `]`.
                 if key.contains("]") { queryMisuse("a map key in a query cannot contain ']' (\(key))") }
                 text += "['\(key)']"
