@@ -18,6 +18,25 @@ final class Pound: Object {
     @Persisted var fees = Map<String, Int>()
 }
 
+/// Realm's generic aggregate signatures: the value type known only by its persisted type.
+private func extremes<T: _HasPersistedType & Equatable>(_ dogs: Results<Dog>, _ keyPath: KeyPath<Dog, T>, _ name: String)
+    -> [T?] where T.PersistedType: AddableType & MinMaxType
+{
+    [
+        dogs.min(of: keyPath), dogs.max(of: keyPath), dogs.sum(of: keyPath), dogs.average(of: keyPath),
+        dogs.min(ofProperty: name), dogs.max(ofProperty: name), dogs.sum(ofProperty: name), dogs.average(ofProperty: name),
+    ]
+}
+
+private func mapExtremes<T: _HasPersistedType & Equatable>(_ map: Map<String, Dog?>, _ keyPath: KeyPath<Dog, T>, _ name: String)
+    -> [T?] where T.PersistedType: AddableType & MinMaxType
+{
+    [
+        map.min(of: keyPath), map.max(of: keyPath), map.sum(of: keyPath), map.average(of: keyPath),
+        map.min(ofProperty: name), map.max(ofProperty: name), map.sum(ofProperty: name), map.average(ofProperty: name),
+    ]
+}
+
 /// Sums ages through the protocol, whatever the collection.
 private func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == Dog {
     dogs.sum(ofProperty: "age")
@@ -354,9 +373,14 @@ struct RealmCollectionTests {
             #expect(Set(pound.fees.asKeyValueSequence().map(\.key)) == ["a", "b"])
         }
         check()
+        #expect(mapExtremes(pound.byTag, \.age, "age") == [3, 9, 12, 6, 3, 9, 12, 6])
         let realm = try makeRealm()
         try realm.write { realm.add(pound) }
         check()
+        #expect(mapExtremes(pound.byTag, \.age, "age") == [3, 9, 12, 6, 3, 9, 12, 6])
+        // Results through Realm's generic signatures: the average in the property's own type (Int here).
+        #expect(extremes(realm.objects(Dog.self), \.age, "age") == [3, 9, 12, 6, 3, 9, 12, 6])
+        #expect(extremes(realm.objects(Dog.self).filter("age > 100"), \.age, "age") == [nil, nil, 0, nil, nil, nil, 0, nil])
         let toys = List<Int>()
         toys.append(objectsIn: [1, 2, 6])
         #expect(toys.sum() == 9 && toys.average() == 3 && toys.max() == 6)

@@ -1502,7 +1502,7 @@ struct QueryConformanceTests {
             ErrorCase("code IN {1, {2}}", at: 12),  // a list in a list
             ErrorCase("code IN {1 2}", at: 11),  // no ',' in a list
             ErrorCase("code IN {1, 2", at: 13),  // unclosed list
-            ErrorCase("bool == true AND optCode > nil", at: 17),  // nil with >
+            ErrorCase("bool == true AND optCode BEGINSWITH nil", at: 17),  // nil with a string operator
             ErrorCase("code > 1 AND name MATCHES '('", at: 13),  // a bad regular expression
             ErrorCase("code > 3 )", at: 9),  // ')' without '('
             ErrorCase("name == 'a' [c]", at: 12),  // a modifier after a complete predicate

@@ -314,7 +314,24 @@ struct QueryTests {
         #expect(error?.message.contains("Int") == true)
         #expect(error?.message.contains("String") == true)
         expectTroveError(.invalidQuery) { try db.objects(Person.self).filter("age BEGINSWITH 'x'") }
-        expectTroveError(.invalidQuery) { try db.objects(Person.self).filter("age > nil") }
+    }
+
+    @Test("ordered against nil as realm-core orders: > and < match nothing, >= and <= only nil")
+    func orderingAgainstNil() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for (id, value) in [(1, 5), (2, nil), (3, -1)] as [(Int, Int?)] {
+                let row = AllTypes()
+                row.id = id
+                row.optInt = value
+                try db.add(row)
+            }
+        }
+        func ids(_ query: String) throws -> [Int] { try db.objects(AllTypes.self).filter(query, nil as Int?).map(\.id).sorted() }
+        #expect(try ids("optInt > %@").isEmpty && ids("optInt < %@").isEmpty)
+        #expect(try ids("optInt >= %@") == [2] && ids("optInt <= %@") == [2])
+        #expect(try ids("NOT optInt > %@") == [1, 2, 3])
+        expectTroveError(.invalidQuery) { try db.objects(AllTypes.self).filter("optInt BEGINSWITH nil") }
     }
 
     @Test("random and mutated query strings never crash the parser")

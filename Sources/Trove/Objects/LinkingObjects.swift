@@ -23,6 +23,8 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
     /// The object linked to and this property's column in it, when read as
     /// a stored object's property (a ``ThreadSafeReference`` names it so).
     let owner: (object: Object, column: Int)?
+    /// On a key-path probe: what `[0]` reads, so that `\.owners[0].name` reads on.
+    private var probe: Element?
 
     /// An inverse relationship as seen by an unmanaged object (empty).
     public init() {
@@ -72,7 +74,10 @@ public struct LinkingObjects<Element: Object>: RandomAccessCollection {
     /// The linking object at `position`. Traps on an unmanaged object, which has
     /// none, and when `position` is out of range.
     public subscript(position: Int) -> Element {
-        guard let results else { preconditionFailure("Trove: an unmanaged object has no linking objects") }
+        guard let results else {
+            if let probe { return probe }
+            preconditionFailure("Trove: an unmanaged object has no linking objects")
+        }
         return results[position]
     }
 
@@ -125,6 +130,14 @@ extension LinkingObjects: _TroveStoredInitializable {
     public var _troveStored: StoredValue { .null }
     public static var _troveLinkTarget: Object.Type? { Element.self }
     public static var _troveCollection: CollectionKind? { .linkingObjects }
+
+    /// On a key-path probe: inverse links whose `[0]` is a probe of the linking type.
+    public static func _troveProbeGet(_ object: Object, column: Int) -> LinkingObjects {
+        _ = object._readColumn(column)
+        var probed = LinkingObjects()
+        probed.probe = object.linkProbe(Element.self, column: column)
+        return probed
+    }
 
     public static func _troveManagedGet(_ object: Object, column: Int) -> LinkingObjects {
         let database = object._database.unsafelyUnwrapped

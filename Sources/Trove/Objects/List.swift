@@ -361,6 +361,15 @@ extension List: _TroveStoredInitializable {
         List(owner: object, column: column)
     }
 
+    /// On a key-path probe: a list holding a probe of its object type, so that
+    /// `\.dogs[0].name` reads on to the element's property.
+    public static func _troveProbeGet(_ object: Object, column: Int) -> List {
+        _ = object._readColumn(column)
+        guard let target = Element._troveLinkTarget, let probe = object.linkProbe(target, column: column) as? Element
+        else { return List() }
+        return List([probe])
+    }
+
     public static func _troveManagedSet(_ value: List, _ object: Object, column: Int) {
         let target = _troveManagedGet(object, column: column)
         if value.owner === object && value.column == target.column { return }

@@ -31,6 +31,8 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
     private var column: Int { ownership.column }
     /// Set for a dictionary nested in a stored mixed value (then `Value` is ``Mixed``, `Key` `String`).
     private(set) var nested: NestedCollectionPlace?
+    /// On a key-path probe's map: what every key reads.
+    private var probe: Value?
 
     /// An empty, unmanaged map.
     public init() {
@@ -77,7 +79,7 @@ public final class Map<Key: _TroveMapKey, Value: _TroveStorable>: Sequence, Cust
                 let name = key._troveMapKey
                 return nested.entries()[name].map { nested.mixed(at: .key(name), $0) as! Value }
             }
-            guard let place else { return unmanaged.first { $0.key == key }?.value }
+            guard let place else { return unmanaged.first { $0.key == key }?.value ?? probe }
             let stored = place.read {
                 try place.database.mapValue(forKey: key._troveMapKey, owner: place.key, column: column, table: place.table, $0)
             }
@@ -239,6 +241,17 @@ extension Map: _TroveStoredInitializable {
 
     public static func _troveManagedGet(_ object: Object, column: Int) -> Map {
         Map(owner: object, column: column)
+    }
+
+    /// On a key-path probe: a map holding a probe of its object type under
+    /// every key, so that `\.pets[""]??.name` reads on to the value's property.
+    public static func _troveProbeGet(_ object: Object, column: Int) -> Map {
+        _ = object._readColumn(column)
+        let map = Map()
+        if let target = Value._troveLinkTarget, let probe = object.linkProbe(target, column: column) as? Value {
+            map.probe = probe
+        }
+        return map
     }
 
     public static func _troveManagedSet(_ value: Map, _ object: Object, column: Int) {

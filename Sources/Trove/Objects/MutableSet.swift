@@ -193,6 +193,16 @@ extension MutableSet: _TroveStoredInitializable {
         MutableSet(owner: object, column: column)
     }
 
+    /// On a key-path probe: a set holding a probe of its object type (see ``List``'s).
+    public static func _troveProbeGet(_ object: Object, column: Int) -> MutableSet {
+        _ = object._readColumn(column)
+        let set = MutableSet()
+        if let target = Element._troveLinkTarget, let probe = object.linkProbe(target, column: column) as? Element {
+            set.insert(probe)
+        }
+        return set
+    }
+
     public static func _troveManagedSet(_ value: MutableSet, _ object: Object, column: Int) {
         let target = _troveManagedGet(object, column: column)
         if value.owner === object && value.column == target.column { return }

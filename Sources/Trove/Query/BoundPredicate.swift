@@ -271,6 +271,11 @@ indirect enum BoundPredicate: Sendable {
                     position: comparison.position)
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
+            if converted == .null, op.isOrdering {
+                // `x > nil` never holds, `x >= nil` only for nil (so no fast path meets a nil bound).
+                let orEqual = op == .greaterOrEqual || op == .lessOrEqual
+                return orEqual ? .compare(column: column, op: .equal, value: .null, options: []) : .constant(false)
+            }
             if op == .matches {
                 guard property.type == .string, case .string(let pattern) = converted else {
                     throw TroveError(
@@ -574,10 +579,11 @@ indirect enum BoundPredicate: Sendable {
         _ value: StoredValue, for property: PropertySchema, op: ComparisonOperator, position: Int, table: TableInfo
     ) throws -> StoredValue {
         if case .null = value {
-            guard op == .equal || op == .notEqual else {
+            // Ordered against nil as realm-core orders: `>`/`<` match nothing, `>=`/`<=` only nil.
+            guard op == .equal || op == .notEqual || op.isOrdering else {
                 throw TroveError(
                     .invalidQuery,
-                    "nil can only be compared with == or != (\(table.name).\(property.name), at position \(position))",
+                    "nil can only be compared with ==, !=, <, <=, > or >= (\(table.name).\(property.name), at position \(position))",
                     position: position)
             }
             return .null

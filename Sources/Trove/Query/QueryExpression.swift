@@ -99,6 +99,9 @@ package enum ComparisonOperator: String, Sendable {
     /// Inside a geospatial shape (``GeoBox``, ``GeoPolygon``, ``GeoCircle``).
     case geoWithin = "GEOWITHIN"
 
+    /// `<`, `<=`, `>` or `>=`.
+    var isOrdering: Bool { [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(self) }
+
     /// The operator with its operands swapped (`5 < age` is `age > 5`).
     var mirrored: ComparisonOperator? {
         switch self {
