@@ -107,4 +107,32 @@ struct ProjectionTests {
         token.invalidate()
         named.invalidate()
     }
+
+    @Test("observe(keyPaths:) takes the projection's key paths, a derived property by what it reads")
+    func observationByKeyPaths() throws {
+        let realm = try makeRealm(objectTypes: [ProjectedPerson.self, ProjectedAddress.self])
+        try people(realm)
+        let card = try #require(realm.objects(PersonCard.self).first { $0.name == "Bo" })
+        var seen: [[String]] = []
+        let token = card.observe(keyPaths: [\PersonCard.shoutedLastName]) { change in
+            if case .change(_, let properties) = change { seen.append(properties.map(\.name)) }
+        }
+        try realm.write { card.rootObject.firstName = "Bob" }  // not observed
+        try realm.write { card.rootObject.lastName = "Kang" }
+        realm.refresh()
+        #expect(seen == [["shoutedLastName"]])
+        token.invalidate()
+    }
+
+    @Test("setting a projected collection's element sets the property of that object; schemas name their class")
+    func projectedCollectionWrites() throws {
+        let realm = try makeRealm(objectTypes: [ProjectedPerson.self, ProjectedAddress.self])
+        try people(realm)
+        let ann = try #require(realm.objects(PersonCard.self).first { $0.name == "Ann" })
+        try realm.write { ann.friendNames[1] = "Cyrus" }
+        #expect(Array(ann.friendNames) == ["Bo", "Cyrus"])
+        #expect(realm.objects(ProjectedPerson.self).filter("firstName == 'Cyrus'").count == 1)
+        #expect(realm.schema["ProjectedPerson"]?.objectClass == ProjectedPerson.self)
+        #expect(realm.schema["ProjectedAddress"]?.objectClass == ProjectedAddress.self)
+    }
 }

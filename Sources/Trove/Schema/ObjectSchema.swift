@@ -39,6 +39,15 @@ public struct ObjectSchema: Codable, Sendable, Equatable {
 
     /// Realm's name for ``name``: the type's name in the file.
     public var className: String { name }
+
+    /// The model class objects of the type are read as: the class of this
+    /// name the program has, or ``DynamicObject`` for a type only the file knows
+    /// (Realm's `objectClass`).
+    ///
+    /// ```swift
+    /// let type = realm.schema["Dog"]?.objectClass   // Dog.self
+    /// ```
+    public var objectClass: AnyClass { ModelInfo.knownType(named: name) ?? DynamicObject.self }
     /// Realm's name for ``primaryKey``.
     public var primaryKeyProperty: PropertySchema? { primaryKey }
 

@@ -237,6 +237,25 @@ extension ProjectionObservable {
         }
     }
 
+    /// ``observe(keyPaths:on:_:)`` with the projection's properties given as
+    /// key paths: each names the object's properties it reads (a computed
+    /// property of the projection, those its body reads).
+    ///
+    /// ```swift
+    /// let token = personView.observe(keyPaths: [\PersonView.name]) { change in … }
+    /// ```
+    public func observe(
+        keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
+    ) -> NotificationToken {
+        let names = keyPaths.map { keyPath in
+            guard let name = Root.propertyPath(readBy: { probe in Self(projecting: probe as! Root)[keyPath: keyPath] }) else {
+                preconditionFailure("TroveRealm: \(keyPath) reads no persisted property of \(Root.self)")
+            }
+            return name
+        }
+        return observe(keyPaths: names, on: queue, block)
+    }
+
     /// A projected value as a stored one (null when it is not a stored type).
     private static func stored(_ value: Any?) -> StoredValue {
         (value as? any _TroveStorable)?._troveStored ?? .null
@@ -327,6 +346,14 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
             read: { collection.map { $0[keyPath: keyPath] } },
             isInvalidated: { collection.isInvalidated }, realm: { collection.realm },
             isFrozen: { collection.isFrozen },
+            write: { position, value in
+                guard let writable = keyPath as? ReferenceWritableKeyPath<Root, Element> else {
+                    realmMisuse(
+                        "Cannot set a value of a ProjectedCollection",
+                        TroveError(.invalidProperty, "\(keyPath) is read-only"))
+                }
+                collection[position][keyPath: writable] = value
+            },
             freeze: { ProjectedCollection(collection.freeze(), keyPath) },
             thaw: { collection.thaw().map { ProjectedCollection($0, keyPath) } },
             observe: { keyPaths, queue, block in
@@ -350,8 +377,16 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
     public var startIndex: Int { 0 }
     /// One past the last position.
     public var endIndex: Int { values.count }
-    /// The value of the object at `position`.
-    public subscript(position: Int) -> Element { values[position] }
+    /// The value of the object at `position`; setting it sets the object's
+    /// property (in a write transaction).
+    ///
+    /// ```swift
+    /// try realm.write { personView.friendNames[0] = "Ann" }
+    /// ```
+    public subscript(position: Int) -> Element {
+        get { values[position] }
+        nonmutating set { backing.write(position, newValue) }
+    }
     /// Iterates the values as they are when the loop starts.
     public func makeIterator() -> IndexingIterator<[Element]> { values.makeIterator() }
 
@@ -406,6 +441,7 @@ private final class ProjectedBacking<Element> {
     let isInvalidated: () -> Bool
     let realm: () -> Realm?
     let isFrozen: () -> Bool
+    let write: (Int, Element) -> Void
     let freeze: () -> ProjectedCollection<Element>
     let thaw: () -> ProjectedCollection<Element>?
     let observe:
@@ -414,7 +450,8 @@ private final class ProjectedBacking<Element> {
 
     init(
         read: @escaping () -> [Element], isInvalidated: @escaping () -> Bool, realm: @escaping () -> Realm?,
-        isFrozen: @escaping () -> Bool, freeze: @escaping () -> ProjectedCollection<Element>,
+        isFrozen: @escaping () -> Bool, write: @escaping (Int, Element) -> Void,
+        freeze: @escaping () -> ProjectedCollection<Element>,
         thaw: @escaping () -> ProjectedCollection<Element>?,
         observe:
             @escaping (
@@ -425,6 +462,7 @@ private final class ProjectedBacking<Element> {
         self.isInvalidated = isInvalidated
         self.realm = realm
         self.isFrozen = isFrozen
+        self.write = write
         self.freeze = freeze
         self.thaw = thaw
         self.observe = observe
