@@ -10,6 +10,11 @@ enum QueryPriority: Int, PersistableEnum {
     case low, normal, high
 }
 
+final class QueryBag: Object {
+    @Persisted var id = 0
+    @Persisted var payload: AnyRealmValue
+}
+
 final class QueryPerson: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted(indexed: true) var name = ""
@@ -524,6 +529,34 @@ struct QueryBuilderTests {
         }
         #expect(
             String(decoding: try #require(afterSubscript).standardErrorContent, as: UTF8.self).contains(
-                "map subscript ends a key path"))
+                "a subscript ends a key path"))
+    }
+}
+
+@Suite("Typed queries into a mixed value's nested collections")
+struct MixedPathQueryTests {
+    @Test("$0.payload[0], [\"key\"] and .any reach into nested collections, written as Realm writes them")
+    func nestedPaths() throws {
+        let realm = try makeRealm(objectTypes: [QueryBag.self])
+        try realm.write {
+            realm.add(
+                QueryBag(value: ["id": 1, "payload": AnyRealmValue.fromArray([.fromDictionary(["k": .int(5)]), .bool(true)])]))
+            realm.add(
+                QueryBag(value: ["id": 2, "payload": AnyRealmValue.fromDictionary(["k": .fromArray([.int(5), .int(6)])])]))
+        }
+        let bags = realm.objects(QueryBag.self)
+        func ids(_ query: (Query<QueryBag>) -> Query<Bool>) -> [Int] { bags.where(query).map(\.id).sorted() }
+        #expect(ids { $0.payload[0]["k"] == .int(5) } == [1])
+        #expect(ids { $0.payload["k"][1] > .int(5) } == [2])
+        #expect(ids { $0.payload["k"].any == .int(6) } == [2])
+        #expect(ids { $0.payload.any == .bool(true) } == [1])
+        var text = ""
+        _ = bags.where { root in
+            let condition = root.payload[0]["k"].any == .int(5)
+            let (format, arguments) = condition._constructPredicate()
+            text = format + " " + arguments.map { "\($0 ?? "nil")" }.joined(separator: ",")
+            return condition
+        }
+        #expect(text == "(payload[%@][%@][%K] == %@) 0,k,#any,5")
     }
 }

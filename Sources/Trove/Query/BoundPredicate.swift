@@ -36,6 +36,9 @@ indirect enum BoundPredicate: Sendable {
     /// value a mixed property holds is one of `names` (or, when `matches` is
     /// false, none of them).
     case mixedType(column: Int, names: Set<String>, matches: Bool)
+    /// `anyCol[0]['k'] == 5`, `anyCol[*] > 1`: a value inside a mixed value's
+    /// nested collections; with `*`, some element of each level holds.
+    case mixedPath(column: Int, steps: [QueryExpression.SubscriptStep], ComparisonOperator, [StoredValue], StringOptions)
     /// `location GEOWITHIN %@`, on the object a link reaches: a GeoJSON point
     /// (`type` "Point", `coordinates` longitude then latitude) inside a region.
     case geoWithin(typeColumn: Int, coordinates: CollectionPath, region: GeoRegion)
@@ -229,6 +232,15 @@ indirect enum BoundPredicate: Sendable {
         if path.count == 2, path[1] == "@type" {
             return try bindMixedType(column, of: table, op: op, rhs: rhs, position: comparison.position)
         }
+        if let mapKey, path.count == 1, property.type == .mixed, property.collection == nil {
+            return try bindMixedPath(column, of: table, subscripts: mapKey, op: op, rhs: rhs, comparison: comparison)
+        }
+        if let mapKey, path.count == 1, mapKey.hasPrefix("\u{2}") {
+            throw TroveError(
+                .invalidQuery,
+                "\(table.name).\(path[0]) takes one key in brackets; indexes, * and several subscripts go into a mixed property's nested collections (at position \(comparison.position))",
+                position: comparison.position)
+        }
         if let mapKey, path.count == 1 {
             return try bindMapEntry(column, of: table, key: mapKey, op: op, rhs: rhs, comparison: comparison, tables: tables)
         }
@@ -315,6 +327,47 @@ indirect enum BoundPredicate: Sendable {
                 try convert($0, for: property, op: .equal, position: comparison.position, table: table)
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
+        }
+    }
+
+    /// `anyCol[0]['k'] == 5`: a comparison of what the subscripts reach in a mixed value.
+    private static func bindMixedPath(
+        _ column: Int, of table: TableInfo, subscripts: String, op: ComparisonOperator, rhs: QueryExpression.Operand,
+        comparison: QueryExpression.Comparison
+    ) throws -> BoundPredicate {
+        let steps = QueryExpression.splitSubscripts(subscripts).compactMap(QueryExpression.SubscriptStep.init(encoded:))
+        let values: [StoredValue]
+        switch rhs {
+        case .value(let value) where op != .in && op != .between && op != .geoWithin && op != .text:
+            if value == .null, op.isOrdering {
+                return op == .greaterOrEqual || op == .lessOrEqual
+                    ? .mixedPath(column: column, steps: steps, .equal, [.null], []) : .constant(false)
+            }
+            values = [value]
+        case .list(let list) where op == .in || (op == .between && list.count == 2):
+            values = list
+        default:
+            throw TroveError(
+                .invalidQuery,
+                "a value inside a mixed property is compared with a value (or IN a list), not with \(op.rawValue) and this operand (at position \(comparison.position))",
+                position: comparison.position)
+        }
+        return .mixedPath(column: column, steps: steps, op, values, comparison.options)
+    }
+
+    /// What a path of subscripts reaches in a mixed value: nothing where a
+    /// step does not fit (an index past the end, a key of a list); a missing
+    /// key of a dictionary reaches nil, as Realm's does.
+    static func reached(_ value: StoredValue, _ steps: ArraySlice<QueryExpression.SubscriptStep>) -> [StoredValue] {
+        guard let step = steps.first else { return [value] }
+        let rest = steps.dropFirst()
+        switch (step, value) {
+        case (.index(let position), .list(let elements)):
+            return elements.indices.contains(position) ? reached(elements[position], rest) : []
+        case (.key(let key), .dictionary(let entries)): return reached(entries[key] ?? .null, rest)
+        case (.any, .list(let elements)): return elements.flatMap { reached($0, rest) }
+        case (.any, .dictionary(let entries)): return entries.values.flatMap { reached($0, rest) }
+        default: return []
         }
     }
 
@@ -683,6 +736,16 @@ indirect enum BoundPredicate: Sendable {
                 && (recheck.map { BoundPredicate.text(at: column, of: record, matches: $0) } ?? true)
         case .mixedType(let column, let names, let matches):
             return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
+        case .mixedPath(let column, let steps, let op, let values, let options):
+            return BoundPredicate.reached(record.value(at: column), steps[...]).contains { actual in
+                switch op {
+                case .in: return values.contains { ValueComparison.test(actual, .equal, $0, options) }
+                case .between:
+                    return ValueComparison.test(actual, .greaterOrEqual, values[0], options)
+                        && ValueComparison.test(actual, .lessOrEqual, values[1], options)
+                default: return ValueComparison.test(actual, op, values[0], options)
+                }
+            }
         case .linked, .collection, .collectionCount, .collectionAggregate, .mapKeys, .mapEntry, .fullText, .geoWithin:
             preconditionFailure("Trove: a query through links or an index is compiled, never evaluated directly")
         }
@@ -700,6 +763,7 @@ indirect enum BoundPredicate: Sendable {
         case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion($1.columns) }
         case .not(let inner): return inner.columns
         case .compare(let column, _, _, _), .compareList(let column, _, _, _), .mixedType(let column, _, _),
+            .mixedPath(let column, _, _, _, _),
             .fullText(let column, _, _, _), .fullTextKeys(let column, _, _):
             return [column]
         case .compareColumns(let left, _, let right, _): return [left, right]

@@ -108,7 +108,7 @@ extension BoundPredicate {
         case .compareList, .compareColumns:
             if let bounds = IntegerBounds([self], layout) { return bounds.test() }
             return { self.evaluate($0) }
-        case .mixedType:
+        case .mixedType, .mixedPath:
             return { self.evaluate($0) }
         case .geoWithin(let typeColumn, let path, let region):
             let elementLayout = path.owner.elementLayouts[path.column]!

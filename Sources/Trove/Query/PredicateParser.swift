@@ -229,6 +229,23 @@ struct PredicateParser {
             ? .sort(descriptors, position: word.position) : .distinct(descriptors.map(\.keyPath), position: word.position)
     }
 
+    /// One subscript, encoded for ``QueryExpression/joinSubscripts(_:)``: a
+    /// quoted key, an index, `*` (every element), or `%@` / `%K` (an argument).
+    private mutating func subscriptStep(_ inside: String, at token: Token) throws -> String {
+        let text = inside.trimmingCharacters(in: .whitespaces)
+        if text.count >= 2, let quote = text.first, quote == "'" || quote == "\"", text.last == quote {
+            return QueryExpression.SubscriptStep.key(String(text.dropFirst().dropLast())).encoded
+        }
+        if let position = Int(text), position >= 0 { return QueryExpression.SubscriptStep.index(position).encoded }
+        if text == "*" { return QueryExpression.SubscriptStep.any.encoded }
+        if text == "%@" || text.uppercased() == "%K" {
+            defer { nextArgument += 1 }
+            let mark = text == "%@" ? QueryExpression.keyArgumentMark : QueryExpression.keyNameArgumentMark
+            return mark + String(nextArgument)
+        }
+        throw error("a subscript is a quoted key, an index, * or an argument (%@, %K), not [\(inside)]", at: token)
+    }
+
     private mutating func expect(_ symbol: String, after what: String) throws {
         guard let token = peek else { throw endError("'\(symbol)' after \(what)") }
         guard token.kind == .symbol(symbol) else {
@@ -251,23 +268,17 @@ struct PredicateParser {
             case let typed where (typed == "OID" || typed == "UUID") && peek?.kind == .symbol("("):
                 return .value(try typedLiteral(typed == "OID", after: token))
             default:
-                // `prices[%@]`: the key is the next argument (a string), filled in later.
-                if let next = peek, case .modifier("%@") = next.kind {
+                // Subscripts: `prices['eur']`, `prices[%@]` (the key an argument),
+                // and into a mixed value's nested collections `anyCol[0]['k'][*]`.
+                // The tokenizer reads each pair of brackets as a modifier.
+                var steps: [String] = []
+                while let next = peek, case .modifier(let inside) = next.kind {
                     index += 1
-                    defer { nextArgument += 1 }
-                    return .property(
-                        QueryExpression.joinMapKey(name, QueryExpression.keyArgumentMark + String(nextArgument)),
-                        position: token.position)
+                    steps.append(try subscriptStep(inside, at: next))
                 }
-                // `prices['eur']`: the tokenizer reads the brackets as a modifier.
-                if let next = peek, case .modifier(let inside) = next.kind, inside.count >= 2,
-                    let quote = inside.first, quote == "'" || quote == "\"", inside.last == quote
-                {
-                    index += 1
-                    return .property(
-                        QueryExpression.joinMapKey(name, String(inside.dropFirst().dropLast())), position: token.position)
-                }
-                return .property(name, position: token.position)
+                if steps.isEmpty { return .property(name, position: token.position) }
+                return .property(
+                    QueryExpression.joinMapKey(name, QueryExpression.joinSubscripts(steps)), position: token.position)
             }
         case .string(let value): return .value(.string(value))
         case .number(let literal):
@@ -569,15 +580,30 @@ extension PredicateParser.Template {
             }
             return .property(name, position: position)
         case .property(let name, let position):
-            // A map key given as an argument (`prices[%@]`).
+            // Subscripts given as arguments (`prices[%@]`, `anyCol[%@][%K]`).
             let (path, key) = QueryExpression.splitMapKey(name)
-            guard let key, key.hasPrefix(QueryExpression.keyArgumentMark),
-                let index = Int(key.dropFirst(QueryExpression.keyArgumentMark.count))
-            else { return operand }
-            guard let given = arguments[index] as? String else {
-                throw failure("a map subscript [%@] needs a string key as its argument", position)
+            guard let key, key.contains("\u{1}") else { return operand }
+            let steps = try QueryExpression.splitSubscripts(key).map { step -> String in
+                for (mark, isName) in [(QueryExpression.keyArgumentMark, false), (QueryExpression.keyNameArgumentMark, true)]
+                where step.hasPrefix(mark) {
+                    guard let index = Int(step.dropFirst(mark.count)) else { break }
+                    switch arguments[index] {
+                    case let text as String:
+                        if isName, text == "#any" || text == "*" { return QueryExpression.SubscriptStep.any.encoded }
+                        return QueryExpression.SubscriptStep.key(text).encoded
+                    case let position as Int where !isName && position >= 0:
+                        return QueryExpression.SubscriptStep.index(position).encoded
+                    default:
+                        throw failure(
+                            isName
+                                ? "a subscript [%K] needs a key (a String; \"#any\" for every element) as its argument"
+                                : "a subscript [%@] needs a string key or a non-negative index as its argument",
+                            position)
+                    }
+                }
+                return step
             }
-            return .property(QueryExpression.joinMapKey(path, given), position: position)
+            return .property(QueryExpression.joinMapKey(path, QueryExpression.joinSubscripts(steps)), position: position)
         case .elements(let elements):
             return .list(
                 try elements.map { element in

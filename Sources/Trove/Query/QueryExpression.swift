@@ -63,8 +63,60 @@ extension QueryExpression {
         return (String(name[..<separator]), String(name[name.utf8.index(after: separator)...]))
     }
 
-    /// Starts the key of a `prices[%@]` subscript until its argument is filled in.
+    /// Starts a `[%@]` subscript until its argument is filled in.
     static let keyArgumentMark = "\u{1}%@"
+    /// Starts a `[%K]` subscript until its argument is filled in.
+    static let keyNameArgumentMark = "\u{1}%K"
+
+    /// One subscript of a key path: a key, an index (into a list in a mixed
+    /// value), or `*`, every element.
+    enum SubscriptStep: Equatable, Sendable {
+        case key(String)
+        case index(Int)
+        case any
+
+        /// How a step sits in the text after a property name: a single key
+        /// as itself (a map's key); otherwise marked, with a kind letter.
+        var encoded: String {
+            switch self {
+            case .key(let key): return "\u{2}k" + key
+            case .index(let position): return "\u{2}i" + String(position)
+            case .any: return "\u{2}*"
+            }
+        }
+
+        init?(encoded: String) {
+            guard encoded.hasPrefix("\u{2}") else {
+                self = .key(encoded)
+                return
+            }
+            let body = encoded.dropFirst()
+            switch body.first {
+            case "k": self = .key(String(body.dropFirst()))
+            case "i":
+                guard let position = Int(body.dropFirst()) else { return nil }
+                self = .index(position)
+            case "*": self = .any
+            default: return nil
+            }
+        }
+    }
+
+    /// The subscripts after a property, as the text after its NUL: a lone
+    /// key as itself (what a map subscript has always been), else each step
+    /// encoded, separated by NULs.
+    static func joinSubscripts(_ steps: [String]) -> String {
+        if steps.count == 1, case .key(let key)? = SubscriptStep(encoded: steps[0]), steps[0].hasPrefix("\u{2}k") {
+            return key
+        }
+        return steps.joined(separator: "\u{0}")
+    }
+
+    /// The steps of ``joinSubscripts(_:)``'s text (a plain key is one step).
+    static func splitSubscripts(_ text: String) -> [String] {
+        guard text.hasPrefix("\u{2}") || text.hasPrefix("\u{1}") else { return [text] }
+        return text.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+    }
 
     static func joinMapKey(_ path: String, _ key: String?) -> String {
         key.map { path + "\u{0}" + $0 } ?? path

@@ -91,3 +91,23 @@ extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
     /// `$0.dogs.age.sum >= 20` is `dogs.@sum.age >= 20`.
     public var sum: Query { with(.path(path.aggregating("@sum", "sum"))) }
 }
+
+extension Query where T == AnyRealmValue {
+    /// The element at `position` of a list held in the mixed value:
+    /// `$0.anyCol[0] == .int(3)` (no element there: no match).
+    public subscript(position: Int) -> Query<AnyRealmValue> {
+        with(.path(QueryPath(steps: path.steps + [.mixedIndex(position)])))
+    }
+
+    /// The value under `key` of a dictionary held in the mixed value:
+    /// `$0.anyCol["theme"] == .string("dark")` (a missing key is nil).
+    public subscript(key: String) -> Query<AnyRealmValue> {
+        with(.path(QueryPath(steps: path.steps + [.mixedKey(key)])))
+    }
+
+    /// Every element of a list or value of a dictionary held in the mixed
+    /// value; a comparison holds when it holds for one: `$0.anyCol.any == .int(3)`.
+    public var any: Query<AnyRealmValue> {
+        with(.path(QueryPath(steps: path.steps + [.mixedAny])))
+    }
+}

@@ -55,6 +55,10 @@ enum QueryStep: Equatable {
     case mapValues
     /// `map['key']`: the value under one key.
     case mapKey(String)
+    /// `anyCol[0]`, `anyCol['key']`, `anyCol[*]`: into a mixed value's nested collections.
+    case mixedIndex(Int)
+    case mixedKey(String)
+    case mixedAny
 
     /// A step that holds many values, compared one by one (`ANY`).
     var isCollection: Bool {
@@ -80,8 +84,8 @@ struct QueryPath {
     /// The path with a property after it.
     func appending(_ name: String, _ kind: QueryPropertyKind) -> QueryPath {
         switch steps.last {
-        case .mapKey:
-            queryMisuse("a map subscript ends a key path: '.\(name)' cannot follow \(QueryPath.text(of: steps))")
+        case .mapKey, .mixedIndex, .mixedKey, .mixedAny:
+            queryMisuse("a subscript ends a key path: '.\(name)' cannot follow \(QueryPath.text(of: steps))")
         case .aggregate(let aggregate):
             queryMisuse("'.\(name)' cannot follow \(aggregate) in \(QueryPath.text(of: steps))")
         default:
@@ -152,6 +156,31 @@ struct QueryPath {
                 // A property after the values is the values' property (`map.name`).
                 guard index == steps.count - 1 else { continue }
                 part = "@allValues"
+            case .mixedIndex(let position):
+                // As Realm writes them: the index or key an argument, `*` as `[%K]` with "#any".
+                if keyArguments != nil {
+                    text += "[%@]"
+                    keyArguments?.append(position)
+                } else {
+                    text += "[\(position)]"
+                }
+                continue
+            case .mixedKey(let key):
+                if keyArguments != nil {
+                    text += "[%@]"
+                    keyArguments?.append(key)
+                } else {
+                    text += "['\(key)']"
+                }
+                continue
+            case .mixedAny:
+                if keyArguments != nil {
+                    text += "[%K]"
+                    keyArguments?.append("#any")
+                } else {
+                    text += "[*]"
+                }
+                continue
             case .mapKey(let key):
                 if keyArguments != nil {
                     text += "[%@]"

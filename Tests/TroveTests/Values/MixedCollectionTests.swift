@@ -165,4 +165,38 @@ import Testing
         #expect(throws: TroveError.self) { try db.write { try db.add(Setting(value: ["name": "deep", "value": deep])) } }
         #expect(db.objects(Setting.self).isEmpty)
     }
+
+    @Test("queries reach into nested collections by index, key and *, literally or as arguments")
+    func pathQueries() throws {
+        let db = try makeDatabase()
+        try db.write {
+            try db.add(
+                Setting(value: [
+                    "name": "a",
+                    "value": Mixed.fromDictionary(["sizes": .fromArray([.int(12), .double(14.5)]), "theme": .string("dark")]),
+                ]))
+            try db.add(
+                Setting(value: ["name": "b", "value": Mixed.fromArray([.fromArray([.string("x"), .int(99)]), .float(2)])]))
+            try db.add(Setting(value: ["name": "c", "value": Mixed.int(7)]))
+        }
+        func names(_ query: String, _ arguments: Any?...) throws -> [String] {
+            try db.objects(Setting.self).filter(query, arguments: arguments).map(\.name).sorted()
+        }
+        #expect(try names("value['theme'] == 'dark'") == ["a"])
+        #expect(try names("value['sizes'][1] > 14") == ["a"])
+        #expect(try names("value[0][1] == 99") == ["b"])
+        #expect(try names("value[0][5] == 99").isEmpty)  // past the end: no match
+        #expect(try names("value['missing'] == nil") == ["a"])  // a missing key is nil
+        #expect(try names("value[*] == 2.0") == ["b"])  // some element
+        #expect(try names("value[*][*] == 'x'") == ["b"])
+        #expect(try names("value[%@][%@] == %@", "sizes", 0, 12) == ["a"])
+        #expect(try names("value[%@][%K] == %@", 0, "#any", "x") == ["b"])
+        #expect(try names("value[%@] == %@", "#any", 2.0).isEmpty)  // with %@, "#any" is a key
+        #expect(try names("value[0][1] IN {1, 99}") == ["b"])
+        #expect(try names("value['sizes'][0] >= nil").isEmpty)
+        expectTroveError(.invalidQuery) { try db.objects(Setting.self).filter("history[0] == 1") }  // a list property
+        expectTroveError(.invalidQuery) { try db.objects(Setting.self).filter("byKey[0] == 1") }  // a map takes a key
+        expectTroveError(.invalidQuery) { try db.objects(Setting.self).filter("value[%@] == 1", 2.5) }
+        expectTroveError(.invalidQuery) { try db.objects(Setting.self).filter("value[x] == 1") }
+    }
 }
