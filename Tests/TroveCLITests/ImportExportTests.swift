@@ -72,6 +72,12 @@ final class Gadget: Object {
     @Persisted(originProperty: "twin") var twinOf: LinkingObjects<Gadget>
 }
 
+/// A mixed value holding nested collections.
+final class NestedBag: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var value: Mixed = .none
+}
+
 /// A directory of its own for one test.
 private func directory(_ name: String = #function) throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
@@ -560,5 +566,47 @@ struct ImportExportTests {
         let everything = folder.appendingPathComponent("all.json").path
         try all.out.write(toFile: everything, atomically: true, encoding: .utf8)
         #expect(try trove("import", target.path, "--type", "Maker", everything).out.contains("imported 3 Maker objects"))
+    }
+
+    @Test("lists and dictionaries nested in a mixed value export as JSON arrays and objects and import back; a link inside one is refused")
+    func nestedMixedCollections() throws {
+        let folder = try directory()
+        let original = folder.appendingPathComponent("bags.trove")
+        let values: [Mixed] = [
+            .fromArray([.int(1), .string("a"), .none, .fromDictionary(["k": .double(2.5), "date": .date(Date(timeIntervalSince1970: 9))])]),
+            .fromDictionary(["$oid": .string("not a tag"), "nested": .fromArray([])]),  // a key that looks like a tag
+            .fromDictionary(["$link": .string("Maker"), "key": .string("acme")]),  // looks like a link
+            .fromDictionary([:]),
+        ]
+        do {
+            let db = try Database(configuration: Configuration(fileURL: original, objectTypes: [NestedBag.self]))
+            try db.write {
+                for (index, value) in values.enumerated() { try db.add(NestedBag(value: ["id": index, "value": value])) }
+            }
+        }
+        for format in ["json", "jsonl", "csv"] {
+            let file = folder.appendingPathComponent("bags.\(format)").path
+            let exported = try trove("export", original.path, "--type", "NestedBag", "--format", format, "-o", file)
+            #expect(exported.status == 0, "\(format): \(exported.err)")
+            let target = folder.appendingPathComponent("target-\(format).trove")
+            _ = try Database(configuration: Configuration(fileURL: target, objectTypes: [NestedBag.self]))
+            let imported = try trove("import", target.path, "--type", "NestedBag", file)
+            #expect(imported.status == 0, "\(format): \(imported.err)")
+            let db = try Database(configuration: Configuration(fileURL: target, objectTypes: [NestedBag.self]))
+            for (index, value) in values.enumerated() {
+                let read = db.object(ofType: NestedBag.self, forPrimaryKey: index)?.value
+                #expect(read?._troveStored == value._troveStored, "\(format) \(index): \(String(describing: read))")
+            }
+        }
+        // A link inside a nested collection has no portable form yet: export says so.
+        let linked = folder.appendingPathComponent("linked.trove")
+        do {
+            let db = try Database(configuration: Configuration(fileURL: linked, objectTypes: [NestedBag.self, Maker.self]))
+            try db.write {
+                try db.add(NestedBag(value: ["id": 1, "value": Mixed.fromArray([.object(Maker(value: ["code": "m"]))])]))
+            }
+        }
+        let refused = try trove("export", linked.path, "--type", "NestedBag", "--format", "json")
+        #expect(refused.status != 0 && refused.err.contains("holds a link"), "\(refused.err)")
     }
 }
