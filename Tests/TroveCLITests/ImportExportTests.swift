@@ -568,12 +568,17 @@ struct ImportExportTests {
         #expect(try trove("import", target.path, "--type", "Maker", everything).out.contains("imported 3 Maker objects"))
     }
 
-    @Test("lists and dictionaries nested in a mixed value export as JSON arrays and objects and import back; a link inside one is refused")
+    @Test(
+        "lists and dictionaries nested in a mixed value export as JSON arrays and objects and import back; a link inside one is refused"
+    )
     func nestedMixedCollections() throws {
         let folder = try directory()
         let original = folder.appendingPathComponent("bags.trove")
         let values: [Mixed] = [
-            .fromArray([.int(1), .string("a"), .none, .fromDictionary(["k": .double(2.5), "date": .date(Date(timeIntervalSince1970: 9))])]),
+            .fromArray([
+                .int(1), .string("a"), .none,
+                .fromDictionary(["k": .double(2.5), "date": .date(Date(timeIntervalSince1970: 9))]),
+            ]),
             .fromDictionary(["$oid": .string("not a tag"), "nested": .fromArray([])]),  // a key that looks like a tag
             .fromDictionary(["$link": .string("Maker"), "key": .string("acme")]),  // looks like a link
             .fromDictionary([:]),

@@ -316,7 +316,9 @@ struct QueryTests {
         expectTroveError(.invalidQuery) { try db.objects(Person.self).filter("age BEGINSWITH 'x'") }
     }
 
-    @Test("ordered against nil as realm-core orders: > and < match nothing, >= and <= only nil")
+    @Test(
+        "ordered against nil as realm-core orders: a number > or < nil never holds, >= and <= only for nil; a string is greater than nil"
+    )
     func orderingAgainstNil() throws {
         let db = try makeDatabase()
         try db.write {
@@ -331,6 +333,12 @@ struct QueryTests {
         #expect(try ids("optInt > %@").isEmpty && ids("optInt < %@").isEmpty)
         #expect(try ids("optInt >= %@") == [2] && ids("optInt <= %@") == [2])
         #expect(try ids("NOT optInt > %@") == [1, 2, 3])
+        try db.write {
+            db.object(ofType: AllTypes.self, forPrimaryKey: 1)?.optString = "b"
+            db.object(ofType: AllTypes.self, forPrimaryKey: 3)?.optString = ""
+        }
+        #expect(try ids("optString > %@") == [1, 3] && ids("optString >= %@") == [1, 2, 3])
+        #expect(try ids("optString < %@").isEmpty && ids("optString <= %@") == [2])
         expectTroveError(.invalidQuery) { try db.objects(AllTypes.self).filter("optInt BEGINSWITH nil") }
     }
 

@@ -284,9 +284,7 @@ indirect enum BoundPredicate: Sendable {
             }
             let converted = try convert(value, for: property, op: op, position: comparison.position, table: table)
             if converted == .null, op.isOrdering {
-                // `x > nil` never holds, `x >= nil` only for nil (so no fast path meets a nil bound).
-                let orEqual = op == .greaterOrEqual || op == .lessOrEqual
-                return orEqual ? .compare(column: column, op: .equal, value: .null, options: []) : .constant(false)
+                return orderedAgainstNil(column, op, isText: property.type == .string || property.type == .data)
             }
             if op == .matches {
                 guard property.type == .string, case .string(let pattern) = converted else {
@@ -327,6 +325,20 @@ indirect enum BoundPredicate: Sendable {
                 try convert($0, for: property, op: .equal, position: comparison.position, table: table)
             }
             return .compareList(column: column, op: op, values: converted, options: comparison.options)
+        }
+    }
+
+    /// A property ordered against nil, as realm-core orders: a string or data
+    /// value is greater than nil (nil sorts first), so `> nil` is every value
+    /// and `>= nil` everything; for other types any nil makes `<`/`>` false and
+    /// `<=`/`>=` hold only for nil. (No fast path ever meets a nil bound.)
+    private static func orderedAgainstNil(_ column: Int, _ op: ComparisonOperator, isText: Bool) -> BoundPredicate {
+        let isNil = BoundPredicate.compare(column: column, op: .equal, value: .null, options: [])
+        switch (op, isText) {
+        case (.greater, true): return .compare(column: column, op: .notEqual, value: .null, options: [])
+        case (.greaterOrEqual, true): return .constant(true)
+        case (.less, _), (.greater, false): return .constant(false)
+        default: return isNil  // <= nil; >= nil of a number
         }
     }
 

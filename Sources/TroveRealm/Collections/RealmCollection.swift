@@ -403,6 +403,28 @@ extension RealmCollection where Element: Object {
     /// ```
     public func value(forKey key: String) -> Any? { map { $0.value(forKey: key) } as [Any?] }
 
+    /// The values of one property of every object as objects (nil as
+    /// `NSNull`), as Realm's `List` and `MutableSet` give them.
+    ///
+    /// ```swift
+    /// let names: [AnyObject] = person.dogs.value(forKey: "name")
+    /// ```
+    @_disfavoredOverload
+    public func value(forKey key: String) -> [AnyObject] { map { ($0.value(forKey: key) ?? NSNull()) as AnyObject } }
+
+    /// The values at a key path of every object as objects (nil as `NSNull`).
+    ///
+    /// ```swift
+    /// let owners: [AnyObject] = dogs.value(forKeyPath: "owner.name")
+    /// ```
+    @_disfavoredOverload
+    public func value(forKeyPath keyPath: String) -> [AnyObject] {
+        guard let values = value(forKeyPath: keyPath) as Any? as? [Any?] else {
+            preconditionFailure("TroveRealm: \(keyPath) gives one value, not one per object; read it as Any?")
+        }
+        return values.map { ($0 ?? NSNull()) as AnyObject }
+    }
+
     /// The values at a key path of every object, in order: `"owner.name"`
     /// follows the link (nil where it is nil), `"self"` is the object. A
     /// key-value coding collection operator first gives one value:
