@@ -57,4 +57,39 @@ struct SectionedResultsTests {
         token.invalidate()
         bToken.invalidate()
     }
+
+    @Test(
+        "a section's observer hears it emptied (a section deletion) and filled again (its elements and the section inserted); a change that moves an element is a move"
+    )
+    func sectionDeletedAndBack() throws {
+        let realm = try makeRealm()
+        try realm.write {
+            for (name, age) in [("Ace", 2), ("Bea", 3), ("Cy", 8)] { realm.add(Dog(value: ["name": name, "age": age])) }
+        }
+        let byInitial = realm.objects(Dog.self).sectioned(
+            by: { String($0.name.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "age")])
+        var aEvents: [String] = []
+        var bEvents: [String] = []
+        func describe(_ change: SectionedResultsChange<ResultsSection<String, Dog>>) -> String {
+            switch change {
+            case .initial(let section): return "initial \(section.count)"
+            case .update(let section, let deletions, let insertions, let modifications, let added, let removed):
+                return
+                    "\(section.count) del \(deletions.map { [$0.section, $0.item] }) ins \(insertions.map { [$0.section, $0.item] }) mod \(modifications.count) +\(Array(added)) -\(Array(removed))"
+            }
+        }
+        let aToken = byInitial[0].observe(keyPaths: ["age"]) { aEvents.append(describe($0)) }
+        let bToken = byInitial[1].observe(keyPaths: ["age"]) { bEvents.append(describe($0)) }
+        try realm.write { realm.delete(realm.objects(Dog.self).filter("name == 'Ace'")) }
+        try realm.write { realm.add(Dog(value: ["name": "Ada", "age": 1])) }
+        // Bea gets older and moves behind Bix, added: by its own change, a move.
+        try realm.write {
+            realm.objects(Dog.self).filter("name == 'Bea'").first?.age = 6
+            realm.add(Dog(value: ["name": "Bix", "age": 4]))
+        }
+        #expect(aEvents == ["initial 1", "0 del [] ins [] mod 0 +[] -[0]", "1 del [] ins [[0, 0]] mod 0 +[0] -[]"])
+        #expect(bEvents.first == "initial 1" && bEvents.last == "2 del [[1, 0]] ins [[1, 0], [1, 1]] mod 0 +[] -[]")
+        aToken.invalidate()
+        bToken.invalidate()
+    }
 }

@@ -150,11 +150,23 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         let sectionsToInsert = IndexSet(new.indices.filter { oldIndex[new[$0].key] == nil })
         for (newSection, section) in new.enumerated() {
             guard let oldSection = oldIndex[section.key] else { continue }
-            let changes = ChangeSet.between(old[oldSection].members, section.members) { modified.contains($0) }
+            let before = old[oldSection].members
+            let changes = ChangeSet.between(before, section.members) { modified.contains($0) }
             deletions += changes.deletions.map { IndexPath(indexes: [oldSection, $0]) }
             insertions += changes.insertions.map { IndexPath(indexes: [newSection, $0]) }
-            modifications += changes.modifications.map { IndexPath(indexes: [newSection, $0]) }
+            // A modified element whose position in its section changed moved
+            // (its own change may have moved it): a deletion and an insertion, as realm-core reports it.
+            for position in changes.modifications {
+                if let was = before.firstIndex(of: section.members[position]), was != position {
+                    deletions.append(IndexPath(indexes: [oldSection, was]))
+                    insertions.append(IndexPath(indexes: [newSection, position]))
+                } else {
+                    modifications.append(IndexPath(indexes: [newSection, position]))
+                }
+            }
         }
+        deletions.sort()
+        insertions.sort()
         return (deletions, insertions, modifications, sectionsToInsert, sectionsToDelete)
     }
 }
@@ -187,6 +199,12 @@ public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
     /// The element at `position`.
     public subscript(position: Int) -> Element {
         results.source.materialize(results.database, members[position])
+    }
+
+    /// A section of `grouping` that has no elements (any more): what an
+    /// observer of a section that emptied is handed.
+    package static func empty(_ key: Key, of grouping: SectionedResults<Key, Element>) -> ResultsSection {
+        ResultsSection(key: key, members: [], results: grouping.results, grouping: grouping)
     }
 
     /// The same section read from other results (the same query on another

@@ -120,15 +120,32 @@ extension ResultsSection where Element: Object {
             case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
                 let newIndex = sections.allKeys.firstIndex(of: key)
                 defer { oldIndex = newIndex }
-                let gone = deletions.filter { $0.section == oldIndex }
-                let added = insertions.filter { $0.section == newIndex }
-                let changed = modifications.filter { $0.section == newIndex }
-                guard let newIndex, !(gone.isEmpty && added.isEmpty && changed.isEmpty) else { return }
-                block(
-                    .update(
-                        sections[newIndex], deletions: gone, insertions: added, modifications: changed,
-                        sectionsToInsert: inserted.contains(newIndex) ? [newIndex] : [],
-                        sectionsToDelete: oldIndex.map { deleted.contains($0) ? [$0] : [] } ?? []))
+                switch (oldIndex, newIndex) {
+                case (nil, nil): return
+                case (let old?, nil):
+                    // The section emptied: it is deleted, as Realm tells its observer.
+                    block(
+                        .update(
+                            ResultsSection.empty(key, of: sections), deletions: [], insertions: [], modifications: [],
+                            sectionsToInsert: [], sectionsToDelete: [old]))
+                case (nil, let new?):
+                    // The section is back: all its elements are inserted.
+                    block(
+                        .update(
+                            sections[new], deletions: [],
+                            insertions: sections[new].indices.map { IndexPath(item: $0, section: new) }, modifications: [],
+                            sectionsToInsert: [new], sectionsToDelete: []))
+                case (let old?, let new?):
+                    let gone = deletions.filter { $0.section == old }
+                    let added = insertions.filter { $0.section == new }
+                    let changed = modifications.filter { $0.section == new }
+                    guard !(gone.isEmpty && added.isEmpty && changed.isEmpty) else { return }
+                    block(
+                        .update(
+                            sections[new], deletions: gone, insertions: added, modifications: changed,
+                            sectionsToInsert: inserted.contains(new) ? [new] : [],
+                            sectionsToDelete: deleted.contains(old) ? [old] : []))
+                }
             }
         }
     }
