@@ -26,6 +26,7 @@ struct SectionedResultsTests {
         #expect(frozen[1].map(\.name) == ["Bea", "Bo"] && frozenB.map(\.name) == ["Bea", "Bo"] && frozenB.isFrozen)
         #expect(byInitial[1].map(\.name) == ["Bea", "Bix", "Bo"])
         #expect(frozen.thaw()?[1].count == 3 && frozenB.thaw()?.isFrozen == false)
+        #expect(frozenB.count == 2 && frozenB.thaw()?.map(\.name) == ["Bea", "Bix", "Bo"])  // the live section, Bix too
     }
 
     @Test("observe(keyPaths:) on sections counts only those properties' changes; a section observes its own members")

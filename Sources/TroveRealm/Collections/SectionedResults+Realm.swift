@@ -90,12 +90,19 @@ extension ResultsSection where Element: Object {
     /// ```
     public func freeze() -> ResultsSection { rebased(on: grouping.results.freeze()) }
 
-    /// A live copy of a frozen section, from a Realm of the current isolation.
+    /// The live section of the same key, from a Realm of the current
+    /// isolation: what it holds now (empty if its elements are all gone).
     ///
     /// ```swift
     /// let live = today.thaw()
     /// ```
-    public func thaw() -> ResultsSection? { grouping.results.thaw().map(rebased) }
+    public func thaw() -> ResultsSection? {
+        guard let live = grouping.results.thaw() else { return nil }
+        // The live section of this key, with what was added to it since (empty when it emptied).
+        let sections = grouping.regrouping(live)
+        guard let index = sections.allKeys.firstIndex(of: key) else { return ResultsSection.empty(key, of: sections) }
+        return sections[index]
+    }
 
     /// Observes this section (Realm's `ResultsSection.observe`): `.initial`,
     /// then after each commit the changes of the sections that fall in it
