@@ -44,6 +44,15 @@ private func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == D
 
 @Suite("RealmCollection and AnyRealmCollection")
 struct RealmCollectionTests {
+    @Test("an unmanaged list answers index(matching:) from its objects: a string, an NSPredicate or a typed query")
+    func unmanagedIndexMatching() {
+        let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 7]]])
+        #expect(kennel.dogs.index(matching: "age > %@", 4) == 1)
+        #expect(kennel.dogs.index(matching: NSPredicate(format: "name == %@", "Cy")) == 2)
+        #expect(kennel.dogs.index(matching: { $0.name.starts(with: "R") }) == 0)
+        #expect(kennel.dogs.index(matching: { $0.age > 10 }) == nil)
+    }
+
     @Test("Results, List and LinkingObjects answer the same calls, also behind AnyRealmCollection")
     func oneSurface() throws {
         let realm = try makeRealm()

@@ -189,6 +189,7 @@ extension RealmCollection where Element: Object {
 
     /// The position of the first object a query string matches, or nil.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        if let objects = _unmanagedObjects { return unmanagedIndex(in: objects, predicateFormat, args) }
         let matching = realmQuery(predicateFormat, args)
         guard let first = matching.first else { return nil }
         return index(of: first)
@@ -478,6 +479,16 @@ extension RealmCollection where Element: Object {
         _ block: @escaping (RealmCollectionChange<Self>) -> Void
     ) -> NotificationToken {
         realmResults.observe(keyPaths: keyPaths, realmChangeHandler(on: queue, block))
+    }
+
+    /// The position of the first object of an unmanaged collection a query
+    /// matches, read from the objects themselves (as Realm does).
+    func unmanagedIndex(in objects: [Element], _ predicateFormat: String, _ args: [Any?]) -> Int? {
+        do {
+            return try UnmanagedMatching(Element.self, predicateFormat, args).firstIndex(in: objects)
+        } catch {
+            realmMisuse("Invalid predicate '\(predicateFormat)'", error)
+        }
     }
 
     func realmQuery(_ predicateFormat: String, _ args: [Any?]) -> Results<Element> {

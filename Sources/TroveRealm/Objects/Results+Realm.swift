@@ -104,6 +104,7 @@ extension RealmCollection where Element: Object {
     /// ```
     public func index(matching predicate: NSPredicate) -> Int? {
         let (format, arguments) = queryParts(of: predicate)
+        if let objects = _unmanagedObjects { return unmanagedIndex(in: objects, format, arguments) }
         guard let first = realmQuery(format, arguments).first else { return nil }
         return index(of: first)
     }

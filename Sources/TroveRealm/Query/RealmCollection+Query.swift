@@ -22,6 +22,10 @@ extension RealmCollection where Element: Object {
     /// let firstPuppy = kennel.dogs.index(matching: { $0.age < 1 })
     /// ```
     public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+        if let objects = _unmanagedObjects {
+            let (format, arguments) = isIncluded(Query._constructForTesting())._constructPredicate()
+            return unmanagedIndex(in: objects, format, arguments)
+        }
         guard let first = self.where(isIncluded).first else { return nil }
         return index(of: first)
     }
