@@ -43,6 +43,7 @@ final class Reading: Object {
     @Persisted var tags: MutableSet<Label>
     @Persisted var byHour: Map<String, Celsius>
     @Persisted var probes: List<ProbeID>
+    @Persisted var probesByRoom: Map<String, ProbeID?>
 }
 
 @Suite("CustomPersistable and FailableCustomPersistable")
@@ -79,6 +80,19 @@ struct CustomPersistableTests {
         try realm.write { realm.add(added) }
         #expect(realm.object(ofType: Reading.self, forPrimaryKey: 2)?.probe.serial == "p-9")
         #expect(realm.objects(Reading.self).filter("probe.serial == 'p-9'").count == 1)
+    }
+
+    @Test("a map of optional custom values stored as embedded objects reads each value back, nil too")
+    func mapOfOptionalEmbeddedCustomValues() throws {
+        let realm = try makeRealm(objectTypes: [Reading.self])
+        let reading = Reading()
+        reading.probesByRoom["kitchen"] = ProbeID(serial: "k-1")
+        reading.probesByRoom["hall"] = .some(nil)
+        try realm.write { realm.add(reading) }
+        let stored = try #require(realm.objects(Reading.self).first)
+        #expect(stored.probesByRoom["kitchen"]??.serial == "k-1")
+        #expect(stored.probesByRoom.keys == ["hall", "kitchen"] && stored.probesByRoom["hall"] == .some(nil))
+        #expect(stored.probesByRoom.values.map { $0?.serial } == [nil, "k-1"])
     }
 
     @Test("a list of a custom type stored as an embedded object holds one embedded object per element")

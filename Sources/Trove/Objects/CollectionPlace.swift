@@ -66,6 +66,11 @@ struct CollectionPlace {
             return values.map { E._troveResolve($0, in: database) }
         }
         let binding = database.bindingOrTrap(for: target, storedAs: table.schema.properties[column].objectType ?? "")
+        if E._troveIsOptional, !(E.self is any _TroveOptionalObject.Type) {
+            // An optional of a type carried by a link (a custom type of an
+            // embedded object): each value made by its type, not reinterpreted.
+            return values.map { E._troveResolve($0, in: database) }
+        }
         if E._troveIsOptional {
             // A map whose values may be nil (a deleted target leaves its key): `E` is `T?`,
             // which has the representation of `Object?`.
@@ -110,6 +115,11 @@ struct CollectionPlace {
             })
     }
 }
+
+/// `T?` for an object class `T`: the one optional whose array has the
+/// representation of `[Object?]`.
+private protocol _TroveOptionalObject {}
+extension Optional: _TroveOptionalObject where Wrapped: Object {}
 
 extension Object {
     /// The collection's objects as results of this class (`Self` is the class it is called on).
