@@ -3,6 +3,11 @@ import Testing
 
 @testable import Trove
 
+final class Stamp: Object {
+    @Persisted var at: Date
+    @Persisted var token: UUID
+}
+
 /// Objects made from values (Realm's `Object(value:)` and `create(_:value:update:)`).
 @Suite struct ObjectValueTests {
     @Test("Object(value:) from a dictionary, an array in property order, or another object, with nested links and lists")
@@ -28,6 +33,20 @@ import Testing
         try db.write { try db.add(item) }
         #expect(db.objects(ConformancePart.self).count == 2)
         expectValid(db)
+    }
+
+    @Test(
+        "a Date declared without a value is the moment the object is made, a UUID a new one, as in Realm; both are stored as made"
+    )
+    func freshDefaults() throws {
+        let before = Date()
+        let (a, b) = (Stamp(), Stamp())
+        #expect(a.at >= before && a.at <= Date() && a.token != b.token)
+        let db = try makeDatabase()
+        try db.write { try db.add([a, b]) }
+        let stored = db.objects(Stamp.self).map(\.token)
+        #expect(Set(stored) == [a.token, b.token])
+        #expect(db.objects(Stamp.self).first?.at == a.at)
     }
 
     @Test("value(forKeyPath:) and setValue(_:forKeyPath:) follow links, managed or not")

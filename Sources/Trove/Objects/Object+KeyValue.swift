@@ -191,6 +191,10 @@ extension _TroveStorable {
         {
             return view as? Self
         }
+        // A value of the type a custom type is stored as: the custom type made from it.
+        if let made = Self.self as? any _TroveMadeFromStored.Type, let value, let converted = made._troveMaking(from: value) {
+            return converted as? Self
+        }
         // A value for a wrapper (TroveRealm's `RealmProperty`): the wrapped type converts it.
         if let wrapper = Self.self as? any _TroveWrappedValue.Type, !(value is any _TroveWrappedValue) {
             return wrapper._troveWrapping(value) as? Self

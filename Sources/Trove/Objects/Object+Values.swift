@@ -88,10 +88,13 @@ extension Object {
         let value = raw.flatMap(flattenOptional).flatMap { $0 is NSNull ? nil : $0 }
         let link = named.linkTarget.map { (target: $0, typeName: property.objectType ?? "") }
         func element(_ given: Any) throws -> Any {
-            // A value of a type stored as an object (TroveRealm's custom types) is stored as it is.
-            guard let link, !(given is any _TroveLinkCarrier) else { return given }
+            // A value of a type stored as an object (TroveRealm's custom types) is stored as it is; so is nil.
+            guard let link, let unwrapped = flattenOptional(given), !(unwrapped is NSNull),
+                !(unwrapped is any _TroveLinkCarrier)
+            else { return given }
             return try linkedObject(
-                given, of: link.target, named: link.typeName, database: database, update: update, copyingFor: copyingFor)
+                unwrapped, of: link.target, named: link.typeName, database: database, update: update,
+                copyingFor: copyingFor)
         }
         switch property.collection {
         case .list, .set:

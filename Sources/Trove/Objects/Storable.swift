@@ -153,6 +153,12 @@ public protocol _TroveLinkCarrier {
     var _troveCarriedObject: Object? { get }
 }
 
+/// A type stored as another one (TroveRealm's custom types): a value of the
+/// stored type given for it (`Object(value:)`, key-value coding) is made into it.
+public protocol _TroveMadeFromStored {
+    static func _troveMaking(from value: Any) -> Self?
+}
+
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}
 
@@ -249,7 +255,8 @@ extension Data: _TroveStoredInitializable {
 
 extension Date: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .date }
-    public static var _troveDefault: Date { Date(timeIntervalSinceReferenceDate: 0) }
+    // The moment the object is made, as Realm gives a date property declared without a value.
+    public static var _troveDefault: Date { Date() }
     @inlinable public init(_troveStored value: StoredValue) {
         if case .date(let v) = value { self = v } else { self = Date(timeIntervalSinceReferenceDate: 0) }
     }
@@ -258,9 +265,10 @@ extension Date: _TroveStoredInitializable {
 
 extension UUID: _TroveStoredInitializable {
     public static var _troveType: PropertyType { .uuid }
-    public static var _troveDefault: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    // A new identifier each time, as Realm gives a property declared without a value.
+    public static var _troveDefault: UUID { UUID() }
     @inlinable public init(_troveStored value: StoredValue) {
-        if case .uuid(let v) = value { self = v } else { self = UUID._troveDefault }
+        if case .uuid(let v) = value { self = v } else { self = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     }
     @inlinable public var _troveStored: StoredValue { .uuid(self) }
 }

@@ -22,7 +22,8 @@ import Trove
 ///     @Persisted var history: List<Celsius>
 /// }
 /// ```
-public protocol CustomPersistable: _TroveStoredInitializable, _TroveLinkCarrier, _RealmCollectionValueInsideOptional
+public protocol CustomPersistable: _TroveStoredInitializable, _TroveLinkCarrier, _TroveMadeFromStored,
+    _RealmCollectionValueInsideOptional
 where PersistedType: _TroveStoredInitializable {
     /// The value made from its stored form.
     init(persistedValue: PersistedType)
@@ -48,6 +49,11 @@ extension CustomPersistable {
     }
     public var _troveStored: StoredValue { persistableValue._troveStored }
     public var _troveCarriedObject: Object? { persistableValue as? Object }
+
+    /// A value of the persisted type (or one that converts to it) made into this type.
+    public static func _troveMaking(from value: Any) -> Self? {
+        PersistedType._troveConvert(value).map { Self(persistedValue: $0) }
+    }
 
     /// The persisted value of a property declared without one: a new object for an object type.
     private static var defaultPersisted: PersistedType {
