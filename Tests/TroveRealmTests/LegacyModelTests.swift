@@ -116,6 +116,7 @@ struct LegacyModelTests {
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.seen) == "seen")
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.mood) == "mood")
         #expect(LegacyUnwrapped.propertyPath(of: \LegacyUnwrapped.scratch) == nil)
+        #expect(_name(for: \LegacyUnwrappedPet.owners) == "owners")  // inverse links declared with `let`
         // A legacy property outlives the object instance it was read from, as in Realm.
         var age: RealmOptional<Int>?
         do { age = realm.object(ofType: LegacyUnwrapped.self, forPrimaryKey: "Bo")?.age }

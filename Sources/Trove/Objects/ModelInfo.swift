@@ -44,9 +44,22 @@ final class ModelInfo: @unchecked Sendable {
     /// a field declared without `@Persisted` (`\Dog.tags` of `let tags =
     /// List<String>()`) is told apart, since reading it records no column.
     func legacyFieldIndex(holding value: Any?, in instance: Object) -> Int? {
-        guard !legacyFields.isEmpty, let value = value.flatMap(flattenOptional), Swift.type(of: value) is AnyClass else {
+        guard !legacyFields.isEmpty, let value = value.flatMap(flattenOptional) else { return nil }
+        // Inverse links are a value: known by the field holding the same origin.
+        if let inverse = value as? any _TroveOriginNamed, let origin = inverse.originProperty {
+            var mirror: Mirror? = Mirror(reflecting: instance)
+            while let current = mirror {
+                for child in current.children {
+                    guard let label = child.label, let held = child.value as? any _TroveOriginNamed,
+                        Swift.type(of: held) == Swift.type(of: inverse), held.originProperty == origin
+                    else { continue }
+                    return fields.indices.first { fields[$0].legacy != nil && fields[$0].schema.name == label }
+                }
+                mirror = current.superclassMirror
+            }
             return nil
         }
+        guard Swift.type(of: value) is AnyClass else { return nil }
         let target = UnsafeRawPointer(Unmanaged.passUnretained(value as AnyObject).toOpaque())
         let base = UnsafeRawPointer(Unmanaged.passUnretained(instance).toOpaque())
         return fields.indices.first { index in
