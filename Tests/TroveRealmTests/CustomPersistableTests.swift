@@ -86,17 +86,19 @@ struct CustomPersistableTests {
     func madeFromPersistedValues() throws {
         let raw: [String: Any] = [
             "id": 7, "probe": Probe(value: ["serial": "p-1"]), "temperature": 21.5, "history": [20.0, 22.5],
-            "probes": [Probe(value: ["serial": "a"]), ["serial": "b"]], "probesByRoom": ["hall": NSNull()],
+            "probes": [Probe(value: ["serial": "a"]), ["serial": "b"]],
+            "probesByRoom": ["hall": NSNull(), "attic": Probe(value: ["serial": "t"])], "peak": 30.0,
         ]
         let made = Reading(value: raw)
         #expect(made.probe.serial == "p-1" && made.temperature == Celsius(21.5))
         #expect(Array(made.history) == [Celsius(20), Celsius(22.5)] && made.probes.map(\.serial) == ["a", "b"])
-        #expect(made.probesByRoom["hall"] == .some(nil))
+        #expect(made.probesByRoom["hall"] == .some(nil) && made.probesByRoom["attic"]??.serial == "t")
+        #expect(made.peak == Celsius(30))  // an optional custom type
         let realm = try makeRealm(objectTypes: [Reading.self])
         try realm.write { realm.create(Reading.self, value: raw) }
         let stored = try #require(realm.objects(Reading.self).first)
         #expect(stored.probe.serial == "p-1" && stored.probes.map(\.serial) == ["a", "b"])
-        #expect(stored.probesByRoom.keys == ["hall"] && stored.probesByRoom["hall"] == .some(nil))
+        #expect(stored.probesByRoom.keys == ["attic", "hall"] && stored.probesByRoom["hall"] == .some(nil))
     }
 
     @Test("a map of optional custom values stored as embedded objects reads each value back, nil too")

@@ -159,6 +159,10 @@ public protocol _TroveMadeFromStored {
     static func _troveMaking(from value: Any) -> Self?
 }
 
+extension Optional: _TroveMadeFromStored where Wrapped: _TroveMadeFromStored {
+    public static func _troveMaking(from value: Any) -> Self? { Wrapped._troveMaking(from: value).map { .some($0) } }
+}
+
 /// Integers share one conversion; only the stored width differs.
 public protocol _TroveInteger: _TroveStoredInitializable, FixedWidthInteger {}
 
