@@ -44,6 +44,16 @@ private func totalAge<C: RealmCollection>(_ dogs: C) -> Int where C.Element == D
 
 @Suite("RealmCollection and AnyRealmCollection")
 struct RealmCollectionTests {
+    @Test("a set's value(forKey:) is a set of the values, as Realm's NSSet")
+    func setValueForKey() {
+        let pound = Pound()
+        pound.dogs.insert(objectsIn: [Dog(value: ["Rex", 3]), Dog(value: ["Bo", 3])])
+        #expect(pound.dogs.value(forKey: "name") as? Set<String> == ["Rex", "Bo"])
+        #expect(pound.dogs.value(forKey: "age") as? Set<Int> == [3])
+        let names: [AnyObject] = pound.dogs.value(forKey: "name")
+        #expect(Set(names as? [String] ?? []) == ["Rex", "Bo"])
+    }
+
     @Test("an unmanaged list answers index(matching:) from its objects: a string, an NSPredicate or a typed query")
     func unmanagedIndexMatching() {
         let kennel = Kennel(value: ["name": "k", "dogs": [["Rex", 3], ["Bo", 5], ["Cy", 7]]])

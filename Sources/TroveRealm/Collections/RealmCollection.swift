@@ -709,6 +709,18 @@ extension MutableSet: RealmCollection where Element: RealmCollectionValue {
     }
 }
 
+extension MutableSet where Element: Object {
+    /// The values of one property of the set's objects, as a set (Realm
+    /// gives an `NSSet`): each distinct value once, nil as `NSNull`.
+    ///
+    /// ```swift
+    /// let names = pound.dogs.value(forKey: "name") as! Set<String>
+    /// ```
+    public func value(forKey key: String) -> Any? {
+        Set(map { ($0.value(forKey: key) as? AnyHashable) ?? AnyHashable(NSNull()) })
+    }
+}
+
 extension LinkingObjects: RealmCollection {
     /// The objects linking here; nil for an unmanaged object's.
     public var _objectResults: Results<Element>? { asResults() }
