@@ -207,6 +207,11 @@ struct LegacyModelTests {
         let pet = LegacyPet(value: ["name": "Rex"])
         try realm.write { realm.add(LegacyOwner(value: ["name": "Min", "pets": [pet]])) }
         #expect(pet.owners.map(\.name) == ["Min"])
+        let owners = pet.owners
+        #expect(!owners.isInvalidated)
+        realm.invalidate()
+        #expect(owners.isInvalidated)  // what the Realm handed out before invalidate()
+        #expect(!pet.owners.isInvalidated)  // read again
     }
 
     @Test("a primaryKey() or ignoredProperties() that does not fit the properties is a model error")

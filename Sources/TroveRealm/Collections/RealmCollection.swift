@@ -725,6 +725,9 @@ extension LinkingObjects: RealmCollection {
     /// The objects linking here; nil for an unmanaged object's.
     public var _objectResults: Results<Element>? { asResults() }
 
+    /// Whether the Realm invalidated what it handed out since these inverse links were read.
+    public var isInvalidated: Bool { asResults()?.isStale ?? false }
+
     /// The inverse links read in a frozen Realm.
     public func freeze() -> LinkingObjects {
         let database = realmResults.database
