@@ -16,8 +16,11 @@ import Foundation
 /// let seoul = GeoPoint(latitude: 37.5665, longitude: 126.978)!
 /// ```
 public struct GeoPoint: Hashable, Sendable, CustomStringConvertible {
+    /// Degrees north of the equator (negative: south), -90...90.
     public let latitude: Double
+    /// Degrees east of Greenwich (negative: west), -180...180.
     public let longitude: Double
+    /// Metres above the surface; queries do not use it.
     public let altitude: Double
 
     /// A point, or nil when the latitude is outside -90...90, the longitude
@@ -98,9 +101,16 @@ public protocol GeoShape: Sendable, CustomStringConvertible {
 /// let city = GeoBox(bottomLeft: (37.41, 126.76), topRight: (37.70, 127.18))!
 /// ```
 public struct GeoBox: GeoShape, Hashable {
+    /// The south-west corner.
     public let bottomLeft: GeoPoint
+    /// The north-east corner.
     public let topRight: GeoPoint
 
+    /// A box between two corners.
+    ///
+    /// ```swift
+    /// let box = GeoBox(bottomLeft: GeoPoint(latitude: 37.4, longitude: 126.8)!, topRight: GeoPoint(latitude: 37.7, longitude: 127.2)!)
+    /// ```
     public init(bottomLeft: GeoPoint, topRight: GeoPoint) {
         (self.bottomLeft, self.topRight) = (bottomLeft, topRight)
     }
@@ -121,6 +131,7 @@ public struct GeoBox: GeoShape, Hashable {
         return GeoPolygon(unchecked: [low, upperLeft, high, lowerRight, low], holes: [])
     }
 
+    /// The box as realm-core prints it: the polygon of its corners.
     public var description: String { polygon.description }
     public var _geoRegion: Result<GeoRegion, TroveError> { polygon._geoRegion }
 }
@@ -134,7 +145,9 @@ public struct GeoBox: GeoShape, Hashable {
 /// let park = GeoPolygon(outerRing: [(37.52, 126.93), (37.53, 126.99), (37.51, 126.99), (37.52, 126.93)])!
 /// ```
 public struct GeoPolygon: GeoShape, Hashable {
+    /// The boundary, closed: its last point is its first.
     public let outerRing: [GeoPoint]
+    /// Rings inside the outer one whose points are not in the polygon.
     public let holes: [[GeoPoint]]
 
     /// A polygon, or nil when a ring has fewer than four points or is not closed.
@@ -145,8 +158,12 @@ public struct GeoPolygon: GeoShape, Hashable {
         self.init(unchecked: outerRing, holes: holes)
     }
 
-    /// A polygon from `(latitude, longitude)` points; nil as ``init(outerRing:holes:)-(_,[[GeoPoint]])``,
-    /// or when a point is not valid.
+    /// A polygon from `(latitude, longitude)` points; nil when a ring is too
+    /// short or not closed, or a point is not valid.
+    ///
+    /// ```swift
+    /// let triangle = GeoPolygon(outerRing: [(0, 0), (1, 1), (2, 0), (0, 0)])
+    /// ```
     public init?(outerRing: [(Double, Double)], holes: [[(Double, Double)]] = []) {
         func points(_ ring: [(Double, Double)]) -> [GeoPoint]? {
             let points = ring.compactMap { GeoPoint(latitude: $0.0, longitude: $0.1) }
@@ -161,7 +178,11 @@ public struct GeoPolygon: GeoShape, Hashable {
         self.init(outerRing: outer, holes: inner)
     }
 
-    /// ``init(outerRing:holes:)-(_,[[(Double,Double)]])`` with the holes listed one by one.
+    /// A polygon from `(latitude, longitude)` points, with the holes listed one by one.
+    ///
+    /// ```swift
+    /// let framed = GeoPolygon(outerRing: [(0, 0), (0, 9), (9, 9), (9, 0), (0, 0)], holes: [(1, 1), (1, 2), (2, 2), (1, 1)])
+    /// ```
     public init?(outerRing: [(Double, Double)], holes: [(Double, Double)]...) {
         self.init(outerRing: outerRing, holes: holes)
     }
@@ -170,6 +191,7 @@ public struct GeoPolygon: GeoShape, Hashable {
         (self.outerRing, self.holes) = (outerRing, holes)
     }
 
+    /// The rings as realm-core prints them: `GeoPolygon({[lng, lat, alt], …}, {…})`.
     public var description: String {
         let rings = ([outerRing] + holes).map { "{" + $0.map(\.description).joined(separator: ", ") + "}" }
         return "GeoPolygon(\(rings.joined(separator: ", ")))"
@@ -186,6 +208,7 @@ public struct GeoPolygon: GeoShape, Hashable {
 /// let nearby = GeoCircle(center: (37.5665, 126.978), radius: .kilometers(2)!)!
 /// ```
 public struct GeoCircle: GeoShape, Hashable {
+    /// The centre.
     public let center: GeoPoint
     /// The radius, as the angle at the Earth's centre.
     public let radians: Double
@@ -212,6 +235,7 @@ public struct GeoCircle: GeoShape, Hashable {
         self.init(center: center, radiusInRadians: radius.radians)
     }
 
+    /// The circle as realm-core prints it: `GeoCircle([lng, lat, alt], radians)`.
     public var description: String { "GeoCircle(\(center), \(GeoPoint.text(radians)))" }
     public var _geoRegion: Result<GeoRegion, TroveError> { .success(GeoRegion(circle: self)) }
 }

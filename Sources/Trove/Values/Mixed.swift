@@ -241,6 +241,7 @@ public enum Mixed: Hashable, CustomStringConvertible {
         }
     }
 
+    /// Hashes the value held (a collection by its count, which equal ones share).
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .none: hasher.combine(0)
