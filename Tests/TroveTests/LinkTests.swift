@@ -207,6 +207,16 @@ final class Note: Object {
         #expect(bo.chores.isEmpty)
         try db.write { try db.delete(ana.chores.sorted(by: \.title).first!) }
         #expect(ana.chores.sorted(by: \.title).map(\.title) == ["dishes", "laundry"])
+        // Queries test the linking objects themselves: `%@ IN chores`, `ANY chores == %@`.
+        let dishes = try #require(db.objects(Chore.self).filter("title == 'dishes'").first)
+        let owners = db.objects(Owner.self)
+        #expect(try owners.filter("%@ IN chores", dishes).map(\.name) == ["Ana"])
+        #expect(try owners.filter("NOT %@ IN chores", dishes).map(\.name) == ["Bo"])
+        #expect(try owners.filter("ANY chores != %@", dishes).map(\.name) == ["Ana"])  // laundry
+        #expect(try owners.filter("ANY chores == nil").isEmpty)
+        #expect(try owners.filter("%@ IN chores", Chore()).isEmpty)  // not stored: no object's
+        #expect(throws: TroveError.self) { try owners.filter("%@ IN chores", ana) }  // an Owner, not a Chore
+        #expect(throws: TroveError.self) { try owners.filter("chores > %@", dishes) }
         expectValid(db)
     }
 

@@ -234,7 +234,8 @@ extension BoundPredicate {
     /// answer comes from a closure that may read anything.
     fileprivate func collectLinkedTypes(into types: inout Set<String>) -> Bool {
         switch self {
-        case .constant, .compare, .compareList, .compareColumns, .mixedType, .mixedPath, .fullText, .fullTextKeys, .geoWithin:
+        case .constant, .compare, .compareList, .compareColumns, .mixedType, .mixedPath, .objectKeyIs, .fullText,
+            .fullTextKeys, .geoWithin:
             return true
         case .objectKeys: return false
         case .and(let parts), .or(let parts):

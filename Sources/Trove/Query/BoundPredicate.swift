@@ -36,6 +36,8 @@ indirect enum BoundPredicate: Sendable {
     /// value a mixed property holds is one of `names` (or, when `matches` is
     /// false, none of them).
     case mixedType(column: Int, names: Set<String>, matches: Bool)
+    /// The object itself, by its key (`%@ IN owners` tests each linking object).
+    case objectKeyIs(UInt64)
     /// `anyCol[0]['k'] == 5`, `anyCol[*] > 1`: a value inside a mixed value's
     /// nested collections; with `*`, some element of each level holds.
     case mixedPath(column: Int, steps: [QueryExpression.SubscriptStep], ComparisonOperator, [StoredValue], StringOptions)
@@ -598,8 +600,24 @@ indirect enum BoundPredicate: Sendable {
         guard restIsEmpty else {
             throw fail("its elements are \(property.type.swiftName) values; '.\(restName)' cannot follow them")
         }
-        if path.inverseRefs != nil {
-            throw fail("compare a property of the linking objects, such as '\(property.name).name'")
+        if path.inverseRefs != nil, let target = path.target {
+            // `%@ IN owners`, `ANY owners == %@`: the linking objects themselves.
+            guard case .value(let value) = rest.rhs, rest.op == .equal || rest.op == .notEqual else {
+                throw fail(
+                    "compare the linking objects with == or != and an object (or a property of theirs, such as '\(property.name).name')"
+                )
+            }
+            let same: BoundPredicate
+            switch value {
+            case .null: same = .constant(false)  // a linking object is never nil
+            case .object(let typeName, let key):
+                guard try tables.hierarchy(target.name).contains(where: { $0.name == typeName }) else {
+                    throw fail("its linking objects are \(target.name) objects, not \(typeName)")
+                }
+                same = .objectKeyIs(key)
+            default: throw fail("its linking objects are \(target.name) objects; compare them with an object")
+            }
+            return .collection(path, rest.quantifier, inner: rest.op == .equal ? same : .not(same))
         }
         // The elements themselves: bind to the collection seen as a type of one
         // property. For a collection of objects that property is the link (the
@@ -748,6 +766,8 @@ indirect enum BoundPredicate: Sendable {
                 && (recheck.map { BoundPredicate.text(at: column, of: record, matches: $0) } ?? true)
         case .mixedType(let column, let names, let matches):
             return BoundPredicate.typeNames(of: record.value(at: column)).isDisjoint(with: names) != matches
+        case .objectKeyIs(let key):
+            return record.objectKey == key
         case .mixedPath(let column, let steps, let op, let values, let options):
             return BoundPredicate.reached(record.value(at: column), steps[...]).contains { actual in
                 switch op {
@@ -766,7 +786,7 @@ indirect enum BoundPredicate: Sendable {
     /// The columns the predicate reads.
     var columns: Set<Int> {
         switch self {
-        case .constant, .objectKeys: return []
+        case .constant, .objectKeys, .objectKeyIs: return []
         case .linked(let column, _, _): return [column]
         case .collection(let path, _, _), .collectionCount(let path, _, _, _), .collectionAggregate(let path, _, _, _, _),
             .mapKeys(let path, _, _, _, _), .mapEntry(let path, _, _, _, _):

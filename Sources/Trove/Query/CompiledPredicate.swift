@@ -110,6 +110,8 @@ extension BoundPredicate {
             return { self.evaluate($0) }
         case .mixedType, .mixedPath:
             return { self.evaluate($0) }
+        case .objectKeyIs(let key):
+            return { $0.objectKey == key }
         case .geoWithin(let typeColumn, let path, let region):
             let elementLayout = path.owner.elementLayouts[path.column]!
             return { reader in
