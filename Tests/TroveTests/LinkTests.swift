@@ -214,6 +214,8 @@ final class Note: Object {
         #expect(try owners.filter("NOT %@ IN chores", dishes).map(\.name) == ["Bo"])
         #expect(try owners.filter("ANY chores != %@", dishes).map(\.name) == ["Ana"])  // laundry
         #expect(try owners.filter("ANY chores == nil").isEmpty)
+        let laundry = try #require(db.objects(Chore.self).filter("title == 'laundry'").first)
+        #expect(try owners.filter("ANY chores IN %@", [dishes, laundry]).map(\.name) == ["Ana"])
         #expect(try owners.filter("%@ IN chores", Chore()).isEmpty)  // not stored: no object's
         #expect(throws: TroveError.self) { try owners.filter("%@ IN chores", ana) }  // an Owner, not a Chore
         #expect(throws: TroveError.self) { try owners.filter("chores > %@", dishes) }

@@ -601,23 +601,30 @@ indirect enum BoundPredicate: Sendable {
             throw fail("its elements are \(property.type.swiftName) values; '.\(restName)' cannot follow them")
         }
         if path.inverseRefs != nil, let target = path.target {
-            // `%@ IN owners`, `ANY owners == %@`: the linking objects themselves.
-            guard case .value(let value) = rest.rhs, rest.op == .equal || rest.op == .notEqual else {
+            // `%@ IN owners`, `ANY owners == %@`, `ANY owners IN %@`: the linking objects themselves.
+            let values: [StoredValue]
+            switch (rest.op, rest.rhs) {
+            case (.equal, .value(let value)), (.notEqual, .value(let value)): values = [value]
+            case (.in, .list(let list)): values = list
+            default:
                 throw fail(
-                    "compare the linking objects with == or != and an object (or a property of theirs, such as '\(property.name).name')"
+                    "compare the linking objects with ==, != or IN and objects (or a property of theirs, such as '\(property.name).name')"
                 )
             }
-            let same: BoundPredicate
-            switch value {
-            case .null: same = .constant(false)  // a linking object is never nil
-            case .object(let typeName, let key):
-                guard try tables.hierarchy(target.name).contains(where: { $0.name == typeName }) else {
-                    throw fail("its linking objects are \(target.name) objects, not \(typeName)")
+            let names = Set(try tables.hierarchy(target.name).map(\.name))
+            let keys = try values.compactMap { value -> BoundPredicate? in
+                switch value {
+                case .null: return nil  // a linking object is never nil
+                case .object(let typeName, let key):
+                    guard names.contains(typeName) else {
+                        throw fail("its linking objects are \(target.name) objects, not \(typeName)")
+                    }
+                    return .objectKeyIs(key)
+                default: throw fail("its linking objects are \(target.name) objects; compare them with an object")
                 }
-                same = .objectKeyIs(key)
-            default: throw fail("its linking objects are \(target.name) objects; compare them with an object")
             }
-            return .collection(path, rest.quantifier, inner: rest.op == .equal ? same : .not(same))
+            let same: BoundPredicate = keys.isEmpty ? .constant(false) : keys.count == 1 ? keys[0] : .or(keys)
+            return .collection(path, rest.quantifier, inner: rest.op == .notEqual ? .not(same) : same)
         }
         // The elements themselves: bind to the collection seen as a type of one
         // property. For a collection of objects that property is the link (the
