@@ -165,14 +165,6 @@ struct QueryPath {
                     text += "[\(position)]"
                 }
                 continue
-            case .mixedKey(let key):
-                if keyArguments != nil {
-                    text += "[%@]"
-                    keyArguments?.append(key)
-                } else {
-                    text += "['\(key)']"
-                }
-                continue
             case .mixedAny:
                 if keyArguments != nil {
                     text += "[%K]"
@@ -181,14 +173,14 @@ struct QueryPath {
                     text += "[*]"
                 }
                 continue
-            case .mapKey(let key):
+            case .mapKey(let key), .mixedKey(let key):
                 if keyArguments != nil {
                     text += "[%@]"
                     keyArguments?.append(key)
                     continue
                 }
                 // Trove reads the key as written between the brackets, up to the first `]`.
-                if key.contains("]") { queryMisuse("a map key in a query cannot contain ']' (\(key))") }
+                if key.contains("]") { queryMisuse("a subscript key in a query cannot contain ']' (\(key))") }
                 text += "['\(key)']"
                 continue
             }
