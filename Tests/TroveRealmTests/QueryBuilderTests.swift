@@ -554,7 +554,7 @@ struct MixedPathQueryTests {
         _ = bags.where { root in
             let condition = root.payload[0]["k"].any == .int(5)
             let (format, arguments) = condition._constructPredicate()
-            text = format + " " + arguments.map { "\($0 ?? "nil")" }.joined(separator: ",")
+            text = format + " " + arguments.map { "\($0)" }.joined(separator: ",")
             return condition
         }
         #expect(text == "(payload[%@][%@][%K] == %@) 0,k,#any,5")

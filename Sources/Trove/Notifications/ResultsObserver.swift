@@ -182,6 +182,15 @@ final class ResultsObserver<Element>: ChangeObserver {
         let old = keys.array
         keys = results.keys
         let new = keys.array
+        if let origin = results.source.valueOrigin {
+            // Values are keyed by position: a position is modified when its value changed.
+            guard let previous else { return ChangeSet.between(old, new) { _ in false } }
+            let (before, after) = (try origin.storedValues(previous), try origin.storedValues(current))
+            return ChangeSet.between(old, new) { key in
+                let position = Int(key)
+                return position < before.count && position < after.count && before[position] != after[position]
+            }
+        }
         return try ChangeSet.between(old, new) { key in
             guard let previous else { return false }
             return try fingerprint(key, previous, database) != fingerprint(key, current, database)

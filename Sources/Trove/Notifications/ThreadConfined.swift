@@ -38,14 +38,44 @@ extension ThreadConfined where Self: Object {
     }
 }
 
-extension Results: ThreadConfined where Element: Object {
-    /// The results' query and order, and the class of their objects.
+extension Results: ThreadConfined {
+    /// The results' query and order, and the class of their objects; for
+    /// results of a collection's values, the collection and the order.
     public var _threadSafeHandover: _ThreadSafeHandover {
-        _ThreadSafeHandover(.results(query, of: source.objectType ?? Element.self, typeName: table.name), database: database)
+        if let origin = source.valueOrigin {
+            let collection = origin.collection as? any ManagedCollection
+            let property = _ThreadSafeHandover(
+                propertyOf: collection?.managedOwner, column: collection?.managedColumn ?? 0, kind: Results.self)
+            guard case .property(let name, let ownerType, let ownerTypeName, let ownerKey) = property.value else {
+                preconditionFailure("Trove: a collection's handover names its property")
+            }
+            return _ThreadSafeHandover(
+                .values(name, ownerType: ownerType, ownerTypeName: ownerTypeName, ownerKey: ownerKey, order: origin.order),
+                database: database)
+        }
+        guard let objectType = source.objectType else {
+            preconditionFailure("Trove: ThreadSafeReference needs results of objects or of a collection's values")
+        }
+        return _ThreadSafeHandover(.results(query, of: objectType, typeName: table.name), database: database)
     }
 
-    /// The same query and order, read by `database`.
+    /// The same query and order (or the same collection's values), read by `database`.
     public static func _resolve(_ handover: _ThreadSafeHandover, in database: Database) -> Results? {
+        if case .values(_, _, _, _, let order) = handover.value {
+            let collection = handover.property(as: (any ValueResultsCollection).self, in: database)
+            return collection?.valueResults(order) as? Results
+        }
+        return (Results.self as? any ObjectResultsResolving.Type)?.resolveObjects(handover, in: database) as? Results
+    }
+}
+
+/// ``Results`` of objects, which a handover of a query resolves to.
+private protocol ObjectResultsResolving {
+    static func resolveObjects(_ handover: _ThreadSafeHandover, in database: Database) -> Any?
+}
+
+extension Results: ObjectResultsResolving where Element: Object {
+    static func resolveObjects(_ handover: _ThreadSafeHandover, in database: Database) -> Any? {
         guard case .results(let query, let type, let typeName) = handover.value, type is Element.Type else { return nil }
         let binding = database.bindingOrTrap(for: type, storedAs: typeName)
         let source: ResultsSource<Element> =

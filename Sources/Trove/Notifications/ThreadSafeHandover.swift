@@ -16,6 +16,9 @@ public struct _ThreadSafeHandover: Sendable {
         /// A collection property (``List``, ``MutableSet``, ``Map``,
         /// ``LinkingObjects``): the object owning it and the property's name.
         case property(String, ownerType: Object.Type, ownerTypeName: String, ownerKey: UInt64)
+        /// ``Results`` of a collection's values: the collection property (as
+        /// in ``property``) and the order.
+        case values(String, ownerType: Object.Type, ownerTypeName: String, ownerKey: UInt64, order: ValueOrder)
     }
 
     let value: Value
@@ -58,8 +61,14 @@ public struct _ThreadSafeHandover: Sendable {
     /// The collection property this names, read by `database`; nil when its
     /// owner is gone (or it names no `C`).
     func property<C>(as _: C.Type, in database: Database) -> C? {
-        guard case .property(let name, let ownerType, let ownerTypeName, let ownerKey) = value else { return nil }
-        return database.object(ofClass: ownerType, storedAs: ownerTypeName, objectKey: ownerKey)?.value(forKey: name) as? C
+        switch value {
+        case .property(let name, let ownerType, let ownerTypeName, let ownerKey),
+            .values(let name, let ownerType, let ownerTypeName, let ownerKey, _):
+            return database.object(ofClass: ownerType, storedAs: ownerTypeName, objectKey: ownerKey)?.value(forKey: name)
+                as? C
+        default:
+            return nil
+        }
     }
 }
 

@@ -462,3 +462,11 @@ extension List where Element: Object {
         return place.results(Element.self)
     }
 }
+
+extension List: ValueResultsCollection {
+    /// The values as live results in `order`; nil while unmanaged.
+    package func valueResults(_ order: ValueOrder) -> Any? {
+        guard nested == nil, let place else { return nil }
+        return place.valueResults(Element.self, order: order, of: self)
+    }
+}

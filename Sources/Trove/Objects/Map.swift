@@ -262,3 +262,11 @@ extension Map: _TroveStoredInitializable {
         for entry in entries { target[entry.key] = entry.value }
     }
 }
+
+extension Map: ValueResultsCollection {
+    /// The values as live results in `order`; nil while unmanaged.
+    package func valueResults(_ order: ValueOrder) -> Any? {
+        guard nested == nil, let place else { return nil }
+        return place.valueResults(Value.self, order: order, of: self)
+    }
+}

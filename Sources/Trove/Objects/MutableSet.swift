@@ -233,3 +233,11 @@ extension MutableSet where Element: Object {
         try results().filter(predicateFormat, arguments: arguments)
     }
 }
+
+extension MutableSet: ValueResultsCollection {
+    /// The values as live results in `order`; nil while unmanaged.
+    package func valueResults(_ order: ValueOrder) -> Any? {
+        guard let place else { return nil }
+        return place.valueResults(Element.self, order: order, of: self)
+    }
+}

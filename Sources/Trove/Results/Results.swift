@@ -274,6 +274,7 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// These results narrowed by a parsed or translated predicate.
     func filtered(by expression: QueryExpression) throws -> Results {
+        requireObjects("filter")
         if source.reachesSubclasses, case .objectKeys(let members)? = predicate {
             let below = try database.subclasses(of: table.name)
             if !below.isEmpty { return try filtered(by: expression, members: members, subclasses: below) }
@@ -313,6 +314,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// db.objects(Team.self).sorted(byKeyPath: "members.@avg.age")
     /// ```
     public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results {
+        if let values = reordered(byKeyPath: keyPath, ascending: ascending) { return values }
         do {
             let key = try SortKey.resolve(keyPath, in: table, ascending: ascending, tables: database.tableResolver)
             return with(predicate: predicate, sort: [key])
@@ -328,6 +330,7 @@ public struct Results<Element>: RandomAccessCollection {
     /// db.objects(PhotoData.self).sorted(by: \.dateAdded, ascending: false)
     /// ```
     public func sorted<Value: _TroveStorable>(by keyPath: KeyPath<Element, Value>, ascending: Bool = true) -> Results {
+        requireObjects("sort by a key path")
         guard source.columnForKeyPath(keyPath) != nil else {
             // Through a link: `\.owner?.name`.
             return sorted(by: [SortDescriptor(keyPath: source.path(for: keyPath), ascending: ascending)])
@@ -342,6 +345,11 @@ public struct Results<Element>: RandomAccessCollection {
 
     /// The elements sorted by several properties, most significant first.
     public func sorted(by descriptors: [SortDescriptor]) -> Results {
+        if descriptors.count == 1, let values = reordered(byKeyPath: descriptors[0].keyPath, ascending: descriptors[0].ascending)
+        {
+            return values
+        }
+        requireObjects("sort by several properties")
         do {
             return with(predicate: predicate, sort: try sortKeys(descriptors))
         } catch {
@@ -704,6 +712,8 @@ struct ResultsSource<Element> {
     /// The property path a key path reads through links (`\.owner?.name` is
     /// `owner.name`); nil where key paths name only the element's own properties.
     var pathForKeyPath: ((AnyKeyPath) -> String?)? = nil
+    /// For results of a collection's values: the collection and the order.
+    var valueOrigin: ValueOrigin? = nil
 
     /// The property or the path through links a key path names.
     func path(for keyPath: AnyKeyPath) -> String {

@@ -271,3 +271,16 @@ extension Results {
         public var item: Int { self[1] }
     }
 #endif
+
+extension SectionedResults: Equatable {
+    /// The same sectioned results: made by one `sectioned` call (copies
+    /// share it); two calls make two, as in Realm.
+    public static func == (lhs: SectionedResults, rhs: SectionedResults) -> Bool { lhs.cache === rhs.cache }
+}
+
+extension ResultsSection: Equatable {
+    /// The section of one key, read from the same sectioned results.
+    public static func == (lhs: ResultsSection, rhs: ResultsSection) -> Bool {
+        lhs.key == rhs.key && lhs.grouping == rhs.grouping
+    }
+}

@@ -181,57 +181,60 @@ extension Map {
 }
 
 extension RealmCollection where Element.PersistedType: SortableType {
-    /// The values in order, nil first when ascending (Realm's
-    /// `sorted(ascending:)`, in the order a sorted query gives). Realm returns
-    /// live `Results<Element>`; this is an array of the values as they are now.
+    /// The values as live results in order, nil first when ascending
+    /// (Realm's `sorted(ascending:)`): they follow the collection through
+    /// commits. As in Realm, only a stored collection has results; for an
+    /// unmanaged one it traps (sort it with Swift's `sorted()`).
     ///
     /// ```swift
-    /// let ranks = Array(player.scores.sorted(ascending: false))
+    /// let ranks = player.scores.sorted(ascending: false)
     /// ```
-    public func sorted(ascending: Bool = true) -> [Element] {
-        StoredAggregate.sorted(self, ascending: ascending)
+    public func sorted(ascending: Bool = true) -> Results<Element> {
+        guard let results = _valueResults(ascending: ascending) else { unmanagedValueResults("sorted(ascending:)") }
+        return results
     }
 
-    /// The values with each distinct value once, where it first occurs
-    /// (Realm's `distinct()`): an array of the values as they are now.
+    /// The values with each distinct value once, where it first occurs, as
+    /// live results (Realm's `distinct()`); traps for an unmanaged collection, as in Realm.
     ///
     /// ```swift
     /// let tags = Array(photo.tags.distinct())
     /// ```
-    public func distinct() -> [Element] { StoredAggregate.distinct(self) }
+    public func distinct() -> Results<Element> {
+        guard let results = _valueResults(ascending: nil) else { unmanagedValueResults("distinct()") }
+        return results
+    }
+
+    private func unmanagedValueResults(_ method: String) -> Never {
+        preconditionFailure(
+            "TroveRealm: \(method) makes Results, which only a stored \(Self.self) has (as in Realm); add its owner first, or use Swift's sorted() on the unmanaged collection"
+        )
+    }
 }
 
 extension Map where Value: RealmCollectionValue, Value.PersistedType: SortableType {
-    /// The map's values in order, nil first when ascending (Realm's
-    /// `sorted(ascending:)`): an array of the values as they are now.
+    /// The map's values as live results in order, nil first when ascending
+    /// (Realm's `sorted(ascending:)`); traps for an unmanaged map, as in Realm.
     ///
     /// ```swift
     /// let cheapestFirst = item.prices.sorted(ascending: true)
     /// ```
-    public func sorted(ascending: Bool = true) -> [Value] { StoredAggregate.sorted(values, ascending: ascending) }
+    public func sorted(ascending: Bool = true) -> Results<Value> {
+        valueResults(.sorted(ascending: ascending), "sorted(ascending:)")
+    }
 
-    /// The map's values with each distinct value once (Realm's `distinct()`).
+    /// The map's values with each distinct value once, as live results (Realm's `distinct()`).
     ///
     /// ```swift
     /// let currencies = item.currencies.distinct()
     /// ```
-    public func distinct() -> [Value] { StoredAggregate.distinct(values) }
-}
+    public func distinct() -> Results<Value> { valueResults(.distinct, "distinct()") }
 
-extension StoredAggregate {
-    /// `values` in the order sorted queries give (stable for equal values).
-    static func sorted<E: _TroveStorable>(_ values: some Sequence<E>, ascending: Bool) -> [E] {
-        let keyed = values.enumerated().map { (offset: $0.offset, value: $0.element, stored: $0.element._troveStored) }
-        return keyed.sorted { a, b in
-            let order = ValueComparison.sortOrder(a.stored, b.stored)
-            if order == .orderedSame { return a.offset < b.offset }
-            return (order == .orderedAscending) == ascending
-        }.map(\.value)
-    }
-
-    /// `values` with each stored value once, in first-occurrence order.
-    static func distinct<E: _TroveStorable>(_ values: some Sequence<E>) -> [E] {
-        var seen = Set<StoredValue>()
-        return values.filter { seen.insert($0._troveStored).inserted }
+    private func valueResults(_ order: ValueOrder, _ method: String) -> Results<Value> {
+        guard let results = valueResults(order) as? Results<Value> else {
+            preconditionFailure(
+                "TroveRealm: \(method) makes Results, which only a stored Map has (as in Realm); add its owner first")
+        }
+        return results
     }
 }

@@ -15,8 +15,9 @@ import TroveStorage
 /// ```
 public protocol RealmCollection<Element>: RandomAccessCollection, Equatable, ThreadConfined
 where Element: RealmCollectionValue, Index == Int {
-    /// The collection's objects as live Trove ``Results``, in its order; nil
-    /// for a collection of values, or of objects while it is unmanaged.
+    /// The collection as live Trove ``Results``, in its order: a collection's
+    /// objects, or results themselves (of objects or of values); nil for a
+    /// list or set of values, or of objects while it is unmanaged.
     var _objectResults: Results<Element>? { get }
     /// Whether the collection can no longer be read (the object owning it was deleted).
     var isInvalidated: Bool { get }
@@ -36,6 +37,9 @@ where Element: RealmCollectionValue, Index == Int {
     /// Observes a stored collection of values (a collection of objects is
     /// observed through its ``_objectResults``).
     func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken
+    /// The collection's values as live ``Results``: sorted when `ascending`
+    /// is given, else each distinct value once; nil while it is unmanaged.
+    func _valueResults(ascending: Bool?) -> Results<Element>?
 }
 
 extension RealmCollection {
@@ -49,6 +53,11 @@ extension RealmCollection {
     public var isInvalidated: Bool { false }
 
     public var _unmanagedObjects: [Element]? { nil }
+
+    public func _valueResults(ascending: Bool?) -> Results<Element>? {
+        (self as? any ValueResultsCollection)?.valueResults(ascending.map { .sorted(ascending: $0) } ?? .distinct)
+            as? Results<Element>
+    }
 
     public func _observeValues(_ block: @escaping (CollectionChangeSet) -> Void) -> NotificationToken {
         preconditionFailure("TroveRealm: \(Self.self) holds objects; observe it through its results")
@@ -569,6 +578,8 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
 
     public var _unmanagedObjects: [Element]? { base._unmanagedObjects }
 
+    public func _valueResults(ascending: Bool?) -> Results<Element>? { base._valueResults(ascending: ascending) }
+
     /// Iterates a snapshot of the objects taken when the loop starts, so
     /// deleting them inside the loop neither skips nor repeats any.
     ///
@@ -635,17 +646,30 @@ extension AnyRealmCollection where Element: Object {
     }
 }
 
-extension Results: RealmCollection where Element: Object {
+extension Results: RealmCollection where Element: RealmCollectionValue {
     /// The results themselves.
     public var _objectResults: Results<Element>? { self }
+
+    /// The Realm the results read from.
+    public var realm: Realm? { Realm(database) }
 
     /// Whether the Realm invalidated what it handed out since these results were made.
     public var isInvalidated: Bool { isStale }
 
+    /// Results of values again, sorted or distinct (from the collection they come from).
+    public func _valueResults(ascending: Bool?) -> Results<Element>? {
+        guard let (collection, order) = valueCollection else { return nil }
+        guard let ascending else { return order == .distinct ? self : collection.valueResults(.distinct) as? Results }
+        return sorted(byKeyPath: "self", ascending: ascending)
+    }
+
     /// The same query and order in a frozen Realm: the matches at the latest commit, for good.
     public func freeze() -> Results {
         if database.isFrozen { return self }
-        return realmCopy(of: self, from: database, frozen: true, "results")!  // results always resolve
+        guard let frozen = realmCopy(of: self, from: database, frozen: true, "results") else {
+            realmMisuse("Cannot freeze results", TroveError(.invalidObject, "the object owning their values was deleted"))
+        }
+        return frozen
     }
 
     /// The same query and order in a live Realm of the current isolation.

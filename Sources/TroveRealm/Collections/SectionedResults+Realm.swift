@@ -2,7 +2,27 @@ import Dispatch
 import Foundation
 import Trove
 
-extension SectionedResults where Element: Object {
+extension RealmCollection {
+    /// The values grouped into live sections by the key `block` gives each,
+    /// sorted by value (Realm's `sectioned(by:ascending:)` on a collection of
+    /// values); as in Realm, only a stored collection has them.
+    ///
+    /// ```swift
+    /// let byParity = player.scores.sectioned(by: { $0 % 2 }, ascending: false)
+    /// ```
+    public func sectioned<Key: Hashable>(by block: @escaping (Element) -> Key, ascending: Bool = true)
+        -> SectionedResults<Key, Element>
+    {
+        guard let results = _valueResults(ascending: ascending) else {
+            preconditionFailure(
+                "TroveRealm: sectioned(by:ascending:) with a block sorts values, which only a stored \(Self.self) of values has; for objects, section by a key path or give sort descriptors"
+            )
+        }
+        return results.sectioned(by: block, sortDescriptors: [])
+    }
+}
+
+extension SectionedResults where Element: RealmCollectionValue {
     /// The Realm the sections read from.
     public var realm: Realm? { Realm(results.database) }
 
@@ -49,6 +69,9 @@ extension SectionedResults where Element: Object {
             { change in deliver(hop == nil ? change : change.frozen(), on: hop, to: block) })
     }
 
+}
+
+extension SectionedResults where Element: Object {
     /// ``observe(keyPaths:on:_:)`` with the properties given as key paths.
     ///
     /// ```swift
@@ -65,7 +88,7 @@ extension SectionedResults where Element: Object {
 extension SectionedResultsChange {
     /// The change with its sections frozen, for delivery on another queue.
     fileprivate func frozen<Key, Element>() -> SectionedResultsChange
-    where Collection == SectionedResults<Key, Element>, Element: Object {
+    where Collection == SectionedResults<Key, Element>, Element: RealmCollectionValue {
         switch self {
         case .initial(let sections): return .initial(sections.freeze())
         case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
@@ -76,7 +99,7 @@ extension SectionedResultsChange {
     }
 }
 
-extension ResultsSection where Element: Object {
+extension ResultsSection where Element: RealmCollectionValue {
     /// The Realm the section reads from.
     public var realm: Realm? { grouping.realm }
 
@@ -157,6 +180,9 @@ extension ResultsSection where Element: Object {
         }
     }
 
+}
+
+extension ResultsSection where Element: Object {
     /// ``observe(keyPaths:on:_:)`` with the properties given as key paths.
     ///
     /// ```swift

@@ -39,7 +39,8 @@ extension _RealmSchemaDiscoverable {
 /// ```swift
 /// func defaultOf<T: _Persistable>(_: T.Type) -> T { T._rlmDefaultValue() }
 /// ```
-public protocol _Persistable: _RealmSchemaDiscoverable, _HasPersistedType where PersistedType: _Persistable {}
+public protocol _Persistable: _RealmSchemaDiscoverable, _HasPersistedType
+where PersistedType: _Persistable, PersistedType.PersistedType.PersistedType == PersistedType.PersistedType {}
 
 extension _Persistable {
     /// The value of a property declared without one (0, "", nil, an empty collection).
