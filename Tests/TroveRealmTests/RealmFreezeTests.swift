@@ -30,6 +30,19 @@ struct RealmFreezeTests {
         #expect(frozenRealm.objects(Dog.self).count == 1)
     }
 
+    @Test("a frozen object equals only itself frozen at the same commit: not the live object, not another version")
+    func frozenEquality() throws {
+        let realm = try makeRealm()
+        let rex = Dog(value: ["Rex", 3])
+        try realm.write { realm.add(rex) }
+        let frozen = rex.freeze()
+        #expect(frozen != rex && rex != frozen)
+        #expect(frozen == frozen.freeze() && frozen == realm.freeze().object(ofType: Dog.self, forPrimaryKey: "Rex"))
+        try realm.write { rex.age = 4 }
+        #expect(frozen != rex.freeze())
+        #expect(rex == realm.object(ofType: Dog.self, forPrimaryKey: "Rex"))
+    }
+
     @Test("thaw gives live copies; a frozen Realm refuses to write")
     func thawAndRefuse() throws {
         let realm = try makeRealm()

@@ -8,9 +8,49 @@ final class Dog: Object {
     @Persisted var toys = List<String>()
 }
 
+final class Crew: Object {
+    @Persisted var walkers: MutableSet<Walker>
+    @Persisted var anything: List<AnyRealmValue>
+}
+
 /// Realm Swift's `Realm` surface, as Realm code uses it.
 @Suite("Realm on Trove")
 struct RealmTests {
+    @Test("live objects of a type without a primary key are == only to themselves, as Realm's; rows compare with isSameObject")
+    func unkeyedObjectEquality() throws {
+        let realm = try makeRealm()
+        let walker = Walker()
+        walker.name = "Min"
+        let alias = walker
+        let rex = Dog(value: ["Rex", 3])
+        try realm.write { realm.add([walker, rex] as [Object]) }
+        let again = try #require(realm.objects(Walker.self).first)
+        #expect(walker == alias && walker != again && walker.isSameObject(as: again))
+        #expect(AnyRealmCollection(realm.objects(Walker.self)).index(of: walker) == 0)
+        #expect(rex == realm.object(ofType: Dog.self, forPrimaryKey: "Rex"))  // a primary key: the same row is equal
+        let frozen = walker.freeze()
+        #expect(frozen == realm.freeze().objects(Walker.self).first)  // frozen objects compare rows
+        #expect(again.isSameObject(as: walker) && !again.isSameObject(as: nil))
+    }
+
+    @Test("sets of objects without a primary key intersect and compare by the stored objects; a mixed list finds one")
+    func unkeyedObjectsInCollections() throws {
+        let realm = try makeRealm(objectTypes: [Walker.self, Dog.self, Crew.self])
+        let crew = Crew()
+        let other = Crew()
+        let (min, jo) = (Walker(), Walker())
+        try realm.write {
+            realm.add([crew, other])
+            crew.walkers.insert(objectsIn: [min, jo])
+            other.walkers.insert(min)
+            crew.anything.append(.object(min))
+        }
+        #expect(other.walkers.isSubset(of: crew.walkers) && !crew.walkers.isSubset(of: other.walkers))
+        #expect(crew.anything.index(of: .object(min)) == 0 && crew.anything.index(of: .object(jo)) == nil)
+        try realm.write { crew.walkers.formIntersection(other.walkers) }
+        #expect(crew.walkers.count == 1 && crew.walkers[0].isSameObject(as: min))
+    }
+
     @Test("write, add, objects, object(ofType:forPrimaryKey:), delete, isEmpty, and object.realm / results.realm")
     func basics() throws {
         let config = Realm.Configuration(fileURL: realmDirectory().appendingPathComponent("dogs.realm"), schemaVersion: 1)

@@ -67,6 +67,34 @@ final class Album: Object {
         #expect(list.songs.map(\.title) == ["one"])
     }
 
+    @Test("a list held before its object was added is the stored list after; a fetched object hands out one list")
+    func aListKeepsItsIdentity() throws {
+        let db = try makeDatabase()
+        let playlist = Playlist()
+        playlist.name = "road"
+        let tags = playlist.tags
+        let songs = playlist.songs
+        tags.append(contentsOf: ["a", "b"])
+        songs.append(song("one"))
+        #expect(!tags.isManaged && tags === playlist.tags)
+        try db.write { try db.add(playlist) }
+        #expect(tags.isManaged && tags === playlist.tags && songs === playlist.songs)
+        #expect(Array(tags) == ["a", "b"] && songs.map(\.title) == ["one"])
+        try db.write { tags.append("c") }
+        #expect(Array(playlist.tags) == ["a", "b", "c"])
+        let fetched = try #require(db.object(ofType: Playlist.self, forPrimaryKey: "road"))
+        #expect(fetched.tags === fetched.tags && Array(fetched.tags) == ["a", "b", "c"])
+        // A list kept after its object is gone still reads and writes its row.
+        var kept: List<String>?
+        do {
+            let other = try #require(db.object(ofType: Playlist.self, forPrimaryKey: "road"))
+            kept = other.tags
+        }
+        try db.write { kept?.append("d") }
+        #expect(Array(fetched.tags) == ["a", "b", "c", "d"])
+        expectValid(db)
+    }
+
     @Test func everyMutationMatchesAnArrayAndPersists() throws {
         let db = try makeDatabase()
         let list = Playlist()

@@ -164,6 +164,14 @@ extension Database {
         materialize(DynamicObject.self, objectKey: objectKey, binding: dynamicBinding(for: table))
     }
 
+    /// A stored object of this handle read as a ``DynamicObject`` (its
+    /// properties by name); nil for an unmanaged, deleted or another handle's object.
+    package func dynamicView(of object: Object) -> DynamicObject? {
+        if let dynamic = object as? DynamicObject, dynamic._database === self { return dynamic }
+        guard object._database === self, let table = object._table, !object.isInvalidated else { return nil }
+        return dynamicObject(in: table, objectKey: object._objectKey)
+    }
+
     /// The object of a model class with `objectKey`, or nil when it does not exist.
     func object(ofClass type: Object.Type, objectKey: UInt64) -> Object? {
         let binding = objectBindingOrTrap(for: type)

@@ -85,6 +85,10 @@ public final class Database {
     /// Whether references made from this handle pin the snapshot they were
     /// made at (TroveRealm's handles, as Realm's references do; see ``SnapshotPin``).
     package var pinsReferences = false
+    /// Whether live objects of a type without a primary key read from this
+    /// handle are `==` only to themselves (TroveRealm's handles, as Realm's
+    /// objects are); otherwise the same row is the same object.
+    package var comparesUnkeyedObjectsByIdentity = false
     /// True from ``releaseSnapshot()`` until the handle reads again: Realm's
     /// "not in a read transaction", when a resolved reference may set the
     /// version the handle reads.

@@ -5,6 +5,8 @@ protocol ManagedCollection: AnyObject {
     var managedColumn: Int { get }
     /// The elements (a map's as key-value pairs) while unmanaged.
     var unmanagedElements: [Any] { get }
+    /// Makes the collection, held in a field of `object`, the managed one of its `column`.
+    func attach(to object: Object, column: Int)
 }
 
 extension ManagedCollection {
@@ -23,7 +25,7 @@ extension ManagedCollection {
             guard managedOwner == nil, other.managedOwner == nil else { return false }
             return Self.sameElements(unmanagedElements, other.unmanagedElements)
         }
-        return owner == otherOwner && managedColumn == other.managedColumn
+        return owner.isSameStoredObject(as: otherOwner) && managedColumn == other.managedColumn
     }
 
     private static func sameElements(_ a: [Any], _ b: [Any]) -> Bool {
@@ -109,5 +111,40 @@ extension Map: ManagedCollection, Equatable {
     public static func == (lhs: Map, rhs: Map) -> Bool {
         if lhs.nested != nil || rhs.nested != nil { return lhs.nested == rhs.nested }
         return lhs.isSameCollection(as: rhs)
+    }
+}
+
+extension List {
+    /// The list the field holds once its object is stored (attached when the
+    /// object was added, or at the first read of a fetched object); another
+    /// object's list the field was given stays that object's.
+    public static func _troveManagedGet(_ object: Object, column: Int, held: List) -> List {
+        held.handedOut(by: object, column: column) ? held : List(owner: object, column: column)
+    }
+}
+
+extension MutableSet {
+    /// The set the field holds once its object is stored (see `List`'s).
+    public static func _troveManagedGet(_ object: Object, column: Int, held: MutableSet) -> MutableSet {
+        held.handedOut(by: object, column: column) ? held : MutableSet(owner: object, column: column)
+    }
+}
+
+extension Map {
+    /// The map the field holds once its object is stored (see `List`'s).
+    public static func _troveManagedGet(_ object: Object, column: Int, held: Map) -> Map {
+        held.handedOut(by: object, column: column) ? held : Map(owner: object, column: column)
+    }
+}
+
+extension ManagedCollection {
+    /// Whether `object`'s field holding this collection can hand it out as the
+    /// managed collection of `column`: it is attached there, or it is the empty
+    /// default of a fetched object, attached now.
+    fileprivate func handedOut(by object: Object, column: Int) -> Bool {
+        if managedOwner === object { return managedColumn == column }
+        guard managedOwner == nil, unmanagedElements.isEmpty else { return false }
+        attach(to: object, column: column)
+        return true
     }
 }

@@ -270,3 +270,12 @@ extension Map: ValueResultsCollection {
         return place.valueResults(Value.self, order: order, of: self)
     }
 }
+
+extension Map {
+    /// The map's objects (nil values left out) as live ``Results`` in key
+    /// order, for a map whose values are objects; nil while unmanaged.
+    package func objectResults<Wrapped: Object>(_: Wrapped.Type) -> Results<Wrapped>? {
+        guard nested == nil, let place else { return nil }
+        return place.results(Wrapped.self)
+    }
+}

@@ -148,7 +148,7 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessC
     /// Keeps only the elements that are also in `other`.
     public func formIntersection<S: Sequence>(_ other: S) where S.Element == Element {
         let keep = Array(other)
-        for element in array() where !keep.contains(element) { remove(element) }
+        for element in array() where !keep.contains(where: { Self.same($0, element) }) { remove(element) }
     }
 
     /// Removes the elements of `other`.
@@ -159,7 +159,20 @@ public final class MutableSet<Element: _TroveStorable & Hashable>: RandomAccessC
     /// Whether every element is also in `other`.
     public func isSubset<S: Sequence>(of other: S) -> Bool where S.Element == Element {
         let superset = Array(other)
-        return array().allSatisfy { superset.contains($0) }
+        return array().allSatisfy { element in superset.contains { Self.same($0, element) } }
+    }
+
+    /// Whether two elements are the same element of a set: the same stored
+    /// object (or a mixed value holding it), else equal values.
+    private static func same(_ a: Element, _ b: Element) -> Bool {
+        switch Element._troveType {
+        case .link:
+            if let x = a as? Object, let y = b as? Object { return x.isSameStoredObject(as: y) }
+        case .mixed:
+            if case .object(let x)? = a as? Mixed, case .object(let y)? = b as? Mixed { return x.isSameStoredObject(as: y) }
+        default: break
+        }
+        return a == b
     }
 
     /// Whether the sets share an element.

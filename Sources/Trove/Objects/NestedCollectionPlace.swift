@@ -152,7 +152,7 @@ struct NestedCollectionPlace: Hashable {
     }
 
     static func == (lhs: NestedCollectionPlace, rhs: NestedCollectionPlace) -> Bool {
-        lhs.owner == rhs.owner && lhs.column == rhs.column && lhs.path == rhs.path
+        lhs.owner.isSameStoredObject(as: rhs.owner) && lhs.column == rhs.column && lhs.path == rhs.path
     }
 
     func hash(into hasher: inout Hasher) {

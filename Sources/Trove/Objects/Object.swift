@@ -373,7 +373,7 @@ extension Object {
     func dropUnmanagedRelations(_ binding: ObjectBinding) {
         let base = Unmanaged.passUnretained(self).toOpaque()
         for field in binding.info.fields where !field.schema.isPlainValue {
-            field.accessor?.resetValue(at: base.advanced(by: field.offset))
+            field.accessor?.releaseUnmanaged(at: base.advanced(by: field.offset), of: self)
         }
     }
 
@@ -467,13 +467,35 @@ extension Object: Hashable {
         }
     }
 
-    /// Two managed objects are equal when they are the same stored object;
-    /// unmanaged objects only when they are the same instance.
+    /// Two managed objects are equal when they are the same stored object
+    /// (a frozen one only to the same object frozen at the same commit, as
+    /// in Realm); unmanaged objects only when they are the same instance. On
+    /// a TroveRealm handle, live objects of a type without a primary key are
+    /// equal only when they are the same instance, as Realm's are (compare
+    /// rows with `isSameObject(as:)` there).
     public static func == (lhs: Object, rhs: Object) -> Bool {
         if lhs === rhs { return true }
-        guard let left = lhs._table, let right = rhs._table, lhs._database != nil, rhs._database != nil else {
+        guard lhs.isSameStoredObject(as: rhs), let database = lhs._database, let other = rhs._database else { return false }
+        if database.comparesUnkeyedObjectsByIdentity || other.comparesUnkeyedObjectsByIdentity, !database.isFrozen,
+            lhs._table?.primaryKeyColumn == nil
+        {
             return false
         }
-        return left === right && lhs._objectKey == rhs._objectKey
+        return true
+    }
+
+    /// Whether `other` is the same stored object: the same instance, or the
+    /// same row read twice (a frozen one only at the same commit).
+    package func isSameStoredObject(as other: Object) -> Bool {
+        if self === other { return true }
+        guard let left = _table, let right = other._table, let leftDatabase = _database, let rightDatabase = other._database
+        else {
+            return false
+        }
+        if leftDatabase !== rightDatabase, leftDatabase.isFrozen || rightDatabase.isFrozen {
+            guard leftDatabase.isFrozen, rightDatabase.isFrozen, leftDatabase.visibleCommit == rightDatabase.visibleCommit
+            else { return false }
+        }
+        return left === right && _objectKey == other._objectKey
     }
 }

@@ -118,7 +118,7 @@ public struct Persisted<Value: _TroveStorable> {
             // A managed object's fields hold their columns (stamped when it was
             // bound); reading one through the literal key path is a plain load.
             let storage = object[keyPath: storageKeyPath]
-            if object._database != nil { return Value._troveManagedGet(object, column: storage._column) }
+            if object._database != nil { return Value._troveManagedGet(object, column: storage._column, held: storage._value) }
             if storage._column >= 0 { return Value._troveProbeGet(object, column: storage._column) }
             return storage._value
         }
@@ -189,8 +189,11 @@ protocol PersistedField {
     static var columnOffset: Int { get }
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
     static func bindProbe(at field: UnsafeMutableRawPointer, column: Int)
-    /// Puts the type's default back in the field (dropping what an unmanaged object held).
-    static func resetValue(at field: UnsafeMutableRawPointer)
+    /// Drops what the field held while its object was unmanaged, once it is
+    /// stored: a collection instance becomes the managed collection of the
+    /// object's column (the one the property hands out from then on);
+    /// another value gives way to the type's default.
+    static func releaseUnmanaged(at field: UnsafeMutableRawPointer, of object: Object)
 }
 
 extension Persisted: PersistedField {
@@ -210,7 +213,12 @@ extension Persisted: PersistedField {
         field.assumingMemoryBound(to: Persisted<Value>.self).pointee._column = column
     }
 
-    static func resetValue(at field: UnsafeMutableRawPointer) {
-        field.assumingMemoryBound(to: Persisted<Value>.self).pointee._value = Value._troveDefault
+    static func releaseUnmanaged(at field: UnsafeMutableRawPointer, of object: Object) {
+        let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
+        if Value.self is any ManagedCollection.Type, let collection = Value.self as? any _TroveDeclaredWithPersisted.Type {
+            collection._troveAttachLegacy(at: field + valueOffset, to: object, column: storage.pointee._column)
+        } else {
+            storage.pointee._value = Value._troveDefault
+        }
     }
 }

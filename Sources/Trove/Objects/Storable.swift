@@ -28,6 +28,10 @@ public protocol _TroveStorable {
     static func _troveResolve(_ value: StoredValue, in database: Database) -> Self
     /// A managed object's property read.
     static func _troveManagedGet(_ object: Object, column: Int) -> Self
+    /// A managed object's property read through its `@Persisted` field, which
+    /// holds `held`: a collection hands out the instance the field holds, so
+    /// that every read gives the same one (as Realm's do).
+    static func _troveManagedGet(_ object: Object, column: Int, held: Self) -> Self
     /// A managed object's property write.
     static func _troveManagedSet(_ value: Self, _ object: Object, column: Int)
     /// A key path probe's property read (see `ObjectBinding.column(forKeyPath:)`):
@@ -41,6 +45,13 @@ public protocol _TroveStorable {
 public protocol _TroveStoredInitializable: _TroveStorable {
     /// Converts from the stored form (which has the stored type, or null).
     init(_troveStored: StoredValue)
+}
+
+extension _TroveStorable {
+    @inlinable
+    public static func _troveManagedGet(_ object: Object, column: Int, held: Self) -> Self {
+        _troveManagedGet(object, column: column)
+    }
 }
 
 extension _TroveStoredInitializable {

@@ -3,6 +3,7 @@ import Foundation
 /// A query string tested against objects that are not stored (the elements
 /// of an unmanaged list, set or map), by reading their properties: the same
 /// comparisons as a query of stored objects, through links and collections.
+/// Values (the elements of a collection of values) are tested as `self`.
 ///
 /// ```swift
 /// let index = try UnmanagedMatching(Dog.self, "age > %@ AND name BEGINSWITH 'R'", [3]).firstIndex(in: dogs)
@@ -14,7 +15,7 @@ package struct UnmanagedMatching {
     /// The query, parsed with its arguments. Throws `.invalidQuery` for bad
     /// syntax, and for what only a stored query can do: SUBQUERY, map keys
     /// and subscripts, full-text search, geospatial shapes.
-    package init(_ type: Object.Type, _ text: String, _ arguments: [Any?]) throws {
+    package init(_: Any.Type, _ text: String, _ arguments: [Any?]) throws {
         let template = try PredicateParser.parseTemplate(text)
         guard template.suffixes.isEmpty else {
             throw TroveError(.invalidQuery, "SORT, DISTINCT and LIMIT need stored objects: \(text)")
@@ -46,13 +47,13 @@ package struct UnmanagedMatching {
         }
     }
 
-    /// The position of the first object the query matches, or nil.
-    package func firstIndex(in objects: [Object]) -> Int? { objects.firstIndex(where: matches) }
+    /// The position of the first object (or value) the query matches, or nil.
+    package func firstIndex(in elements: [Any]) -> Int? { elements.firstIndex(where: matches) }
 
-    /// Whether `object` matches.
-    package func matches(_ object: Object) -> Bool { Self.holds(expression, for: object) }
+    /// Whether `element` matches: an object by its properties, a value as `self`.
+    package func matches(_ element: Any) -> Bool { Self.holds(expression, for: element) }
 
-    private static func holds(_ expression: QueryExpression, for object: Object) -> Bool {
+    private static func holds(_ expression: QueryExpression, for object: Any) -> Bool {
         switch expression {
         case .constant(let value): return value
         case .and(let parts): return parts.allSatisfy { holds($0, for: object) }
@@ -63,7 +64,7 @@ package struct UnmanagedMatching {
         }
     }
 
-    private static func holds(_ comparison: QueryExpression.Comparison, for object: Object) -> Bool {
+    private static func holds(_ comparison: QueryExpression.Comparison, for object: Any) -> Bool {
         var (lhs, rhs, op) = (comparison.lhs, comparison.rhs, comparison.op)
         if case .property = rhs, case .value = lhs {
             // `'rock' IN tags` is `ANY tags == 'rock'`; `5 < age` is `age > 5`.
@@ -102,11 +103,11 @@ package struct UnmanagedMatching {
 
     /// The values a key path reads from an object: one, or each element when
     /// it goes through a collection (`dogs.name`; `@count` counts it). An
-    /// object reads as a link to it.
-    private static func values(at path: String, of object: Object) -> (values: [StoredValue], isCollection: Bool) {
+    /// object reads as a link to it; `self` is the object or value itself.
+    private static func values(at path: String, of object: Any) -> (values: [StoredValue], isCollection: Bool) {
         var current: [Any?] = [object]
         var isCollection = false
-        for name in path.split(separator: ".").map(String.init) {
+        for name in path.split(separator: ".").map(String.init) where name != "self" {
             if name == "@count" {
                 return ([.int(Int64(current.count))], false)
             }

@@ -192,7 +192,7 @@ public enum Mixed: Hashable, CustomStringConvertible {
 
     /// The value held, boxed as its own type (an `Int`, a `String`, the
     /// object…); nil for `.none`. What a dynamic read of a mixed property gives.
-    var boxedValue: Any? {
+    package var boxedValue: Any? {
         switch self {
         case .int(let value): return value  // an Int, where the stored form reads as Int64
         case .object(let value): return value

@@ -109,7 +109,10 @@ extension Map where Value: RealmCollectionValue, Value.PersistedType: AddableTyp
     /// ```swift
     /// let total = item.prices.sum()
     /// ```
-    public func sum() -> Value { StoredAggregate.sum(values, stored: database != nil) }
+    public func sum() -> Value {
+        // realm-core sums no mixed values of a dictionary to the integer 0, where a list's give Decimal128 0.
+        StoredAggregate.sum(values, stored: false)
+    }
 
     /// The mean of the values (nil skipped), nil when there are none.
     ///

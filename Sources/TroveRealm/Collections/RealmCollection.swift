@@ -68,7 +68,16 @@ extension RealmCollection {
     /// ```swift
     /// let position = person.tags.index(of: "swift")
     /// ```
-    public func index(of value: Element) -> Int? { firstIndex(of: value) }
+    public func index(of value: Element) -> Int? {
+        // A mixed value holding an object is found by the stored object, as realm-core finds it.
+        if case .object(let object)? = value as? Mixed {
+            return firstIndex { element in
+                guard case .object(let other)? = element as? Mixed else { return false }
+                return other.isSameStoredObject(as: object)
+            }
+        }
+        return firstIndex(of: value)
+    }
 
     /// The elements at `indexes`.
     ///
@@ -193,7 +202,7 @@ extension RealmCollection where Element: Object {
 
     /// The position of `object` in the collection, or nil.
     public func index(of object: Element) -> Int? {
-        firstIndex { $0 === object || ($0.isManaged && $0 == object) }
+        firstIndex { $0.isSameStoredObject(as: object) }
     }
 
     /// The position of the first object a query string matches, or nil.
@@ -740,7 +749,18 @@ extension MutableSet where Element: Object {
     /// ```swift
     /// let names = pound.dogs.value(forKey: "name") as! Set<String>
     /// ```
-    public func value(forKey key: String) -> Any? {
+    public func value(forKey key: String) -> Any? { distinctValues(forKey: key) }
+
+    /// The distinct values of one property of the set's objects as objects,
+    /// each once (Realm's `NSSet` as an array), nil as `NSNull`.
+    ///
+    /// ```swift
+    /// let names: [AnyObject] = pound.dogs.value(forKey: "name")
+    /// ```
+    @_disfavoredOverload
+    public func value(forKey key: String) -> [AnyObject] { distinctValues(forKey: key).map { $0.base as AnyObject } }
+
+    private func distinctValues(forKey key: String) -> Set<AnyHashable> {
         Set(map { ($0.value(forKey: key) as? AnyHashable) ?? AnyHashable(NSNull()) })
     }
 }

@@ -18,7 +18,7 @@ extension Object {
     /// ```
     public func isSameObject(as object: Object?) -> Bool {
         guard let object else { return false }
-        return self == object
+        return isSameStoredObject(as: object)
     }
 
     /// Objective-C's `hash`, which Realm objects inherit from `NSObject`:

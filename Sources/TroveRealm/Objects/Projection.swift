@@ -99,7 +99,7 @@ open class Projection<Root: Object>: ProjectionObservable, Hashable, CustomStrin
     }
 
     /// Projections of the same stored object are equal.
-    public static func == (lhs: Projection, rhs: Projection) -> Bool { lhs.rootObject == rhs.rootObject }
+    public static func == (lhs: Projection, rhs: Projection) -> Bool { lhs.rootObject.isSameStoredObject(as: rhs.rootObject) }
 
     /// Hashes the projected object.
     public func hash(into hasher: inout Hasher) { hasher.combine(rootObject) }

@@ -61,6 +61,8 @@ import Trove
         open override var description: String { predicateFormat }
 
         private static func sameArgument(_ a: Any, _ b: Any) -> Bool {
+            // A nil optional is the null argument `NSNull` is.
+            let (a, b) = (flattenOptional(a) ?? NSNull(), flattenOptional(b) ?? NSNull())
             if let x = elements(a), let y = elements(b) {
                 return x.count == y.count && zip(x, y).allSatisfy { sameArgument($0, $1) }
             }

@@ -404,9 +404,11 @@ public struct Realm: Equatable {
             handles = handles.filter { $0.value.database != nil }
             handles[key] = WeakHandle(database: database)
         }
-        // As a Realm: references pin their version, and until its first read
+        // As a Realm: references pin their version, objects without a primary
+        // key are equal only to themselves, and until its first read
         // the Realm reads the version of a reference it resolves.
         database.pinsReferences = true
+        database.comparesUnkeyedObjectsByIdentity = true
         database.releaseSnapshot()
         return database
     }
