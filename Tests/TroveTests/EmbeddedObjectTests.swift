@@ -109,4 +109,38 @@ final class HoldsKeyedEmbedded: Object {
         #expect(db.objects(Address.self).map(\.city) == ["Jeju"])
         expectValid(db)
     }
+
+    @Test("an upsert of what changed writes the new embedded objects into the stored ones' places; .all replaces them")
+    func anUpsertKeepsTheEmbeddedObjectsInPlace() throws {
+        let db = try makeDatabase()
+        let first = contact("Ana", in: "Seoul")
+        first.address?.geo = GeoPoint()
+        first.previous.append(Address("2 Old Rd", "Busan"))
+        first.previous.append(Address("3 Older Rd", "Daegu"))
+        try db.write { try db.add(first) }
+        let (home, oldest) = (try #require(first.address), first.previous[1])
+        let second = contact("Ana", in: "Jeju")
+        second.address?.geo = GeoPoint()
+        second.address?.geo?.latitude = 33.5
+        second.previous.append(Address("4 New Rd", "Incheon"))
+        try db.write { try db.add(second, update: .modified) }
+        // The embedded objects read before the upsert read what it wrote into their places.
+        #expect(!home.isInvalidated && home.city == "Jeju" && home.geo?.latitude == 33.5)
+        #expect(second.address?.city == "Jeju" && first.address?.city == "Jeju")
+        // A list keeps as many places as the new list has; the rest go.
+        #expect(first.previous.map(\.city) == ["Incheon"] && oldest.isInvalidated)
+        #expect(db.objects(Address.self).count == 2 && db.objects(GeoPoint.self).count == 1)
+        // Without an embedded object in the new one, the stored one goes.
+        let third = AddressBookEntry()
+        third.name = "Ana"
+        try db.write { try db.add(third, update: .modified) }
+        #expect(home.isInvalidated && db.objects(Address.self).count == 0 && db.objects(GeoPoint.self).count == 0)
+        // An upsert of everything replaces the embedded objects: those read before are gone.
+        let fourth = contact("Ana", in: "Mokpo")
+        try db.write { try db.add(fourth, update: .modified) }
+        let kept = try #require(fourth.address)
+        try db.write { try db.add(contact("Ana", in: "Suwon"), update: .all) }
+        #expect(kept.isInvalidated && db.objects(Address.self).map(\.city) == ["Suwon"])
+        expectValid(db)
+    }
 }

@@ -43,7 +43,9 @@ extension Database {
             }
         }
         let property = table.schema.properties[column]
-        if orphaned, property.ownsTargets == true, let state = writeState {
+        if orphaned, property.ownsTargets == true, let state = writeState,
+            !state.keptEmbedded.contains(EmbeddedPlace(typeName: property.objectType ?? "", key: target))
+        {
             // An embedded object has one owner: unlinked, it goes.
             try deleteObjects([(try tableInfo(named: property.objectType ?? ""), target)], state)
         }

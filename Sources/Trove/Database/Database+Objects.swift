@@ -13,7 +13,9 @@ extension Database {
     /// Adding an object that is already managed by this handle does nothing.
     /// With `update: .error` (the default), an existing object with the same
     /// primary key throws `TroveError.Kind.primaryKeyExists` and the
-    /// transaction stays usable.
+    /// transaction stays usable. An upsert with `.modified` writes the new
+    /// embedded objects into the places of the stored ones (embedded objects
+    /// read before show the new values, as in Realm); `.all` replaces them.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         try add(object, update: update, owned: false)
     }
@@ -43,15 +45,86 @@ extension Database {
                 values[reader.column] = reader.storable._troveLoad(from: base + reader.valueOffset)
             }
         }
+        // An upsert of what changed keeps the stored object's embedded objects: the new
+        // ones take their places (`.all` replaces them), as Realm does.
+        let places = update == .modified ? try embeddedPlaces(ofObjectWith: values, in: binding.table, state) : [:]
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
         // Legacy fields are attached once what they hold unmanaged is stored.
         object.bind(to: self, objectKey: stored.objectKey, binding: binding, attachingLegacyFields: false)
+        try storeRelations(of: object, binding: binding, update: update, reusing: places, state)
+    }
+
+    /// Stores the links and lists of an object just bound (once it is bound,
+    /// so a cycle back to it finds it managed), then lets go of what it held
+    /// unmanaged and of the embedded objects of `places` no new one took.
+    private func storeRelations(
+        of object: Object, binding: ObjectBinding, update: UpdatePolicy, reusing places: [Int: [UInt64]],
+        _ state: WriteState
+    ) throws {
         if !binding.relationFields.isEmpty {
-            // Links and lists go in once the object is bound, so a cycle back to it finds it managed.
-            try storeRelations(of: object, binding: binding, update: update, state)
+            try storeRelations(of: object, binding: binding, update: update, places, state)
             object.dropUnmanagedRelations(binding)
         }
         if !binding.legacyAttachments.isEmpty { object.attachLegacyFields(binding) }
+        for (column, keys) in places {
+            let typeName = binding.table.schema.properties[column].objectType ?? ""
+            for key in keys {
+                state.keptEmbedded.remove(EmbeddedPlace(typeName: typeName, key: key))
+                if try !hasOwner(key, typeName: typeName) { try deleteObjects([(try tableInfo(named: typeName), key)], state) }
+            }
+        }
+    }
+
+    /// The embedded objects (to-one links and lists of them) of the stored
+    /// object an upsert of `values` replaces, by column, kept from deletion
+    /// until the upsert is done; none when there is no such object.
+    private func embeddedPlaces(ofObjectWith values: [StoredValue], in table: TableInfo, _ state: WriteState) throws
+        -> [Int: [UInt64]]
+    {
+        guard let column = table.primaryKeyColumn, table.schema.properties.contains(where: { $0.ownsTargets == true }),
+            let existing = try objectKey(ofType: table.name, primaryKey: values[column])
+        else { return [:] }
+        return try embeddedPlaces(of: existing, in: table, state)
+    }
+
+    private func embeddedPlaces(of key: UInt64, in table: TableInfo, _ state: WriteState) throws -> [Int: [UInt64]] {
+        var places: [Int: [UInt64]] = [:]
+        for (column, property) in table.schema.properties.enumerated() where property.ownsTargets == true {
+            let typeName = property.objectType ?? ""
+            var keys: [UInt64] = []
+            switch property.collection {
+            case nil:
+                let link = try table.store.withRecord(key, in: state.transaction) { $0?.value(at: column) }
+                if case .int(let target)? = link { keys = [UInt64(bitPattern: target)] }
+            case .list:
+                keys = try listValues(owner: key, column: column, table: table, state.transaction).compactMap {
+                    if case .int(let target) = $0 { return UInt64(bitPattern: target) }
+                    return nil
+                }
+            default: continue
+            }
+            if keys.isEmpty { continue }
+            places[column] = keys
+            for target in keys { state.keptEmbedded.insert(EmbeddedPlace(typeName: typeName, key: target)) }
+        }
+        return places
+    }
+
+    /// Writes an unmanaged embedded object into the place of a stored one
+    /// (`key`), which an upsert kept: objects bound to that place read the
+    /// new values, as Realm's do; its own embedded objects are kept alike.
+    private func storeEmbedded(_ object: Object, at key: UInt64, update: UpdatePolicy, _ state: WriteState) throws {
+        let binding = try objectBinding(for: type(of: object))
+        var values = binding.table.layout.fallbacks
+        object.withBaseAddress { base in
+            for reader in binding.fieldReaders {
+                values[reader.column] = reader.storable._troveLoad(from: base + reader.valueOffset)
+            }
+        }
+        let places = try embeddedPlaces(of: key, in: binding.table, state)
+        _ = try replaceRecord(values, objectKey: key, in: binding.table, state)
+        object.bind(to: self, objectKey: key, binding: binding, attachingLegacyFields: false)
+        try storeRelations(of: object, binding: binding, update: update, reusing: places, state)
     }
 
     private func storedElement(_ element: Any, property: PropertySchema, table: TableInfo, update: UpdatePolicy) throws
@@ -67,7 +140,9 @@ extension Database {
     /// Writes the links and lists an unmanaged object held, adding the objects
     /// they reach with the same update policy (as Realm does: an upsert also
     /// upserts linked objects that have primary keys).
-    private func storeRelations(of object: Object, binding: ObjectBinding, update: UpdatePolicy, _ state: WriteState) throws {
+    private func storeRelations(
+        of object: Object, binding: ObjectBinding, update: UpdatePolicy, _ places: [Int: [UInt64]], _ state: WriteState
+    ) throws {
         let table = binding.table
         for field in binding.relationFields {
             let held = object.withBaseAddress { field.storable._troveLoadAny(from: $0 + field.valueOffset) }
@@ -84,6 +159,9 @@ extension Database {
                     continue
                 }
                 guard let target = held as? Object ?? (held as? any _TroveLinkCarrier)?._troveCarriedObject else { continue }
+                if let place = places[field.column]?.first, target is EmbeddedObject, target._database == nil {
+                    try storeEmbedded(target, at: place, update: update, state)
+                }
                 let key = try linkKey(for: target, property: property, of: table, update: update)
                 guard let record = try fetchRecord(object._objectKey, table: table) else { continue }
                 let updated = try updateColumn(
@@ -92,7 +170,11 @@ extension Database {
                 object.keepRecord(updated, layout: table.layout, generation: generation)
             case .list, .set:
                 guard let list = held as? any _TroveListStorage else { continue }
+                let kept = places[field.column] ?? []
                 for (position, element) in list._unmanagedElements.enumerated() {
+                    if position < kept.count, let embedded = element as? EmbeddedObject, embedded._database == nil {
+                        try storeEmbedded(embedded, at: kept[position], update: update, state)
+                    }
                     let value = try storedElement(element, property: property, table: table, update: update)
                     if property.collection == .list {
                         try listInsert(value, at: position, owner: object._objectKey, column: field.column, table: table, state)

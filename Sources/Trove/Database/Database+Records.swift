@@ -106,45 +106,50 @@ extension Database {
             try finishInsert(values, objectKey: objectKey, table: table, state)
             return (objectKey, values)
         }
+        if existing != nil { return (objectKey, try replaceRecord(values, objectKey: objectKey, in: table, state)) }
         try state.recordWriter.encode(values, layout: table.layout)
-        if existing != nil, table.hasRelations {
-            try detachOutgoing(objectKey, in: table, state)
-            // The lists were dropped with the old links; the record is re-encoded below.
-            try state.recordWriter.encode(values, layout: table.layout)
-        }
-        if existing != nil {
-            var oldTexts: [Int: StoredValue] = [:]
-            let oldKeys: [Int: [UInt8]] = try table.store.withRecord(objectKey, in: transaction) { reader in
-                guard let reader else { return [:] }
-                var keys: [Int: [UInt8]] = [:]
-                for (column, index) in table.indexes {
-                    keys[column] = table.indexKey(reader.value(at: column), column: column, in: index).bytes
-                }
-                for column in table.fullTextIndexes.keys { oldTexts[column] = reader.value(at: column) }
-                return keys
-            }
-            for (column, old) in oldTexts {
-                try reindexText(column: column, from: old, to: values[column], objectKey: objectKey, table: table, state)
-            }
-            try state.recordWriter.bytes.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
-            for (column, index) in table.indexes {
-                let newKey = table.indexKey(values[column], column: column, in: index).bytes
-                if let oldKey = oldKeys[column] {
-                    if oldKey == newKey { continue }
-                    try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
-                }
-                try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)
-            }
-            if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
-            generation &+= 1
-            return (objectKey, values)
-        }
         let stored = state.recordWriter.converted ? nil : values
         try state.recordWriter.bytes.withUnsafeBytes {
             try table.store.append(objectKey, record: $0, values: stored, in: transaction)
         }
         try finishInsert(values, objectKey: objectKey, table: table, state)
         return (objectKey, values)
+    }
+
+    /// Writes `values` over the stored record of `objectKey`: its outgoing
+    /// links and lists are dropped (the caller stores them again), its index
+    /// and full-text entries follow.
+    func replaceRecord(_ values: [StoredValue], objectKey: UInt64, in table: TableInfo, _ state: WriteState) throws
+        -> [StoredValue]
+    {
+        let transaction = state.transaction
+        if table.hasRelations { try detachOutgoing(objectKey, in: table, state) }
+        try state.recordWriter.encode(values, layout: table.layout)
+        var oldTexts: [Int: StoredValue] = [:]
+        let oldKeys: [Int: [UInt8]] = try table.store.withRecord(objectKey, in: transaction) { reader in
+            guard let reader else { return [:] }
+            var keys: [Int: [UInt8]] = [:]
+            for (column, index) in table.indexes {
+                keys[column] = table.indexKey(reader.value(at: column), column: column, in: index).bytes
+            }
+            for column in table.fullTextIndexes.keys { oldTexts[column] = reader.value(at: column) }
+            return keys
+        }
+        for (column, old) in oldTexts {
+            try reindexText(column: column, from: old, to: values[column], objectKey: objectKey, table: table, state)
+        }
+        try state.recordWriter.bytes.withUnsafeBytes { try table.store.replace(objectKey, record: $0, in: transaction) }
+        for (column, index) in table.indexes {
+            let newKey = table.indexKey(values[column], column: column, in: index).bytes
+            if let oldKey = oldKeys[column] {
+                if oldKey == newKey { continue }
+                try deleteIndexEntry(oldKey, objectKey: objectKey, in: index, transaction)
+            }
+            try putIndexEntry(newKey, objectKey: objectKey, in: index, transaction)
+        }
+        if table.hasRelations { try attachLinks(values, objectKey: objectKey, table: table, state) }
+        generation &+= 1
+        return values
     }
 
     /// What follows putting a new record: its index entries and its links' inverse entries.

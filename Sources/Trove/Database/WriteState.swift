@@ -22,6 +22,9 @@ final class WriteState {
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
     /// The transaction of a migration: objects may take new primary keys.
     var isMigration = false
+    /// Embedded objects an upsert keeps while it stores their owner again
+    /// (by type name and key): unlinked meanwhile, they are not deleted.
+    var keptEmbedded: Set<EmbeddedPlace> = []
     /// What the transaction changed, for observers here and in other processes.
     let recorder = ChangeRecorder()
     /// The snapshot the handle's observers last saw, kept open until they
@@ -141,4 +144,10 @@ struct ValueBinding {
         self.fields = fields
         valueColumns = ValueColumns(names: schema.properties.map(\.name), columns: columns)
     }
+}
+
+/// An embedded object by its type's name and key.
+struct EmbeddedPlace: Hashable {
+    let typeName: String
+    let key: UInt64
 }
