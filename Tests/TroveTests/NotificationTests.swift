@@ -35,6 +35,18 @@ private final class Recorder<Element> {
         return task
     }
 
+    @Test("the first read of a type registers it without calling the handle's observers; a write after does")
+    func registeringATypeIsNotNewsToTheHandlesObservers() throws {
+        let db = try makeDatabase()
+        var calls = 0
+        let token = db.observe { _ in calls += 1 }
+        #expect(db.objects(Song.self).isEmpty)  // registers Song and the types it links to
+        #expect(calls == 0)
+        try db.write { try db.add(Song()) }
+        #expect(calls == 1 && db.objects(Song.self).count == 1)
+        token.invalidate()
+    }
+
     @Test func resultsReportInsertionsDeletionsAndModificationsByIndex() throws {
         let db = try makeDatabase()
         try db.write { try db.add([task(1, "a"), task(2, "b"), task(3, "c")]) }

@@ -315,18 +315,24 @@ public final class Database {
     /// Moves this handle to the latest committed state of the file, so that
     /// results and objects show what other handles and processes committed.
     /// Does nothing inside a write, which already sees the latest state.
-    public func refresh() {
+    public func refresh() { refresh(silencingHandleObservers: false) }
+
+    /// ``refresh()``; `silencingHandleObservers`: observers of the handle
+    /// itself (``observe(_:)``) are not called (collection and object
+    /// observers still are, for what changed).
+    func refresh(silencingHandleObservers: Bool) {
         checkIsolation()
         guard writeState == nil, !isFrozen else { return }
         generation &+= 1
         awaitsFirstRead = false
+        let silenced = silencingHandleObservers ? Set(observers.filter { $0.value is DatabaseObserver }.keys) : []
         guard !observers.isEmpty, let previous = snapshot, !previous.isParked else {
             snapshot?.reset()  // keeps the reader slot; the next read renews it
-            return deliverChanges()
+            return deliverChanges(skipping: silenced)
         }
         // Observers compare the snapshot they saw with the new one.
         snapshot = nil
-        deliverChanges(previous: previous)
+        deliverChanges(skipping: silenced, previous: previous)
         retire(previous)
     }
 
@@ -511,6 +517,7 @@ public final class Database {
     /// creating the file, registering a type).
     func withWriteTransaction(_ body: (WriteTransaction) throws -> Void) throws {
         let transaction = try WriteTransaction(environment: environment)
+        let commit = transaction.id
         do {
             try body(transaction)
             // A catalog change: observers compare in full.
@@ -523,7 +530,10 @@ public final class Database {
             transaction.abort()
             throw error
         }
-        refresh()
+        // Registering types is not news to the handle's observers when nothing
+        // else was committed since they last heard (Realm creates its tables
+        // when it opens, and tells no one).
+        refresh(silencingHandleObservers: deliveredTransaction == commit - 1)
     }
 }
 
