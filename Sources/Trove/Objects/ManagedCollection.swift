@@ -7,6 +7,26 @@ protocol ManagedCollection: AnyObject {
     var unmanagedElements: [Any] { get }
     /// Makes the collection, held in a field of `object`, the managed one of its `column`.
     func attach(to object: Object, column: Int)
+    /// An empty, unmanaged collection.
+    init()
+    /// Whether the collection belongs to a stored object.
+    var isManaged: Bool { get }
+    /// Once `object` is stored: the collection in its `@Persisted` field at
+    /// `field` becomes the managed one of `column` when someone else holds it
+    /// (so it stays the same instance, as in Realm); else the field takes a
+    /// new empty one (attaching costs a weak reference to the object).
+    static func releaseField(at field: UnsafeMutableRawPointer, of object: Object, column: Int)
+}
+
+extension ManagedCollection {
+    static func releaseField(at field: UnsafeMutableRawPointer, of object: Object, column: Int) {
+        let slot = field.assumingMemoryBound(to: Self.self)
+        if isKnownUniquelyReferenced(&slot.pointee) {
+            slot.pointee = Self()
+        } else {
+            slot.pointee.attach(to: object, column: column)
+        }
+    }
 }
 
 extension ManagedCollection {
@@ -115,9 +135,11 @@ extension Map: ManagedCollection, Equatable {
 }
 
 extension List {
-    /// The list the field holds once its object is stored (attached when the
-    /// object was added, or at the first read of a fetched object); another
-    /// object's list the field was given stays that object's.
+    /// The list the field holds when it was attached there as its object was
+    /// added; else (a fetched object, or another object's list the field was
+    /// given) a list of the object's column. A fetched object does not keep
+    /// the list it hands out: holding it would need a weak reference back to
+    /// the object, which costs a side allocation per object read.
     public static func _troveManagedGet(_ object: Object, column: Int, held: List) -> List {
         held.handedOut(by: object, column: column) ? held : List(owner: object, column: column)
     }
@@ -139,12 +161,8 @@ extension Map {
 
 extension ManagedCollection {
     /// Whether `object`'s field holding this collection can hand it out as the
-    /// managed collection of `column`: it is attached there, or it is the empty
-    /// default of a fetched object, attached now.
+    /// managed collection of `column`: it was attached there.
     fileprivate func handedOut(by object: Object, column: Int) -> Bool {
-        if managedOwner === object { return managedColumn == column }
-        guard managedOwner == nil, unmanagedElements.isEmpty else { return false }
-        attach(to: object, column: column)
-        return true
+        isManaged && managedOwner === object && managedColumn == column
     }
 }

@@ -190,9 +190,9 @@ protocol PersistedField {
     static func options(at field: UnsafeRawPointer) -> PersistedOptions
     static func bindProbe(at field: UnsafeMutableRawPointer, column: Int)
     /// Drops what the field held while its object was unmanaged, once it is
-    /// stored: a collection instance becomes the managed collection of the
-    /// object's column (the one the property hands out from then on);
-    /// another value gives way to the type's default.
+    /// stored: a collection instance someone else holds becomes the managed
+    /// collection of the object's column (the one the property hands out from
+    /// then on); another value gives way to the type's default.
     static func releaseUnmanaged(at field: UnsafeMutableRawPointer, of object: Object)
 }
 
@@ -215,8 +215,8 @@ extension Persisted: PersistedField {
 
     static func releaseUnmanaged(at field: UnsafeMutableRawPointer, of object: Object) {
         let storage = field.assumingMemoryBound(to: Persisted<Value>.self)
-        if Value.self is any ManagedCollection.Type, let collection = Value.self as? any _TroveDeclaredWithPersisted.Type {
-            collection._troveAttachLegacy(at: field + valueOffset, to: object, column: storage.pointee._column)
+        if Value._troveCollection != nil, let collection = Value.self as? any ManagedCollection.Type {
+            collection.releaseField(at: field + valueOffset, of: object, column: storage.pointee._column)
         } else {
             storage.pointee._value = Value._troveDefault
         }
