@@ -182,23 +182,26 @@ struct ChangeRecord: Equatable {
 /// change hook: each table is classified once (by its slot), then a change
 /// appends its key to an array (every put of every write passes here, so no
 /// hashing: keys become sets once, when the record is taken).
+///
+/// Its state skips Swift's dynamic exclusivity checks: a write transaction
+/// is used by one thread at a time, and every put paid several checks here.
 final class ChangeRecorder {
     /// The keys of one list, set or map property's owners.
     private final class KeyList {
-        var keys: [UInt64] = []
+        @exclusivity(unchecked) var keys: [UInt64] = []
     }
 
     /// One type's changes, shared by the targets of its tables.
     private final class TypeBox {
-        var objects: [UInt64] = []
-        var collections: [String: KeyList] = [:]
-        var isOverflowed = false
+        @exclusivity(unchecked) var objects: [UInt64] = []
+        @exclusivity(unchecked) var collections: [String: KeyList] = [:]
+        @exclusivity(unchecked) var isOverflowed = false
         /// The starts of the clusters written, repeats included (not limited by the object keys' overflow).
-        var clusterStarts: [UInt64] = []
-        var clustersUnknown = false
+        @exclusivity(unchecked) var clusterStarts: [UInt64] = []
+        @exclusivity(unchecked) var clustersUnknown = false
         /// Keys appended, repeats included.
-        var count = 0
-        private var compactionAt = ChangeRecord.limit
+        @exclusivity(unchecked) var count = 0
+        @exclusivity(unchecked) private var compactionAt = ChangeRecord.limit
 
         var changes: ChangeRecord.TypeChanges {
             let starts = Set(clusterStarts)
@@ -259,11 +262,11 @@ final class ChangeRecorder {
         case unknown
     }
 
-    private var everything = false
-    private var boxes: [String: TypeBox] = [:]
-    private var targets: [UInt32: Target] = [:]
+    @exclusivity(unchecked) private var everything = false
+    @exclusivity(unchecked) private var boxes: [String: TypeBox] = [:]
+    @exclusivity(unchecked) private var targets: [UInt32: Target] = [:]
     /// The table changed last: a loop of adds writes one table after another, again and again.
-    private var last: (slot: UInt32, target: Target)?
+    @exclusivity(unchecked) private var last: (slot: UInt32, target: Target)?
 
     /// What the transaction changed so far.
     var record: ChangeRecord {

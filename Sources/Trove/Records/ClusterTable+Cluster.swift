@@ -18,6 +18,10 @@ extension ClusterTable {
         /// Per column: the memory of its stored bytes' copy, when it has one.
         @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer?]
         @exclusivity(unchecked) var keysChanged = false
+        /// Whether the write's ``ClusterCache`` holds this cluster under its
+        /// start (its `clusters`): checked on every lookup of the cluster
+        /// changed last, where a dictionary lookup cost more than the lookup.
+        @exclusivity(unchecked) var isKept = false
         /// Per column: changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var changedColumns: [Bool]
         @exclusivity(unchecked) private var anyColumnChanged = false

@@ -3,7 +3,7 @@ import TroveStorage
 extension ClusterTable {
     /// The clusters one write transaction changed, by start.
     final class ClusterCache: TransactionCache {
-        @exclusivity(unchecked) var clusters: [UInt64: Cluster] = [:]
+        @exclusivity(unchecked) private(set) var clusters: [UInt64: Cluster] = [:]
         /// The table they belong to (to write them before the commit).
         let owner: ClusterTable
         /// Values this write put in the table or deleted from it: a
@@ -23,6 +23,26 @@ extension ClusterTable {
         @exclusivity(unchecked) var raisedFormat: UInt32 = 0
 
         init(owner: ClusterTable) { self.owner = owner }
+
+        /// Holds `cluster` under its start (changed by this write).
+        @inline(__always)
+        func keep(_ cluster: Cluster) {
+            guard !cluster.isKept else { return }
+            if let replaced = clusters.updateValue(cluster, forKey: cluster.start) { replaced.isKept = false }
+            cluster.isKept = true
+        }
+
+        /// Lets go of the cluster held under `start`.
+        func forget(_ start: UInt64) {
+            clusters.removeValue(forKey: start)?.isKept = false
+        }
+
+        /// Lets go of every cluster (they were written out).
+        func forgetAll() {
+            for cluster in clusters.values { cluster.isKept = false }
+            clusters.removeAll()
+            recent = nil
+        }
 
         /// ``ClusterTable/clusterBounds(for:in:)`` from the list of starts; nil when they are not listed.
         func bounds(for key: UInt64) -> (UInt64, UInt64?)?? {

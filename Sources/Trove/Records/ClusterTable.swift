@@ -19,13 +19,13 @@ import TroveStorage
 /// ``ClusterCache`` and writes each changed column once, at ``flush(_:in:)``;
 /// a cluster that splits, moves its start or empties is written at once, so
 /// the starts in the file and in the cache always agree.
-struct ClusterTable {
+final class ClusterTable {
     /// Objects per cluster: 509 eight-byte values fill one 4 KiB overflow page.
     static let capacity = 509
     let table: Table
     let layout: RecordLayout
     /// Objects per cluster this table's writes fill (``capacity``; tests make it small).
-    var clusterCapacity = Self.capacity
+    var clusterCapacity = ClusterTable.capacity
     /// A column is patched (``ColumnPatch``) rather than rewritten only when
     /// its stored bytes are at least this many (a smaller part lies inside a
     /// B-tree leaf: copying it costs about what the patch would)...
@@ -33,6 +33,11 @@ struct ClusterTable {
     /// ...and the patch stays within this share of them (an eighth): every
     /// reader of the cluster merges it, and a write rewrites it whole.
     var patchShare = 8
+
+    init(table: Table, layout: RecordLayout) {
+        self.table = table
+        self.layout = layout
+    }
 
     // MARK: Keys
 
@@ -160,9 +165,7 @@ struct ClusterTable {
             guard let start = try clusterStart(for: key, in: transaction) else { return nil }
             return try load(start, in: transaction)
         }
-        if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
-            cache.clusters[cluster.start] === cluster
-        {
+        if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true, cluster.isKept {
             return cluster
         }
         let bounds: (UInt64, UInt64?)?
@@ -374,7 +377,7 @@ struct ClusterTable {
         let position = cluster.keys.partitioningIndex { $0 < key }
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
         try cluster.decodeAll(layout)
-        if cache.clusters[cluster.start] !== cluster { cache.clusters[cluster.start] = cluster }
+        cache.keep(cluster)
         if cluster.keys.count >= clusterCapacity {
             // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
             if position == cluster.keys.count {
@@ -382,7 +385,7 @@ struct ClusterTable {
                 // Kept in the cache: appends in key order fill it without reading it back.
                 let next = newCluster(key, values)
                 try write(next, in: transaction, allColumns: true, cache)
-                cache.clusters[key] = next
+                cache.keep(next)
                 return true
             }
             cache.recent = nil
@@ -392,7 +395,7 @@ struct ClusterTable {
             cluster.keys.removeSubrange(half...)
             try write(cluster, in: transaction, allColumns: true, cache)
             try write(upper, in: transaction, allColumns: true, cache)
-            cache.clusters[upper.start] = upper
+            cache.keep(upper)
             return try insert(key, values: values, in: transaction, cache)
         }
         cluster.keys.insert(key, at: position)
@@ -410,7 +413,7 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
-        cache.clusters[cluster.start] = cluster
+        cache.keep(cluster)
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             guard try !cluster.value(slot, column, layout).isStoredIdentically(as: values[column]) else { continue }
             _ = try cluster.set(values[column], at: slot, column: column)
@@ -425,7 +428,7 @@ struct ClusterTable {
         guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
             let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
         else { return false }
-        cache.clusters[cluster.start] = cluster
+        cache.keep(cluster)
         _ = try cluster.set(value, at: slot, column: column)
         return true
     }
@@ -452,7 +455,7 @@ struct ClusterTable {
             var changed = false
             // A transform that throws leaves what it already changed marked, so the cache and the file agree.
             defer { if changed { cluster.markChanged(column) } }
-            cache.clusters[cluster.start] = cluster
+            cache.keep(cluster)
             let buffer = try cluster.buffer(column)
             while index < keys.count, keys[index] <= last {
                 let key = keys[index]
@@ -477,12 +480,12 @@ struct ClusterTable {
         else { return false }
         if cluster.liveCount == 1 {
             try erase(cluster, in: transaction, cache)
-            cache.clusters[cluster.start] = nil
+            cache.forget(cluster.start)
             return true
         }
         // Marked, not removed: the slots go in one pass when the cluster is next changed or written.
         cluster.markDeleted(slot)
-        cache.clusters[cluster.start] = cluster
+        cache.keep(cluster)
         return true
     }
 
@@ -503,9 +506,9 @@ struct ClusterTable {
     /// Moves a cluster to a new start (its smallest key went below the old one).
     private func move(_ cluster: Cluster, to start: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws {
         try erase(cluster, in: transaction, cache)
-        cache.clusters[cluster.start] = nil
+        cache.forget(cluster.start)
         cluster.start = start
-        cache.clusters[start] = cluster
+        cache.keep(cluster)
         try write(cluster, in: transaction, allColumns: true, cache)
     }
 

@@ -12,7 +12,6 @@ extension ObjectStore {
     /// A schema change inside the write (a migration) makes a new layout: the
     /// clusters cached with the old one are written out first.
     func clusterCache(_ transaction: Transaction) throws -> ClusterTable.ClusterCache? {
-        // (`clusters != nil`, not `let clusters`: binding it copies the struct, retains and all.)
         guard clusters != nil, let write = transaction as? WriteTransaction else { return nil }
         if let cache = write.objectCacheEntry(table.slot) as? ClusterTable.ClusterCache {
             if cache.owner.layout === layout { return cache }
@@ -28,8 +27,7 @@ extension ObjectStore {
     func writeOutClusters(in transaction: WriteTransaction) throws {
         guard let clusters, let cache = try clusterCache(transaction) else { return }
         try clusters.flush(cache, in: transaction)
-        cache.clusters.removeAll()
-        cache.recent = nil
+        cache.forgetAll()
         cache.writes += 1
     }
 

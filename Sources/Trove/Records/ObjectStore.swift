@@ -10,7 +10,10 @@ import TroveStorage
 /// object key (u64 big-endian) and holding the record encoding (see
 /// `docs/architecture/objects.md`, Records, and `docs/architecture/clusters.md`).
 /// Reads inside a write transaction see the transaction's own changes.
-struct ObjectStore {
+///
+/// A class: it is handed to every lookup, scan and write of its type, and a
+/// struct of its references was copied (retains and releases) at each.
+final class ObjectStore {
     /// The `obj:<Type>` table (or `clu:<Type>`, see ``clusters``).
     let table: Table
     let layout: RecordLayout
@@ -374,7 +377,7 @@ struct LookupCursor {
 
     /// `clustered`'s scratch and whether its transaction writes, apart: a
     /// read's next key in the last view touches nothing else (binding
-    /// `clustered` copies the store, retains and all, ~700 instructions).
+    /// `clustered` retains its three references).
     private let scratch: RecordScratch?
     private let inWrite: Bool
     /// `clustered`'s transaction, apart (see ``scratch``).
@@ -490,17 +493,18 @@ struct LookupCursor {
     private mutating func searchingClusterRecord(_ key: UInt64) throws -> UnsafeRawBufferPointer? {
         let (store, transaction, scratch) = clustered!
         let cache = try store.clusterCache(transaction)
+        // The write's changed clusters are read from its cache; the one it changed last without a search
+        // (first: a loop that changes each object finds the next one there).
+        if let cache, let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
+            cluster.isKept
+        {
+            guard let slot = ClusterTable.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
+            return try cluster.record(slot, store.layout, into: scratch)
+        }
         if let view = lastView(spanning: key, cache: cache, store, transaction) {
             return try slot(of: key, in: view).map { try build(view, $0, scratch) }
         }
         if let cache, !cache.clusters.isEmpty {
-            // The write's changed clusters are read from its cache; the one it changed last without a search.
-            if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
-                cache.clusters[cluster.start] === cluster
-            {
-                guard let slot = ClusterTable.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
-                return try cluster.record(slot, store.layout, into: scratch)
-            }
             let listed = cache.bounds(for: key).map { $0?.0 }
             guard let start = try listed ?? store.clusters!.clusterStart(for: key, in: transaction) else { return nil }
             if let cluster = cache.clusters[start] {

@@ -70,7 +70,7 @@ struct ClusterTableTests {
         for round in 0..<12 {
             let write = try WriteTransaction(environment: db.environment)
             table = try write.openTable("clu:Clustered")
-            var clusters = ClusterTable(table: table!, layout: Self.layout)
+            let clusters = ClusterTable(table: table!, layout: Self.layout)
             clusters.clusterCapacity = 4  // many clusters, splits and moves
             if patching {
                 // Every change small enough is written as a patch (the columns here are a few bytes).
