@@ -17,6 +17,8 @@ final class ClusterView {
     /// Where the map was when the view was read (a remap moves the pages).
     let mapStart: UInt
     private let table: ClusterTable
+    /// `table`'s layout, kept here: reading it through the table retained it on every record built.
+    private let layout: RecordLayout
     /// Not retained: the transaction keeps its last view (``Transaction/readCache``).
     private unowned(unsafe) let transaction: Transaction
     /// Per property: whether it was looked for, and its column when the cluster has it.
@@ -78,7 +80,7 @@ final class ClusterView {
                     : Self.settled(current.value, pageSize: pageSize, isSealed: false, into: &owned)
                 if part == ClusterTable.deletedPart {
                     deleted = bytes
-                } else if let column = ClusterTable.patchedColumn(part), column < table.layout.columnCount {
+                } else if let column = ClusterTable.patchedColumn(part), column < layout.columnCount {
                     patches[column] = bytes
                 }
                 entry = try cursor.next()
@@ -114,15 +116,16 @@ final class ClusterView {
         pageSize = transaction.environment.pageSize
         let bytes = Self.settled(stored, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
         self.table = table
+        layout = table.layout
         self.transaction = transaction
         self.start = start
         self.writes = writes
         self.owned = owned
         mapStart = transaction.environment.mapStart
-        columns = .allocate(capacity: max(table.layout.columnCount, 1))
-        columns.initialize(repeating: (false, nil), count: table.layout.columnCount)
+        columns = .allocate(capacity: max(layout.columnCount, 1))
+        columns.initialize(repeating: (false, nil), count: layout.columnCount)
         guard let keys = ClusterColumn(bytes, type: .int) else {
-            throw TroveError(.corruptFile, "the object keys of a \(table.layout.typeName) cluster (at \(start)) are damaged")
+            throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster (at \(start)) are damaged")
         }
         self.keys = keys
         let count = keys.count
@@ -209,7 +212,7 @@ final class ClusterView {
         steps?.deallocate()
         partialSteps?.steps.deallocate()
         for step in patchSteps { step.deallocate() }
-        columns.deinitialize(count: table.layout.columnCount)
+        columns.deinitialize(count: layout.columnCount)
         columns.deallocate()
         for buffer in owned { buffer.deallocate() }
     }
@@ -245,7 +248,7 @@ final class ClusterView {
         guard let stored else { return }
         guard let bits = ClusterTable.deletedSlots(stored, count: count) else {
             throw TroveError(
-                .corruptFile, "the deleted-slot bits of a \(table.layout.typeName) cluster (at \(start)) are damaged")
+                .corruptFile, "the deleted-slot bits of a \(layout.typeName) cluster (at \(start)) are damaged")
         }
         guard !bits.isEmpty else { return }
         let bytes = Self.copy(stored, into: &owned)
@@ -323,7 +326,7 @@ final class ClusterView {
         guard !readPatches.isEmpty, var read = readPatches[column] else { return stored }
         if let merged = read.merged { return merged }
         guard let merged = stored.unsafelyUnwrapped.patched(with: read.patch) else {
-            throw ClusterTable.damaged("column", column, of: table.layout, clusterAt: start)
+            throw ClusterTable.damaged("column", column, of: layout, clusterAt: start)
         }
         owned.append(merged)
         openedBytes?.count += merged.count
@@ -335,7 +338,7 @@ final class ClusterView {
     /// A property's stored column without its patch (nil as for ``column(_:)``).
     private func stored(_ column: Int) throws -> ClusterColumn? {
         if columns[column].loaded { return columns[column].column }
-        guard table.layout.inRecord[column] else {
+        guard layout.inRecord[column] else {
             columns[column].loaded = true
             return nil
         }
@@ -380,7 +383,6 @@ final class ClusterView {
     /// patch, checked.
     private func adopt(_ stored: UnsafeRawBufferPointer?, patch: UnsafeRawBufferPointer?, column: Int) throws {
         columns[column].loaded = true
-        let layout = table.layout
         func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
         guard let stored else {
             if patch != nil { throw damaged("column patch has no column: it") }
@@ -405,7 +407,7 @@ final class ClusterView {
     /// one); nil when the patch is damaged, its values included.
     func patchedSlots(_ column: Int) -> [Int]? {
         guard let patch = patches[column] else { return [] }
-        return ColumnPatch(patch, type: table.layout.types[column], count: count, checkingValues: true)?.slots
+        return ColumnPatch(patch, type: layout.types[column], count: count, checkingValues: true)?.slots
     }
 
     /// The columns with a stored patch.
@@ -413,7 +415,7 @@ final class ClusterView {
 
     /// The value of `column` for the object in `slot`.
     func value(_ slot: Int, _ column: Int) throws -> StoredValue {
-        guard var stored = try self.stored(column) else { return table.layout.fallbacks[column] }
+        guard var stored = try self.stored(column) else { return layout.fallbacks[column] }
         var slot = slot
         if !readPatches.isEmpty, let read = readPatches[column], read.places[slot] != 0 {
             (stored, slot) = (read.patch.values, Int(read.places[slot]) - 1)
@@ -421,21 +423,20 @@ final class ClusterView {
         guard let value = stored.value(slot) else {
             throw TroveError(
                 .corruptFile,
-                "a \(table.layout.typeName) cluster's \(table.layout.properties[column].name) column holds a damaged mixed value")
+                "a \(layout.typeName) cluster's \(layout.properties[column].name) column holds a damaged mixed value")
         }
         return value
     }
 
     /// Every column of the object in `slot`.
     func values(_ slot: Int) throws -> [StoredValue] {
-        try (0..<table.layout.columnCount).map { try value(slot, $0) }
+        try (0..<layout.columnCount).map { try value(slot, $0) }
     }
 
     /// The object in `slot` as a record (the encoding ``RecordReader``
     /// reads), built in `scratch` by copying each column's slot: valid until
     /// the scratch builds the next one.
     func record(_ slot: Int, into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
-        let layout = table.layout
         if isComplete == nil {
             isComplete = try layout.recordSlots.allSatisfy { try stored($0.column) != nil }
         }
@@ -575,7 +576,6 @@ final class ClusterView {
     /// marks (the others read as zero or empty: only for readers that read
     /// nothing else, such as a scan's aggregate of one property).
     func record(_ slot: Int, only wanted: [Bool], into scratch: RecordScratch) throws -> UnsafeRawBufferPointer {
-        let layout = table.layout
         // (Steps exist only for wanted columns the cluster has: then no column needs checking.)
         if let partial = partialSteps, partial.wanted == wanted {
             return buildRecord(slot, steps: partial.steps, layout: layout, into: scratch)
