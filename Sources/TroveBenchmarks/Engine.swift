@@ -26,6 +26,10 @@ protocol Engine: AnyObject {
     /// One transaction per row setting `int64 = row.int64 + 1`.
     func updateEachB(_ rows: [RowB]) throws -> [Double]
     func scanB() throws -> (count: Int, checksum: Int64)
+    /// Every object read into an array first (what a list screen holds), then
+    /// every property of each: Trove's `Results.array()`, SQLite's rows made
+    /// into `RowB` values.
+    func fetchAllB() throws -> (count: Int, checksum: Int64)
     /// Looks each id up and reads every property; per-lookup durations in seconds.
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double])
     /// Sets `int64 += 1` on every object in one transaction; returns how many.

@@ -36,6 +36,9 @@ extension Runner {
         try run(
             workload, "\(label): full scan, shape B", size: rows.count, unit: "objects/s", engines: engines,
             body: fullScanB(rows))
+        try run(
+            workload, "\(label): fetch all into an array, shape B", size: rows.count, unit: "objects/s", engines: engines,
+            body: fetchAllB(rows))
     }
 
     func encryption() throws {
@@ -72,6 +75,16 @@ extension Runner {
             try engine.insertB(rows)
             var result = (count: 0, checksum: Int64(0))
             let seconds = try measure { result = try engine.scanB() }
+            return Sample(seconds: seconds, operations: rows.count, answer: "\(result.count)/\(result.checksum)")
+        }
+    }
+
+    /// Reads every one of `rows` into an array, then reads each (``Engine/fetchAllB()``).
+    private func fetchAllB(_ rows: [RowB]) -> (any Engine) throws -> Sample {
+        { engine in
+            try engine.insertB(rows)
+            var result = (count: 0, checksum: Int64(0))
+            let seconds = try measure { result = try engine.fetchAllB() }
             return Sample(seconds: seconds, operations: rows.count, answer: "\(result.count)/\(result.checksum)")
         }
     }
@@ -174,7 +187,11 @@ extension Runner {
             return Sample(seconds: seconds, operations: countA, answer: "\(result.count)/\(result.checksum)")
         }
         let countB = options.size(100_000)
-        try run("W3", "full scan, shape B", size: countB, unit: "objects/s", body: fullScanB(RowB.make(countB)))
+        let rowsB = RowB.make(countB)
+        try run("W3", "full scan, shape B", size: countB, unit: "objects/s", body: fullScanB(rowsB))
+        try run(
+            "W3", "fetch all into an array, shape B", size: countB, unit: "objects/s",
+            engines: [TroveEngine.self, SQLiteEngine.self], body: fetchAllB(rowsB))
     }
 
     func w4() throws {

@@ -245,9 +245,23 @@ public struct Results<Element>: RandomAccessCollection {
     /// The position before `i`.
     public func index(before i: Int) -> Int { i - 1 }
 
-    /// The elements as an array (materialized now).
+    /// The elements as an array (materialized now, 64 at a time as
+    /// iteration reads them: one pass over their records per batch).
+    ///
+    /// ```swift
+    /// let photos = db.objects(PhotoData.self).sorted(by: \.dateAdded).array()
+    /// ```
     public func array() -> [Element] {
-        keys.map { source.materialize(database, $0) }
+        let keys = self.keys
+        var elements: [Element] = []
+        elements.reserveCapacity(keys.count)
+        var position = 0
+        while position < keys.count {
+            let end = Swift.min(position + 64, keys.count)
+            elements.append(contentsOf: source.materializeBatch(database, ArraySlice(keys[position..<end])))
+            position = end
+        }
+        return elements
     }
 
     // MARK: Filtering and sorting

@@ -199,6 +199,9 @@ final class LMDBEngine: Engine {
         return (count, sum)
     }
 
+    /// Raw LMDB has no objects to fetch: its scan (the row runs Trove beside SQLite).
+    func fetchAllB() throws -> (count: Int, checksum: Int64) { try scanB() }
+
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double]) {
         try read { txn in
             var sum: Int64 = 0

@@ -189,6 +189,27 @@ final class SQLiteEngine: Engine {
         return (count, sum)
     }
 
+    func fetchAllB() throws -> (count: Int, checksum: Int64) {
+        let select = try statement("SELECT * FROM b")
+        var rows: [RowB] = []
+        while sqlite3_step(select) == SQLITE_ROW {
+            let text = sqlite3_column_text(select, 8)
+            let textCount = Int(sqlite3_column_bytes(select, 8))
+            let blob = sqlite3_column_blob(select, 9)
+            let blobCount = Int(sqlite3_column_bytes(select, 9))
+            rows.append(
+                RowB(
+                    id: Int(sqlite3_column_int64(select, 0)), flag: sqlite3_column_int(select, 1) != 0,
+                    int8: Int8(truncatingIfNeeded: sqlite3_column_int(select, 2)),
+                    int16: Int16(truncatingIfNeeded: sqlite3_column_int(select, 3)),
+                    int32: sqlite3_column_int(select, 4), int64: sqlite3_column_int64(select, 5),
+                    float: Float(sqlite3_column_double(select, 6)), double: sqlite3_column_double(select, 7),
+                    string: text.map { String(decoding: UnsafeBufferPointer(start: $0, count: textCount), as: UTF8.self) } ?? "",
+                    data: blob.map { Array(UnsafeRawBufferPointer(start: $0, count: blobCount)) } ?? []))
+        }
+        return (rows.count, rows.reduce(0) { $0 &+ $1.checksum })
+    }
+
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double]) {
         let select = try statement("SELECT * FROM b WHERE id = ?")
         var sum: Int64 = 0

@@ -188,6 +188,11 @@ class TroveEngine: Engine {
         return (count, sum)
     }
 
+    func fetchAllB() throws -> (count: Int, checksum: Int64) {
+        let objects = db.objects(BenchB.self).array()
+        return (objects.count, objects.reduce(0) { $0 &+ $1.checksum })
+    }
+
     func lookupB(_ ids: [Int]) throws -> (checksum: Int64, latencies: [Double]) {
         var sum: Int64 = 0
         var latencies: [Double] = []
@@ -432,6 +437,11 @@ final class StructTroveEngine: TroveEngine {
                         float: row.float, double: row.double, string: row.string, data: Data(row.data)))
             }
         }
+    }
+
+    override func fetchAllB() throws -> (count: Int, checksum: Int64) {
+        let values = db.values(BenchBValue.self).array()
+        return (values.count, values.reduce(0) { $0 &+ $1.checksum })
     }
 
     override func scanB() throws -> (count: Int, checksum: Int64) {
