@@ -97,7 +97,16 @@ struct ChangeRecord: Equatable {
     /// of each collection property's owners, then (version 2) the starts of
     /// its clusters written (a count of `u32.max` when not known).
     func encoded() -> [UInt8] {
-        var bytes: [UInt8] = [2, everything ? 1 : 0]
+        // Sized first: a commit encodes one record, and growing the array step by step reallocated it several times.
+        var size = 6
+        for (name, changes) in types {
+            size += 4 + name.utf8.count + 1 + 4 + 8 * changes.objects.count + 4 + 4 + 8 * (changes.clusters?.count ?? 0)
+            for (property, owners) in changes.collections { size += 8 + property.utf8.count + 8 * owners.count }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        bytes.append(2)
+        bytes.append(everything ? 1 : 0)
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
         }

@@ -123,7 +123,7 @@ final class ClusterTable {
     func load(_ start: UInt64, in transaction: Transaction, lazily: Bool = false) throws -> Cluster? {
         try transaction.withMapAccess {
             guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
-            let keys = (0..<view.count).map { view.key($0) }
+            let keys = view.allKeys()
             let cluster =
                 lazily
                 ? Cluster.reading(self, start: start, keys: keys, patched: view.patchedColumns, in: transaction)

@@ -272,6 +272,21 @@ final class ClusterView {
     @inline(__always)
     func key(_ slot: Int) -> UInt64 { Self.key(slot, in: keys) }
 
+    /// Every slot's key, in order: the keys column copied at once (a write
+    /// loading the cluster took them one by one, ~35 instructions each).
+    func allKeys() -> [UInt64] {
+        [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+            if count > 0 {
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: keys.bytes[keys.dataStart..<(keys.dataStart + count * 8)]))
+            }
+            #if _endian(big)
+                for index in 0..<count { buffer[index] = UInt64(littleEndian: buffer[index]) }
+            #endif
+            initialized = count
+        }
+    }
+
     @inline(__always)
     private static func key(_ slot: Int, in keys: ClusterColumn) -> UInt64 {
         // The keys column is never null and holds 8-byte slots (checked when the view was made).
