@@ -27,12 +27,18 @@ extension QueryPlanner {
             return limit.map { Array(keys.prefix($0)) } ?? keys
         }
         var selected: [SortedRow] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+        try forEachMatch(table: table, predicate: predicate, reading: sortColumns(sort), in: transaction) { key, reader in
             selected.append((key, sort.map { $0.value(reader, transaction) }))
         }
         let ascending = sort.map(\.ascending)
         selected.sort { precedes($0, $1, ascending) }
         return selected.prefix(limit ?? .max).map(\.key)
+    }
+
+    /// The columns a sort reads, so that a cluster builds records of those
+    /// alone; nil (every column) when a key is derived (it may read others).
+    private static func sortColumns(_ sort: [SortKey]) -> [Int]? {
+        sort.contains { $0.derived != nil } ? nil : sort.map(\.column)
     }
 
     /// Whether `a` sorts before `b`: by each sort key in turn (`ascending`
@@ -66,7 +72,7 @@ extension QueryPlanner {
         values.reserveCapacity(sort.count)
         var last: SortedRow?
         var cutoff = FirstKeyCutoff(sort[0], type: table.layout.types[sort[0].column])
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+        try forEachMatch(table: table, predicate: predicate, reading: sortColumns(sort), in: transaction) { key, reader in
             guard totallyOrdered else { return }
             if cutoff?.isPassed(by: reader) == true { return }
             // One buffer for every row: only the rows the heap keeps copy it.
@@ -105,7 +111,7 @@ extension QueryPlanner {
             var heap = BoundedHeap<(value: Int64, key: UInt64)>(capacity: limit) { a, b in
                 a.value != b.value ? (a.value < b.value) == ascending : a.key < b.key
             }
-            try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+            try forEachMatch(table: table, predicate: predicate, reading: [column], in: transaction) { key, reader in
                 if let value = reader.int(at: column) {
                     heap.insert((value, key))
                 } else if nulls.count < limit {
@@ -116,7 +122,7 @@ extension QueryPlanner {
             return ascending ? nulls + rows : rows + nulls
         }
         var rows: [(value: Int64, key: UInt64)] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+        try forEachMatch(table: table, predicate: predicate, reading: [column], in: transaction) { key, reader in
             if let value = reader.int(at: column) { rows.append((value, key)) } else { nulls.append(key) }
         }
         if ascending {
@@ -149,7 +155,7 @@ extension QueryPlanner {
         var text: [UInt8] = []
         var rows: [StringRow] = []
         var nulls: [UInt64] = []
-        try forEachMatch(table: table, predicate: predicate, in: transaction) { key, reader in
+        try forEachMatch(table: table, predicate: predicate, reading: [column], in: transaction) { key, reader in
             if column < reader.columns {
                 guard let bytes = reader.heapBytes(at: column) else { return nulls.append(key) }
                 rows.append(StringRow(key: key, start: text.count, count: bytes.count))
