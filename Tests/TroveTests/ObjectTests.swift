@@ -71,6 +71,37 @@ struct ObjectTests {
         await #expect(processExitsWith: .failure) { ConformanceItem()["name"] = 3 }
     }
 
+    @Test("a loop setting each object, in key order or not, leaves every other instance of those rows reading the new values")
+    func settersSeenByOtherInstances() throws {
+        let db = try makeDatabase()
+        try db.write {
+            for id in 1...300 {
+                let object = AllTypes()
+                object.id = id
+                object.int = id
+                try db.add(object)
+            }
+        }
+        // Instances read before the loop: their copies were kept at an older generation.
+        let held = Array(db.objects(AllTypes.self))
+        let orders: [[Int]] = [Array(1...300), Array((1...300).reversed()), (1...300).map { ($0 * 37) % 300 + 1 }]
+        for (round, order) in orders.enumerated() {
+            try db.write {
+                let fresh = Dictionary(uniqueKeysWithValues: db.objects(AllTypes.self).map { ($0.id, $0) })
+                for (step, id) in order.enumerated() {
+                    let object = try #require(fresh[id])
+                    object.int = object.int + 1000
+                    // Every held instance of a row already set reads its new value, the others their old one.
+                    let probe = held[order[step / 2] - 1]
+                    #expect(probe.int == probe.id + 1000 * (round + 1))
+                    let later = held[order[Swift.min(step + 1, order.count - 1)] - 1]
+                    if step + 1 < order.count { #expect(later.int == later.id + 1000 * round) }
+                }
+            }
+        }
+        #expect(held.allSatisfy { $0.int == $0.id + 3000 })
+    }
+
     @Test("add, read, update and delete an object")
     func crud() throws {
         let db = try makeDatabase()

@@ -418,10 +418,33 @@ extension Database {
         guard columnWrites[first].generation == kept &+ 1, columnWrites[columnWrites.count - 1].generation == generation
         else { return false }
         let id = ObjectIdentifier(table)
+        if first >= columnWritesAscendFrom {
+            // One table, keys ascending: look the key up by halves.
+            if columnWrites[first].table != id { return true }
+            var (low, high) = (first, columnWrites.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if columnWrites[middle].objectKey < objectKey { low = middle + 1 } else { high = middle }
+            }
+            return low == columnWrites.count || columnWrites[low].objectKey != objectKey
+        }
         for index in first..<columnWrites.count where columnWrites[index].objectKey == objectKey {
             if columnWrites[index].table == id { return false }
         }
         return true
+    }
+
+    /// Logs a column write of the object `objectKey` of `table` at the current generation.
+    private func logColumnWrite(_ table: TableInfo, _ objectKey: UInt64) {
+        if columnWrites.count == 256 {
+            columnWrites.removeFirst(128)
+            columnWritesAscendFrom = Swift.max(0, columnWritesAscendFrom - 128)
+        }
+        let id = ObjectIdentifier(table)
+        if let last = columnWrites.last, last.table != id || last.objectKey >= objectKey {
+            columnWritesAscendFrom = columnWrites.count
+        }
+        columnWrites.append((generation, id, objectKey))
     }
 
     /// Copies the object's record from the current snapshot straight into the
@@ -502,8 +525,7 @@ extension Database {
             }
             let record = try updateColumn(column, to: value, objectKey: object._objectKey, record: current, table: table, state)
             object.keepRecord(record, layout: table.layout, generation: generation)
-            if columnWrites.count == 256 { columnWrites.removeFirst(128) }
-            columnWrites.append((generation, ObjectIdentifier(table), object._objectKey))
+            logColumnWrite(table, object._objectKey)
         } catch {
             state.deferredError = error
         }
@@ -625,8 +647,7 @@ extension Database {
         }
         generation &+= 1
         object._recordGeneration = generation
-        if columnWrites.count == 256 { columnWrites.removeFirst(128) }
-        columnWrites.append((generation, ObjectIdentifier(table), object._objectKey))
+        logColumnWrite(table, object._objectKey)
         return true
     }
 

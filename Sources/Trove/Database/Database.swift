@@ -31,7 +31,10 @@ public final class Database {
     /// compared in full, because the change log could not tell it (for tests).
     var fullComparisons = 0
     var writeState: WriteState? {
-        didSet { columnWrites.removeAll(keepingCapacity: true) }
+        didSet {
+            columnWrites.removeAll(keepingCapacity: true)
+            columnWritesAscendFrom = 0
+        }
     }
     /// Whether integer primary keys are found through a primary key index
     /// (as other primary keys are) instead of being the object keys: set in
@@ -43,6 +46,10 @@ public final class Database {
     /// The column writes of this write transaction, each with the generation
     /// it moved to (see ``recordStillCurrent(kept:table:objectKey:)``).
     @exclusivity(unchecked) var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []
+    /// Where the last run of ``columnWrites`` starts whose entries are of one
+    /// table with object keys ascending (a loop setting each object of a
+    /// `Results` in turn): a copy kept inside it is checked by binary search.
+    @exclusivity(unchecked) var columnWritesAscendFrom = 0
     /// Bumped whenever what this handle sees may have changed; results
     /// re-evaluate when it moves.
     /// (Exempt from dynamic exclusivity checks, like an object's managed
