@@ -70,21 +70,19 @@ extension Runner {
     }
 
     /// Reads every one of `rows` back, once inserted.
-    private func fullScanB(_ rows: [RowB]) -> (any Engine) throws -> Sample {
-        { engine in
-            try engine.insertB(rows)
-            var result = (count: 0, checksum: Int64(0))
-            let seconds = try measure { result = try engine.scanB() }
-            return Sample(seconds: seconds, operations: rows.count, answer: "\(result.count)/\(result.checksum)")
-        }
-    }
+    private func fullScanB(_ rows: [RowB]) -> (any Engine) throws -> Sample { readAllB(rows) { try $0.scanB() } }
 
     /// Reads every one of `rows` into an array, then reads each (``Engine/fetchAllB()``).
-    private func fetchAllB(_ rows: [RowB]) -> (any Engine) throws -> Sample {
+    private func fetchAllB(_ rows: [RowB]) -> (any Engine) throws -> Sample { readAllB(rows) { try $0.fetchAllB() } }
+
+    /// Inserts `rows`, then times `read` reading them all back.
+    private func readAllB(
+        _ rows: [RowB], _ read: @escaping (any Engine) throws -> (count: Int, checksum: Int64)
+    ) -> (any Engine) throws -> Sample {
         { engine in
             try engine.insertB(rows)
             var result = (count: 0, checksum: Int64(0))
-            let seconds = try measure { result = try engine.fetchAllB() }
+            let seconds = try measure { result = try read(engine) }
             return Sample(seconds: seconds, operations: rows.count, answer: "\(result.count)/\(result.checksum)")
         }
     }

@@ -74,14 +74,7 @@ struct ObjectTests {
     @Test("a loop setting each object, in key order or not, leaves every other instance of those rows reading the new values")
     func settersSeenByOtherInstances() throws {
         let db = try makeDatabase()
-        try db.write {
-            for id in 1...300 {
-                let object = AllTypes()
-                object.id = id
-                object.int = id
-                try db.add(object)
-            }
-        }
+        try addAllTypes(1...300, to: db)
         // Instances read before the loop: their copies were kept at an older generation.
         let held = Array(db.objects(AllTypes.self))
         let orders: [[Int]] = [Array(1...300), Array((1...300).reversed()), (1...300).map { ($0 * 37) % 300 + 1 }]

@@ -10,14 +10,9 @@ struct ResultsArrayTests {
     @Test("array() holds every match in order across batches, as iteration does, with each object's values")
     func objectsInOrder() throws {
         let db = try makeDatabase()
-        try db.write {
-            for id in 1...300 {
-                let object = AllTypes()
-                object.id = id
-                object.int = id * 3
-                object.string = "s\(id)"
-                try db.add(object)
-            }
+        try addAllTypes(1...300, to: db) { object in
+            object.int = object.id * 3
+            object.string = "s\(object.id)"
         }
         let results = try db.objects(AllTypes.self).filter("int > 30").sorted(by: \.int, ascending: false)
         let array = results.array()
@@ -31,14 +26,7 @@ struct ResultsArrayTests {
     @Test("inside a write, array() reads what the write changed and leaves out what it deleted")
     func insideAWrite() throws {
         let db = try makeDatabase()
-        try db.write {
-            for id in 1...200 {
-                let object = AllTypes()
-                object.id = id
-                object.string = "s\(id)"
-                try db.add(object)
-            }
-        }
+        try addAllTypes(1...200, to: db)
         try db.write {
             for object in db.objects(AllTypes.self) where object.id % 2 == 0 { object.string = "even \(object.id)" }
             try db.delete(db.objects(AllTypes.self).filter("id > 150"))

@@ -44,3 +44,22 @@ func addPlaylists(to db: Database) throws {
         }
     }
 }
+
+/// `AllTypes` objects with the given ids, each with `int` and `string` set by
+/// `fill` (by default `int` the id and `string` "s" and the id), in one write.
+func addAllTypes(
+    _ ids: ClosedRange<Int>, to db: Database,
+    fill: (AllTypes) -> Void = { object in
+        object.int = object.id
+        object.string = "s\(object.id)"
+    }
+) throws {
+    try db.write {
+        for id in ids {
+            let object = AllTypes()
+            object.id = id
+            fill(object)
+            try db.add(object)
+        }
+    }
+}
