@@ -67,11 +67,15 @@ extension ClusterTable {
             }
         }
 
-        /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes.
-        init(start: UInt64, keys: [UInt64], layout: RecordLayout) {
+        /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes;
+        /// `withBuffers` false: no column yet (``reading(_:start:keys:patched:in:)`` reads them when used).
+        init(start: UInt64, keys: [UInt64], layout: RecordLayout, withBuffers: Bool = true) {
             self.start = start
             self.keys = keys
-            buffers = (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
+            buffers =
+                withBuffers
+                ? (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
+                : Array(repeating: nil, count: layout.columnCount)
             stored = Array(repeating: nil, count: layout.columnCount)
             copies = Array(repeating: nil, count: layout.columnCount)
             changedColumns = Array(repeating: false, count: layout.columnCount)
@@ -156,8 +160,7 @@ extension ClusterTable {
         static func reading(
             _ table: ClusterTable, start: UInt64, keys: [UInt64], patched: [Int], in transaction: Transaction
         ) -> Cluster {
-            let cluster = Cluster(start: start, keys: keys, layout: table.layout)
-            cluster.buffers = Array(repeating: nil, count: table.layout.columnCount)
+            let cluster = Cluster(start: start, keys: keys, layout: table.layout, withBuffers: false)
             cluster.source = LazySource(table, transaction, unread: table.layout.inRecord)
             cluster.takeStoredPatches(patched)
             return cluster
