@@ -120,9 +120,13 @@ final class ClusterTable {
 
     /// Reads a cluster from the file, for changing: every column, or (`lazily`,
     /// in a write that keeps it in its cache) each column when first used.
-    func load(_ start: UInt64, in transaction: Transaction, lazily: Bool = false) throws -> Cluster? {
+    func load(_ start: UInt64, in transaction: Transaction, lazily: Bool = false, _ cache: ClusterCache? = nil) throws
+        -> Cluster?
+    {
         try transaction.withMapAccess {
-            guard let view = try ClusterView(self, start: start, in: transaction, writes: 0) else { return nil }
+            guard
+                let view = try readView(start, cache, transaction) ?? ClusterView(self, start: start, in: transaction, writes: 0)
+            else { return nil }
             let keys = view.allKeys()
             let cluster =
                 lazily
@@ -142,6 +146,16 @@ final class ClusterTable {
             }
             return cluster
         }
+    }
+
+    /// The view of the cluster at `start` a lookup of this write already
+    /// read, while the write has not written the table since (a write that
+    /// finds an object and then sets it read the cluster twice).
+    private func readView(_ start: UInt64, _ cache: ClusterCache?, _ transaction: Transaction) -> ClusterView? {
+        guard let cache, let known = transaction.readCacheEntry(table.slot) as? ClusterViewCache, known.writes == cache.writes,
+            let view = known.views[start], view.writes == cache.writes, !view.isUnconfirmed, view.isCurrent(nil)
+        else { return nil }
+        return view
     }
 
     func value<R>(
@@ -176,7 +190,7 @@ final class ClusterTable {
             try cache.searched(self, transaction)
         }
         guard let (start, limit) = bounds else { return nil }
-        guard let cluster = try cache.clusters[start] ?? load(start, in: transaction, lazily: true) else { return nil }
+        guard let cluster = try cache.clusters[start] ?? load(start, in: transaction, lazily: true, cache) else { return nil }
         if key >= start { cache.recent = (cluster, limit) }
         return cluster
     }
