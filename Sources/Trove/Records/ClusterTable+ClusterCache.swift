@@ -24,6 +24,15 @@ extension ClusterTable {
 
         init(owner: ClusterTable) { self.owner = owner }
 
+        /// The cluster changed last when it is still held and `key` belongs
+        /// in it: found without a search (a loop over objects in key order).
+        @inline(__always)
+        func recentCluster(spanning key: UInt64) -> Cluster? {
+            guard let (cluster, limit) = recent, key >= cluster.start, limit.map({ key < $0 }) ?? true, cluster.isKept
+            else { return nil }
+            return cluster
+        }
+
         /// Holds `cluster` under its start (changed by this write).
         @inline(__always)
         func keep(_ cluster: Cluster) {

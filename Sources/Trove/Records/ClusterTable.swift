@@ -25,18 +25,26 @@ final class ClusterTable {
     let table: Table
     let layout: RecordLayout
     /// Objects per cluster this table's writes fill (``capacity``; tests make it small).
-    var clusterCapacity = ClusterTable.capacity
+    let clusterCapacity: Int
     /// A column is patched (``ColumnPatch``) rather than rewritten only when
     /// its stored bytes are at least this many (a smaller part lies inside a
     /// B-tree leaf: copying it costs about what the patch would)...
-    var patchMinimumColumnBytes = 2048
+    let patchMinimumColumnBytes: Int
     /// ...and the patch stays within this share of them (an eighth): every
     /// reader of the cluster merges it, and a write rewrites it whole.
-    var patchShare = 8
+    let patchShare: Int
 
-    init(table: Table, layout: RecordLayout) {
+    /// The clusters of `table`; the other parameters are for tests (constants,
+    /// so reading them on every insert costs no exclusivity check).
+    init(
+        table: Table, layout: RecordLayout, clusterCapacity: Int = ClusterTable.capacity, patchMinimumColumnBytes: Int = 2048,
+        patchShare: Int = 8
+    ) {
         self.table = table
         self.layout = layout
+        self.clusterCapacity = clusterCapacity
+        self.patchMinimumColumnBytes = patchMinimumColumnBytes
+        self.patchShare = patchShare
     }
 
     // MARK: Keys
@@ -152,7 +160,7 @@ final class ClusterTable {
     /// read, while the write has not written the table since (a write that
     /// finds an object and then sets it read the cluster twice).
     private func readView(_ start: UInt64, _ cache: ClusterCache?, _ transaction: Transaction) -> ClusterView? {
-        guard let cache, let known = transaction.readCacheEntry(table.slot) as? ClusterViewCache, known.writes == cache.writes,
+        guard let cache, let known = transaction.readCacheEntry(table.slot) as? ClusterViewCache,
             let view = known.views[start], view.writes == cache.writes, !view.isUnconfirmed, view.isCurrent(nil)
         else { return nil }
         return view
@@ -179,9 +187,7 @@ final class ClusterTable {
             guard let start = try clusterStart(for: key, in: transaction) else { return nil }
             return try load(start, in: transaction)
         }
-        if let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true, cluster.isKept {
-            return cluster
-        }
+        if let cluster = cache.recentCluster(spanning: key) { return cluster }
         let bounds: (UInt64, UInt64?)?
         if let listed = cache.bounds(for: key) {
             bounds = listed

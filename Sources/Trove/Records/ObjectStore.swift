@@ -495,9 +495,7 @@ struct LookupCursor {
         let cache = try store.clusterCache(transaction)
         // The write's changed clusters are read from its cache; the one it changed last without a search
         // (first: a loop that changes each object finds the next one there).
-        if let cache, let (cluster, limit) = cache.recent, key >= cluster.start, limit.map({ key < $0 }) ?? true,
-            cluster.isKept
-        {
+        if let cluster = cache?.recentCluster(spanning: key) {
             guard let slot = ClusterTable.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot) else { return nil }
             return try cluster.record(slot, store.layout, into: scratch)
         }

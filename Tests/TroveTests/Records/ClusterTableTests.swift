@@ -70,13 +70,11 @@ struct ClusterTableTests {
         for round in 0..<12 {
             let write = try WriteTransaction(environment: db.environment)
             table = try write.openTable("clu:Clustered")
-            let clusters = ClusterTable(table: table!, layout: Self.layout)
-            clusters.clusterCapacity = 4  // many clusters, splits and moves
-            if patching {
-                // Every change small enough is written as a patch (the columns here are a few bytes).
-                clusters.patchMinimumColumnBytes = 0
-                clusters.patchShare = 1
-            }
+            // Many clusters, splits and moves; patching: every change small enough is
+            // written as a patch (the columns here are a few bytes).
+            let clusters = ClusterTable(
+                table: table!, layout: Self.layout, clusterCapacity: 4, patchMinimumColumnBytes: patching ? 0 : 2048,
+                patchShare: patching ? 1 : 8)
             let cache = ClusterTable.ClusterCache(owner: clusters)
             for step in 0..<150 {
                 let key = UInt64.random(in: 1...200, using: &generator)
