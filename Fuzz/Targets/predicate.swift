@@ -40,7 +40,7 @@ public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         guard arguments.count == template.argumentCount else { return 0 }
         let expression = try template.substituting(arguments)
         let table = TableInfo(
-            schema: schema, objects: Table.unopened("obj:T"), primaryKeyIndex: nil, indexes: [:])
+            schema: schema, objects: Table.unopened("obj:T"), primaryKeyIndex: nil, indexes: [:], listsArePacked: true)
         let tables = BoundPredicate.TableResolver(table: { name in
             throw TroveError(.invalidProperty, "the fuzz schema has no linked type \(name)")
         })

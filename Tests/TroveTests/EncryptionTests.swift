@@ -580,7 +580,7 @@ struct EncryptionTests {
             let db = try Database(configuration: configuration(url, key: key))
             try fill(db, count: 5)
             try db.write { db.object(ofType: SecretNote.self, forPrimaryKey: 3)!.confidentialBody = "changed" }
-            #expect(db.fileFormatVersion == Database.indexedIntegerKeysFormatVersion)
+            #expect(db.fileFormatVersion == Database.packedListsFormatVersion)  // SecretNote.lines: its list is in chunks
         }
         // Read without the key: the records are there, and say nothing readable.
         var records: [(key: [UInt8], value: [UInt8])] = []
@@ -641,7 +641,9 @@ struct EncryptionTests {
         readOnly.readOnly = true
         #expect(try Database(configuration: readOnly).verify().isValid)
         let db = try Database(configuration: configuration(url, key: key))
-        #expect(db.fileFormatVersion == Database.sealedLogFormatVersion)  // its plain change log dropped, sealed from now on
+        // Its plain change log dropped, sealed from now on, and its lists in chunks.
+        #expect(db.fileFormatVersion == Database.packedListsFormatVersion)
+        #expect(db.objects(SecretNote.self).contains { !$0.lines.isEmpty })
         #expect(db.objects(SecretNote.self).sorted(by: \.id).map(\.confidentialBody) == (1...5).map { "legacy body \($0)" })
         #expect(db.object(ofType: SecretNote.self, forPrimaryKey: 2)?.attributes["k"] == "v2")
         try db.write {

@@ -305,8 +305,8 @@ final class Album: Object {
         #expect(list.tags.isEmpty)
     }
 
-    /// Appending to a long list writes one element: the bytes a commit
-    /// writes do not grow with the list.
+    /// Appending to a long list rewrites at most its last chunk: the bytes a
+    /// commit writes do not grow with the list.
     @Test func appendingToALongListDoesNotRewriteIt() throws {
         let db = try makeDatabase()
         let list = Playlist()
@@ -326,7 +326,7 @@ final class Album: Object {
         }
         let long = try bytesWrittenByOneAppend()
         #expect(list.tags.count == 1_000_002)
-        #expect(long == short, "one append wrote \(short) bytes to a short list, \(long) to a long one")
+        #expect(long <= short + ListChunk.softLimit, "one append wrote \(short) bytes to a short list, \(long) to a long one")
         #expect(list.tags[1_000_001] == "one more")
     }
 

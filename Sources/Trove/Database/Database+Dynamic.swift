@@ -185,7 +185,9 @@ extension Database {
     }
 
     func dynamicTable(_ typeName: String) throws -> TableInfo {
-        if let known = catalog.table(named: typeName), !known.isRetired { return known }
+        if let known = catalog.table(named: typeName), !known.isRetired, known.listsArePacked || configuration.readOnly {
+            return known
+        }
         let snapshot = readTransaction().id
         let stored: ObjectSchema?
         if let known = dynamicTables[typeName], !known.table.isRetired {

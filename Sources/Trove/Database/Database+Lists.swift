@@ -1,13 +1,18 @@
+import Foundation
 import TroveStorage
 
 /// List storage. A list property `ChatRoom.messages` keeps a table
-/// `list:ChatRoom.messages` whose keys are `owner key ‖ position` (8 + 4
-/// bytes, big-endian) and whose values are one-column records. Reading an
-/// element or the count is one B-tree search; appending writes one entry,
-/// however long the list; inserting or removing in the middle moves the
-/// elements after it.
+/// `list:ChatRoom.messages` of chunks (``ListChunk``): runs of elements,
+/// each a one-column record, keyed `owner key ‖ position of the chunk's
+/// first element` (8 + 4 bytes, big-endian). Reading an element or the count
+/// is one B-tree search and one chunk; appending rewrites the last chunk (or
+/// starts one), however long the list; inserting or removing in the middle
+/// rewrites the chunks from there to the end. A short list is one entry, so
+/// removing a deleted object from the lists that hold it is a read and a
+/// write per list. A read-only handle on a file from before chunks
+/// (``TableInfo/listsArePacked`` false) reads one element per entry.
 extension Database {
-    private static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
+    static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
         var key = [UInt8](repeating: 0, count: 12)
         key.withUnsafeMutableBytes {
             $0.storeBytes(of: owner.bigEndian, toByteOffset: 0, as: UInt64.self)
@@ -30,17 +35,11 @@ extension Database {
 
     func listCount(owner: UInt64, column: Int, table: TableInfo, _ transaction: Transaction) throws -> Int {
         guard let list = table.collections[column], transaction.canSee(list) else { return 0 }
-        let end = Database.listKey(owner: owner, position: .max)
         return try transaction.withCursor(on: list) { cursor in
-            if let exact = try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }), exact.key.count == 12,
-                Database.owner(of: exact.key) == owner
-            {
-                return Database.position(of: exact.key) + 1
-            }
-            let before =
-                try end.withUnsafeBytes({ try cursor.seek(atLeast: $0) }) == nil ? try cursor.last() : try cursor.previous()
-            guard let before, Database.owner(of: before.key) == owner else { return 0 }
-            return Database.position(of: before.key) + 1
+            guard let last = try Database.chunkEntry(holding: Int(UInt32.max), owner: owner, in: cursor) else { return 0 }
+            guard table.listsArePacked else { return Database.position(of: last.key) + 1 }
+            return Database.position(of: last.key)
+                + (try listChunk(last, owner: owner, column: column, table: table).count)
         }
     }
 
@@ -50,10 +49,54 @@ extension Database {
         guard let list = table.collections[column], let layout = table.elementLayouts[column], transaction.canSee(list) else {
             return nil
         }
-        let key = Database.listKey(owner: owner, position: UInt32(position))
-        return try key.withUnsafeBytes { k in
-            try transaction.withValue(in: list, key: k) { $0.map { RecordReader($0, layout: layout).value(at: 0) } }
+        return try transaction.withCursor(on: list) { cursor in
+            guard let entry = try Database.chunkEntry(holding: position, owner: owner, in: cursor) else { return nil }
+            let start = Database.position(of: entry.key)
+            guard table.listsArePacked else {
+                return start == position ? RecordReader(entry.value, layout: layout).value(at: 0) : nil
+            }
+            let chunk = try listChunk(entry, owner: owner, column: column, table: table)
+            guard position - start < chunk.count else { return nil }
+            return RecordReader(chunk.record(at: position - start), layout: layout).value(at: 0)
         }
+    }
+
+    /// The entry of `owner`'s list whose chunk holds `position` (past the
+    /// end: the last chunk); nil for an empty list. With one element per
+    /// entry (an older file), the entry at `position` or the one before it.
+    private static func chunkEntry(holding position: Int, owner: UInt64, in cursor: Cursor) throws -> Entry? {
+        let key = listKey(owner: owner, position: UInt32(clamping: position))
+        let atLeast = try key.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        if let atLeast, atLeast.key.count == 12, Database.owner(of: atLeast.key) == owner,
+            Database.position(of: atLeast.key) == position
+        {
+            return atLeast
+        }
+        guard let before = atLeast == nil ? try cursor.last() : try cursor.previous(), before.key.count == 12,
+            Database.owner(of: before.key) == owner
+        else { return nil }
+        return before
+    }
+
+    /// The chunk an entry of a list holds; a damaged one throws, saying which list and object.
+    private func listChunk(_ entry: Entry, owner: UInt64, column: Int, table: TableInfo) throws -> ListChunk {
+        try Database.listChunk(entry, owner: owner, column: column, table: table, path: path)
+    }
+
+    static func listChunk(_ entry: Entry, owner: UInt64, column: Int, table: TableInfo, path: String) throws -> ListChunk {
+        guard entry.key.count == 12 else {
+            throw TroveError(
+                .corruptFile,
+                "\(table.name).\(table.schema.properties[column].name) of object \(owner) has a key of \(entry.key.count) bytes",
+                path: path)
+        }
+        guard let chunk = ListChunk(entry.value) else {
+            throw TroveError(
+                .corruptFile,
+                "\(table.name).\(table.schema.properties[column].name) of object \(owner) has a damaged chunk at element \(position(of: entry.key)): \(ListChunk.problem(in: entry.value) ?? "")",
+                path: path)
+        }
+        return chunk
     }
 
     /// Every element of one list, set or map, in key order.
@@ -117,10 +160,24 @@ extension Database {
             }
             return
         }
+        let isChunked = table.listsArePacked && table.schema.properties[column].collection == .list
         try transaction.withCursor(on: collection) { cursor in
             var entry = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var positionKey: UInt32 = 0
             while let current = entry, Database.owner(of: current.key) == owner {
-                visit(UnsafeRawBufferPointer(rebasing: current.key.dropFirst(8)), RecordReader(current.value, layout: layout))
+                if isChunked {
+                    let chunk = try listChunk(
+                        current, owner: owner, column: column, table: table, path: transaction.environment.path)
+                    let first = UInt32(Database.position(of: current.key))
+                    for index in 0..<chunk.count {
+                        positionKey = (first + UInt32(index)).bigEndian
+                        withUnsafeBytes(of: positionKey) {
+                            visit($0, RecordReader(chunk.record(at: index), layout: layout))
+                        }
+                    }
+                } else {
+                    visit(UnsafeRawBufferPointer(rebasing: current.key.dropFirst(8)), RecordReader(current.value, layout: layout))
+                }
                 entry = try cursor.next()
             }
         }
@@ -128,6 +185,13 @@ extension Database {
 
     /// Empties one collection of one owner, releasing the inverse links of its objects.
     func collectionRemoveAll(owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        if table.schema.properties[column].collection == .list {
+            let tail = try listTail(from: 0, owner: owner, column: column, table: table, state)
+            try writeListTail(ListElements(), from: 0, replacing: tail.chunks, owner: owner, column: column, table: table, state)
+            try releaseLinks(of: tail.elements, owner: owner, column: column, table: table, state)
+            if tail.elements.count > 0 { generation &+= 1 }
+            return
+        }
         let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
         for entry in entries {
             try Database.storedEntryKey(entry.key, owner: owner, column: column, table: table).withUnsafeBytes {
@@ -176,14 +240,46 @@ extension Database {
         generation &+= 1
     }
 
-    /// Writes one element; keeps the inverse links of a list of objects in step.
+    /// Writes the element at `position` of a list (at its end: appends it);
+    /// keeps the inverse links of a list of objects in step.
     func putElement(
         _ value: StoredValue, replacing old: StoredValue?, owner: UInt64, column: Int, position: Int, table: TableInfo,
         _ state: WriteState
     ) throws {
-        try putEntry(
-            value, replacing: old, key: Database.listKey(owner: owner, position: UInt32(position)), owner: owner, column: column,
-            table: table, state)
+        try state.recordWriter.encode([value], layout: table.elementLayouts[column]!)
+        let record = state.recordWriter.bytes
+        if position >= (try listCount(owner: owner, column: column, table: table, state.transaction)) {
+            try appendToList(record, owner: owner, column: column, table: table, state)
+        } else {
+            var tail = try listTail(from: position, owner: owner, column: column, table: table, state, to: position)
+            tail.elements.replace(at: position - tail.start, with: record)
+            try writeListTail(
+                tail.elements, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
+        }
+        try adjustLinks(removing: old, adding: value, owner: owner, column: column, table: table, state)
+    }
+
+    private func adjustLinks(
+        removing old: StoredValue?, adding new: StoredValue?, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState
+    ) throws {
+        guard table.refs[column] != nil else { return }
+        if case .int(let target) = old {
+            try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
+        }
+        if case .int(let target) = new {
+            try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: 1, state.transaction)
+        }
+    }
+
+    /// Drops the inverse links of the objects among removed elements.
+    private func releaseLinks(of removed: ListElements, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
+        throws
+    {
+        guard table.refs[column] != nil, let layout = table.elementLayouts[column] else { return }
+        for index in 0..<removed.count {
+            let value = removed.withRecord(at: index) { RecordReader($0, layout: layout).value(at: 0) }
+            try adjustLinks(removing: value, adding: nil, owner: owner, column: column, table: table, state)
+        }
     }
 
     /// Writes one collection entry under its full key; keeps inverse links in step.
@@ -215,36 +311,26 @@ extension Database {
         }
     }
 
-    private func deleteElement(owner: UInt64, column: Int, position: Int, table: TableInfo, _ state: WriteState) throws {
-        let key = Database.listKey(owner: owner, position: UInt32(position))
-        try key.withUnsafeBytes { _ = try state.transaction.delete(table.collections[column]!, key: $0) }
-    }
-
     func listInsert(_ value: StoredValue, at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
         throws
     {
-        let transaction = state.transaction
-        let count = try listCount(owner: owner, column: column, table: table, transaction)
+        let count = try listCount(owner: owner, column: column, table: table, state.transaction)
         guard count < Int(UInt32.max) else {
             throw TroveError(
                 .invalidValue, "\(table.name).\(table.schema.properties[column].name) is full (\(count) elements)", path: path)
         }
         try checkElement(value, column: column, table: table)
-        let layout = table.elementLayouts[column]!
-        // Move the tail up by one, last first; the moved elements keep their inverse links.
-        var index = count
-        while index > position {
-            let moved = try listElement(owner: owner, column: column, position: index - 1, table: table, transaction)!
-            try state.recordWriter.encode([moved], layout: layout)
-            let key = Database.listKey(owner: owner, position: UInt32(index))
-            try key.withUnsafeBytes { k in
-                try state.recordWriter.bytes.withUnsafeBytes {
-                    _ = try transaction.put(table.collections[column]!, key: k, value: $0)
-                }
-            }
-            index -= 1
+        try state.recordWriter.encode([value], layout: table.elementLayouts[column]!)
+        let record = state.recordWriter.bytes
+        if position >= count {
+            try appendToList(record, owner: owner, column: column, table: table, state)
+        } else {
+            var tail = try listTail(from: position, owner: owner, column: column, table: table, state)
+            tail.elements.insert(record, at: position - tail.start)
+            try writeListTail(
+                tail.elements, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
         }
-        try putElement(value, replacing: nil, owner: owner, column: column, position: position, table: table, state)
+        try adjustLinks(removing: nil, adding: value, owner: owner, column: column, table: table, state)
         generation &+= 1
     }
 
@@ -257,67 +343,118 @@ extension Database {
     }
 
     func listRemove(at position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
-        var values = try listValues(owner: owner, column: column, table: table, state.transaction)
-        let removed = values.remove(at: position)
-        try rewriteList(values, from: position, removed: [removed], owner: owner, column: column, table: table, state)
+        var tail = try listTail(from: position, owner: owner, column: column, table: table, state)
+        var removed = ListElements()
+        tail.elements.remove(at: position - tail.start).withUnsafeBytes { removed.append($0) }
+        try writeListTail(
+            tail.elements, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
+        try releaseLinks(of: removed, owner: owner, column: column, table: table, state)
+        generation &+= 1
     }
 
     func listMove(from source: Int, to destination: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws
     {
         guard source != destination else { return }
-        var values = try listValues(owner: owner, column: column, table: table, state.transaction)
-        let moved = values.remove(at: source)
-        values.insert(moved, at: destination)
         // Moving keeps the set of elements: inverse links do not change.
-        let layout = table.elementLayouts[column]!
-        for position in min(source, destination)...max(source, destination) {
-            try state.recordWriter.encode([values[position]], layout: layout)
-            let key = Database.listKey(owner: owner, position: UInt32(position))
-            try key.withUnsafeBytes { k in
-                try state.recordWriter.bytes.withUnsafeBytes {
-                    _ = try state.transaction.put(table.collections[column]!, key: k, value: $0)
-                }
-            }
-        }
+        var tail = try listTail(from: min(source, destination), owner: owner, column: column, table: table, state)
+        let moved = tail.elements.remove(at: source - tail.start)
+        tail.elements.insert(moved, at: destination - tail.start)
+        try writeListTail(
+            tail.elements, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
         generation &+= 1
     }
 
     /// Removes every occurrence of an object from a list of objects (its target was deleted).
     func listRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
-        let values = try listValues(owner: owner, column: column, table: table, state.transaction)
-        let needle = StoredValue.int(Int64(bitPattern: target))
-        guard let first = values.firstIndex(of: needle) else { return }
-        let kept = values.filter { $0 != needle }
-        try rewriteList(
-            kept, from: first, removed: values.filter { $0 == needle }, owner: owner, column: column, table: table, state,
-            oldCount: values.count)
-    }
-
-    /// Rewrites positions `from...` of a list to hold `values[from...]` and drops the positions past its end.
-    private func rewriteList(
-        _ values: [StoredValue], from start: Int, removed: [StoredValue], owner: UInt64, column: Int, table: TableInfo,
-        _ state: WriteState, oldCount: Int? = nil
-    ) throws {
-        let layout = table.elementLayouts[column]!
-        let previousCount = oldCount ?? values.count + removed.count
-        for position in start..<values.count {
-            try state.recordWriter.encode([values[position]], layout: layout)
-            let key = Database.listKey(owner: owner, position: UInt32(position))
-            try key.withUnsafeBytes { k in
-                try state.recordWriter.bytes.withUnsafeBytes {
-                    _ = try state.transaction.put(table.collections[column]!, key: k, value: $0)
+        // An element holds the object when its record is the object's: records of one layout encode a value one way.
+        try state.recordWriter.encode([.int(Int64(bitPattern: target))], layout: table.elementLayouts[column]!)
+        let needle = state.recordWriter.bytes
+        let tail = try listTail(from: 0, owner: owner, column: column, table: table, state)
+        var kept = ListElements()
+        kept.reserveCapacity(bytes: tail.elements.bytes.count, elements: tail.elements.count)
+        var removed = 0
+        needle.withUnsafeBytes { needle in
+            for index in 0..<tail.elements.count {
+                tail.elements.withRecord(at: index) { record in
+                    if record.count == needle.count, memcmp(record.baseAddress!, needle.baseAddress!, needle.count) == 0 {
+                        removed += 1
+                    } else {
+                        kept.append(record)
+                    }
                 }
             }
         }
-        for position in values.count..<max(values.count, previousCount) {
-            try deleteElement(owner: owner, column: column, position: position, table: table, state)
-        }
+        guard removed > 0 else { return }
+        try writeListTail(kept, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
         if table.refs[column] != nil {
-            for case .int(let target) in removed {
-                try adjustRef(table, column: column, target: UInt64(bitPattern: target), source: owner, by: -1, state.transaction)
-            }
+            try adjustRef(table, column: column, target: target, source: owner, by: -removed, state.transaction)
         }
         generation &+= 1
+    }
+
+    /// The elements of `owner`'s list from the chunk holding `position` on
+    /// (up to the chunk holding `last`, or to the end): the position that
+    /// chunk starts at, the elements, and the starts of the chunks read.
+    private func listTail(
+        from position: Int, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState, to last: Int = .max
+    ) throws -> (start: Int, elements: ListElements, chunks: [Int]) {
+        precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
+        var elements = ListElements()
+        var chunks: [Int] = []
+        let start = try state.transaction.withCursor(on: table.collections[column]!) { cursor -> Int in
+            guard var entry = try Database.chunkEntry(holding: position, owner: owner, in: cursor) else { return 0 }
+            let start = Database.position(of: entry.key)
+            while true {
+                chunks.append(Database.position(of: entry.key))
+                elements.append(chunk: try listChunk(entry, owner: owner, column: column, table: table))
+                guard start + elements.count <= last, let next = try cursor.next(), next.key.count == 12,
+                    Database.owner(of: next.key) == owner
+                else { break }
+                entry = next
+            }
+            return start
+        }
+        return (start, elements, chunks)
+    }
+
+    /// Writes `elements` as the chunks of `owner`'s list from `start` on, in
+    /// place of the chunks that started at `replaced`.
+    private func writeListTail(
+        _ elements: ListElements, from start: Int, replacing replaced: [Int], owner: UInt64, column: Int, table: TableInfo,
+        _ state: WriteState
+    ) throws {
+        let list = table.collections[column]!
+        let chunks = elements.chunks()
+        let written = Set(chunks.map { start + $0.start })
+        for old in replaced where !written.contains(old) {
+            try Database.listKey(owner: owner, position: UInt32(old)).withUnsafeBytes {
+                _ = try state.transaction.delete(list, key: $0)
+            }
+        }
+        for chunk in chunks {
+            try Database.listKey(owner: owner, position: UInt32(start + chunk.start)).withUnsafeBytes { key in
+                try chunk.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
+            }
+        }
+    }
+
+    /// Appends one encoded element: the last chunk takes it while it stays
+    /// under ``ListChunk/softLimit``, else it starts a chunk of its own.
+    private func appendToList(_ record: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+        precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
+        let list = table.collections[column]!
+        let (start, bytes) = try state.transaction.withCursor(on: list) { cursor -> (Int, [UInt8]) in
+            guard let last = try Database.chunkEntry(holding: Int(UInt32.max), owner: owner, in: cursor) else {
+                return (0, ListChunk.single(record))
+            }
+            let chunk = try listChunk(last, owner: owner, column: column, table: table)
+            let start = Database.position(of: last.key)
+            return last.value.count + 4 + record.count <= ListChunk.softLimit
+                ? (start, chunk.appending(record)) : (start + chunk.count, ListChunk.single(record))
+        }
+        try Database.listKey(owner: owner, position: UInt32(start)).withUnsafeBytes { key in
+            try bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
+        }
     }
 
     /// Refuses an element the collection cannot hold (nil in a non-optional one, a dangling object key).

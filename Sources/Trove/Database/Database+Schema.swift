@@ -121,10 +121,13 @@ extension Database {
         try tableInfo(named: name).store.clusters == nil ? .records : .columnClusters
     }
 
-    /// Whether the type's records are to be converted into clusters (the
-    /// handle stores types in clusters and can write).
+    /// Whether tables opened by another handle do not fit this one: its
+    /// records are to be converted into clusters (the handle stores types in
+    /// clusters and can write), or they were opened, read-only, before the
+    /// file's lists were converted to chunks.
     private func needsConversion(_ table: TableInfo) -> Bool {
-        configuration.storesNewTypesInClusters && !configuration.readOnly && table.store.clusters == nil
+        !configuration.readOnly
+            && (!table.listsArePacked || configuration.storesNewTypesInClusters && table.store.clusters == nil)
     }
 
     private func check(_ codeSchema: ObjectSchema, against stored: ObjectSchema, existing: TableInfo) throws -> TableInfo {
@@ -199,7 +202,7 @@ extension Database {
         return TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
             collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens,
-            integerKeysAreIndexed: indexedIntegers)
+            integerKeysAreIndexed: indexedIntegers, listsArePacked: try Catalog.listsArePacked(in: transaction))
     }
 
     /// Creates the tables of a new type, or applies additive changes to a stored one.
@@ -265,11 +268,14 @@ extension Database {
                 collections[column] = try transaction.openTable(name)!
             }
         }
+        if schema.properties.contains(where: { $0.collection == .list }) {
+            try Catalog.raiseFormat(to: Database.packedListsFormatVersion, in: transaction)
+        }
         try Catalog.storeSchema(schema, in: transaction)
         let table = TableInfo(
             schema: schema, objects: objects, primaryKeyIndex: primaryKeyIndex, indexes: indexes, refs: refs,
             collections: collections, fullTextIndexes: fullTextIndexes, keyTokens: transaction.environment.keyTokens,
-            integerKeysAreIndexed: integerKeysAreIndexed)
+            integerKeysAreIndexed: integerKeysAreIndexed, listsArePacked: try Catalog.listsArePacked(in: transaction))
         if !addedIndexes.isEmpty {
             try Database.buildIndexes(addedIndexes.map { ($0, table.indexes[$0]!) }, of: table, in: transaction)
         }

@@ -125,7 +125,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 9
+    static let formatVersion: UInt32 = 10
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -155,6 +155,10 @@ public final class Database {
     /// (``ClusterTable/patchPart(_:)``), raised by the first write that
     /// stores one: a Trove before it would read the columns' old values.
     static let columnPatchesFormatVersion: UInt32 = 9
+    /// The format of a file with a list whose table holds chunks of
+    /// elements (``ListChunk``): a Trove before them would read a chunk as
+    /// one element.
+    static let packedListsFormatVersion: UInt32 = 10
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
@@ -383,11 +387,15 @@ public final class Database {
         try checkEncryptionKey()
         if let meta = try readTransaction().existingTable(Catalog.metaTable), readTransaction().canSee(meta) {
             try checkFormat(meta, in: readTransaction())
-            if !configuration.readOnly, try !changeLogIsReadable(in: readTransaction()) || needsStamps(meta) {
+            if !configuration.readOnly,
+                try !changeLogIsReadable(in: readTransaction()) || needsStamps(meta)
+                    || !Catalog.listsArePacked(in: readTransaction())
+            {
                 try withWriteTransaction { transaction in
                     if let meta = try transaction.existingTable(Catalog.metaTable) {
                         try sealChangeLog(meta, in: transaction)
                         try stampClusters(meta, in: transaction)
+                        try packLists(in: transaction)
                     }
                 }
             }
@@ -430,6 +438,7 @@ public final class Database {
                 try Catalog.put(UInt8(1), key: Catalog.integerKeysKey, in: meta, transaction)
             }
             try Catalog.put(configuration.schemaVersion.littleEndian, key: "schemaVersion", in: meta, transaction)
+            try Catalog.put(UInt8(1), key: Catalog.packedListsKey, in: meta, transaction)
         }
     }
 
@@ -509,6 +518,39 @@ public final class Database {
             let format = try Catalog.integer(UInt32.self, key: "format", in: meta, transaction ?? readTransaction())
         else { return false }
         return format >= Database.clustersFormatVersion && format < Database.clusterStampsFormatVersion
+    }
+
+    /// A file from before list chunks, opened for writing, has every list
+    /// rewritten as chunks in the transaction that opens it (a crash before
+    /// it commits leaves the file as it was), and the format raised.
+    private func packLists(in transaction: WriteTransaction) throws {
+        guard try !Catalog.listsArePacked(in: transaction) else { return }
+        var hasLists = false
+        for name in try environment.tableNames() where name.hasPrefix("list:") {
+            guard let list = try transaction.existingTable(name) else { continue }
+            hasLists = true
+            var lists: [(owner: UInt64, elements: ListElements)] = []
+            try transaction.withCursor(on: list) { cursor in
+                var entry = try cursor.first()
+                while let current = entry {
+                    entry = try cursor.next()
+                    // A key of another size was never an element (verify reports it); it does not survive.
+                    guard current.key.count == 12, let owner = Database.owner(of: current.key) else { continue }
+                    if lists.last?.owner != owner { lists.append((owner, ListElements())) }
+                    lists[lists.count - 1].elements.append(current.value)
+                }
+            }
+            try transaction.clear(list)
+            for (owner, elements) in lists {
+                for chunk in elements.chunks() {
+                    try Database.listKey(owner: owner, position: UInt32(chunk.start)).withUnsafeBytes { key in
+                        try chunk.bytes.withUnsafeBytes { _ = try transaction.put(list, key: key, value: $0) }
+                    }
+                }
+            }
+        }
+        try Catalog.put(UInt8(1), key: Catalog.packedListsKey, in: try transaction.openTable(Catalog.metaTable)!, transaction)
+        if hasLists { try Catalog.raiseFormat(to: Database.packedListsFormatVersion, in: transaction) }
     }
 
     /// Whether the change log's records are sealed, or the file is plain:

@@ -35,6 +35,10 @@ final class TableInfo: @unchecked Sendable {
     let collections: [Int: Table]
     /// How a collection's elements are encoded: a one-column record.
     let elementLayouts: [Int: RecordLayout]
+    /// Whether the lists' tables hold chunks of elements (``ListChunk``):
+    /// every file a handle writes does; a read-only handle on an older file
+    /// reads one element per entry.
+    let listsArePacked: Bool
     /// A collection's elements seen as a type of one property (named like the
     /// collection), so a query can bind a comparison to them.
     let elementTables: [Int: TableInfo]
@@ -58,9 +62,10 @@ final class TableInfo: @unchecked Sendable {
     init(
         schema: ObjectSchema, objects: Table, primaryKeyIndex: Table?, indexes: [Int: Table], refs: [Int: Table] = [:],
         collections: [Int: Table] = [:], fullTextIndexes: [Int: Table] = [:], keyTokens: KeyTokens? = nil,
-        integerKeysAreIndexed: Bool = false
+        integerKeysAreIndexed: Bool = false, listsArePacked: Bool
     ) {
         name = schema.name
+        self.listsArePacked = listsArePacked
         self.keyTokens = keyTokens
         self.schema = schema
         layout = RecordLayout(schema)
@@ -83,7 +88,7 @@ final class TableInfo: @unchecked Sendable {
             element.isPrimaryKey = false
             elementTables[column] = TableInfo(
                 schema: ObjectSchema(name: "\(schema.name).\(element.name)", properties: [element]), objects: table,
-                primaryKeyIndex: nil, indexes: [:], keyTokens: keyTokens)
+                primaryKeyIndex: nil, indexes: [:], keyTokens: keyTokens, listsArePacked: listsArePacked)
         }
         self.elementTables = elementTables
         elementLayouts = elementTables.mapValues(\.layout)

@@ -739,14 +739,22 @@ struct CollectionPath: Sendable {
         do {
             try transaction.withCursor(on: table) { cursor in
                 var entry = try prefix.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                let isChunked =
+                    inverseRefs == nil && self.owner.listsArePacked && self.owner.schema.properties[column].collection == .list
                 while let current = entry, current.key.count >= 8,
                     UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self)) == ownerKey
                 {
-                    let element: Element =
-                        inverseRefs != nil
-                        ? .object(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-                        : .record(self.owner.elementRecord(current.value, column: column))
-                    if !visit(element) { return }
+                    if isChunked {
+                        let chunk = try Database.listChunk(
+                            current, owner: ownerKey, column: column, table: self.owner, path: transaction.environment.path)
+                        for index in 0..<chunk.count where !visit(.record(chunk.record(at: index))) { return }
+                    } else {
+                        let element: Element =
+                            inverseRefs != nil
+                            ? .object(UInt64(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+                            : .record(self.owner.elementRecord(current.value, column: column))
+                        if !visit(element) { return }
+                    }
                     entry = try cursor.next()
                 }
             }

@@ -91,6 +91,16 @@ final class Catalog: @unchecked Sendable {
         }
     }
 
+    /// `meta` key set (to 1) in a file whose lists' tables hold chunks of
+    /// elements (``ListChunk``) rather than one element per entry.
+    static let packedListsKey = "packedLists"
+
+    /// Whether the file's lists are stored in chunks (``packedListsKey``).
+    static func listsArePacked(in transaction: Transaction) throws -> Bool {
+        guard let meta = try transaction.existingTable(metaTable), transaction.canSee(meta) else { return false }
+        return try integer(UInt8.self, key: packedListsKey, in: meta, transaction) == 1
+    }
+
     /// Whether the file's integer primary keys are found through a primary
     /// key index rather than being the object keys (``integerKeysKey``).
     static func integerKeysAreIndexed(in transaction: Transaction) throws -> Bool {

@@ -105,10 +105,23 @@ extension Database {
                     guard current.key.count >= 8 else { continue }
                     let owner = UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self))
                     guard owner != reported else { continue }
-                    let problem =
-                        table.schema.properties[column].collection == .list && current.key.count != 12
-                        ? "has a key of \(current.key.count) bytes"
-                        : RecordReader.problem(in: table.elementRecord(current.value, column: column), layout: elementLayout)
+                    let isList = table.schema.properties[column].collection == .list
+                    let problem: String?
+                    if isList && current.key.count != 12 {
+                        problem = "has a key of \(current.key.count) bytes"
+                    } else if isList && table.listsArePacked {
+                        if let chunk = ListChunk(current.value) {
+                            problem =
+                                (0..<chunk.count).lazy.compactMap {
+                                    RecordReader.problem(in: chunk.record(at: $0), layout: elementLayout)
+                                }.first
+                        } else {
+                            problem = "is in a damaged chunk: it \(ListChunk.problem(in: current.value) ?? "")"
+                        }
+                    } else {
+                        problem = RecordReader.problem(
+                            in: table.elementRecord(current.value, column: column), layout: elementLayout)
+                    }
                     if let problem {
                         damage.add(
                             .init(start: owner, limit: owner &+ 1, keys: [owner], detail: "an element of \(name) \(problem)"))

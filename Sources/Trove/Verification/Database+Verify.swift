@@ -205,16 +205,29 @@ extension Database {
                             continue
                         }
                         let owner = UInt64(bigEndian: current.key.loadUnaligned(as: UInt64.self))
+                        // A list's entry holds a chunk of elements (one element in an older file).
+                        var records = [table.elementRecord(current.value, column: column)]
                         if isList {
                             let position = Int(UInt32(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-                            let expectedPosition = previous?.owner == owner ? previous!.position + 1 : 0
+                            let expectedPosition = previous?.owner == owner ? previous!.position : 0
                             if position != expectedPosition {
                                 problem(
                                     .damagedList,
                                     "\(property.name) of object \(owner) has element \(position) where \(expectedPosition) belongs"
                                 )
                             }
-                            previous = (owner, position)
+                            if table.listsArePacked {
+                                guard let chunk = ListChunk(current.value) else {
+                                    problem(
+                                        .damagedList,
+                                        "the chunk at element \(position) of \(property.name) of object \(owner) \(ListChunk.problem(in: current.value) ?? "")"
+                                    )
+                                    previous = nil
+                                    continue
+                                }
+                                records = (0..<chunk.count).map { chunk.record(at: $0) }
+                            }
+                            previous = (owner, position + records.count)
                         }
                         if previous?.owner != owner || isList, !exists(owner, in: table) {
                             problem(.damagedList, "\(property.name) has elements for object \(owner), which does not exist")
@@ -222,13 +235,14 @@ extension Database {
                         if !isList { previous = (owner, 0) }
                         // Each element is a one-column record: its structure is checked before anything decodes it.
                         guard let layout = table.elementLayouts[column] else { continue }
-                        let record = table.elementRecord(current.value, column: column)
-                        if let damage = RecordReader.problem(in: record, layout: layout) {
-                            problem(.damagedList, "an element of \(property.name) of object \(owner) \(damage)")
-                            continue
-                        }
-                        if property.isLink, case .int(let target) = RecordReader(record, layout: layout).value(at: 0) {
-                            expected[[UInt64(bitPattern: target), owner], default: 0] += 1
+                        for record in records {
+                            if let damage = RecordReader.problem(in: record, layout: layout) {
+                                problem(.damagedList, "an element of \(property.name) of object \(owner) \(damage)")
+                                continue
+                            }
+                            if property.isLink, case .int(let target) = RecordReader(record, layout: layout).value(at: 0) {
+                                expected[[UInt64(bitPattern: target), owner], default: 0] += 1
+                            }
                         }
                     }
                 }

@@ -22,6 +22,11 @@ final class ScatteredEntry: Object {
     }
 }
 
+final class ScatteredNote: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var text = ""
+}
+
 /// Deleting objects scattered over many clusters: a cluster that only lost
 /// objects keeps them as deleted slots (a few bytes per cluster), which
 /// every reader skips and the next rewrite of the cluster drops.
@@ -142,15 +147,26 @@ struct DeletedSlotTests {
         "a delete that leaves deleted slots raises the file format, so an older Trove refuses the file instead of reading deleted objects"
     )
     func formatIsRaised() throws {
-        let db = try Self.database()
-        try db.write { for id in 0..<100 { try db.add(ScatteredEntry(id)) } }
+        // A type without a list: a list would raise the format past deleted slots from the start.
+        let db = try makeDatabase {
+            $0.objectTypes = [ScatteredNote.self]
+            $0.storageLayout = .columnClusters
+        }
+        try db.write {
+            for id in 0..<100 {
+                let note = ScatteredNote()
+                note.id = id
+                note.text = String(repeating: "walk \(id) ", count: 40)
+                try db.add(note)
+            }
+        }
         func format() throws -> UInt32? {
             let read = try ReadTransaction(environment: db.environment)
             defer { read.end() }
             return try Catalog.integer(UInt32.self, key: "format", in: read.existingTable(Catalog.metaTable)!, read)
         }
         #expect(try format()! < Database.deletedSlotsFormatVersion)
-        try db.write { try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 50)!) }
+        try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 50)!) }
         #expect(try format() == Database.deletedSlotsFormatVersion)
     }
 
