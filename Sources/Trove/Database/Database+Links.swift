@@ -22,13 +22,22 @@ extension Database {
 
     /// Adds `delta` to the number of times `source` links to `target` through
     /// `table`'s `column`. An embedded object no longer linked is deleted.
+    ///
+    /// `removingAll`: every link from `source` to `target` through the
+    /// column is gone (a deleted object taken out of a list): the count is
+    /// not read, its entry deleted.
     func adjustRef(
-        _ table: TableInfo, column: Int, target: UInt64, source: UInt64, by delta: Int, _ transaction: WriteTransaction
+        _ table: TableInfo, column: Int, target: UInt64, source: UInt64, by delta: Int, _ transaction: WriteTransaction,
+        removingAll: Bool = false
     ) throws {
         let refs = table.refs[column]!
         let key = Database.refKey(target: target, source: source)
         var orphaned = false
         try key.withUnsafeBytes { k in
+            if removingAll {
+                orphaned = try transaction.delete(refs, key: k)
+                return
+            }
             let current =
                 try transaction.withValue(in: refs, key: k) { value in
                     value.map { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }

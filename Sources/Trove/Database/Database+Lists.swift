@@ -235,7 +235,8 @@ extension Database {
             removed += 1
         }
         if removed > 0, table.refs[column] != nil {
-            try adjustRef(table, column: column, target: target, source: owner, by: -removed, state.transaction)
+            try adjustRef(
+                table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
         }
         generation &+= 1
     }
@@ -387,7 +388,8 @@ extension Database {
         guard removed > 0 else { return }
         try writeListTail(kept, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
         if table.refs[column] != nil {
-            try adjustRef(table, column: column, target: target, source: owner, by: -removed, state.transaction)
+            try adjustRef(
+                table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
         }
         generation &+= 1
     }
