@@ -169,8 +169,9 @@ final class TestPostgres: @unchecked Sendable {
                 url: "postgresql://postgres:\(passwords["postgres"]!)@127.0.0.1:\(chosen)/postgres?connect_timeout=10",
                 passwords: passwords)
         } catch {
+            let log = TestPostgres.log(directory)
             TestPostgres.stop(directory)
-            throw error
+            throw HarnessError("PostgreSQL started on port \(chosen) but refused the roles: \(error)\n\(log)")
         }
         return (directory, chosen, passwords, binaries)
     }
@@ -261,7 +262,20 @@ final class TestPostgres: @unchecked Sendable {
 
     /// Creates the roles and the database, through libpq as the superuser.
     private static func createRoles(url: String, passwords: [String: String]) throws {
-        let connection = try PostgresConnection(url: url)
+        // A server `pg_ctl -w` just reported ready was once seen to close the first connection
+        // on a loaded machine: the first login is tried again for a few seconds.
+        var attempts = 0
+        var opened: PostgresConnection?
+        while opened == nil {
+            do {
+                opened = try PostgresConnection(url: url)
+            } catch {
+                attempts += 1
+                if attempts == 20 { throw error }
+                usleep(250_000)
+            }
+        }
+        let connection = opened!
         // (The passwords are UUIDs: nothing in them needs quoting.)
         // (CREATEROLE: setup gives the devices' role its timeouts.)
         try connection.query("CREATE ROLE sync_owner LOGIN CREATEROLE PASSWORD '\(passwords["sync_owner"]!)'")
