@@ -12,7 +12,7 @@ import TroveStorage
 /// write per list. A read-only handle on a file from before chunks
 /// (``TableInfo/listsArePacked`` false) reads one element per entry.
 extension Database {
-    static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
+    private static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
         var key = [UInt8](repeating: 0, count: 12)
         key.withUnsafeMutableBytes {
             $0.storeBytes(of: owner.bigEndian, toByteOffset: 0, as: UInt64.self)
@@ -433,9 +433,17 @@ extension Database {
                 _ = try state.transaction.delete(list, key: $0)
             }
         }
+        try Database.putChunks(chunks, from: start, owner: owner, in: list, state.transaction)
+    }
+
+    /// Writes chunks of `owner`'s list, each under `start` plus its own start.
+    static func putChunks(
+        _ chunks: [(start: Int, bytes: [UInt8])], from start: Int, owner: UInt64, in list: Table,
+        _ transaction: WriteTransaction
+    ) throws {
         for chunk in chunks {
-            try Database.listKey(owner: owner, position: UInt32(start + chunk.start)).withUnsafeBytes { key in
-                try chunk.bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
+            try listKey(owner: owner, position: UInt32(start + chunk.start)).withUnsafeBytes { key in
+                try chunk.bytes.withUnsafeBytes { _ = try transaction.put(list, key: key, value: $0) }
             }
         }
     }
@@ -454,9 +462,7 @@ extension Database {
             return last.value.count + 4 + record.count <= ListChunk.softLimit
                 ? (start, chunk.appending(record)) : (start + chunk.count, ListChunk.single(record))
         }
-        try Database.listKey(owner: owner, position: UInt32(start)).withUnsafeBytes { key in
-            try bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
-        }
+        try Database.putChunks([(0, bytes)], from: start, owner: owner, in: list, state.transaction)
     }
 
     /// Refuses an element the collection cannot hold (nil in a non-optional one, a dangling object key).

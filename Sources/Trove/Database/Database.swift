@@ -542,11 +542,7 @@ public final class Database {
             }
             try transaction.clear(list)
             for (owner, elements) in lists {
-                for chunk in elements.chunks() {
-                    try Database.listKey(owner: owner, position: UInt32(chunk.start)).withUnsafeBytes { key in
-                        try chunk.bytes.withUnsafeBytes { _ = try transaction.put(list, key: key, value: $0) }
-                    }
-                }
+                try Database.putChunks(elements.chunks(), from: 0, owner: owner, in: list, transaction)
             }
         }
         try Catalog.put(UInt8(1), key: Catalog.packedListsKey, in: try transaction.openTable(Catalog.metaTable)!, transaction)
