@@ -3,7 +3,8 @@
 // ClusterColumn.problem, or read slot by slot, be copied into a ColumnBuffer
 // for editing and encode again to the same values, edits included, without
 // crashing. The same bytes as a patch of that column (ColumnPatch) must be
-// refused, or merge into the values setting them gives.
+// refused, or merge into the values setting them gives, also read as holding
+// the values of objects appended past the column.
 import Foundation
 
 @testable import Trove
@@ -56,27 +57,34 @@ public func fuzzColumn(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     return 0
 }
 
-/// Reads `bytes` as a patch of `base` and checks the merged column against setting the patch's values.
+/// Reads `bytes` as a patch of `base`, and of `base` with one to three
+/// objects appended past it (the patch then holds their values), and
+/// checks each merged column against setting the patch's values.
 private func patch(_ base: ClusterColumn, with bytes: UnsafeRawBufferPointer) {
-    guard let patch = ColumnPatch(bytes, type: base.type, count: base.count) else { return }
+    for appended in 0...3 { patch(base, appended: appended, with: bytes) }
+}
+
+private func patch(_ base: ClusterColumn, appended: Int, with bytes: UnsafeRawBufferPointer) {
+    let count = base.count + appended
+    guard let patch = ColumnPatch(bytes, type: base.type, count: count, stored: base.count) else { return }
     for index in patch.slots.indices {
         // (A reader reads a value's bytes without trapping; whether they decode is the value reader's.)
         if base.type.isVariableSize { _ = patch.values.variableBytes(index) }
     }
-    guard ColumnPatch(bytes, type: base.type, count: base.count, checkingValues: true) != nil else { return }
-    guard let merged = base.patched(with: patch) else { fatalError("a sound column refused a sound patch") }
+    guard ColumnPatch(bytes, type: base.type, count: count, stored: base.count, checkingValues: true) != nil else { return }
+    guard let merged = base.patched(with: patch, count: count) else { fatalError("a sound column refused a sound patch") }
     defer { merged.deallocate() }
     let expected = ColumnBuffer(base)
     for (index, slot) in patch.slots.enumerated() {
         guard let value = patch.values.value(index) else { return }
-        expected.set(value, at: slot)
+        if slot < base.count { expected.set(value, at: slot) } else { expected.append(value) }
     }
     let raw = UnsafeRawBufferPointer(merged)
-    if let problem = ClusterColumn.problem(in: raw, type: base.type, count: base.count) {
+    if let problem = ClusterColumn.problem(in: raw, type: base.type, count: count) {
         fatalError("a patched column is damaged: \(problem)")
     }
     let column = ClusterColumn(raw, type: base.type)!
-    for slot in 0..<base.count where !same(column.value(slot), expected.value(slot)) {
+    for slot in 0..<count where !same(column.value(slot), expected.value(slot)) {
         fatalError("patched slot \(slot) reads \(String(describing: column.value(slot))), not \(expected.value(slot))")
     }
 }

@@ -125,7 +125,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 10
+    static let formatVersion: UInt32 = 11
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -159,6 +159,11 @@ public final class Database {
     /// elements (``ListChunk``): a Trove before them would read a chunk as
     /// one element.
     static let packedListsFormatVersion: UInt32 = 10
+    /// The format of a file whose cluster columns may hold fewer values than
+    /// their cluster's keys, the objects appended since a column was
+    /// written being in its patch (``ColumnPatch``), raised by the first
+    /// write that stores one: a Trove before it would find the column damaged.
+    static let appendPatchesFormatVersion: UInt32 = 11
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///

@@ -17,7 +17,12 @@ extension ClusterTable {
         @exclusivity(unchecked) var stored: [ClusterColumn?]
         /// Per column: the memory of its stored bytes' copy, when it has one.
         @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer?]
+        /// The keys changed since the cluster was last written (its keys part is written again).
         @exclusivity(unchecked) var keysChanged = false
+        /// ...and not only by objects appended past the last key: slots
+        /// moved, so every column is written whole (a stored patch no longer
+        /// fits). Appended objects alone join each column's patch.
+        @exclusivity(unchecked) var slotsMoved = false
         /// Whether the write's ``ClusterCache`` holds this cluster under its
         /// start (its `clusters`): checked on every lookup of the cluster
         /// changed last, where a dictionary lookup cost more than the lookup.
@@ -108,10 +113,10 @@ extension ClusterTable {
 
         /// The patch to store for a changed `column` instead of the column
         /// (``ColumnPatch``), or nil when the column is to be written whole:
-        /// its stored part is smaller than `minimum` bytes, its keys changed,
+        /// its stored part is smaller than `minimum` bytes, its slots moved,
         /// or the patch would exceed `1 / share` of the part.
         func patch(_ column: Int, _ layout: RecordLayout, minimum: Int, share: Int) throws -> [UInt8]? {
-            guard !keysChanged, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
+            guard !slotsMoved, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
                 slots.count * 2 * share <= storedBytes[column]
             else { return nil }
             var sorted = slots.sorted()
@@ -147,6 +152,7 @@ extension ClusterTable {
 
         func markWritten() {
             keysChanged = false
+            slotsMoved = false
             deletesChanged = false
             guard anyColumnChanged else { return }
             for column in changedColumns.indices { changedColumns[column] = false }
@@ -199,9 +205,10 @@ extension ClusterTable {
                         type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
                     return
                 }
-                guard let stored = ClusterColumn(bytes, type: layout.types[column]), stored.count == keys.count else {
-                    throw damaged("column")
-                }
+                // (Shorter than the keys: the objects appended since it was written are in its patch.)
+                guard let stored = ClusterColumn(bytes, type: layout.types[column]),
+                    stored.count == keys.count || (patchStored[column] && stored.count < keys.count)
+                else { throw damaged("column") }
                 storedBytes[column] = bytes.count
                 guard patchStored[column] else {
                     patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
@@ -210,10 +217,10 @@ extension ClusterTable {
                 }
                 // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
                 try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
-                    guard let patch, let decoded = ColumnPatch(patch, type: stored.type, count: keys.count) else {
-                        throw damaged("column patch")
-                    }
-                    guard let merged = stored.patched(with: decoded) else { throw damaged("column") }
+                    guard let patch,
+                        let decoded = ColumnPatch(patch, type: stored.type, count: keys.count, stored: stored.count)
+                    else { throw damaged("column patch") }
+                    guard let merged = stored.patched(with: decoded, count: keys.count) else { throw damaged("column") }
                     keep(copy: merged, type: stored.type, at: column)
                     patchSlots[column] = decoded.slots
                 }
@@ -352,6 +359,7 @@ extension ClusterTable {
                 markChanged(column)
             }
             keysChanged = true
+            slotsMoved = true
             deleted = nil
             deletedCount = 0
             deletesChanged = true

@@ -61,20 +61,31 @@ extension ClusterTable {
                         values.append(Array(repeating: layout.fallbacks[column], count: stored.count))
                         continue
                     }
-                    var columnValues = try bytes.withUnsafeBytes { raw in
+                    // (Fewer values than keys: the objects appended since the column was written are in its patch.)
+                    let read = try bytes.withUnsafeBytes { raw in
                         let type = layout.types[column]
-                        guard ClusterColumn.problem(in: raw, type: type, count: stored.count) == nil,
-                            let column = ClusterColumn(raw, type: type)
+                        guard let column = ClusterColumn(raw, type: type), column.count <= stored.count,
+                            ClusterColumn.problem(in: raw, type: type, count: column.count) == nil
                         else { throw damaged(start, "has a damaged \(layout.properties[column].name) column") }
-                        return try (0..<stored.count).map { slot in
-                            if deleted.contains(slot) { return StoredValue.null }  // (left out below)
+                        let values = try (0..<stored.count).map { slot in
+                            // (Deleted ones are left out below; appended ones come from the patch.)
+                            if deleted.contains(slot) || slot >= column.count { return StoredValue.null }
                             guard let value = column.value(slot) else { throw damaged(start, "holds a damaged mixed value") }
                             return value
                         }
+                        return (values: values, count: column.count)
+                    }
+                    var columnValues = read.values
+                    let storedCount = read.count
+                    if storedCount < stored.count, parts[patchPart(column)] == nil {
+                        throw damaged(start, "has a \(layout.properties[column].name) column shorter than its keys")
                     }
                     if let patch = parts[patchPart(column)] {
                         try patch.withUnsafeBytes { raw in
-                            guard let patch = ColumnPatch(raw, type: layout.types[column], count: stored.count) else {
+                            guard
+                                let patch = ColumnPatch(
+                                    raw, type: layout.types[column], count: stored.count, stored: storedCount)
+                            else {
                                 throw damaged(start, "has a damaged \(layout.properties[column].name) column patch")
                             }
                             for (index, slot) in patch.slots.enumerated() where !deleted.contains(slot) {

@@ -54,16 +54,24 @@ extension ClusterTable {
                 }
                 for column in 0..<layout.columnCount where sound && layout.inRecord[column] {
                     let property = layout.properties[column].name
-                    let slots = try value(start, part: column + 1, in: transaction) { bytes -> [Int: String]? in
-                        guard let bytes else { return [:] }  // a column the cluster predates
-                        return ClusterColumn.damagedSlots(in: bytes, type: layout.types[column], count: keys.count)
+                    // (A column may hold fewer values than the keys: its patch holds the objects appended since.)
+                    let checked = try value(start, part: column + 1, in: transaction) { bytes -> ([Int: String], Int)? in
+                        guard let bytes else { return ([:], keys.count) }  // a column the cluster predates
+                        let type = layout.types[column]
+                        guard let stored = ClusterColumn(bytes, type: type)?.count, stored <= keys.count,
+                            let slots = ClusterColumn.damagedSlots(in: bytes, type: type, count: stored)
+                        else { return nil }
+                        return (slots, stored)
                     }
-                    guard let slots else {
+                    guard let (slots, stored) = checked else {
                         condemn("its \(property) column is damaged")
                         break
                     }
-                    guard let patched = view.patchedSlots(column) else {
-                        condemn("its \(property) column patch is damaged")
+                    guard let patched = view.patchedSlots(column, stored: stored) else {
+                        condemn(
+                            stored < keys.count && !view.patchedColumns.contains(column)
+                                ? "its \(property) column holds \(stored) values for \(keys.count) objects"
+                                : "its \(property) column patch is damaged")
                         break
                     }
                     // (A deleted object's value is read by nothing: it leaves with the next rewrite; a patched one is replaced.)

@@ -420,9 +420,13 @@ final class ClusterTable {
         }
         cluster.keys.insert(key, at: position)
         cluster.keysChanged = true
+        // An object past the last key joins each column's patch; one before it moves the slots after it.
+        let isAppended = position == cluster.keys.count - 1
+        if !isAppended { cluster.slotsMoved = true }
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             cluster.buffers[column]!.insert(values[column], at: position)
             cluster.markChanged(column)
+            if isAppended { cluster.noteChanged(position, in: column) }
         }
         if key < cluster.start { try move(cluster, to: key, in: transaction, cache) }
         return true
@@ -538,16 +542,19 @@ final class ClusterTable {
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }
-        // Keys that moved move every column's slots: a stored patch no longer fits.
-        let whole = allColumns || cluster.keysChanged
-        if whole {
+        if allColumns || cluster.keysChanged {
             let keys = ClusterColumn.encodeKeys(cluster.keys)
             try put(keys, cluster.start, part: 0, transaction)
         }
+        // Keys that moved move every column's slots: a stored patch no longer fits.
+        let whole = allColumns || cluster.slotsMoved
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             guard allColumns || cluster.changedColumns[column] || (whole && cluster.patchStored[column]) else { continue }
             if !whole, let patch = try cluster.patch(column, layout, minimum: patchMinimumColumnBytes, share: patchShare) {
-                try raiseFormat(to: Database.columnPatchesFormatVersion, in: transaction, cache)
+                // (With keys appended, the patch holds values past the stored column's end.)
+                try raiseFormat(
+                    to: cluster.keysChanged ? Database.appendPatchesFormatVersion : Database.columnPatchesFormatVersion,
+                    in: transaction, cache)
                 try put(patch, cluster.start, part: Self.patchPart(column), transaction)
                 cluster.wrotePatch(column)
                 continue

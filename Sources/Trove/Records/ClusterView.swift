@@ -340,7 +340,7 @@ final class ClusterView {
         let stored = try self.stored(column)
         guard !readPatches.isEmpty, var read = readPatches[column] else { return stored }
         if let merged = read.merged { return merged }
-        guard let merged = stored.unsafelyUnwrapped.patched(with: read.patch) else {
+        guard let merged = stored.unsafelyUnwrapped.patched(with: read.patch, count: count) else {
             throw ClusterTable.damaged("column", column, of: layout, clusterAt: start)
         }
         owned.append(merged)
@@ -404,12 +404,14 @@ final class ClusterView {
             return
         }
         let bytes = Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
-        guard let values = ClusterColumn(bytes, type: layout.types[column]), values.count == count else {
-            throw damaged("column")
-        }
+        // (Shorter than the keys: the objects appended since it was written are in its patch.)
+        guard let values = ClusterColumn(bytes, type: layout.types[column]), values.count == count || patch != nil
+        else { throw damaged("column") }
         columns[column].column = values
         guard let patch else { return }
-        guard let read = ColumnPatch(patch, type: values.type, count: count) else { throw damaged("column patch") }
+        guard let read = ColumnPatch(patch, type: values.type, count: count, stored: values.count) else {
+            throw damaged("column patch")
+        }
         let places = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * count, alignment: 2)
         places.initializeMemory(as: UInt8.self, repeating: 0)
         owned.append(places)
@@ -419,10 +421,11 @@ final class ClusterView {
     }
 
     /// The slots whose values `column`'s stored patch holds (none without
-    /// one); nil when the patch is damaged, its values included.
-    func patchedSlots(_ column: Int) -> [Int]? {
-        guard let patch = patches[column] else { return [] }
-        return ColumnPatch(patch, type: layout.types[column], count: count, checkingValues: true)?.slots
+    /// one) when its stored part holds `stored` values; nil when the patch
+    /// is damaged, its values included, or missing values the part does not hold.
+    func patchedSlots(_ column: Int, stored: Int) -> [Int]? {
+        guard let patch = patches[column] else { return stored == count ? [] : nil }
+        return ColumnPatch(patch, type: layout.types[column], count: count, stored: stored, checkingValues: true)?.slots
     }
 
     /// The columns with a stored patch.

@@ -1,7 +1,9 @@
 /// A few changed values of one stored cluster column, kept beside it
 /// (part ``ClusterTable/patchPart(_:)``) instead of rewriting the column:
 /// readers see the column with these values in their slots
-/// (``ClusterColumn/patched(with:)``).
+/// (``ClusterColumn/patched(with:count:)``). The stored column may be
+/// shorter than the cluster's keys (objects appended since it was
+/// written): the patch then holds a value for every slot past its end.
 ///
 /// Stored as `[u16 count n][n u16 slots, ascending]` and then the `n`
 /// values as a ``ClusterColumn`` of the column's type. All integers are
@@ -12,12 +14,17 @@ struct ColumnPatch {
     /// Their values, in the same order (pointing into the patch's bytes).
     let values: ClusterColumn
 
-    /// Reads a patch of a column of `count` slots; nil when it is damaged
-    /// (slots not ascending or past the column, values pointing outside
-    /// the patch, or, `checkingValues`, text that is not UTF-8 or a damaged
-    /// mixed value: ``Database/verify()`` checks them, readers do not). Never traps.
-    init?(_ bytes: UnsafeRawBufferPointer, type: PropertyType, count: Int, checkingValues: Bool = false) {
-        guard bytes.count >= 2 else { return nil }
+    /// Reads a patch of a column of `count` slots whose stored part holds
+    /// the first `stored` (at most `count`; nil: all of them); nil when it
+    /// is damaged (slots not ascending or past the column, a slot past the
+    /// stored part missing, values pointing outside the patch, or,
+    /// `checkingValues`, text that is not UTF-8 or a damaged mixed value:
+    /// ``Database/verify()`` checks them, readers do not). Never traps.
+    init?(
+        _ bytes: UnsafeRawBufferPointer, type: PropertyType, count: Int, stored: Int? = nil, checkingValues: Bool = false
+    ) {
+        let stored = stored ?? count
+        guard bytes.count >= 2, stored <= count else { return nil }
         let n = Int(UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self)))
         let valuesStart = 2 + 2 * n
         guard n > 0, bytes.count >= valuesStart else { return nil }
@@ -28,6 +35,11 @@ struct ColumnPatch {
             guard slot < count, slots.last.map({ slot > $0 }) ?? true else { return nil }
             slots.append(slot)
         }
+        // (Ascending and below `count`: the slots past the stored part are all there when the last
+        // `appended` slots are past it and the one before them is not.)
+        let appended = count - stored
+        guard appended <= n, appended == 0 || slots[n - appended] >= stored, appended == n || slots[n - 1 - appended] < stored
+        else { return nil }
         let valueBytes = UnsafeRawBufferPointer(rebasing: bytes[valuesStart...])
         guard let values = ClusterColumn(valueBytes, type: type), values.count == n, values.offsetsAreSound else {
             return nil
@@ -114,9 +126,14 @@ extension ClusterColumn {
 
     /// This column's encoding with `patch`'s values in their slots, in one
     /// pass: runs of unpatched slots (and their bytes) are copied at once.
-    /// Nil when an offset of the column points outside it or before the
-    /// previous one (never traps). The caller owns the memory returned.
-    func patched(with patch: ColumnPatch) -> UnsafeMutableRawBufferPointer? {
+    /// `total` (at least this column's count; nil: the same) is the count of
+    /// the result: the patch holds the values of the slots past this
+    /// column's end (``ColumnPatch/init(_:type:count:stored:checkingValues:)``
+    /// checked that). Nil when an offset of the column points outside it or
+    /// before the previous one (never traps). The caller owns the memory returned.
+    func patched(with patch: ColumnPatch, count total: Int? = nil) -> UnsafeMutableRawBufferPointer? {
+        let total = total ?? count
+        precondition(total >= count, "Trove: a patched column is never shorter than its stored part")
         let values = patch.values
         var patchedNulls: [Bool] = []
         var anyNull = false
@@ -124,20 +141,20 @@ extension ClusterColumn {
             // (Only then: whether any slot is nil after the patch decides the bitmap.)
             patchedNulls = (0..<patch.slots.count).map { values.isNull($0) }
             var index = 0
-            for slot in 0..<count {
+            for slot in 0..<total {
                 if index < patch.slots.count, patch.slots[index] == slot {
                     anyNull = anyNull || patchedNulls[index]
                     index += 1
-                } else if isNull(slot) {
+                } else if slot < count, isNull(slot) {
                     anyNull = true
                 }
             }
         }
-        let newDataStart = 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)
+        let newDataStart = 2 + (anyNull ? RecordLayout.bitmapSize(total) : 0)
         let source = bytes.baseAddress.unsafelyUnwrapped
         if !type.isVariableSize {
             let width = type.slotWidth
-            let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: newDataStart + count * width, alignment: 8)
+            let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: newDataStart + total * width, alignment: 8)
             let target = raw.baseAddress.unsafelyUnwrapped
             (target + newDataStart).copyMemory(from: source + dataStart, byteCount: count * width)
             for (index, slot) in patch.slots.enumerated() {
@@ -145,7 +162,7 @@ extension ClusterColumn {
                     from: values.bytes.baseAddress.unsafelyUnwrapped + values.slotOffset(index, width: width),
                     byteCount: width)
             }
-            writeHeader(raw, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
+            writeHeader(raw, total: total, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
             return raw
         }
         @inline(__always) func offset(_ slot: Int) -> Int {
@@ -155,9 +172,9 @@ extension ClusterColumn {
         guard offsetsAreSound else { return nil }
         var heapBytes = offset(count) - offset(0)
         for (index, slot) in patch.slots.enumerated() {
-            heapBytes += values.variableLength(index) - (offset(slot + 1) - offset(slot))
+            heapBytes += values.variableLength(index) - (slot < count ? offset(slot + 1) - offset(slot) : 0)
         }
-        let newHeapStart = newDataStart + 4 * (count + 1)
+        let newHeapStart = newDataStart + 4 * (total + 1)
         let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: newHeapStart + heapBytes, alignment: 8)
         let target = raw.baseAddress.unsafelyUnwrapped
         var written = 0
@@ -176,7 +193,7 @@ extension ClusterColumn {
             slot = end
         }
         for (index, patchedSlot) in patch.slots.enumerated() {
-            copyBase(upTo: patchedSlot)
+            copyBase(upTo: min(patchedSlot, count))
             let value = values.variableBytes(index)
             raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: newDataStart + 4 * patchedSlot, as: UInt32.self)
             if !value.isEmpty {
@@ -186,23 +203,22 @@ extension ClusterColumn {
             slot = patchedSlot + 1
         }
         copyBase(upTo: count)
-        raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: newDataStart + 4 * count, as: UInt32.self)
-        writeHeader(raw, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
+        raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: newDataStart + 4 * total, as: UInt32.self)
+        writeHeader(raw, total: total, anyNull: anyNull, patch: patch, patchedNulls: patchedNulls)
         return raw
     }
 
-    /// The count (with the null flag) and the null bitmap of a patched copy of this column.
+    /// The count (with the null flag) and the null bitmap of a patched copy of this column, `total` slots long.
     private func writeHeader(
-        _ raw: UnsafeMutableRawBufferPointer, anyNull: Bool, patch: ColumnPatch, patchedNulls: [Bool]
+        _ raw: UnsafeMutableRawBufferPointer, total: Int, anyNull: Bool, patch: ColumnPatch, patchedNulls: [Bool]
     ) {
-        raw.storeBytes(of: (UInt16(count) | (anyNull ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+        raw.storeBytes(of: (UInt16(total) | (anyNull ? 0x8000 : 0)).littleEndian, as: UInt16.self)
         guard anyNull else { return }
-        let bitmap = RecordLayout.bitmapSize(count)
+        let bitmap = RecordLayout.bitmapSize(total)
+        raw.baseAddress.unsafelyUnwrapped.advanced(by: 2).initializeMemory(as: UInt8.self, repeating: 0, count: bitmap)
         if hasNulls {
             raw.baseAddress.unsafelyUnwrapped.advanced(by: 2).copyMemory(
-                from: bytes.baseAddress.unsafelyUnwrapped + 2, byteCount: bitmap)
-        } else {
-            raw.baseAddress.unsafelyUnwrapped.advanced(by: 2).initializeMemory(as: UInt8.self, repeating: 0, count: bitmap)
+                from: bytes.baseAddress.unsafelyUnwrapped + 2, byteCount: RecordLayout.bitmapSize(count))
         }
         for (index, slot) in patch.slots.enumerated() {
             if patchedNulls[index] {

@@ -47,6 +47,26 @@ struct ClusterTableTests {
         #expect(try clusters.lastKey(in: transaction, cache) == sorted.last, "\(context): the last key")
     }
 
+    /// Runs `change` in a write of its own and commits it, checking the
+    /// table against `model` in the write and after; returns the bytes the change logged.
+    static func commit(
+        _ db: Database, _ clusters: ClusterTable, _ context: String,
+        _ change: (WriteTransaction, ClusterTable.ClusterCache) throws -> Void, model: () -> [UInt64: [StoredValue]]
+    ) throws -> Int {
+        let write = try WriteTransaction(environment: db.environment)
+        let cache = ClusterTable.ClusterCache(owner: clusters)
+        let before = write.loggedBytes
+        try change(write, cache)
+        try Self.expectAgrees(clusters, model(), write, cache, "\(context), in the write")
+        try clusters.flush(cache, in: write)
+        let written = write.loggedBytes - before
+        try write.commit()
+        let read = try ReadTransaction(environment: db.environment)
+        defer { read.end() }
+        try Self.expectAgrees(ClusterTable(table: clusters.table, layout: Self.layout), model(), read, nil, context)
+        return written
+    }
+
     /// The table with the objects of `keys`, inserted in key order in one write.
     static func loaded(_ db: Database, keys: ClosedRange<UInt64>) throws -> (Table, ClusterTable) {
         let write = try WriteTransaction(environment: db.environment)
@@ -146,18 +166,7 @@ struct ClusterTableTests {
         let (table, clusters) = try Self.loaded(db, keys: 1...2_545)
         var model = Dictionary(uniqueKeysWithValues: (1...UInt64(2_545)).map { ($0, Self.values($0, 0)) })
         func commit(_ context: String, _ change: (WriteTransaction, ClusterTable.ClusterCache) throws -> Void) throws -> Int {
-            let write = try WriteTransaction(environment: db.environment)
-            let cache = ClusterTable.ClusterCache(owner: clusters)
-            let before = write.loggedBytes
-            try change(write, cache)
-            try Self.expectAgrees(clusters, model, write, cache, "\(context), in the write")
-            try clusters.flush(cache, in: write)
-            let written = write.loggedBytes - before
-            try write.commit()
-            let read = try ReadTransaction(environment: db.environment)
-            defer { read.end() }
-            try Self.expectAgrees(clusters, model, read, nil, context)
-            return written
+            try Self.commit(db, clusters, context, change) { model }
         }
         func setName(_ key: UInt64, _ name: StoredValue, _ write: WriteTransaction, _ cache: ClusterTable.ClusterCache) throws {
             #expect(try clusters.set(key, column: 1, to: name, in: write, cache))
@@ -207,6 +216,83 @@ struct ClusterTableTests {
         #expect(try Self.hasPatch(table, start: 510, column: 1, read), "a delete keeps the patch")
         #expect(try !Self.hasPatch(table, start: 1_019, column: 1, read), "an insert rewrites the cluster")
         read.end()
+    }
+
+    @Test(
+        "objects appended one per commit join each large column's patch instead of rewriting it; a full patch, a key going in before the last, or a split rewrite the column"
+    )
+    func appendsJoinPatches() throws {
+        let db = try makeDatabase()
+        // One cluster of 300 objects: names of ~2.7 KB and scores of 2.4 KB, each large enough to patch.
+        let (table, clusters) = try Self.loaded(db, keys: 1...300)
+        var model = Dictionary(uniqueKeysWithValues: (1...UInt64(300)).map { ($0, Self.values($0, 0)) })
+        let name = 1
+        let score = 3
+        func storedCount(_ column: Int, _ transaction: Transaction) throws -> Int? {
+            try clusters.value(1, part: column + 1, in: transaction) {
+                $0.flatMap { ClusterColumn($0, type: Self.layout.types[column]) }?.count
+            }
+        }
+        func commit(_ context: String, _ change: (WriteTransaction, ClusterTable.ClusterCache) throws -> Void) throws -> Int {
+            try Self.commit(db, clusters, context, change) { model }
+        }
+        var largest = 0
+        for key in UInt64(301)...320 {
+            let written = try commit("object \(key) appended") { write, cache throws in
+                #expect(try clusters.insert(key, values: Self.values(key, 1), in: write, cache))
+                model[key] = Self.values(key, 1)
+            }
+            largest = max(largest, written)
+        }
+        // The keys (8 bytes each) are written whole; each column only its patch, not its 2.4–2.7 KB.
+        #expect(largest < 321 * 8 + 1_000, "\(largest) bytes written by the largest single append")
+        var read = try ReadTransaction(environment: db.environment)
+        #expect(try storedCount(name, read) == 300, "the names are stored as they were, the new ones in the patch")
+        #expect(try storedCount(score, read) == 300)
+        #expect(try Self.hasPatch(table, start: 1, column: name, read))
+        read.end()
+        db.refresh()
+        #expect(db.fileFormatVersion == Database.appendPatchesFormatVersion)
+
+        // A change of an appended object and of an old one, and an append, in one commit: one patch holds them.
+        _ = try commit("an appended object changed") { write, cache throws in
+            #expect(try clusters.set(320, column: name, to: .string("changed after its append"), in: write, cache))
+            model[320]![name] = .string("changed after its append")
+            #expect(try clusters.set(7, column: score, to: .double(-7), in: write, cache))
+            model[7]![score] = .double(-7)
+            #expect(try clusters.insert(321, values: Self.values(321, 2), in: write, cache))
+            model[321] = Self.values(321, 2)
+        }
+        // More appends than an eighth of the column: it is written whole, holding every object again.
+        for key in UInt64(322)...345 {
+            _ = try commit("object \(key) appended") { write, cache throws in
+                #expect(try clusters.insert(key, values: Self.values(key, 3), in: write, cache))
+                model[key] = Self.values(key, 3)
+            }
+        }
+        read = try ReadTransaction(environment: db.environment)
+        let rewritten = try #require(try storedCount(score, read))
+        #expect(rewritten > 300, "the scores' patch outgrew an eighth of the column, so it was written whole (\(rewritten))")
+        read.end()
+
+        // A key going in before the last moves the slots after it: every column is written whole.
+        _ = try commit("a key before the last") { write, cache throws in
+            #expect(try clusters.delete(100, in: write, cache))
+            #expect(try clusters.insert(100, values: Self.values(100, 4), in: write, cache))
+            model[100] = Self.values(100, 4)
+        }
+        read = try ReadTransaction(environment: db.environment)
+        #expect(try storedCount(name, read) == model.count)
+        #expect(try !Self.hasPatch(table, start: 1, column: name, read))
+        read.end()
+
+        // Appends up to a full cluster and past it (a new cluster starts).
+        for key in UInt64(346)...UInt64(ClusterTable.capacity + 20) {
+            _ = try commit("object \(key) appended") { write, cache throws in
+                #expect(try clusters.insert(key, values: Self.values(key, 5), in: write, cache))
+                model[key] = Self.values(key, 5)
+            }
+        }
     }
 
     @Test("a bulk load in key order fills whole clusters, and changing one column rewrites only that column")
