@@ -95,21 +95,6 @@ struct ClusterColumn {
     @inline(__always)
     func variableLength(_ slot: Int) -> Int { variableBytes(slot).count }
 
-    /// A String, Data, Decimal or Mixed column's `count + 1` offsets and the
-    /// bytes they point into, checked (a damaged column traps, as a read of it would).
-    func offsetsAndHeap() -> (offsets: [UInt32], heap: UnsafeRawBufferPointer) {
-        let heapStart = dataStart + 4 * (count + 1)
-        var offsets = [UInt32](repeating: 0, count: count + 1)
-        var previous: UInt32 = 0
-        for slot in 0...count {
-            let offset = bytes.loadUnaligned(fromByteOffset: dataStart + 4 * slot, as: UInt32.self).littleEndian
-            guard offset >= previous, heapStart + Int(offset) <= bytes.count else { Self.damaged(type, slot) }
-            offsets[slot] = offset
-            previous = offset
-        }
-        return (offsets, UnsafeRawBufferPointer(rebasing: bytes[heapStart..<(heapStart + Int(previous))]))
-    }
-
     static func damaged(_ type: PropertyType, _ slot: Int) -> Never {
         fatalError(
             "Trove: a stored cluster column of \(type) values points outside itself at slot \(slot): the file is damaged (TroveError.corruptFile); `trove verify FILE` or Database.verify() lists every damaged cluster without stopping; restore the file from a copy"

@@ -193,7 +193,10 @@ extension ClusterTable {
             self.source = nil
         }
 
-        private func read(_ column: Int, from source: LazySource) throws {
+        /// Reads `column` from the file as a copy of its stored bytes, or,
+        /// `editing`, straight into a buffer (one copy: the stored patch's
+        /// values set and appended in it, not merged into a copy first).
+        private func read(_ column: Int, from source: LazySource, editing: Bool = false) throws {
             source.unread[column] = false
             let layout = source.table.layout
             func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
@@ -210,9 +213,11 @@ extension ClusterTable {
                     stored.count == keys.count || (patchStored[column] && stored.count < keys.count)
                 else { throw damaged("column") }
                 storedBytes[column] = bytes.count
+                // (A buffer is made from sound offsets only: a damaged column is an error here, not a trap.)
+                if editing, !stored.offsetsAreSound { throw damaged("column") }
                 guard patchStored[column] else {
                     patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
-                    keep(stored, at: column)
+                    if editing { buffers[column] = ColumnBuffer(stored) } else { keep(stored, at: column) }
                     return
                 }
                 // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
@@ -220,9 +225,16 @@ extension ClusterTable {
                     guard let patch,
                         let decoded = ColumnPatch(patch, type: stored.type, count: keys.count, stored: stored.count)
                     else { throw damaged("column patch") }
-                    guard let merged = stored.patched(with: decoded, count: keys.count) else { throw damaged("column") }
-                    keep(copy: merged, type: stored.type, at: column)
                     patchSlots[column] = decoded.slots
+                    guard editing else {
+                        guard let merged = stored.patched(with: decoded, count: keys.count) else { throw damaged("column") }
+                        keep(copy: merged, type: stored.type, at: column)
+                        return
+                    }
+                    let buffer = ColumnBuffer(stored)
+                    // (The slots past the stored part come last, in order: each is the buffer's next.)
+                    for (index, slot) in decoded.slots.enumerated() { buffer.put(from: decoded.values, at: index, into: slot) }
+                    buffers[column] = buffer
                 }
             }
         }
@@ -381,7 +393,7 @@ extension ClusterTable {
         /// The buffer of a column, made from its stored bytes the first time.
         @discardableResult
         func buffer(_ column: Int) throws -> ColumnBuffer {
-            try read(column)
+            if let source, source.unread[column] { try read(column, from: source, editing: true) }
             if let buffer = buffers[column] { return buffer }
             let buffer = ColumnBuffer(stored[column]!)
             buffers[column] = buffer
@@ -391,8 +403,8 @@ extension ClusterTable {
 
         /// Makes every stored column a buffer (before the keys change).
         func decodeAll(_ layout: RecordLayout) throws {
-            try readAll()
-            for column in stored.indices where stored[column] != nil { try buffer(column) }
+            for column in 0..<layout.columnCount where layout.inRecord[column] { try buffer(column) }
+            source = nil  // (every column read)
         }
 
         /// The value of `column` for the object in `slot`.

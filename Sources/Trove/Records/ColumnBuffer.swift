@@ -34,23 +34,53 @@ final class ColumnBuffer {
         width = type.isVariableSize ? 0 : type.slotWidth
     }
 
-    /// A copy of a stored column, ready for edits.
+    /// A copy of a stored column, ready for edits, with room for a few
+    /// more values (a write that appends one object per commit copies the
+    /// column once, and the append grows nothing). Bytes are copied at
+    /// once; only a variable-size column's offsets are read one by one,
+    /// each checked (a damaged column traps, as a read of it would).
     convenience init(_ column: ClusterColumn) {
         self.init(type: column.type)
-        count = column.count
-        if column.hasNulls {
-            nulls = (0..<count).map { column.isNull($0) }
-            nullCount = nulls.count { $0 }
-        } else {
-            nulls = Array(repeating: false, count: count)
+        let count = column.count
+        self.count = count
+        let room = count + 8
+        nulls = [Bool](unsafeUninitializedCapacity: room) { buffer, initialized in
+            if column.hasNulls {
+                for slot in 0..<count { buffer[slot] = column.isNull(slot) }
+            } else {
+                buffer.baseAddress.unsafelyUnwrapped.initialize(repeating: false, count: count)
+            }
+            initialized = count
         }
+        if column.hasNulls { nullCount = nulls.count { $0 } }
+        let source = column.bytes.baseAddress.unsafelyUnwrapped
         if width > 0 {
             let start = column.slotOffset(0, width: width)
-            bytes = Array(column.bytes[start..<(start + count * width)])
-        } else {
-            let (stored, heap) = column.offsetsAndHeap()
-            spans = (0..<count).map { Span(start: stored[$0], length: stored[$0 + 1] - stored[$0]) }
-            bytes = Array(heap)
+            bytes = [UInt8](unsafeUninitializedCapacity: room * width) { buffer, initialized in
+                UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped).copyMemory(
+                    from: source + start, byteCount: count * width)
+                initialized = count * width
+            }
+            return
+        }
+        let heapStart = column.dataStart + 4 * (count + 1)
+        var previous = UInt32(littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart, as: UInt32.self))
+        guard heapStart + Int(previous) <= column.bytes.count else { ClusterColumn.damaged(type, 0) }
+        spans = [Span](unsafeUninitializedCapacity: room) { buffer, initialized in
+            for slot in 0..<count {
+                let end = UInt32(
+                    littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * (slot + 1), as: UInt32.self))
+                guard end >= previous, heapStart + Int(end) <= column.bytes.count else { ClusterColumn.damaged(type, slot) }
+                buffer[slot] = Span(start: previous, length: end - previous)
+                previous = end
+            }
+            initialized = count
+        }
+        let heapCount = Int(previous)
+        bytes = [UInt8](unsafeUninitializedCapacity: heapCount + max(256, heapCount / 32)) { buffer, initialized in
+            UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped).copyMemory(
+                from: source + heapStart, byteCount: heapCount)
+            initialized = heapCount
         }
     }
 
@@ -267,6 +297,45 @@ final class ColumnBuffer {
             compactHeapIfMostlyDead()
         }
         return true
+    }
+
+    /// Puts the value `column` holds at `index` into `slot` (an existing
+    /// one, or ``count`` to append it), copying its stored bytes: a stored
+    /// patch goes into a column without decoding its values.
+    func put(from column: ClusterColumn, at index: Int, into slot: Int) {
+        let isNull = column.isNull(index)
+        let value =
+            width > 0
+            ? UnsafeRawBufferPointer(
+                start: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(index, width: width), count: width)
+            : isNull ? UnsafeRawBufferPointer(start: nil, count: 0) : column.variableBytes(index)
+        if slot == count {
+            nulls.append(isNull)
+            if isNull { nullCount += 1 }
+            if width > 0 {
+                bytes.append(contentsOf: value)
+            } else {
+                spans.append(Span(start: UInt32(bytes.count), length: UInt32(value.count)))
+                bytes.append(contentsOf: value)
+            }
+            count += 1
+            return
+        }
+        if nulls[slot] != isNull {
+            nulls[slot] = isNull
+            nullCount += isNull ? 1 : -1
+        }
+        if width > 0 {
+            bytes.withUnsafeMutableBytes { raw in
+                (raw.baseAddress.unsafelyUnwrapped + slot * width).copyMemory(
+                    from: value.baseAddress.unsafelyUnwrapped, byteCount: width)
+            }
+            return
+        }
+        deadBytes += Int(spans[slot].length)
+        spans[slot] = Span(start: UInt32(bytes.count), length: UInt32(value.count))
+        bytes.append(contentsOf: value)
+        compactHeapIfMostlyDead()
     }
 
     /// Keeps the first `count` values, moving the rest into a new buffer (a split).

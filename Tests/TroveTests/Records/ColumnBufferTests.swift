@@ -17,6 +17,35 @@ struct ColumnBufferTests {
         }
     }
 
+    @Test("a stored column copied into a buffer, with values put in from another column's bytes, encodes as the values set alike")
+    func storedBytesPutIntoABuffer() throws {
+        var random = SystemRandomNumberGenerator()
+        for type in [PropertyType.int, .int16, .double, .string, .data] {
+            for _ in 0..<30 {
+                let base = (0..<Int.random(in: 0...200, using: &random)).map { _ in Self.randomValue(type, &random) }
+                let source = (0..<20).map { _ in Self.randomValue(type, &random) }
+                let baseBytes = ClusterColumn.encode(base, type: type)
+                let sourceBytes = ClusterColumn.encode(source, type: type)
+                try baseBytes.withUnsafeBytes { baseRaw in
+                    try sourceBytes.withUnsafeBytes { sourceRaw in
+                        let buffer = ColumnBuffer(try #require(ClusterColumn(baseRaw, type: type)))
+                        let from = try #require(ClusterColumn(sourceRaw, type: type))
+                        var expected = base
+                        for index in 0..<source.count {
+                            // Into an existing slot, or past the end.
+                            let slot =
+                                expected.isEmpty || Bool.random(using: &random)
+                                ? expected.count : Int.random(in: 0..<expected.count)
+                            buffer.put(from: from, at: index, into: slot)
+                            if slot == expected.count { expected.append(source[index]) } else { expected[slot] = source[index] }
+                        }
+                        #expect(buffer.encoded() == ClusterColumn.encode(expected, type: type), "\(type)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("long values removed and changed in place or moved: the heap stays bounded, the encoding holds only live values")
     func heapOfLongValues() {
         var random = SystemRandomNumberGenerator()
