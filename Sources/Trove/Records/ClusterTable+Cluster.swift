@@ -55,6 +55,20 @@ extension ClusterTable {
         /// once none is left): a change to one column of a cluster, or a
         /// delete, reads only what it needs.
         @exclusivity(unchecked) private var source: LazySource?
+        /// Per column not read yet: objects appended to it in this write,
+        /// kept with the values of its stored patch, in slot order (nil:
+        /// none). The next patch is made of them without reading the column;
+        /// anything else that needs the column reads it and adds them
+        /// (``read(_:from:editing:)``).
+        @exclusivity(unchecked) private var pending: [Pending?]
+
+        /// Values of a column not read yet: its stored patch's (one per slot
+        /// of the patch), then those of the objects appended since it was
+        /// stored; `appended` counts the appended ones not in the stored patch.
+        struct Pending {
+            let values: ColumnBuffer
+            var appended = 0
+        }
 
         /// The table and write a cluster's unread columns come from. (The
         /// stored columns do not change under it: the write changes this
@@ -87,6 +101,7 @@ extension ClusterTable {
             patchSlots = Array(repeating: nil, count: layout.columnCount)
             storedBytes = Array(repeating: 0, count: layout.columnCount)
             patchStored = Array(repeating: false, count: layout.columnCount)
+            pending = Array(repeating: nil, count: layout.columnCount)
         }
 
         /// Notes that the value in `slot` of `column` changed (for its patch).
@@ -127,6 +142,11 @@ extension ClusterTable {
             }
             sorted.removeLast(sorted.count - unique)
             guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
+            if let pending = pending[column] {
+                // (Only appends changed it: the slots are the stored patch's and the appended ones, in order.)
+                let patch = ColumnPatch.encode(slots: sorted, inOrder: pending.values)
+                return patch.count * share <= storedBytes[column] ? patch : nil
+            }
             let patch =
                 try buffers[column].map { ColumnPatch.encode(slots: sorted, from: $0) }
                 ?? ColumnPatch.encode(slots: sorted, type: layout.types[column]) { try value($0, column, layout) }
@@ -142,7 +162,10 @@ extension ClusterTable {
         }
 
         /// Notes that `column`'s patch was written.
-        func wrotePatch(_ column: Int) { patchStored[column] = true }
+        func wrotePatch(_ column: Int) {
+            patchStored[column] = true
+            pending[column]?.appended = 0  // (the stored patch holds them now)
+        }
 
         @inline(__always)
         func markChanged(_ column: Int) {
@@ -197,6 +220,25 @@ extension ClusterTable {
         /// `editing`, straight into a buffer (one copy: the stored patch's
         /// values set and appended in it, not merged into a copy first).
         private func read(_ column: Int, from source: LazySource, editing: Bool = false) throws {
+            if let appended = pending[column] {
+                pending[column] = nil
+                try read(column, from: source, editing: true, count: keys.count - appended.appended)
+                let buffer = buffers[column]!
+                let first = appended.values.count - appended.appended
+                for index in first..<appended.values.count {
+                    appended.values.withSlotBytes(index) { bytes in
+                        buffer.put(bytes, isNull: appended.values.isNull(index), into: buffer.count)
+                    }
+                    noteChanged(buffer.count - 1, in: column)
+                }
+                return
+            }
+            try read(column, from: source, editing: editing, count: keys.count)
+        }
+
+        /// ``read(_:from:editing:)`` of a column of `count` objects (the keys
+        /// but those appended to the column while it was pending).
+        private func read(_ column: Int, from source: LazySource, editing: Bool, count: Int) throws {
             source.unread[column] = false
             let layout = source.table.layout
             func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
@@ -205,12 +247,12 @@ extension ClusterTable {
                     if patchStored[column] { throw damaged("column patch has no column: it") }
                     // A column the cluster predates reads as the column's default.
                     buffers[column] = ColumnBuffer(
-                        type: layout.types[column], repeating: layout.fallbacks[column], count: keys.count)
+                        type: layout.types[column], repeating: layout.fallbacks[column], count: count)
                     return
                 }
                 // (Shorter than the keys: the objects appended since it was written are in its patch.)
                 guard let stored = ClusterColumn(bytes, type: layout.types[column]),
-                    stored.count == keys.count || (patchStored[column] && stored.count < keys.count)
+                    stored.count == count || (patchStored[column] && stored.count < count)
                 else { throw damaged("column") }
                 storedBytes[column] = bytes.count
                 // (A buffer is made from sound offsets only: a damaged column is an error here, not a trap.)
@@ -223,11 +265,11 @@ extension ClusterTable {
                 // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
                 try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
                     guard let patch,
-                        let decoded = ColumnPatch(patch, type: stored.type, count: keys.count, stored: stored.count)
+                        let decoded = ColumnPatch(patch, type: stored.type, count: count, stored: stored.count)
                     else { throw damaged("column patch") }
                     patchSlots[column] = decoded.slots
                     guard editing else {
-                        guard let merged = stored.patched(with: decoded, count: keys.count) else { throw damaged("column") }
+                        guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
                         keep(copy: merged, type: stored.type, at: column)
                         return
                     }
@@ -237,6 +279,61 @@ extension ClusterTable {
                     buffers[column] = buffer
                 }
             }
+        }
+
+        /// Appends an object past the last key (the caller checked it is
+        /// past it and the cluster has room). A large column not read yet
+        /// is not read: the value joins its pending patch (``pending``).
+        func append(_ key: UInt64, _ values: [StoredValue], _ layout: RecordLayout) throws {
+            let slot = keys.count
+            // (Columns are read, or made pending, for the objects they hold before this one.)
+            for column in 0..<layout.columnCount where layout.inRecord[column] && pending[column] == nil {
+                if let source, source.unread[column] {
+                    try startPending(column, from: source, minimum: source.table.patchMinimumColumnBytes)
+                }
+                if pending[column] == nil { try buffer(column) }
+            }
+            keys.append(key)
+            keysChanged = true
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                markChanged(column)
+                if pending[column] != nil {
+                    pending[column]!.values.append(values[column])
+                    pending[column]!.appended += 1
+                } else {
+                    buffers[column]!.append(values[column])
+                }
+                noteChanged(slot, in: column)
+            }
+        }
+
+        /// Makes `column` pending (``pending``) when it is large enough to
+        /// patch: its stored patch's values, without reading the column.
+        private func startPending(_ column: Int, from source: LazySource, minimum: Int) throws {
+            let type = source.table.layout.types[column]
+            let existing = keys.count
+            let part = try source.table.value(start, part: column + 1, in: source.transaction) { bytes in
+                bytes.flatMap { bytes in ClusterColumn(bytes, type: type).map { (size: bytes.count, count: $0.count) } }
+            }
+            guard let part, part.size >= minimum, part.count == existing || patchStored[column] else { return }
+            var values = ColumnBuffer(type: type)
+            var slots: [Int] = []
+            if patchStored[column] {
+                let read = try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) {
+                    patch -> Bool in
+                    guard let patch, let decoded = ColumnPatch(patch, type: type, count: existing, stored: part.count) else {
+                        return false
+                    }
+                    values = ColumnBuffer(decoded.values)
+                    slots = decoded.slots
+                    return true
+                }
+                // (A damaged patch is reported when the column is read.)
+                guard read else { return }
+            }
+            storedBytes[column] = part.size
+            patchSlots[column] = slots
+            pending[column] = Pending(values: values)
         }
 
         /// Keeps a copy of a column's stored bytes, made a buffer when first changed.

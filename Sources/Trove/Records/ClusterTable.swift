@@ -396,18 +396,25 @@ final class ClusterTable {
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
         if position < cluster.keys.count, cluster.keys[position] == key { return false }
+        if position == cluster.keys.count {
+            guard position >= clusterCapacity else {
+                // Past the last key: the large columns are not read (the value joins their patches).
+                cache.keep(cluster)
+                try cluster.append(key, values, layout)
+                return true
+            }
+            // A full cluster: a key past its end starts a new cluster.
+            cache.recent = nil
+            // Kept in the cache: appends in key order fill it without reading it back.
+            let next = newCluster(key, values)
+            try write(next, in: transaction, allColumns: true, cache)
+            cache.keep(next)
+            return true
+        }
         try cluster.decodeAll(layout)
         cache.keep(cluster)
         if cluster.keys.count >= clusterCapacity {
-            // A full cluster: a key past its end starts a new cluster; one inside splits it in two.
-            if position == cluster.keys.count {
-                cache.recent = nil
-                // Kept in the cache: appends in key order fill it without reading it back.
-                let next = newCluster(key, values)
-                try write(next, in: transaction, allColumns: true, cache)
-                cache.keep(next)
-                return true
-            }
+            // A full cluster: a key inside splits it in two.
             cache.recent = nil
             let half = cluster.keys.count / 2
             let upper = Cluster(start: cluster.keys[half], keys: Array(cluster.keys[half...]), layout: layout)
@@ -418,15 +425,13 @@ final class ClusterTable {
             cache.keep(upper)
             return try insert(key, values: values, in: transaction, cache)
         }
+        // (Before the last key: the slots after it move.)
         cluster.keys.insert(key, at: position)
         cluster.keysChanged = true
-        // An object past the last key joins each column's patch; one before it moves the slots after it.
-        let isAppended = position == cluster.keys.count - 1
-        if !isAppended { cluster.slotsMoved = true }
+        cluster.slotsMoved = true
         for column in 0..<layout.columnCount where layout.inRecord[column] {
             cluster.buffers[column]!.insert(values[column], at: position)
             cluster.markChanged(column)
-            if isAppended { cluster.noteChanged(position, in: column) }
         }
         if key < cluster.start { try move(cluster, to: key, in: transaction, cache) }
         return true

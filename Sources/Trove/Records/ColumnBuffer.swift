@@ -309,6 +309,12 @@ final class ColumnBuffer {
             ? UnsafeRawBufferPointer(
                 start: column.bytes.baseAddress.unsafelyUnwrapped + column.slotOffset(index, width: width), count: width)
             : isNull ? UnsafeRawBufferPointer(start: nil, count: 0) : column.variableBytes(index)
+        put(value, isNull: isNull, into: slot)
+    }
+
+    /// Puts a value's stored bytes (a fixed-size slot, or a variable-size
+    /// value; none for nil) into `slot`, or appends them when `slot` is ``count``.
+    func put(_ value: UnsafeRawBufferPointer, isNull: Bool, into slot: Int) {
         if slot == count {
             nulls.append(isNull)
             if isNull { nullCount += 1 }

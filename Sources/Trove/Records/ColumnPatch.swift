@@ -55,14 +55,28 @@ struct ColumnPatch {
     /// values in `buffer`, encoded straight from its bytes (no value is
     /// decoded: a single-object commit writes its patch in a few hundred instructions).
     static func encode(slots: [Int], from buffer: ColumnBuffer) -> [UInt8] {
+        encode(slots: slots, from: buffer) { _, slot in slot }
+    }
+
+    /// The stored patch of `slots` (ascending, at least one) whose values
+    /// are `values`' first ones, in the same order.
+    static func encode(slots: [Int], inOrder values: ColumnBuffer) -> [UInt8] {
+        precondition(values.count >= slots.count, "Trove: a column patch has a value for each slot")
+        return encode(slots: slots, from: values) { index, _ in index }
+    }
+
+    /// ``encode(slots:from:)`` with the value of `slots[index]` in `buffer`'s slot `place(index, slot)`.
+    private static func encode(slots: [Int], from buffer: ColumnBuffer, place: (Int, Int) -> Int) -> [UInt8] {
         precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
         let count = slots.count
-        let anyNull = slots.contains { buffer.isNull($0) }
+        let anyNull = slots.enumerated().contains { buffer.isNull(place($0, $1)) }
         let valuesStart = 2 + 2 * count
         let dataStart = valuesStart + 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)
         let width = buffer.width
         var heap = 0
-        if width == 0 { for slot in slots { heap += buffer.withSlotBytes(slot) { $0.count } } }
+        if width == 0 {
+            for (index, slot) in slots.enumerated() { heap += buffer.withSlotBytes(place(index, slot)) { $0.count } }
+        }
         let size = width > 0 ? dataStart + count * width : dataStart + 4 * (count + 1) + heap
         var encoded = [UInt8](repeating: 0, count: size)
         encoded.withUnsafeMutableBytes { raw in
@@ -72,8 +86,8 @@ struct ColumnPatch {
             var written = 0
             for (index, slot) in slots.enumerated() {
                 raw.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 + 2 * index, as: UInt16.self)
-                if anyNull, buffer.isNull(slot) { raw[valuesStart + 2 + index / 8] |= 1 << UInt8(index % 8) }
-                buffer.withSlotBytes(slot) { bytes in
+                if anyNull, buffer.isNull(place(index, slot)) { raw[valuesStart + 2 + index / 8] |= 1 << UInt8(index % 8) }
+                buffer.withSlotBytes(place(index, slot)) { bytes in
                     if width > 0 {
                         (base + dataStart + index * width).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: width)
                         return
