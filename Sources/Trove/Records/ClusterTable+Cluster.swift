@@ -60,7 +60,7 @@ extension ClusterTable {
         /// none). The next patch is made of them without reading the column;
         /// anything else that needs the column reads it and adds them
         /// (``read(_:from:editing:)``).
-        @exclusivity(unchecked) private var pending: [Pending?]
+        @exclusivity(unchecked) private var pending: [Pending?] = []  // (allocated by the first append)
 
         /// Values of a column not read yet: its stored patch's (one per slot
         /// of the patch), then those of the objects appended since it was
@@ -101,7 +101,6 @@ extension ClusterTable {
             patchSlots = Array(repeating: nil, count: layout.columnCount)
             storedBytes = Array(repeating: 0, count: layout.columnCount)
             patchStored = Array(repeating: false, count: layout.columnCount)
-            pending = Array(repeating: nil, count: layout.columnCount)
         }
 
         /// Notes that the value in `slot` of `column` changed (for its patch).
@@ -142,7 +141,7 @@ extension ClusterTable {
             }
             sorted.removeLast(sorted.count - unique)
             guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
-            if let pending = pending[column] {
+            if !pending.isEmpty, let pending = pending[column] {
                 // (Only appends changed it: the slots are the stored patch's and the appended ones, in order.)
                 let patch = ColumnPatch.encode(slots: sorted, inOrder: pending.values)
                 return patch.count * share <= storedBytes[column] ? patch : nil
@@ -164,7 +163,7 @@ extension ClusterTable {
         /// Notes that `column`'s patch was written.
         func wrotePatch(_ column: Int) {
             patchStored[column] = true
-            pending[column]?.appended = 0  // (the stored patch holds them now)
+            if !pending.isEmpty { pending[column]?.appended = 0 }  // (the stored patch holds them now)
         }
 
         @inline(__always)
@@ -220,7 +219,7 @@ extension ClusterTable {
         /// `editing`, straight into a buffer (one copy: the stored patch's
         /// values set and appended in it, not merged into a copy first).
         private func read(_ column: Int, from source: LazySource, editing: Bool = false) throws {
-            if let appended = pending[column] {
+            if !pending.isEmpty, let appended = pending[column] {
                 pending[column] = nil
                 try read(column, from: source, editing: true, count: keys.count - appended.appended)
                 let buffer = buffers[column]!
@@ -255,11 +254,12 @@ extension ClusterTable {
                     stored.count == count || (patchStored[column] && stored.count < count)
                 else { throw damaged("column") }
                 storedBytes[column] = bytes.count
-                // (A buffer is made from sound offsets only: a damaged column is an error here, not a trap.)
-                if editing, !stored.offsetsAreSound { throw damaged("column") }
                 guard patchStored[column] else {
                     patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
-                    if editing { buffers[column] = ColumnBuffer(stored) } else { keep(stored, at: column) }
+                    guard editing else { return keep(stored, at: column) }
+                    // (A damaged column is an error here, not a trap.)
+                    guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
+                    buffers[column] = buffer
                     return
                 }
                 // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
@@ -273,7 +273,14 @@ extension ClusterTable {
                         keep(copy: merged, type: stored.type, at: column)
                         return
                     }
-                    let buffer = ColumnBuffer(stored)
+                    if decoded.slots.count > 8 {
+                        // (Many values: merged in one pass of bulk copies, cheaper than putting each.)
+                        guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
+                        defer { merged.deallocate() }
+                        buffers[column] = ColumnBuffer(ClusterColumn(UnsafeRawBufferPointer(merged), type: stored.type)!)
+                        return
+                    }
+                    guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
                     // (The slots past the stored part come last, in order: each is the buffer's next.)
                     for (index, slot) in decoded.slots.enumerated() { buffer.put(from: decoded.values, at: index, into: slot) }
                     buffers[column] = buffer
@@ -286,8 +293,10 @@ extension ClusterTable {
         /// is not read: the value joins its pending patch (``pending``).
         func append(_ key: UInt64, _ values: [StoredValue], _ layout: RecordLayout) throws {
             let slot = keys.count
+            if pending.isEmpty { pending = Array(repeating: nil, count: layout.columnCount) }
             // (Columns are read, or made pending, for the objects they hold before this one.)
-            for column in 0..<layout.columnCount where layout.inRecord[column] && pending[column] == nil {
+            for column in 0..<layout.columnCount
+            where layout.inRecord[column] && buffers[column] == nil && pending[column] == nil {
                 if let source, source.unread[column] {
                     try startPending(column, from: source, minimum: source.table.patchMinimumColumnBytes)
                 }
@@ -297,11 +306,11 @@ extension ClusterTable {
             keysChanged = true
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 markChanged(column)
-                if pending[column] != nil {
+                if let buffer = buffers[column] {
+                    buffer.append(values[column])
+                } else {
                     pending[column]!.values.append(values[column])
                     pending[column]!.appended += 1
-                } else {
-                    buffers[column]!.append(values[column])
                 }
                 noteChanged(slot, in: column)
             }
@@ -500,7 +509,9 @@ extension ClusterTable {
 
         /// Makes every stored column a buffer (before the keys change).
         func decodeAll(_ layout: RecordLayout) throws {
-            for column in 0..<layout.columnCount where layout.inRecord[column] { try buffer(column) }
+            for column in 0..<layout.columnCount where layout.inRecord[column] && buffers[column] == nil {
+                try buffer(column)
+            }
             source = nil  // (every column read)
         }
 

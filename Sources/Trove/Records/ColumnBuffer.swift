@@ -41,6 +41,19 @@ final class ColumnBuffer {
     /// each checked (a damaged column traps, as a read of it would).
     convenience init(_ column: ClusterColumn) {
         self.init(type: column.type)
+        if let slot = fill(from: column) { ClusterColumn.damaged(type, slot) }
+    }
+
+    /// A copy of a stored column as ``init(_:)`` makes, or nil when one of
+    /// its offsets points outside it or before the previous one (a damaged
+    /// column the caller reports instead of trapping on).
+    static func copying(_ column: ClusterColumn) -> ColumnBuffer? {
+        let buffer = ColumnBuffer(type: column.type)
+        return buffer.fill(from: column) == nil ? buffer : nil
+    }
+
+    /// Fills an empty buffer with `column`'s values; the first damaged slot, if any.
+    private func fill(from column: ClusterColumn) -> Int? {
         let count = column.count
         self.count = count
         let room = count + 8
@@ -61,27 +74,33 @@ final class ColumnBuffer {
                     from: source + start, byteCount: count * width)
                 initialized = count * width
             }
-            return
+            return nil
         }
         let heapStart = column.dataStart + 4 * (count + 1)
         var previous = UInt32(littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart, as: UInt32.self))
-        guard heapStart + Int(previous) <= column.bytes.count else { ClusterColumn.damaged(type, 0) }
+        guard heapStart + Int(previous) <= column.bytes.count else { return 0 }
+        var damaged: Int?
         spans = [Span](unsafeUninitializedCapacity: room) { buffer, initialized in
             for slot in 0..<count {
                 let end = UInt32(
                     littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * (slot + 1), as: UInt32.self))
-                guard end >= previous, heapStart + Int(end) <= column.bytes.count else { ClusterColumn.damaged(type, slot) }
+                guard end >= previous, heapStart + Int(end) <= column.bytes.count else {
+                    damaged = slot
+                    break
+                }
                 buffer[slot] = Span(start: previous, length: end - previous)
                 previous = end
+                initialized = slot + 1
             }
-            initialized = count
         }
+        if let damaged { return damaged }
         let heapCount = Int(previous)
         bytes = [UInt8](unsafeUninitializedCapacity: heapCount + max(256, heapCount / 32)) { buffer, initialized in
             UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped).copyMemory(
                 from: source + heapStart, byteCount: heapCount)
             initialized = heapCount
         }
+        return nil
     }
 
     /// `count` copies of `value` (a column the cluster predates, read as its default).
