@@ -238,53 +238,61 @@ extension ClusterTable {
         /// ``read(_:from:editing:)`` of a column of `count` objects (the keys
         /// but those appended to the column while it was pending).
         private func read(_ column: Int, from source: LazySource, editing: Bool, count: Int) throws {
+            try source.table.value(start, part: column + 1, in: source.transaction) { bytes in
+                try take(bytes, column, from: source, editing: editing, count: count)
+            }
+        }
+
+        /// Takes `column`'s stored part, `bytes` (nil: the cluster predates
+        /// the column), as ``read(_:from:editing:count:)`` reads it.
+        private func take(
+            _ bytes: UnsafeRawBufferPointer?, _ column: Int, from source: LazySource, editing: Bool, count: Int
+        ) throws {
             source.unread[column] = false
             let layout = source.table.layout
             func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
-            try source.table.value(start, part: column + 1, in: source.transaction) { bytes in
-                guard let bytes else {
-                    if patchStored[column] { throw damaged("column patch has no column: it") }
-                    // A column the cluster predates reads as the column's default.
-                    buffers[column] = ColumnBuffer(
-                        type: layout.types[column], repeating: layout.fallbacks[column], count: count)
+            guard let bytes else {
+                if patchStored[column] { throw damaged("column patch has no column: it") }
+                // A column the cluster predates reads as the column's default.
+                buffers[column] = ColumnBuffer(
+                    type: layout.types[column], repeating: layout.fallbacks[column], count: count)
+                return
+            }
+            // (Shorter than the keys: the objects appended since it was written are in its patch.)
+            guard let stored = ClusterColumn(bytes, type: layout.types[column]),
+                stored.count == count || (patchStored[column] && stored.count < count)
+            else { throw damaged("column") }
+            storedBytes[column] = bytes.count
+            guard patchStored[column] else {
+                patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
+                guard editing else { return keep(stored, at: column) }
+                // (A damaged column is an error here, not a trap.)
+                guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
+                buffers[column] = buffer
+                return
+            }
+            // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
+            try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
+                guard let patch,
+                    let decoded = ColumnPatch(patch, type: stored.type, count: count, stored: stored.count)
+                else { throw damaged("column patch") }
+                patchSlots[column] = decoded.slots
+                guard editing else {
+                    guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
+                    keep(copy: merged, type: stored.type, at: column)
                     return
                 }
-                // (Shorter than the keys: the objects appended since it was written are in its patch.)
-                guard let stored = ClusterColumn(bytes, type: layout.types[column]),
-                    stored.count == count || (patchStored[column] && stored.count < count)
-                else { throw damaged("column") }
-                storedBytes[column] = bytes.count
-                guard patchStored[column] else {
-                    patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
-                    guard editing else { return keep(stored, at: column) }
-                    // (A damaged column is an error here, not a trap.)
-                    guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
-                    buffers[column] = buffer
+                if decoded.slots.count > 8 {
+                    // (Many values: merged in one pass of bulk copies, cheaper than putting each.)
+                    guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
+                    defer { merged.deallocate() }
+                    buffers[column] = ColumnBuffer(ClusterColumn(UnsafeRawBufferPointer(merged), type: stored.type)!)
                     return
                 }
-                // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
-                try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
-                    guard let patch,
-                        let decoded = ColumnPatch(patch, type: stored.type, count: count, stored: stored.count)
-                    else { throw damaged("column patch") }
-                    patchSlots[column] = decoded.slots
-                    guard editing else {
-                        guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
-                        keep(copy: merged, type: stored.type, at: column)
-                        return
-                    }
-                    if decoded.slots.count > 8 {
-                        // (Many values: merged in one pass of bulk copies, cheaper than putting each.)
-                        guard let merged = stored.patched(with: decoded, count: count) else { throw damaged("column") }
-                        defer { merged.deallocate() }
-                        buffers[column] = ColumnBuffer(ClusterColumn(UnsafeRawBufferPointer(merged), type: stored.type)!)
-                        return
-                    }
-                    guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
-                    // (The slots past the stored part come last, in order: each is the buffer's next.)
-                    for (index, slot) in decoded.slots.enumerated() { buffer.put(from: decoded.values, at: index, into: slot) }
-                    buffers[column] = buffer
-                }
+                guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
+                // (The slots past the stored part come last, in order: each is the buffer's next.)
+                for (index, slot) in decoded.slots.enumerated() { buffer.put(from: decoded.values, at: index, into: slot) }
+                buffers[column] = buffer
             }
         }
 
@@ -321,10 +329,18 @@ extension ClusterTable {
         private func startPending(_ column: Int, from source: LazySource, minimum: Int) throws {
             let type = source.table.layout.types[column]
             let existing = keys.count
-            let part = try source.table.value(start, part: column + 1, in: source.transaction) { bytes in
-                bytes.flatMap { bytes in ClusterColumn(bytes, type: type).map { (size: bytes.count, count: $0.count) } }
+            // (One lookup: a column too small to patch, or without a part, is read into its buffer there.)
+            let part = try source.table.value(start, part: column + 1, in: source.transaction) {
+                bytes -> (size: Int, count: Int)? in
+                guard let bytes, bytes.count >= minimum, let stored = ClusterColumn(bytes, type: type),
+                    stored.count == existing || patchStored[column]
+                else {
+                    try take(bytes, column, from: source, editing: true, count: existing)
+                    return nil
+                }
+                return (bytes.count, stored.count)
             }
-            guard let part, part.size >= minimum, part.count == existing || patchStored[column] else { return }
+            guard let part else { return }
             var values = ColumnBuffer(type: type)
             var slots: [Int] = []
             if patchStored[column] {
