@@ -13,6 +13,11 @@ extension QueryPlanner {
     ) throws -> [UInt64] {
         // A limit as large as the table keeps everything: sort it all.
         let bounded = try limit.flatMap { $0 < (try table.store.count(in: transaction)) ? $0 : nil }
+        if let bounded,
+            let first = try columnFirstSorted(table: table, predicate: predicate, sort: sort, limit: bounded, in: transaction)
+        {
+            return first
+        }
         if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
             let keys = try integerSorted(table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
             return limit.map { Array(keys.prefix($0)) } ?? keys
@@ -342,7 +347,7 @@ extension QueryPlanner {
 
 /// The kinds of sort values that order among themselves: two values of one
 /// kind always compare, values of different kinds never do.
-private enum SortValueKind: Equatable {
+enum SortValueKind: Equatable {
     case int, double, float, string, date, bool, uuid, data, decimal, objectId, decimal128, object
     /// NaN: compares with nothing but NaN.
     case unordered

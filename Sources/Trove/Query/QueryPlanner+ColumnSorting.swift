@@ -1,0 +1,209 @@
+import Foundation
+import TroveStorage
+
+/// The first `limit` of a sort read from the cluster layout's columns: a
+/// match is compared with the last row the heap keeps straight from its sort
+/// columns, and only a row that enters the heap has its values built. Most
+/// rows of a `first`/`prefix` sort are turned away by that comparison, so a
+/// scan builds no record per object (the record path spent ~550
+/// instructions a row building records of the sort columns).
+extension QueryPlanner {
+    /// nil when the columns cannot answer it (another layout, a derived or
+    /// mixed sort key, a predicate an index answers or the cluster filter
+    /// cannot run) or when a sort value has no place in a total order (NaN):
+    /// the caller then sorts as before.
+    static func columnFirstSorted(
+        table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int, in transaction: Transaction
+    ) throws -> [UInt64]? {
+        guard table.store.clusters != nil, limit > 0 else { return nil }
+        let layout = table.layout
+        for key in sort {
+            guard key.derived == nil, key.relevance == nil, layout.inRecord[key.column], layout.types[key.column] != .mixed
+            else { return nil }
+        }
+        let filter: ClusterFilter
+        if let predicate {
+            let predicate = try predicate.resolvingFullText(transaction)
+            if case .constant(false) = predicate { return [] }
+            guard try indexPlan(predicate, table: table, transaction) == nil, let made = ClusterFilter(predicate, layout)
+            else { return nil }
+            filter = made
+        } else {
+            filter = .constant(true)
+        }
+        let order = ColumnOrder(sort, layout: layout, limit: limit)
+        var matches = [Bool](repeating: false, count: 1)
+        let wanted = (0..<layout.columnCount).map { column in sort.contains { $0.column == column } }
+        let scratch = RecordScratch()
+        try table.store.forEachClusterView(in: transaction) { view in
+            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
+            return try matches.withUnsafeMutableBufferPointer { buffer in
+                let matches = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count])
+                try filter.evaluate(view, layout, into: matches)
+                if try order.read(view) { return order.offer(view, UnsafeBufferPointer(matches)) }
+                // The cluster predates a sort property: its objects' records hold the default.
+                for slot in 0..<view.count where matches[slot] {
+                    let record = RecordReader(try view.record(slot, only: wanted, into: scratch), layout: layout)
+                    guard order.offer(view.key(slot), order.columns.map { record.value(at: $0) }) else { return false }
+                }
+                return true
+            }
+        }
+        return order.keys()
+    }
+}
+
+/// A bounded heap of the first rows of a sort, offered a cluster's sort
+/// columns at a time: a slot is compared with the last row kept straight
+/// from the columns (integers and strings from their bytes, other types
+/// value by value), and only a slot that enters has its values built.
+private final class ColumnOrder {
+    enum Kind {
+        case integer, string
+        /// Any other type; `checksNaN`: its values may be NaN (no total order).
+        case other(checksNaN: Bool)
+    }
+
+    let columns: [Int]
+    private let ascending: [Bool]
+    private let kinds: [Kind]
+    private let checksNaN: Bool
+    private var heap: BoundedHeap<QueryPlanner.SortedRow>
+    /// A NaN was met: the order is not total, and the caller sorts in full.
+    private var unordered = false
+    /// The cluster's sort columns.
+    private var current: [ClusterColumn] = []
+    /// The last row kept, key by key, once the heap is full: nil, an
+    /// integer, a string's UTF-8, or (other types) the value.
+    private var last: LastRow?
+
+    typealias LastRow = (key: UInt64, isNull: [Bool], integers: [Int64], bytes: [[UInt8]], values: [StoredValue])
+
+    init(_ sort: [SortKey], layout: RecordLayout, limit: Int) {
+        columns = sort.map(\.column)
+        let ascending = sort.map(\.ascending)
+        self.ascending = ascending
+        kinds = sort.map { key in
+            let type = layout.types[key.column]
+            if type.isInteger { return .integer }
+            if type == .string { return .string }
+            return .other(checksNaN: [.double, .float, .date, .decimal, .decimal128].contains(type))
+        }
+        checksNaN = kinds.contains {
+            if case .other(true) = $0 { return true }
+            return false
+        }
+        heap = BoundedHeap(capacity: limit) { a, b in
+            SortKey.precedes(a.values, a.key, b.values, b.key, ascending: ascending)
+        }
+    }
+
+    /// The keys kept, in order; nil when the order is not total.
+    func keys() -> [UInt64]? { unordered ? nil : heap.sorted().map(\.key) }
+
+    /// Takes the view's sort columns; false when the cluster lacks one.
+    func read(_ view: ClusterView) throws -> Bool {
+        current.removeAll(keepingCapacity: true)
+        for column in columns {
+            guard let stored = try view.column(column) else { return false }
+            current.append(stored)
+        }
+        return true
+    }
+
+    /// Offers the matching slots of the view whose columns ``read(_:)`` took;
+    /// false once a NaN is met.
+    func offer(_ view: ClusterView, _ matches: UnsafeBufferPointer<Bool>) -> Bool {
+        let current = current
+        // The last row's parts in locals, taken again only when it changes
+        // (reading them from `self` retained each array per slot).
+        var last = self.last
+        for slot in matches.indices where matches[slot] {
+            if checksNaN, !isOrdered(slot, current) {
+                unordered = true
+                return false
+            }
+            let key = view.key(slot)
+            if let row = last, !precedes(slot, key, current, row) { continue }
+            insert(key, current.map { $0.value(slot) ?? .null })
+            last = self.last
+        }
+        return true
+    }
+
+    /// Offers one object's sort values; false once a NaN is met.
+    func offer(_ key: UInt64, _ values: [StoredValue]) -> Bool {
+        guard values.allSatisfy({ SortValueKind($0) != .unordered }) else {
+            unordered = true
+            return false
+        }
+        if let last, !SortKey.precedes(values, key, last.values, last.key, ascending: ascending) { return true }
+        insert(key, values)
+        return true
+    }
+
+    private func insert(_ key: UInt64, _ values: [StoredValue]) {
+        heap.insert((key, values))
+        guard let row = heap.last else { return }
+        var isNull: [Bool] = []
+        var integers: [Int64] = []
+        var bytes: [[UInt8]] = []
+        for value in row.values {
+            isNull.append(value.isNull)
+            if case .int(let number) = value { integers.append(number) } else { integers.append(0) }
+            if case .string(let text) = value { bytes.append(Array(text.utf8)) } else { bytes.append([]) }
+        }
+        last = (row.key, isNull, integers, bytes, row.values)
+    }
+
+    private func isOrdered(_ slot: Int, _ current: [ClusterColumn]) -> Bool {
+        for index in kinds.indices {
+            guard case .other(true) = kinds[index], let value = current[index].value(slot) else { continue }
+            if SortValueKind(value) == .unordered { return false }
+        }
+        return true
+    }
+
+    /// Whether the slot's object sorts before the last row kept.
+    private func precedes(_ slot: Int, _ key: UInt64, _ current: [ClusterColumn], _ last: LastRow) -> Bool {
+        for index in kinds.indices {
+            let column = current[index]
+            let order: ComparisonResult
+            switch kinds[index] {
+            case .integer:
+                // nil sorts before every value.
+                if column.isNull(slot) {
+                    order = last.isNull[index] ? .orderedSame : .orderedAscending
+                } else if last.isNull[index] {
+                    order = .orderedDescending
+                } else {
+                    let value = column.int(slot).unsafelyUnwrapped
+                    let other = last.integers[index]
+                    order = value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
+                }
+            case .string:
+                if column.isNull(slot) {
+                    order = last.isNull[index] ? .orderedSame : .orderedAscending
+                } else if last.isNull[index] {
+                    order = .orderedDescending
+                } else {
+                    order = last.bytes[index].withUnsafeBytes { Self.compare(column.variableBytes(slot), $0) }
+                }
+            case .other:
+                let value = column.value(slot) ?? .null
+                order = ValueComparison.order(value, last.values[index]) ?? SortKey.nullOrder(value, last.values[index])
+            }
+            if order == .orderedSame { continue }
+            return (order == .orderedAscending) == ascending[index]
+        }
+        return key < last.key
+    }
+
+    /// Byte order (code-point order for UTF-8, as ``ValueComparison`` orders strings).
+    private static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> ComparisonResult {
+        let common = Swift.min(a.count, b.count)
+        let prefix = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
+        if prefix != 0 { return prefix < 0 ? .orderedAscending : .orderedDescending }
+        return a.count == b.count ? .orderedSame : (a.count < b.count ? .orderedAscending : .orderedDescending)
+    }
+}
