@@ -262,6 +262,75 @@ private final class Recorder<Element> {
         #expect(failures.isEmpty, "\(failures.prefix(5))")
         _ = token
     }
+
+    /// Sorted results of thousands keep their keys in chunks, and a changed
+    /// object is placed by the kept sort values of each chunk's first object:
+    /// changing, deleting and adding objects at and around those first
+    /// objects keeps the change sets exact and the order the query's.
+    @Test(arguments: [false, true])
+    func largeSortedResultsFollowChangesAtChunkBoundaries(descendingByTitle: Bool) throws {
+        let db = try makeDatabase()
+        var generator = SystemRandomNumberGenerator()
+        try db.write {
+            for id in 1...6_000 {
+                try db.add(
+                    task(
+                        id, "t\(Int.random(in: 0..<500, using: &generator))", priority: Int.random(in: 0..<10, using: &generator))
+                )
+            }
+        }
+        func query() throws -> Results<TodoItem> {
+            let matching = try db.objects(TodoItem.self).filter("priority < 8")
+            return descendingByTitle
+                ? matching.sorted(by: [
+                    Trove.SortDescriptor(keyPath: "title", ascending: false), Trove.SortDescriptor(keyPath: "priority"),
+                ])
+                : matching.sorted(by: \.priority)
+        }
+        let results = try query()
+        var mirror: [Int] = []
+        var deliveries = 0
+        let token = results.observe { change in
+            switch change {
+            case .initial(let results): mirror = results.map(\.id)
+            case .update(let results, let deletions, let insertions, _):
+                deliveries += 1
+                for index in deletions.sorted(by: >) { mirror.remove(at: index) }
+                for index in insertions.sorted() { mirror.insert(results[index].id, at: index) }
+            case .error: Issue.record("the observer failed")
+            }
+        }
+        let fullBefore = db.fullComparisons
+        var nextID = 6_001
+        for _ in 0..<60 {
+            // The objects that begin the observer's chunks now, and their neighbours.
+            let fences = results.keys.chunkStarts.flatMap { [$0 - 1, $0, $0 + 1] }.filter { $0 >= 0 && $0 < results.count }
+                .map { results[$0].id }
+            try db.write {
+                let all = try query()
+                for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                    let target =
+                        Bool.random(using: &generator)
+                        ? db.object(ofType: TodoItem.self, forPrimaryKey: fences.randomElement(using: &generator)!)
+                        : all[Int.random(in: 0..<all.count, using: &generator)]
+                    guard let target, !target.isInvalidated else { continue }
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0: try db.delete(target)
+                    // To either end: a stale value of it would send later searches the wrong way.
+                    case 1: target.priority = Bool.random(using: &generator) ? 0 : 7
+                    case 2: target.title = Bool.random(using: &generator) ? "t0" : "t9999"
+                    default:
+                        try db.add(task(nextID, target.title, priority: target.priority))
+                        nextID += 1
+                    }
+                }
+            }
+            #expect(mirror == (try query()).map(\.id))
+        }
+        #expect(deliveries > 50)
+        #expect(db.fullComparisons == fullBefore, "every delivery followed the change record")
+        _ = token
+    }
 }
 
 /// A handle that lives on an actor, as an app's background actor would hold one.

@@ -337,8 +337,13 @@ final class ChangeRecorder {
             guard let key, key.count >= 8 else { return box.overflow() }
             box.append(OrderedKey.objectKey(from: UnsafeRawBufferPointer(rebasing: key[0..<8])), to: list)
         case .meta:
-            // Counters change with inserts and deletes; anything else in the catalog is the schema.
-            if let key, key.starts(with: "seq:".utf8) || key.starts(with: "auto:".utf8) { return }
+            // Counters change with inserts and deletes, and the format number when
+            // a write first stores something a newer format holds; the objects
+            // those writes change are recorded with their tables. Anything else
+            // in the catalog is the schema.
+            if let key, key.starts(with: "seq:".utf8) || key.starts(with: "auto:".utf8) || key.elementsEqual("format".utf8) {
+                return
+            }
             everything = true
         case .unknown:
             everything = true

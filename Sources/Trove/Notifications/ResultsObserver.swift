@@ -24,6 +24,13 @@ final class ResultsObserver<Element>: ChangeObserver {
     /// the results hold, their order or what is observed; nil when the
     /// results cannot follow a change record at all.
     private lazy var dependencies: Set<String>? = Self.dependencies(of: results, paths: paths)
+    /// The sort values of the keys that begin a chunk of `keys` (and of
+    /// former ones), as they are in the snapshot `keys` were read in: a
+    /// binary search decides among the chunks without reading objects, and
+    /// reads only inside one chunk, so placing a changed object costs about
+    /// the same at ten thousand results as at ten million. A commit's
+    /// touched objects leave it; a full comparison empties it.
+    private var fenceValues: [UInt64: [StoredValue]] = [:]
 
     init(results: Results<Element>, paths: [ObservedPath]?, block: @escaping (ResultsChange<Element>) -> Void) {
         self.results = results
@@ -86,6 +93,8 @@ final class ResultsObserver<Element>: ChangeObserver {
         for key in touched {
             if let position = try position(of: key, in: keys, previous, table: table, sort: sort) { before[key] = position }
         }
+        // Every other object sorts by the values it had.
+        for key in touched { fenceValues[key] = nil }
         // Edited in place: with the results' cache let go, nothing else shares the chunks.
         results.releaseKeys()
         for position in before.values.sorted(by: >) { keys.remove(at: position) }
@@ -95,8 +104,10 @@ final class ResultsObserver<Element>: ChangeObserver {
             let matches = results.predicate.map { $0.compile(table.layout, current) }
             for key in touched.sorted() {
                 guard let values = try sortValues(key, current, table: table, sort: sort, matches: matches) else { continue }
-                let position = try keys.partitioningIndex { other in
-                    try precedes(other, key, values, current, table: table, sort: sort)
+                let position = try withSortValues(current, table: table, sort: sort) { read in
+                    try keys.partitioningIndex(
+                        fence: { other in try precedes(other, key, values, sort: sort, read, fence: true) },
+                        before: { other in try precedes(other, key, values, sort: sort, read) })
                 }
                 keys.insert(key, at: position)
                 now.append(key)
@@ -155,20 +166,55 @@ final class ResultsObserver<Element>: ChangeObserver {
             guard table.store.isVisible(in: transaction),
                 let values = try sortValues(key, transaction, table: table, sort: sort, matches: nil)
             else { return nil }
-            position = try list.partitioningIndex { other in
-                try precedes(other, key, values, transaction, table: table, sort: sort)
+            position = try withSortValues(transaction, table: table, sort: sort) { read in
+                try list.partitioningIndex(
+                    fence: { other in try precedes(other, key, values, sort: sort, read, fence: true) },
+                    before: { other in try precedes(other, key, values, sort: sort, read) })
             }
         }
         return position < list.count && list[position] == key ? position : nil
     }
 
-    /// Whether the object `other` sorts before `key`, whose values are `values`.
+    /// Runs `body` with a reader of objects' sort values in `transaction`
+    /// (nil for an object not stored): one lookup cursor for a whole binary
+    /// search, building records of the sort columns alone (every column
+    /// when a key is derived: it may read others).
+    private func withSortValues<R>(
+        _ transaction: Transaction, table: TableInfo, sort: [SortKey],
+        _ body: ((UInt64) throws -> [StoredValue]?) throws -> R
+    ) throws -> R {
+        let columns = sort.contains { $0.derived != nil } ? nil : sort.map(\.column)
+        return try table.store.withLookupCursor(in: transaction, reading: columns) { lookups in
+            try body { key in
+                guard let bytes = try lookups.record(key) else { return nil }
+                var reader = RecordReader(bytes, layout: table.layout)
+                reader.objectKey = key
+                return sort.map { $0.value(reader, transaction) }
+            }
+        }
+    }
+
+    /// Whether the object `other` sorts before `key`, whose values are `values`
+    /// (`read` gives `other`'s). `fence`: `other` begins a chunk of the keys,
+    /// and its values are kept (sorts by stored values only: a derived key
+    /// may read other objects).
     private func precedes(
-        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], _ transaction: Transaction, table: TableInfo,
-        sort: [SortKey]
+        _ other: UInt64, _ key: UInt64, _ values: [StoredValue], sort: [SortKey],
+        _ read: (UInt64) throws -> [StoredValue]?, fence: Bool = false
     ) throws -> Bool {
         guard !sort.isEmpty else { return other < key }
-        let otherValues = try sortValues(other, transaction, table: table, sort: sort, matches: nil) ?? sort.map { _ in .null }
+        let otherValues: [StoredValue]
+        if fence, let kept = fenceValues[other] {
+            otherValues = kept
+        } else {
+            let found = try read(other)
+            otherValues = found ?? sort.map { _ in .null }
+            if fence, let found, sort.allSatisfy({ $0.derived == nil }) {
+                // Fences change as chunks split and empty: drop the ones no longer used now and then.
+                if fenceValues.count > 2 * keys.chunkCount + 64 { fenceValues.removeAll(keepingCapacity: true) }
+                fenceValues[other] = found
+            }
+        }
         return SortKey.precedes(otherValues, other, values, key, ascending: sort.map(\.ascending))
     }
 
@@ -179,6 +225,7 @@ final class ResultsObserver<Element>: ChangeObserver {
     /// the handle kept it) and `current`.
     private func fullChanges(previous: Transaction?, current: Transaction, _ database: Database) throws -> ChangeSet {
         database.fullComparisons += 1
+        fenceValues.removeAll()
         let old = keys.array
         keys = results.keys
         let new = keys.array

@@ -60,6 +60,8 @@ extension QueryPlanner {
 private final class ColumnOrder {
     enum Kind {
         case integer, string
+        /// Double or Date: a Double's bits in 8 bytes.
+        case real
         /// Any other type; `checksNaN`: its values may be NaN (no total order).
         case other(checksNaN: Bool)
     }
@@ -77,7 +79,9 @@ private final class ColumnOrder {
     /// integer, a string's UTF-8, or (other types) the value.
     private var last: LastRow?
 
-    typealias LastRow = (key: UInt64, isNull: [Bool], integers: [Int64], bytes: [[UInt8]], values: [StoredValue])
+    typealias LastRow = (
+        key: UInt64, isNull: [Bool], integers: [Int64], reals: [Double], bytes: [[UInt8]], values: [StoredValue]
+    )
 
     init(_ sort: [SortKey], layout: RecordLayout, limit: Int) {
         columns = sort.map(\.column)
@@ -87,11 +91,14 @@ private final class ColumnOrder {
             let type = layout.types[key.column]
             if type.isInteger { return .integer }
             if type == .string { return .string }
-            return .other(checksNaN: [.double, .float, .date, .decimal, .decimal128].contains(type))
+            if type == .double || type == .date { return .real }
+            return .other(checksNaN: [.float, .decimal, .decimal128].contains(type))
         }
         checksNaN = kinds.contains {
-            if case .other(true) = $0 { return true }
-            return false
+            switch $0 {
+            case .real, .other(checksNaN: true): return true
+            default: return false
+            }
         }
         heap = BoundedHeap(capacity: limit) { a, b in
             SortKey.precedes(a.values, a.key, b.values, b.key, ascending: ascending)
@@ -147,19 +154,30 @@ private final class ColumnOrder {
         guard let row = heap.last else { return }
         var isNull: [Bool] = []
         var integers: [Int64] = []
+        var reals: [Double] = []
         var bytes: [[UInt8]] = []
         for value in row.values {
             isNull.append(value.isNull)
             if case .int(let number) = value { integers.append(number) } else { integers.append(0) }
+            switch value {
+            case .double(let number): reals.append(number)
+            case .date(let date): reals.append(date.timeIntervalSinceReferenceDate)
+            default: reals.append(0)
+            }
             if case .string(let text) = value { bytes.append(Array(text.utf8)) } else { bytes.append([]) }
         }
-        last = (row.key, isNull, integers, bytes, row.values)
+        last = (row.key, isNull, integers, reals, bytes, row.values)
     }
 
     private func isOrdered(_ slot: Int, _ current: [ClusterColumn]) -> Bool {
         for index in kinds.indices {
-            guard case .other(true) = kinds[index], let value = current[index].value(slot) else { continue }
-            if SortValueKind(value) == .unordered { return false }
+            switch kinds[index] {
+            case .real:
+                if !current[index].isNull(slot), Self.real(slot, in: current[index]).isNaN { return false }
+            case .other(checksNaN: true):
+                if let value = current[index].value(slot), SortValueKind(value) == .unordered { return false }
+            default: continue
+            }
         }
         return true
     }
@@ -181,6 +199,16 @@ private final class ColumnOrder {
                     let other = last.integers[index]
                     order = value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
                 }
+            case .real:
+                if column.isNull(slot) {
+                    order = last.isNull[index] ? .orderedSame : .orderedAscending
+                } else if last.isNull[index] {
+                    order = .orderedDescending
+                } else {
+                    let value = Self.real(slot, in: column)
+                    let other = last.reals[index]
+                    order = value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
+                }
             case .string:
                 if column.isNull(slot) {
                     order = last.isNull[index] ? .orderedSame : .orderedAscending
@@ -197,6 +225,14 @@ private final class ColumnOrder {
             return (order == .orderedAscending) == ascending[index]
         }
         return key < last.key
+    }
+
+    /// A Double or Date column's value (not nil).
+    @inline(__always)
+    private static func real(_ slot: Int, in column: ClusterColumn) -> Double {
+        Double(
+            bitPattern: UInt64(
+                littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.slotOffset(slot, width: 8), as: UInt64.self)))
     }
 
     /// Byte order (code-point order for UTF-8, as ``ValueComparison`` orders strings).

@@ -86,6 +86,28 @@ struct ResultKeys: RandomAccessCollection, Sendable {
         }
     }
 
+    /// ``partitioningIndex(where:)`` that decides for each chunk's first key
+    /// with `fence` first (a caller may answer it without reading, from
+    /// values it keeps for those keys), then searches the one chunk that
+    /// holds the boundary with `before`. Both must answer alike for a key.
+    func partitioningIndex(fence: (UInt64) throws -> Bool, before: (UInt64) throws -> Bool) rethrows -> Int {
+        guard chunks.count > 1 else { return try partitioningIndex(where: before) }
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if try fence(chunks[middle][0]) { low = middle + 1 } else { high = middle }
+        }
+        if low == 0 { return 0 }
+        return starts[low - 1] + (try chunks[low - 1].partitioningIndex(where: before))
+    }
+
+    /// The number of chunks (each chunk's first key is a fence).
+    var chunkCount: Int { chunks.count }
+
+    /// The position of each chunk's first key.
+    var chunkStarts: [Int] { starts }
+
     func makeIterator() -> Iterator { Iterator(chunks: chunks) }
 
     /// Walks the chunks in order.
