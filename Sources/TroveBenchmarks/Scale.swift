@@ -160,6 +160,25 @@ enum ScaleBenchmark {
                     seconds: median(observed), heap: nil))
         }
 
+        // Sections by age (100 of them), as a diary groups entries by day.
+        do {
+            let sections = db.objects(ScaleItem.self).sectioned(by: \.age)
+            var delivered = 0
+            var count = 0
+            let token = sections.observe { change in
+                if case .update(let sections, _, _, _, _, _) = change {
+                    delivered += 1
+                    count = sections.count
+                }
+            }
+            var observed: [Double] = []
+            for _ in 0..<21 { observed.append(try time { try commit() }) }
+            token.invalidate()
+            guard delivered > 0, count > 0 else { throw BenchmarkFailure(description: "the sections' observer heard nothing") }
+            lines.append(
+                Line(operation: "commit + delivery to sections by age", size: size, seconds: median(observed), heap: nil))
+        }
+
         // Another handle, as another process would: it reads the change log.
         do {
             let other = try Database(configuration: configuration)

@@ -35,20 +35,77 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
 
     /// Groups the results' elements by key, sections in order of first appearance.
     func group() -> [(key: Key, members: [UInt64])] {
-        let keys = results.keys
-        var order: [Key] = []
-        var members: [Key: [UInt64]] = [:]
+        Self.sections(of: Array(results.keys), keyedBy: results.map(sectionKey))
+    }
+
+    /// The sections of `keys` (in order), each key's section being `sectionOf` at its position.
+    static func sections(of keys: [UInt64], keyedBy sectionOf: [Key]) -> [(key: Key, members: [UInt64])] {
+        var sections: [(key: Key, members: [UInt64])] = []
+        var index: [Key: Int] = [:]
         var position = 0
-        for element in results {
-            let key = sectionKey(element)
-            if members[key] == nil {
-                order.append(key)
-                members[key] = []
+        while position < keys.count {
+            // Sections are mostly runs of neighbours (the sort groups them): one lookup per run.
+            let key = sectionOf[position]
+            var end = position + 1
+            while end < keys.count, sectionOf[end] == key { end += 1 }
+            if let section = index[key] {
+                sections[section].members += keys[position..<end]
+            } else {
+                index[key] = sections.count
+                sections.append((key, Array(keys[position..<end])))
             }
-            members[key]!.append(keys[position])
-            position += 1
+            position = end
         }
-        return order.map { ($0, members[$0]!) }
+        return sections
+    }
+
+    /// The results' keys and each one's section key, as the observer last
+    /// saw them: a commit's changes edit them, so only the objects it
+    /// inserted or modified have their section key computed again.
+    struct Tracked {
+        var keys: [UInt64] = []
+        var sectionOf: [Key] = []
+    }
+
+    /// Every element's section key computed afresh.
+    func track() -> Tracked {
+        Tracked(keys: Array(results.keys), sectionOf: results.map(sectionKey))
+    }
+
+    /// `tracked` moved to `results` by a results change (deletions in the old
+    /// positions, insertions and modifications in the new): the section key
+    /// of each inserted or modified element is computed, the others keep
+    /// theirs. Every element's is computed again when the change is large or
+    /// does not lead to the results' keys.
+    func follow(
+        _ tracked: Tracked, to results: Results<Element>, deletions: [Int], insertions: [Int], modifications: [Int]
+    ) -> Tracked {
+        let now = Array(results.keys)
+        guard deletions.count + insertions.count + modifications.count <= Swift.max(64, tracked.keys.count / 8) else {
+            return Tracked(keys: now, sectionOf: results.map(sectionKey))
+        }
+        func element(_ position: Int) -> Element { results.source.materialize(results.database, now[position]) }
+        var next = tracked
+        for position in deletions.sorted(by: >) where position < next.keys.count {
+            next.keys.remove(at: position)
+            next.sectionOf.remove(at: position)
+        }
+        for position in insertions.sorted() {
+            guard position <= next.keys.count, position < now.count else {
+                return Tracked(keys: now, sectionOf: results.map(sectionKey))
+            }
+            next.keys.insert(now[position], at: position)
+            next.sectionOf.insert(sectionKey(element(position)), at: position)
+        }
+        guard next.keys == now else { return Tracked(keys: now, sectionOf: results.map(sectionKey)) }
+        for position in modifications where position < now.count { next.sectionOf[position] = sectionKey(element(position)) }
+        return next
+    }
+
+    /// Makes `sections` the ones read until the handle's state moves (the observer computed them).
+    func keep(_ sections: [(key: Key, members: [UInt64])]) {
+        cache.sections = sections
+        cache.generation = results.database.generation
     }
 
     /// The position of the first section: 0.
@@ -76,6 +133,11 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     /// An element whose key changed moves: deleted from its old section,
     /// inserted into its new one.
     ///
+    /// A commit computes the section key of the elements it inserted or
+    /// modified, not of every element (a key read through a link follows
+    /// the element's own changes); a change of more than an eighth of the
+    /// elements computes them all again.
+    ///
     /// ```swift
     /// let token = byDay.observe { change in
     ///     if case .update(_, let deletions, let insertions, let modifications, let newSections, let goneSections) = change {
@@ -102,16 +164,22 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
         var previous: [(key: Key, members: [UInt64])] = []
+        var tracked = Tracked()
         return subscribe { change in
             switch change {
             case .initial:
-                previous = group()
+                tracked = track()
+                previous = Self.sections(of: tracked.keys, keyedBy: tracked.sectionOf)
+                keep(previous)
                 block(.initial(self))
-            case .update(let results, _, _, let modifications):
-                let current = group()
+            case .update(let results, let deleted, let inserted, let modifications):
+                tracked = follow(tracked, to: results, deletions: deleted, insertions: inserted, modifications: modifications)
+                let current = Self.sections(of: tracked.keys, keyedBy: tracked.sectionOf)
+                keep(current)
                 let keys = results.keys
                 let modified = Set(modifications.compactMap { $0 < keys.count ? keys[$0] : nil })
-                let update = SectionedResults.difference(from: previous, to: current, modified: modified)
+                let touched = Set(modifications.compactMap { $0 < tracked.sectionOf.count ? tracked.sectionOf[$0] : nil })
+                let update = SectionedResults.difference(from: previous, to: current, modified: modified, touched: touched)
                 previous = current
                 block(
                     .update(
@@ -136,7 +204,8 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
 
     /// What turns the old sections into the new ones.
     static func difference(
-        from old: [(key: Key, members: [UInt64])], to new: [(key: Key, members: [UInt64])], modified: Set<UInt64>
+        from old: [(key: Key, members: [UInt64])], to new: [(key: Key, members: [UInt64])], modified: Set<UInt64>,
+        touched: Set<Key>? = nil
     ) -> (
         deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath], sectionsToInsert: IndexSet,
         sectionsToDelete: IndexSet
@@ -151,6 +220,8 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         for (newSection, section) in new.enumerated() {
             guard let oldSection = oldIndex[section.key] else { continue }
             let before = old[oldSection].members
+            // Unchanged members and no modified one (`touched` names their sections): nothing to compare.
+            if let touched, !touched.contains(section.key), before == section.members { continue }
             let changes = ChangeSet.between(before, section.members) { modified.contains($0) }
             deletions += changes.deletions.map { IndexPath(indexes: [oldSection, $0]) }
             insertions += changes.insertions.map { IndexPath(indexes: [newSection, $0]) }
