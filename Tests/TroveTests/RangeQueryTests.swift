@@ -77,6 +77,12 @@ struct RangeQueryTests {
         for bound in ["", "a", "b", "bé", "é", "zz"] {
             #expect(try ids("label >= %@", bound) == expected { $0.label.utf8.lexicographicallyPrecedes(bound.utf8) == false })
             #expect(try ids("label < %@", bound) == expected { $0.label.utf8.lexicographicallyPrecedes(bound.utf8) })
+            #expect(
+                try all.filter("label > %@ AND label <= 'c'", bound).count
+                    == expected {
+                        bound.utf8.lexicographicallyPrecedes($0.label.utf8) && !"c".utf8.lexicographicallyPrecedes($0.label.utf8)
+                    }
+                    .count)
         }
         let middle = Date(timeIntervalSince1970: 500)
         #expect(try ids("taken > %@", middle) == expected { $0.taken > middle })
@@ -102,6 +108,10 @@ struct RangeQueryTests {
         ) throws {
             let results = try all.filter(query, arguments: arguments)
             #expect(results.map(\.id) == rows.filter(keep).map(\.id), "\(query) \(arguments)", sourceLocation: sourceLocation)
+            // Counted on its own (from the index a value at a time, when the range alone decides).
+            #expect(
+                try all.filter(query, arguments: arguments).count == rows.filter(keep).count, "\(query) \(arguments): count",
+                sourceLocation: sourceLocation)
             let plan = results.explain()
             let count = rows.filter(candidates).count
             let expected = "\(count) candidate\(count == 1 ? "" : "s"), " + (exact ? "no record read" : "each checked")
@@ -218,6 +228,12 @@ struct RangeQueryTests {
             }
         }
         let all = db.objects(Caption.self)
+        // Counts of ranges whose bounds or values are longer than an index key holds: the records decide.
+        for (low, high) in [(long, long + "b"), ("a", long + "a"), (long + "a", "z"), ("", "한")] {
+            let counted = try all.filter("text >= %@ AND text < %@", low, high).count
+            let listed = try all.filter("textCopy >= %@ AND textCopy < %@", low, high).map(\.id)
+            #expect(counted == listed.count, "[\(low.prefix(3)), \(high.suffix(2)))")
+        }
         for ascending in [true, false] {
             let fromIndex = all.sorted(by: \.text, ascending: ascending)
             #expect(fromIndex.explain().contains("index on text read in order"))

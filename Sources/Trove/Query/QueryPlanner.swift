@@ -268,8 +268,34 @@ enum QueryPlanner {
                 }
             }
         }
+        if let count = try rangeCount(predicate, table: table, transaction) { return count }
         guard let plan = try indexPlan(predicate, table: table, transaction, ordered: false), plan.isExact else { return nil }
         return plan.keys.count
+    }
+
+    /// The number of objects in a range of one indexed column (every part of
+    /// the predicate a bound of it: `name >= 'm' AND name < 'n'`, BETWEEN,
+    /// BEGINSWITH), counted from the index a key at a time (each key's
+    /// values at once) without listing them; nil when the predicate is not
+    /// such a range or the index alone cannot decide it.
+    private static func rangeCount(_ predicate: BoundPredicate, table: TableInfo, _ transaction: Transaction) throws -> Int? {
+        let parts: [BoundPredicate]
+        if case .and(let conjuncts) = predicate { parts = conjuncts } else { parts = [predicate] }
+        var chosen: IndexRange?
+        for part in parts {
+            guard let range = IndexRange(part, types: table.layout.types), chosen == nil || chosen?.column == range.column
+            else { return nil }
+            if chosen == nil { chosen = range } else { chosen?.merge(range) }
+        }
+        guard let chosen, chosen.column != table.primaryKeyColumn, table.indexIsOrdered(chosen.column),
+            let index = table.indexes[chosen.column], transaction.canSee(index)
+        else { return nil }
+        var count = 0
+        let found = try range(chosen, table: table, index: index, ordered: false, transaction) { _, cursor in
+            count += try cursor.valueCount()
+            return try cursor.nextKey()
+        }
+        return found.exact ? count : nil
     }
 
     /// Object keys from an index for an indexed equality, `IN` or range in
@@ -385,8 +411,12 @@ enum QueryPlanner {
 
     /// Object keys whose indexed value lies in `range`, ascending unless
     /// `ordered` is false (a count needs no order).
+    /// `counting`, when given, is handed each index entry in the range with
+    /// the cursor on it, and moves the cursor on itself (a count takes a
+    /// key's values at once); no key is listed then.
     private static func range(
-        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, _ transaction: Transaction
+        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, _ transaction: Transaction,
+        counting: ((Entry, Cursor) throws -> Entry?)? = nil
     ) throws -> (keys: [UInt64], exact: Bool) {
         if range.isEmpty { return ([], true) }
         let column = range.column
@@ -432,9 +462,9 @@ enum QueryPlanner {
             try transaction.withCursor(on: index) { cursor in
                 var entry = try cursor.seek(atLeast: startBytes)
                 while let current = entry {
-                    entry = try cursor.next()
                     if let prefix, !current.key.starts(with: prefix.bytes) { break }
                     if let (bound, inclusive) = low, bound.exact, !inclusive, current.key.elementsEqual(bound.bytes) {
+                        entry = try counting == nil ? cursor.next() : cursor.nextKey()
                         continue
                     }
                     if let (bound, inclusive) = high {
@@ -442,6 +472,11 @@ enum QueryPlanner {
                         // A cut bound keeps the keys equal to it: the records decide.
                         if order > 0 || (order == 0 && !inclusive && bound.exact) { break }
                     }
+                    if let counting {
+                        entry = try counting(current, cursor)
+                        continue
+                    }
+                    entry = try cursor.next()
                     guard current.value.count == 8 else { continue }
                     keys.append(OrderedKey.objectKey(from: current.value))
                 }

@@ -34,6 +34,8 @@ package struct Cursor {
     package func previous() throws -> Entry? { try move(MDB_PREV) }
     /// The next value under the same key of a multi-value table.
     package func nextValueForKey() throws -> Entry? { try move(MDB_NEXT_DUP) }
+    /// The first value of the next key of a multi-value table (past the current key's other values).
+    package func nextKey() throws -> Entry? { try move(MDB_NEXT_NODUP) }
     /// The first key that is not below `key`.
     package func seek(atLeast key: UnsafeRawBufferPointer) throws -> Entry? {
         try move(MDB_SET_RANGE, key: key)
