@@ -27,6 +27,8 @@ rows=(
   "W7|unindexed range: sort, fetch first 100 objects"
   "W8|point reads between another handle's commits, one thread"
   "W9|follow to-many links"
+  "W10|range on an indexed String, both bounds: count"
+  "W10|sort by two properties, first 10"
 )
 
 count() {  # workload, title, engine -> instructions

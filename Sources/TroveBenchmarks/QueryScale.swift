@@ -16,7 +16,7 @@ extension Runner {
                 var latencies: [Double] = []
                 for index in 0..<n {
                     let start = now()
-                    answer &+= try query(engine, index)
+                    answer &+= try measuredSection { try query(engine, index) }
                     latencies.append(Double(now() - start) / 1e9)
                 }
                 return Sample(seconds: latencies.reduce(0, +), operations: n, answer: "\(answer)", latencies: latencies)

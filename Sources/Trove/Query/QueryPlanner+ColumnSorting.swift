@@ -15,22 +15,9 @@ extension QueryPlanner {
     static func columnFirstSorted(
         table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], limit: Int, in transaction: Transaction
     ) throws -> [UInt64]? {
-        guard table.store.clusters != nil, limit > 0 else { return nil }
+        guard limit > 0, let filter = try columnFilter(table: table, predicate: predicate, sort: sort, in: transaction)
+        else { return nil }
         let layout = table.layout
-        for key in sort {
-            guard key.derived == nil, key.relevance == nil, layout.inRecord[key.column], layout.types[key.column] != .mixed
-            else { return nil }
-        }
-        let filter: ClusterFilter
-        if let predicate {
-            let predicate = try predicate.resolvingFullText(transaction)
-            if case .constant(false) = predicate { return [] }
-            guard try indexPlan(predicate, table: table, transaction) == nil, let made = ClusterFilter(predicate, layout)
-            else { return nil }
-            filter = made
-        } else {
-            filter = .constant(true)
-        }
         let order = ColumnOrder(sort, layout: layout, limit: limit)
         var matches = [Bool](repeating: false, count: 1)
         let wanted = (0..<layout.columnCount).map { column in sort.contains { $0.column == column } }
@@ -50,6 +37,68 @@ extension QueryPlanner {
             }
         }
         return order.keys()
+    }
+
+    /// The first `limit` of a sort on one integer column, from the column
+    /// (``columnFirstSorted(table:predicate:sort:limit:in:)`` for the
+    /// commonest sort, with a heap of plain pairs): nil first when ascending
+    /// (last when descending) in key order, values tied in key order, as
+    /// the full sort places them. Nil when the columns cannot answer it.
+    static func columnIntegerFirst(
+        table: TableInfo, predicate: BoundPredicate?, by sort: SortKey, limit: Int, in transaction: Transaction
+    ) throws -> [UInt64]? {
+        guard limit > 0, let filter = try columnFilter(table: table, predicate: predicate, sort: [sort], in: transaction)
+        else { return nil }
+        let (column, ascending) = (sort.column, sort.ascending)
+        var heap = BoundedHeap<(value: Int64, key: UInt64)>(capacity: limit) { a, b in
+            a.value != b.value ? (a.value < b.value) == ascending : a.key < b.key
+        }
+        var nulls: [UInt64] = []
+        var matches = [Bool](repeating: false, count: 1)
+        var complete = true
+        try table.store.forEachClusterView(in: transaction) { view in
+            // A cluster older than the column: the record path reads its default.
+            guard let values = try view.column(column) else {
+                complete = false
+                return false
+            }
+            if matches.count < view.count { matches = [Bool](repeating: false, count: view.count) }
+            return try matches.withUnsafeMutableBufferPointer { buffer in
+                let matches = UnsafeMutableBufferPointer(rebasing: buffer[0..<view.count])
+                try filter.evaluate(view, table.layout, into: matches)
+                for slot in matches.indices where matches[slot] {
+                    if let value = values.int(slot) {
+                        heap.insert((value, view.key(slot)))
+                    } else if nulls.count < limit {
+                        nulls.append(view.key(slot))
+                    }
+                }
+                return true
+            }
+        }
+        guard complete else { return nil }
+        let rows = heap.sorted().map(\.key)
+        return Array((ascending ? nulls + rows : rows + nulls).prefix(limit))
+    }
+
+    /// The filter the cluster loops run for `predicate` (every object for
+    /// none), when a sort on `sort` can read the cluster columns: nil in the
+    /// record layout, for a derived, mixed or collection key, or a predicate
+    /// an index answers or the loops cannot run.
+    private static func columnFilter(
+        table: TableInfo, predicate: BoundPredicate?, sort: [SortKey], in transaction: Transaction
+    ) throws -> ClusterFilter? {
+        guard table.store.clusters != nil else { return nil }
+        let layout = table.layout
+        for key in sort {
+            guard key.derived == nil, key.relevance == nil, layout.inRecord[key.column], layout.types[key.column] != .mixed
+            else { return nil }
+        }
+        guard let predicate else { return .constant(true) }
+        let resolved = try predicate.resolvingFullText(transaction)
+        if case .constant(false) = resolved { return .constant(false) }
+        guard try indexPlan(resolved, table: table, transaction) == nil else { return nil }
+        return ClusterFilter(resolved, layout)
     }
 }
 

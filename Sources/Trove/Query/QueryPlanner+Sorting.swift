@@ -13,14 +13,20 @@ extension QueryPlanner {
     ) throws -> [UInt64] {
         // A limit as large as the table keeps everything: sort it all.
         let bounded = try limit.flatMap { $0 < (try table.store.count(in: transaction)) ? $0 : nil }
+        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
+            if let bounded,
+                let first = try columnIntegerFirst(
+                    table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
+            {
+                return first
+            }
+            let keys = try integerSorted(table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
+            return limit.map { Array(keys.prefix($0)) } ?? keys
+        }
         if let bounded,
             let first = try columnFirstSorted(table: table, predicate: predicate, sort: sort, limit: bounded, in: transaction)
         {
             return first
-        }
-        if sort.count == 1, sort[0].derived == nil, table.layout.types[sort[0].column].isInteger {
-            let keys = try integerSorted(table: table, predicate: predicate, by: sort[0], limit: bounded, in: transaction)
-            return limit.map { Array(keys.prefix($0)) } ?? keys
         }
         if let bounded,
             let first = try firstSorted(table: table, predicate: predicate, sort: sort, limit: bounded, in: transaction)
