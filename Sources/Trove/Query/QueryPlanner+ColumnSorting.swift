@@ -236,44 +236,28 @@ private final class ColumnOrder {
         for index in kinds.indices {
             let column = current[index]
             let order: ComparisonResult
-            switch kinds[index] {
-            case .integer:
-                // nil sorts before every value.
-                if column.isNull(slot) {
-                    order = last.isNull[index] ? .orderedSame : .orderedAscending
-                } else if last.isNull[index] {
-                    order = .orderedDescending
-                } else {
-                    let value = column.int(slot).unsafelyUnwrapped
-                    let other = last.integers[index]
-                    order = value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
-                }
-            case .real:
-                if column.isNull(slot) {
-                    order = last.isNull[index] ? .orderedSame : .orderedAscending
-                } else if last.isNull[index] {
-                    order = .orderedDescending
-                } else {
-                    let value = Self.real(slot, in: column)
-                    let other = last.reals[index]
-                    order = value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
-                }
-            case .string:
-                if column.isNull(slot) {
-                    order = last.isNull[index] ? .orderedSame : .orderedAscending
-                } else if last.isNull[index] {
-                    order = .orderedDescending
-                } else {
-                    order = last.bytes[index].withUnsafeBytes { Self.compare(column.variableBytes(slot), $0) }
-                }
-            case .other:
+            if case .other = kinds[index] {
                 let value = column.value(slot) ?? .null
                 order = ValueComparison.order(value, last.values[index]) ?? SortKey.nullOrder(value, last.values[index])
+            } else if column.isNull(slot) || last.isNull[index] {
+                // nil sorts before every value.
+                order = !column.isNull(slot) ? .orderedDescending : last.isNull[index] ? .orderedSame : .orderedAscending
+            } else {
+                switch kinds[index] {
+                case .integer: order = Self.order(column.int(slot).unsafelyUnwrapped, last.integers[index])
+                case .real: order = Self.order(Self.real(slot, in: column), last.reals[index])
+                default: order = last.bytes[index].withUnsafeBytes { Self.compare(column.variableBytes(slot), $0) }
+                }
             }
             if order == .orderedSame { continue }
             return (order == .orderedAscending) == ascending[index]
         }
         return key < last.key
+    }
+
+    @inline(__always)
+    private static func order<T: Comparable>(_ value: T, _ other: T) -> ComparisonResult {
+        value < other ? .orderedAscending : (value == other ? .orderedSame : .orderedDescending)
     }
 
     /// A Double or Date column's value (not nil).
