@@ -26,6 +26,7 @@ struct EnvironmentTests {
         func mapAddressIsKnown() throws {
             var options = Environment.Options()
             options.initialMapSize = 1 << 20
+            options.reservesMap = false
             let path = makeTemporaryDirectory().appendingPathComponent("bounds.trove").path
             let environment = try Environment.open(path: path, options: options)
             for round in 0..<2 {
@@ -51,6 +52,7 @@ struct EnvironmentTests {
     func mapGrowsUnderALargeWrite() throws {
         var options = Environment.Options()
         options.initialMapSize = 1 << 20
+        options.reservesMap = false
         let path = makeTemporaryDirectory().appendingPathComponent("grow.trove").path
         let environment = try Environment.open(path: path, options: options)
         #expect(environment.mapSize == 1 << 20)
@@ -74,6 +76,7 @@ struct EnvironmentTests {
     func lastCommitIsReadSafelyDuringMapGrowth() throws {
         var options = Environment.Options()
         options.initialMapSize = 1 << 20
+        options.reservesMap = false
         let path = makeTemporaryDirectory().appendingPathComponent("watch.trove").path
         let environment = try Environment.open(path: path, options: options)
         let stop = Locked(false)
@@ -105,6 +108,7 @@ struct EnvironmentTests {
     func aSpilledReplayLogReplays() throws {
         var options = Environment.Options()
         options.initialMapSize = 1 << 20
+        options.reservesMap = false
         options.replayMemoryLimit = 100_000  // not a multiple of an entry: entries straddle the file's chunks
         let path = makeTemporaryDirectory().appendingPathComponent("spill.trove").path
         let environment = try Environment.open(path: path, options: options)
@@ -140,6 +144,7 @@ struct EnvironmentTests {
     func aRewriteThatFillsTheMapGoesOn() throws {
         var options = Environment.Options()
         options.initialMapSize = 1 << 20
+        options.reservesMap = false
         let path = makeTemporaryDirectory().appendingPathComponent("rewrite.trove").path
         let environment = try Environment.open(path: path, options: options)
         let first = try WriteTransaction(environment: environment)
@@ -190,10 +195,78 @@ struct EnvironmentTests {
         #expect(try last.withValue(in: table, key: 20) { $0?.count } == 100 + 3_000)
     }
 
+    #if (os(Linux) || os(macOS)) && (arch(x86_64) || arch(arm64))
+        @Test("the map is reserved at its largest when the file opens: it never moves, and the file stays its own size")
+        func reservedMapNeverMoves() throws {
+            var options = Environment.Options()
+            options.initialMapSize = 1 << 20  // ignored: the reservation replaces it
+            let path = makeTemporaryDirectory().appendingPathComponent("reserved.trove").path
+            let environment = try Environment.open(path: path, options: options)
+            #expect(environment.mapIsFixed)
+            #expect(environment.mapSize >= 8 << 30)
+            let start = environment.mapStart
+            let value = pattern(4_000, seed: 5)
+            let write = try WriteTransaction(environment: environment)
+            let table = try #require(try write.openTable("data"))
+            for key in 0..<4_000 as Range<UInt64> {  // 16 MB: a 1 MiB map would have moved four times
+                try value.withUnsafeBytes { _ = try write.put(table, key: key, value: $0) }
+            }
+            try write.commit()
+            #expect(write.mapGrowths == 0)
+            #expect(environment.mapStart == start)
+            #expect(environment.mapSize >= 8 << 30)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(size < 64 << 20)  // the file holds its data, not the reservation
+            let read = try ReadTransaction(environment: environment)
+            #expect(try read.count(of: table) == 4_000)
+            #expect(try read.withValue(in: table, key: 3_999) { $0.map(Array.init) } == value)
+        }
+
+        @Test("with a cap, the cap is the reservation: a write past it fails with fileSizeLimitReached and the map stays put")
+        func capIsTheReservation() throws {
+            var options = Environment.Options()
+            options.maximumMapSize = 4 << 20
+            let path = makeTemporaryDirectory().appendingPathComponent("capped.trove").path
+            let environment = try Environment.open(path: path, options: options)
+            #expect(environment.mapIsFixed)
+            #expect(environment.mapSize == 4 << 20)
+            let start = environment.mapStart
+            let value = pattern(1000, seed: 3)
+            let first = try WriteTransaction(environment: environment)
+            let table = try #require(try first.openTable("data"))
+            for key in 0..<100 as Range<UInt64> {
+                try value.withUnsafeBytes { _ = try first.put(table, key: key, value: $0) }
+            }
+            try first.commit()
+            let second = try WriteTransaction(environment: environment)
+            #expect {
+                for key in 1_000..<20_000 as Range<UInt64> {
+                    try value.withUnsafeBytes { _ = try second.put(table, key: key, value: $0) }
+                }
+                try second.commit()
+            } throws: { error in
+                (error as? TroveError)?.kind == .fileSizeLimitReached
+                    && (error as? TroveError)?.message.contains("maximum file size") == true
+            }
+            #expect(environment.mapStart == start)
+            let read = try ReadTransaction(environment: environment)
+            #expect(try read.count(of: table) == 100)
+        }
+
+        @Test("no reservation when the cap is smaller than the file; otherwise one that fits the file with room to grow")
+        func reservationSizes() {
+            #expect(Environment.reservation(fileSize: 8 << 20, cap: 4 << 20) == nil)
+            #expect(Environment.reservation(fileSize: 1 << 20, cap: 4 << 20) == 4 << 20)
+            let size = Environment.reservation(fileSize: 3 << 30, cap: nil)
+            #expect(size.map { $0 >= 8 << 30 && $0 >= 2 * (3 << 30) } == true)  // room for the file to double, at least 8 GiB
+        }
+    #endif
+
     @Test("a cap on the file size stops a write with fileSizeLimitReached and keeps what was committed")
     func capStopsGrowthAndKeepsCommittedData() throws {
         var options = Environment.Options()
         options.initialMapSize = 1 << 20
+        options.reservesMap = false
         options.maximumMapSize = 4 << 20
         let path = makeTemporaryDirectory().appendingPathComponent("cap.trove").path
         let environment = try Environment.open(path: path, options: options)

@@ -32,6 +32,7 @@ struct ConcurrencyTests {
         let url = makeTemporaryDirectory().appendingPathComponent("threads.trove")
         var configuration = Configuration(fileURL: url)
         configuration.initialMapSize = 1 << 20
+        configuration.reservesMap = false
         _ = try Database(configuration: configuration)
         let frozen = configuration
         try await withThrowingTaskGroup(of: Int.self) { group in

@@ -261,6 +261,9 @@ public struct Configuration: Sendable {
     /// The map size a new environment starts with; tests set it small to
     /// exercise growth.
     var initialMapSize: Int = 256 << 20
+    /// Whether the map is reserved at its largest when the file opens (so
+    /// that it never moves); tests of remapping turn it off.
+    var reservesMap = true
     /// Whether types are stored in column clusters (``storageLayout``;
     /// `TROVE_LAYOUT=records` in the environment makes records the default, for the test suite).
     var storesNewTypesInClusters = TableInfo.clustersForNewTypes
@@ -305,6 +308,7 @@ public struct Configuration: Sendable {
     var environmentOptions: Environment.Options {
         var options = Environment.Options()
         options.initialMapSize = initialMapSize
+        options.reservesMap = reservesMap
         options.maximumMapSize = maximumFileSize
         options.noMetaSync = durability == .relaxed
         options.noSync = durability == .none

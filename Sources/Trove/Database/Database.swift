@@ -194,6 +194,7 @@ public final class Database {
         var shared = environment.options
         // Settings of the first open only: they need not agree.
         shared.initialMapSize = options.initialMapSize
+        shared.reservesMap = options.reservesMap
         shared.tablesCheckedOnOpen = options.tablesCheckedOnOpen
         shared.fileMode = options.fileMode
         shared.enforcesFileMode = options.enforcesFileMode

@@ -18,6 +18,9 @@ package final class Environment: @unchecked Sendable {
         package var initialMapSize: Int = 256 << 20
         /// The largest the map (and so the file) may grow; nil means no limit.
         package var maximumMapSize: Int?
+        /// Whether the map is reserved at its largest when the file opens, so
+        /// that it never moves (``mapIsFixed``); off only for tests of remapping.
+        package var reservesMap = true
         /// Skip the meta-page fsync on commit (LMDB's `MDB_NOMETASYNC`).
         package var noMetaSync = false
         /// Skip fsync on commit entirely (`MDB_NOSYNC`): fast, not durable.
@@ -103,6 +106,12 @@ package final class Environment: @unchecked Sendable {
     /// class property pays a dynamic exclusivity check, ~70 instructions a
     /// lookup, whatever the field's attribute says.)
     package var mapStart: UInt { storedMapStart }
+    /// Whether the map was reserved at its largest when the file opened
+    /// (``reservation(fileSize:cap:)``): it never moves, so a pointer into it
+    /// stays valid as long as the snapshot it was read in, without the map
+    /// gate. A write that needs more than the reservation fails instead of
+    /// remapping.
+    package let mapIsFixed: Bool
     @exclusivity(unchecked) private var storedMapStart: UInt = 0
 
     private func noteMapAddress() {
@@ -327,6 +336,8 @@ package final class Environment: @unchecked Sendable {
         var lockDescriptor: Int32 = -1
         var mapSize = max(options.initialMapSize, fileSize * 2, 1 << 20)
         if let cap = options.maximumMapSize { mapSize = max(min(mapSize, cap), fileSize) }
+        let reserved = options.reservesMap ? Environment.reservation(fileSize: fileSize, cap: options.maximumMapSize) : nil
+        if let reserved { mapSize = reserved }
         do {
             try LMDBCall.check(mdb_env_set_maxdbs(env, options.maxTables), "mdb_env_set_maxdbs", path: path)
             try LMDBCall.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders", path: path)
@@ -378,6 +389,7 @@ package final class Environment: @unchecked Sendable {
         salt = nil
         pageSize = Int(stat.ms_psize)
         state = Locked(State(mapSize: envInfo.me_mapsize))
+        mapIsFixed = reserved != nil && envInfo.me_mapsize == reserved
         storedMapStart = Environment.mapAddress(of: env)
         // Clear reader slots left by processes that died holding them.
         var dead: Int32 = 0
@@ -576,6 +588,12 @@ package final class Environment: @unchecked Sendable {
                 }
                 target = min(target, cap)
             }
+            if mapIsFixed {
+                throw TroveError(
+                    .fileSizeLimitReached,
+                    "the write needs more than the \(current) bytes of address space reserved for \(path) when it was opened (a reserved map never moves); nothing was written. Close every handle of the file and open it again: the reservation grows with the file",
+                    path: path)
+            }
             try LMDBCall.check(mdb_env_set_mapsize(handle, target), "growing the map to \(target) bytes", path: path)
             noteMapAddress()
             state.withLock { $0.mapSize = target }
@@ -589,6 +607,13 @@ package final class Environment: @unchecked Sendable {
         if !ownsWriter { writerLock.lock() }
         defer { if !ownsWriter { writerLock.unlock() } }
         try gate.withExclusive { () throws in
+            if mapIsFixed {
+                // Pointers into the map may be in use outside the gate: it must not move.
+                throw TroveError(
+                    .fileSizeLimitReached,
+                    "another process made \(path) larger than the \(mapSize) bytes of address space this process reserved for it; close every handle of the file in this process and open it again",
+                    path: path)
+            }
             try LMDBCall.check(mdb_env_set_mapsize(handle, 0), "adopting the new map size", path: path)
             noteMapAddress()
             var info = MDB_envinfo()
@@ -610,10 +635,50 @@ package final class Environment: @unchecked Sendable {
             writesSinceReaderCheck = 0
             clearStaleReaders()
         }
-        if used * 2 > current {
+        if used * 2 > current, !mapIsFixed {
             if let cap = options.maximumMapSize, current >= cap { return }
             try grow(toFit: used * 2)
         }
+    }
+
+    /// The map size to reserve when a file of `fileSize` bytes opens, so
+    /// that the map never has to move: `cap` when one is set, otherwise
+    /// 1 TiB (or four times the file), halved while the address space has
+    /// no room for it down to 8 GiB (or twice the file). Nil where it does
+    /// not fit, and on platforms whose address space is small (iOS and the
+    /// other devices, 32-bit): the map then starts small and moves as it grows.
+    /// Without `MDB_WRITEMAP` LMDB never extends the file to the map size:
+    /// the reservation costs address space, not disk or memory.
+    static func reservation(fileSize: Int, cap: Int?) -> Int? {
+        #if (os(Linux) || os(macOS)) && (arch(x86_64) || arch(arm64))
+            if let cap { return cap >= fileSize && addressSpaceIsFree(cap) ? cap : nil }
+            let floor = max(8 << 30, fileSize * 2)
+            var size = max(1 << 40, fileSize * 4)
+            while size >= floor {
+                if addressSpaceIsFree(size) { return size }
+                size /= 2
+            }
+            return nil
+        #else
+            return nil
+        #endif
+    }
+
+    /// Whether `size` bytes of address space can be mapped now (a probe
+    /// that reserves nothing: mapped without access and unmapped at once).
+    private static func addressSpaceIsFree(_ size: Int) -> Bool {
+        #if os(Linux) || os(macOS)
+            #if os(Linux)
+                let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+            #else
+                let flags = MAP_PRIVATE | MAP_ANON | MAP_NORESERVE
+            #endif
+            guard let probe = mmap(nil, size, PROT_NONE, flags, -1, 0), probe != MAP_FAILED else { return false }
+            munmap(probe, size)
+            return true
+        #else
+            return false
+        #endif
     }
 
     /// Write transactions between two checks for readers of dead processes.

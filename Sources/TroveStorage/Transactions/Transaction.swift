@@ -45,14 +45,16 @@ package class Transaction {
     package func canSee(_ table: Table) -> Bool { isVisible(table) }
 
     /// Holds the map gate for the duration of `body`, so the map cannot be
-    /// resized under pointers read from it. Nested calls are free.
+    /// resized under pointers read from it. Nested calls are free, and so
+    /// is every call when the map is fixed (``Environment/mapIsFixed``).
     @inline(__always)
     package func withMapAccess<R>(_ body: () throws -> R) rethrows -> R {
-        if mapAccessDepth == 0 { environment.gate.enterShared() }
+        let gated = !environment.mapIsFixed
+        if gated, mapAccessDepth == 0 { environment.gate.enterShared() }
         mapAccessDepth += 1
         defer {
             mapAccessDepth -= 1
-            if mapAccessDepth == 0 { environment.gate.leaveShared() }
+            if gated, mapAccessDepth == 0 { environment.gate.leaveShared() }
         }
         return try body()
     }

@@ -106,6 +106,7 @@ struct ClusterRemapTests {
         var configuration = Configuration(fileURL: url)
         configuration.storesNewTypesInClusters = true
         configuration.initialMapSize = 1 << 20  // a small map: the writer's commits remap it
+        configuration.reservesMap = false
         let writer = try Database(configuration: configuration)
         try writer.write {
             for id in 0..<2_000 {

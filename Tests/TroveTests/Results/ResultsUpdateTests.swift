@@ -178,6 +178,7 @@ struct ResultsUpdateTests {
         for encrypted in [false, true] {
             let db = try makeDatabase("growthAndEncryption\(encrypted)") { configuration in
                 configuration.initialMapSize = 1 << 20
+                configuration.reservesMap = false
                 if encrypted { configuration.encryptionKey = Data((0..<64).map { UInt8($0) }) }
             }
             try db.write {
