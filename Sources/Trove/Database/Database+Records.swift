@@ -389,7 +389,7 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
-        if recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey) {
+        if object._view == nil, recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey) {
             object._recordGeneration = generation
             return
         }
@@ -450,11 +450,41 @@ extension Database {
     /// Copies the object's record from the current snapshot straight into the
     /// object; false when the object is not stored.
     func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
-        try table.store.withRecordBytes(object._objectKey, in: readTransaction()) { bytes in
+        if readsInPlace(table) {
+            return try table.store.withLookupCursor(in: readTransaction(), many: false) { lookups in
+                try keep(object, from: &lookups, table: table)
+            }
+        }
+        return try table.store.withRecordBytes(object._objectKey, in: readTransaction()) { bytes in
             guard let bytes else { return false }
             object.keepRecord(bytes, layout: table.layout, generation: generation)
             return true
         }
+    }
+
+    /// Whether objects of `table` read their columns in place now, from the
+    /// cluster views of the handle's snapshot (``Object/keepView(_:slot:generation:)``),
+    /// instead of record copies: outside a write (whose clusters are edited
+    /// in place), in a map that never moves (``Environment/mapIsFixed``), in
+    /// the cluster layout, and for a table that is not encrypted (its views
+    /// hold opened copies, bounded by the snapshot's cache; records are smaller).
+    @inline(__always)
+    func readsInPlace(_ table: TableInfo) -> Bool {
+        writeState == nil && environment.mapIsFixed && table.store.clusters != nil && !table.store.table.isSealed
+    }
+
+    /// Points `object` at its slot in its cluster's view, or gives it a
+    /// record when the view cannot serve it (a cluster older than a
+    /// property); false when the object is not stored.
+    private func keep(_ object: Object, from lookups: inout LookupCursor, table: TableInfo) throws -> Bool {
+        guard let (view, slot) = try lookups.place(of: object._objectKey) else { return false }
+        if view.layout === table.layout, try view.prepareForObjects() {
+            object.keepView(view, slot: slot, generation: generation)
+            return true
+        }
+        guard let bytes = try lookups.record(object._objectKey) else { return false }
+        object.keepRecord(bytes, layout: table.layout, generation: generation)
+        return true
     }
 
     /// Fills the record copies of freshly materialized objects of one table
@@ -464,6 +494,12 @@ extension Database {
     func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
+            if readsInPlace(table) {
+                try table.store.withLookupCursor(in: readTransaction()) { lookups in
+                    for object in objects { _ = try keep(object, from: &lookups, table: table) }
+                }
+                return
+            }
             try table.store.withLookupCursor(in: readTransaction()) { lookups in
                 var builder = RecordBatch.Builder()
                 // Where each object's record lies in the batch; empty when it is not stored.
@@ -507,9 +543,11 @@ extension Database {
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
         do {
+            // (An object reading a view has no copy: views are read outside writes only.)
             let copyIsCurrent =
-                object._recordGeneration == generation
-                || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
+                object._view == nil
+                && (object._recordGeneration == generation
+                    || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey))
             if copyIsCurrent, table.patchesInPlace[column], try patchInPlace(column, value, of: object, table: table, state) {
                 return
             }

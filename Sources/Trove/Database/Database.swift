@@ -361,6 +361,8 @@ public final class Database {
         guard writeState == nil, !isFrozen else { return }
         snapshot?.reset()
         awaitsFirstRead = true
+        // Objects reading in place point at the released snapshot's pages: they look again.
+        generation &+= 1
     }
 
     /// Reads from `pinned`, a snapshot a reference pinned, if the handle has

@@ -47,6 +47,13 @@ open class Object: CustomStringConvertible {
     /// so a property read does neither.
     @exclusivity(unchecked) final var _recordColumns = 0
     @exclusivity(unchecked) final var _recordHeader = 0
+    /// The cluster whose columns the object reads in place instead of a
+    /// record copy, and its slot there (``Database/readsInPlace(_:)``); nil
+    /// while it reads `_record`. Valid while `_recordGeneration` is the
+    /// handle's generation: the snapshot that read it is then still the
+    /// handle's, and its pages stay where the view points (the map is fixed).
+    @exclusivity(unchecked) final var _view: ClusterView?
+    @exclusivity(unchecked) final var _viewSlot = 0
     /// The handle's ``Database/invalidationEpoch`` when the object was bound:
     /// an object handed out before the handle invalidated them is invalidated.
     final var _epoch: UInt32 = 0
@@ -205,11 +212,26 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: binding.table)
         }
-        unowned(unsafe) let layout = binding.layout
-        let value = RecordReader.value(
-            at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: layout)
+        let value: StoredValue
+        if _view != nil {
+            value = _viewValue(column, binding.table)
+        } else {
+            unowned(unsafe) let layout = binding.layout
+            value = RecordReader.value(
+                at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: layout)
+        }
         if binding.isTracked { _trackAccess(column, value, binding.table) }
         return value
+    }
+
+    /// A column's value read from the object's cluster view; a damaged column traps, as a damaged record does.
+    @inline(never)
+    private final func _viewValue(_ column: Int, _ table: TableInfo) -> StoredValue {
+        do {
+            return try _view.unsafelyUnwrapped.value(_viewSlot, column)
+        } catch {
+            fatalError("Trove: cannot read a \(table.name) object from \(_database?.path ?? "its file"): \(error)")
+        }
     }
 
     /// Where a fixed-size property's bytes sit in the record copy, for reads
@@ -227,6 +249,11 @@ open class Object: CustomStringConvertible {
     }
 
     @inline(never)
+    private final func _reloadRecord() {
+        _database.unsafelyUnwrapped.loadRecord(into: self, table: _binding.unsafelyUnwrapped.table)
+    }
+
+    @inline(never)
     private final func _reloadedSlot(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
         _database.unsafelyUnwrapped.loadRecord(into: self, table: _binding.unsafelyUnwrapped.table)
         return _slotInRecord(column: column, of: type)
@@ -235,6 +262,10 @@ open class Object: CustomStringConvertible {
     @inline(__always)
     private final func _slotInRecord(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
+        if _view != nil {
+            guard binding.layout.columnSlots[column].type == type else { return nil }
+            return _view.unsafelyUnwrapped.fixedPlace(_viewSlot, column)
+        }
         // `_recordColumns` never exceeds the layout's columns (see `keepRecord`).
         guard column < _recordColumns, let base = _record.baseAddress else { return nil }
         let slot = binding.layout.columnSlots[column]
@@ -247,7 +278,15 @@ open class Object: CustomStringConvertible {
     /// that build the Swift value straight from them; nil as for ``_managedSlot(column:of:)``.
     @usableFromInline
     final func _managedBytes(column: Int, of type: PropertyType) -> UnsafeRawBufferPointer? {
-        guard let slot = _managedSlot(column: column, of: type), let base = _record.baseAddress else { return nil }
+        unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
+        unowned(unsafe) let binding = _binding.unsafelyUnwrapped
+        if binding.isTracked { return nil }
+        if _recordGeneration != database.generation { _reloadRecord() }
+        if _view != nil {
+            guard binding.layout.columnSlots[column].type == type else { return nil }
+            return _view.unsafelyUnwrapped.variablePlace(_viewSlot, column)
+        }
+        guard let slot = _slotInRecord(column: column, of: type), let base = _record.baseAddress else { return nil }
         let offset = Int(UInt32(littleEndian: slot.loadUnaligned(as: UInt32.self)))
         let count = Int(UInt32(littleEndian: slot.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         // Out of bounds: the general read reports the damaged record.
@@ -267,6 +306,7 @@ open class Object: CustomStringConvertible {
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: table)
         }
+        if _view != nil { return _viewValue(column, table) }
         return RecordReader.value(
             at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: table.layout)
     }
@@ -299,6 +339,7 @@ open class Object: CustomStringConvertible {
         _record = UnsafeMutableRawBufferPointer(rebasing: _recordStorage[0..<record.count])
         if record.count > 0 { _record.copyMemory(from: record) }
         _recordBatch = nil
+        _view = nil
         _recordColumns = reader.columns
         _recordHeader = reader.header
         _recordGeneration = generation
@@ -311,6 +352,7 @@ open class Object: CustomStringConvertible {
         let reader = RecordReader(UnsafeRawBufferPointer(record), layout: layout)
         _record = record
         _recordBatch = batch
+        _view = nil
         _recordColumns = reader.columns
         _recordHeader = reader.header
         _recordGeneration = generation
@@ -318,6 +360,18 @@ open class Object: CustomStringConvertible {
 
     final func keepRecord(_ record: [UInt8], layout: RecordLayout, generation: UInt64) {
         record.withUnsafeBytes { keepRecord($0, layout: layout, generation: generation) }
+    }
+
+    /// Reads the object's columns from `slot` of `view` in place from now on,
+    /// for the handle's `generation` (the view must be prepared: ``ClusterView/prepareForObjects()``).
+    final func keepView(_ view: ClusterView, slot: Int, generation: UInt64) {
+        _view = view
+        _viewSlot = slot
+        _record = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        _recordBatch = nil
+        _recordColumns = 0
+        _recordHeader = 0
+        _recordGeneration = generation
     }
 
     deinit {

@@ -18,7 +18,7 @@ final class ClusterView {
     let mapStart: UInt
     private let table: ClusterTable
     /// `table`'s layout, kept here: reading it through the table retained it on every record built.
-    private let layout: RecordLayout
+    let layout: RecordLayout
     /// Not retained: the transaction keeps its last view (``Transaction/readCache``).
     private unowned(unsafe) let transaction: Transaction
     /// Per property: whether it was looked for, and its column when the cluster has it.
@@ -209,6 +209,7 @@ final class ClusterView {
     }
 
     deinit {
+        stepOfColumn?.deallocate()
         steps?.deallocate()
         partialSteps?.steps.deallocate()
         for step in patchSteps { step.deallocate() }
@@ -588,6 +589,64 @@ final class ClusterView {
             }
         }
         return UnsafeRawBufferPointer(record)
+    }
+
+    /// Per column, its step in ``steps`` plus one (0: none, a collection),
+    /// once objects read their properties from the view.
+    @exclusivity(unchecked) private var stepOfColumn: UnsafeMutablePointer<Int32>?
+
+    /// Readies the view for objects that read their properties from it in
+    /// place (``Object/keepView(_:slot:generation:)``): every stored column
+    /// loaded, and the step that reads each made. False when the cluster
+    /// predates a property: its objects read records, which hold the default.
+    func prepareForObjects() throws -> Bool {
+        if stepOfColumn != nil { return true }
+        if isComplete == nil {
+            isComplete = try layout.recordSlots.allSatisfy { try stored($0.column) != nil }
+        }
+        guard isComplete! else { return false }
+        if steps == nil { steps = makeSteps(layout) }
+        let map = UnsafeMutablePointer<Int32>.allocate(capacity: max(layout.columnCount, 1))
+        map.initialize(repeating: 0, count: max(layout.columnCount, 1))
+        for (index, step) in steps.unsafelyUnwrapped.enumerated() { map[step.column] = Int32(index + 1) }
+        stepOfColumn = map
+        return true
+    }
+
+    /// The step reading `column` and the slot to read for `slot` (a patched
+    /// slot's value is in its patch); nil when the column has none.
+    @inline(__always)
+    private func placedStep(_ slot: Int, _ column: Int) -> (step: UnsafePointer<RecordStep>, slot: Int)? {
+        let index = Int(stepOfColumn.unsafelyUnwrapped[column])
+        guard index != 0 else { return nil }
+        let step = UnsafePointer(steps.unsafelyUnwrapped.baseAddress.unsafelyUnwrapped + (index &- 1))
+        guard let places = step.pointee.places, places[slot] != 0 else { return (step, slot) }
+        return (step.pointee.patch.unsafelyUnwrapped, Int(places[slot]) &- 1)
+    }
+
+    /// Where the fixed-size value of `column` for the object in `slot` lies
+    /// in place; nil when it is nil (or the column is not fixed-size).
+    /// Only once ``prepareForObjects()`` returned true.
+    @inline(__always)
+    func fixedPlace(_ slot: Int, _ column: Int) -> UnsafeRawPointer? {
+        guard let (step, slot) = placedStep(slot, column), step.pointee.width != 0 else { return nil }
+        if let nulls = step.pointee.nulls, nulls[slot &>> 3] & (1 &<< UInt8(slot & 7)) != 0 { return nil }
+        return step.pointee.values + slot &* step.pointee.width
+    }
+
+    /// The bytes of a String or Data value of `column` for the object in
+    /// `slot`, in place; nil when it is nil (or the column holds another
+    /// type). A damaged column traps, as a damaged record does.
+    /// Only once ``prepareForObjects()`` returned true.
+    @inline(__always)
+    func variablePlace(_ slot: Int, _ column: Int) -> UnsafeRawBufferPointer? {
+        guard let (step, slot) = placedStep(slot, column), step.pointee.width == 0 else { return nil }
+        if let nulls = step.pointee.nulls, nulls[slot &>> 3] & (1 &<< UInt8(slot & 7)) != 0 { return nil }
+        let values = step.pointee.values
+        let start = Int(UInt32(littleEndian: values.loadUnaligned(fromByteOffset: 4 &* slot, as: UInt32.self)))
+        let end = Int(UInt32(littleEndian: values.loadUnaligned(fromByteOffset: 4 &* slot &+ 4, as: UInt32.self)))
+        guard start <= end, end <= step.pointee.heapCount else { ClusterColumn.damaged(layout.types[column], slot) }
+        return UnsafeRawBufferPointer(start: step.pointee.heap + start, count: end &- start)
     }
 
     /// The object in `slot` as a record holding only the columns `wanted`

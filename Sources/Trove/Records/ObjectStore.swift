@@ -446,6 +446,14 @@ struct LookupCursor {
         return try searchingClusterRecord(key)
     }
 
+    /// The view of `key`'s cluster and its slot there, for an object to read
+    /// its columns in place; nil when `key` is not stored. Only where
+    /// ``readsColumnsInPlace``.
+    mutating func place(of key: UInt64) throws -> (view: ClusterView, slot: Int)? {
+        guard let view = try readView(spanning: key), let slot = slot(of: key, in: view) else { return nil }
+        return (view, slot)
+    }
+
     /// Whether ``slot(of:column:)`` can be used: the cluster layout, outside a write.
     var readsColumnsInPlace: Bool { scratch != nil && !inWrite }
 
