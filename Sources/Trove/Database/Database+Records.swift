@@ -451,6 +451,13 @@ extension Database {
     /// object; false when the object is not stored.
     func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
         if readsInPlace(table) {
+            if let known = table.store.knownPlace(of: object._objectKey, in: readTransaction()) {
+                guard let (view, slot) = known else { return false }
+                if view.layout === table.layout, try view.prepareForObjects() {
+                    object.keepView(view, slot: slot, generation: generation)
+                    return true
+                }
+            }
             return try table.store.withLookupCursor(in: readTransaction(), many: false) { lookups in
                 try keep(object, from: &lookups, table: table)
             }

@@ -171,6 +171,29 @@ final class ObjectStore {
         }
     }
 
+    /// Where `key` lies in the cluster views a read's snapshot already holds
+    /// (the last lookup's cluster, or one found by the listed starts), with
+    /// no cursor: `.some(nil)` when the view spanning it does not hold it
+    /// (it is not stored), nil when finding it takes a search of the file
+    /// (``LookupCursor/place(of:)``). Only outside a write.
+    func knownPlace(of key: UInt64, in transaction: Transaction) -> (view: ClusterView, slot: Int)?? {
+        guard clusters != nil, let known = transaction.readCacheEntry(table.slot) as? ClusterViewCache, known.writes == 0,
+            known.mapStart.map({ $0 == transaction.environment.mapStart }) ?? true
+        else { return nil }
+        var found: ClusterView?
+        if let last = known.last, key >= last.start, let end = last.lastKey, key <= end {
+            found = known.confirmed(last, in: transaction)
+        }
+        if found == nil, let starts = known.starts {
+            found = known.listedView(for: key, in: starts, transaction)
+            // (A carried list may miss a cluster past the view it names: only a view spanning the key answers.)
+            if let view = found, key < view.start || key > view.lastKey ?? 0 { found = nil }
+        }
+        guard let view = found else { return nil }
+        known.last = view
+        return .some(view.slot(of: key).map { (view, $0) })
+    }
+
     /// Every object key of an objects table (``table``), for callers that
     /// keep the table rather than the store in their values.
     static func allKeys(inObjectTable table: Table, _ transaction: Transaction) throws -> [UInt64] {
