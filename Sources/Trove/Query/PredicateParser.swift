@@ -622,6 +622,9 @@ extension PredicateParser.Template {
     }
 
     private func value(of argument: Any?, position: Int) throws -> QueryExpression.Operand {
+        // The common plain values first: a cast to an existential (`any GeoShape`) looks the
+        // conformance up in the runtime's tables, ~7k instructions for a String argument.
+        if let argument, let plain = StoredValue(plain: argument) { return .value(plain) }
         if let shape = argument as? any GeoShape { return .shape(shape) }
         if let stored = try storedValue(of: argument, position: position) { return .value(stored) }
         if let list = argument as? [Any?] {
