@@ -389,7 +389,9 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
-        if object._view == nil, recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey) {
+        if object._view == nil, object._cluster == nil,
+            recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
+        {
             object._recordGeneration = generation
             return
         }
@@ -450,6 +452,12 @@ extension Database {
     /// Copies the object's record from the current snapshot straight into the
     /// object; false when the object is not stored.
     func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
+        if let state = writeState, table.store.clusters != nil {
+            guard let (cluster, slot) = try table.store.editablePlace(of: object._objectKey, in: state.transaction)
+            else { return false }
+            object.keepCluster(cluster, slot: slot, serial: writeSerial, generation: generation)
+            return true
+        }
         if readsInPlace(table) {
             if let known = table.store.knownPlace(of: object._objectKey, in: readTransaction()) {
                 guard let (view, slot) = known else { return false }
@@ -467,6 +475,16 @@ extension Database {
             object.keepRecord(bytes, layout: table.layout, generation: generation)
             return true
         }
+    }
+
+    /// Whether `object`'s cluster in the write's cache still holds its slot:
+    /// the write it was found in is open, the cluster is still the cache's,
+    /// its slots have not moved, and the object was not deleted since.
+    @inline(__always)
+    func clusterPlaceIsCurrent(of object: Object) -> Bool {
+        guard object._clusterSerial == writeSerial else { return false }
+        unowned(unsafe) let cluster = object._cluster.unsafelyUnwrapped
+        return cluster.isKept && cluster.shape == object._clusterShape && !cluster.isDeleted(object._clusterSlot)
     }
 
     /// Whether objects of `table` read their columns in place now, from the
@@ -501,6 +519,17 @@ extension Database {
     func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
+            if let state = writeState, let clusters = table.store.clusters,
+                let cache = try table.store.clusterCache(state.transaction)
+            {
+                // A write reads its objects where its setters change them: in the clusters of its cache.
+                for object in objects {
+                    if let (cluster, slot) = try clusters.editablePlace(of: object._objectKey, in: state.transaction, cache) {
+                        object.keepCluster(cluster, slot: slot, serial: writeSerial, generation: generation)
+                    }
+                }
+                return
+            }
             if readsInPlace(table) {
                 try table.store.withLookupCursor(in: readTransaction()) { lookups in
                     for object in objects { _ = try keep(object, from: &lookups, table: table) }
@@ -549,10 +578,31 @@ extension Database {
             )
         }
         if state.deferredError != nil { return }  // the write already failed; commitWrite reports it
+        if table.editsColumnAlone[column], table.store.clusters != nil {
+            // The value goes straight into the column, in the object's cluster in the write's cache.
+            do {
+                if object._cluster == nil || !clusterPlaceIsCurrent(of: object) {
+                    object._cluster = nil
+                    guard try keepRecord(of: object, table: table) else {
+                        fatalError(
+                            "Trove: cannot set \(table.name).\(name()): the object was deleted; check `isInvalidated` first")
+                    }
+                }
+                let stored = try storable(value, column: column, table: table)
+                _ = try object._cluster.unsafelyUnwrapped.set(stored, at: object._clusterSlot, column: column)
+                table.store.noteChange(object._objectKey, state.transaction)
+            } catch {
+                state.deferredError = error
+            }
+            generation &+= 1
+            object._recordGeneration = generation
+            logColumnWrite(table, object._objectKey)
+            return
+        }
         do {
             // (An object reading a view has no copy: views are read outside writes only.)
             let copyIsCurrent =
-                object._view == nil
+                object._view == nil && object._cluster == nil
                 && (object._recordGeneration == generation
                     || recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey))
             if copyIsCurrent, table.patchesInPlace[column], try patchInPlace(column, value, of: object, table: table, state) {

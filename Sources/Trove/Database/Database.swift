@@ -34,6 +34,7 @@ public final class Database {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)
             columnWritesAscendFrom = 0
+            writeSerial &+= 1
         }
     }
     /// Whether integer primary keys are found through a primary key index
@@ -56,6 +57,10 @@ public final class Database {
     /// state: a handle stays in one isolation domain, and every property read
     /// and write reads it.)
     @exclusivity(unchecked) var generation: UInt64 = 0
+    /// Moves on whenever a write begins or ends on this handle: an object
+    /// that reads a cluster of a write's cache holds the number it had then,
+    /// so it looks again once that write is over.
+    @exclusivity(unchecked) var writeSerial: UInt64 = 0
     var objectBindings: [ObjectIdentifier: ObjectBinding] = [:] {
         didSet { lastBinding = nil }
     }

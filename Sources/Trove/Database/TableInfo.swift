@@ -48,6 +48,10 @@ final class TableInfo: @unchecked Sendable {
     /// count or full-text index), so a write of it is a patch of its slot
     /// (``Database/writeColumn(_:_:of:table:)``).
     let patchesInPlace: [Bool]
+    /// Per column: a value nothing else follows, fixed-size or not (no
+    /// index, link count or full-text index, not a collection or a mixed
+    /// value), so a setter changes its column in the cluster alone.
+    let editsColumnAlone: [Bool]
     /// In a file with key tokens (``KeyTokens``): the tokens its index,
     /// primary key and set keys hold in place of values.
     let keyTokens: KeyTokens?
@@ -95,6 +99,10 @@ final class TableInfo: @unchecked Sendable {
         hasRelations = !refs.isEmpty || !collections.isEmpty
         patchesInPlace = schema.properties.indices.map { column in
             !schema.properties[column].type.isVariableSize && schema.properties[column].collection == nil
+                && indexes[column] == nil && refs[column] == nil && fullTextIndexes[column] == nil
+        }
+        editsColumnAlone = schema.properties.indices.map { column in
+            schema.properties[column].collection == nil && schema.properties[column].type != .mixed
                 && indexes[column] == nil && refs[column] == nil && fullTextIndexes[column] == nil
         }
         var columns: [String: Int] = [:]

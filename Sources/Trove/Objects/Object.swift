@@ -54,6 +54,14 @@ open class Object: CustomStringConvertible {
     /// handle's, and its pages stay where the view points (the map is fixed).
     @exclusivity(unchecked) final var _view: ClusterView?
     @exclusivity(unchecked) final var _viewSlot = 0
+    /// Inside a write: the cluster of the write's cache the object reads and
+    /// sets its values in, its slot there, and the cluster's shape and the
+    /// handle's write number when the slot was found
+    /// (``Database/clusterPlaceIsCurrent(of:)``); nil otherwise.
+    @exclusivity(unchecked) final var _cluster: ClusterTable.Cluster?
+    @exclusivity(unchecked) final var _clusterSlot = 0
+    @exclusivity(unchecked) final var _clusterShape = 0
+    @exclusivity(unchecked) final var _clusterSerial: UInt64 = 0
     /// The handle's ``Database/invalidationEpoch`` when the object was bound:
     /// an object handed out before the handle invalidated them is invalidated.
     final var _epoch: UInt32 = 0
@@ -209,11 +217,14 @@ open class Object: CustomStringConvertible {
     final func _readManaged(column: Int) -> StoredValue {
         unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
+        if _cluster != nil { _leaveClusterUnlessCurrent(database) }
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: binding.table)
         }
         let value: StoredValue
-        if _view != nil {
+        if _cluster != nil {
+            value = _clusterValue(column, binding.table)
+        } else if _view != nil {
             value = _viewValue(column, binding.table)
         } else {
             unowned(unsafe) let layout = binding.layout
@@ -222,6 +233,28 @@ open class Object: CustomStringConvertible {
         }
         if binding.isTracked { _trackAccess(column, value, binding.table) }
         return value
+    }
+
+    /// Lets go of the object's cluster when it no longer holds the object's
+    /// slot (or the write is over): the object then looks again.
+    @inline(__always)
+    private final func _leaveClusterUnlessCurrent(_ database: Database) {
+        if database.clusterPlaceIsCurrent(of: self) {
+            _recordGeneration = database.generation
+        } else {
+            _cluster = nil
+            _recordGeneration = .max
+        }
+    }
+
+    /// A column's value read from the object's cluster in the write's cache; a damaged column traps.
+    @inline(never)
+    private final func _clusterValue(_ column: Int, _ table: TableInfo) -> StoredValue {
+        do {
+            return try _cluster.unsafelyUnwrapped.value(_clusterSlot, column, table.layout)
+        } catch {
+            fatalError("Trove: cannot read a \(table.name) object from \(_database?.path ?? "its file"): \(error)")
+        }
     }
 
     /// A column's value read from the object's cluster view; a damaged column traps, as a damaged record does.
@@ -242,7 +275,8 @@ open class Object: CustomStringConvertible {
     final func _managedSlot(column: Int, of type: PropertyType) -> UnsafeRawPointer? {
         unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
-        if binding.isTracked { return nil }
+        // (An object reading a write's cluster reads through `_readManaged`.)
+        if binding.isTracked || _cluster != nil { return nil }
         // The reload is out of line: a read of a current copy then calls nothing and saves no registers.
         if _recordGeneration != database.generation { return _reloadedSlot(column: column, of: type) }
         return _slotInRecord(column: column, of: type)
@@ -266,6 +300,7 @@ open class Object: CustomStringConvertible {
             guard binding.layout.columnSlots[column].type == type else { return nil }
             return _view.unsafelyUnwrapped.fixedPlace(_viewSlot, column)
         }
+        if _cluster != nil { return nil }
         // `_recordColumns` never exceeds the layout's columns (see `keepRecord`).
         guard column < _recordColumns, let base = _record.baseAddress else { return nil }
         let slot = binding.layout.columnSlots[column]
@@ -280,8 +315,9 @@ open class Object: CustomStringConvertible {
     final func _managedBytes(column: Int, of type: PropertyType) -> UnsafeRawBufferPointer? {
         unowned(unsafe) let database = _database.unsafelyUnwrapped  // self keeps them alive
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
-        if binding.isTracked { return nil }
+        if binding.isTracked || _cluster != nil { return nil }
         if _recordGeneration != database.generation { _reloadRecord() }
+        if _cluster != nil { return nil }
         if _view != nil {
             guard binding.layout.columnSlots[column].type == type else { return nil }
             return _view.unsafelyUnwrapped.variablePlace(_viewSlot, column)
@@ -303,9 +339,11 @@ open class Object: CustomStringConvertible {
         guard let database = _database, let table = _table else {
             preconditionFailure("Trove: a managed property of \(Swift.type(of: self)) has no database; this is a bug in Trove")
         }
+        if _cluster != nil { _leaveClusterUnlessCurrent(database) }
         if _recordGeneration != database.generation {
             database.loadRecord(into: self, table: table)
         }
+        if _cluster != nil { return _clusterValue(column, table) }
         if _view != nil { return _viewValue(column, table) }
         return RecordReader.value(
             at: column, in: UnsafeRawBufferPointer(_record), columns: _recordColumns, header: _recordHeader, layout: table.layout)
@@ -340,6 +378,7 @@ open class Object: CustomStringConvertible {
         if record.count > 0 { _record.copyMemory(from: record) }
         _recordBatch = nil
         _view = nil
+        _cluster = nil
         _recordColumns = reader.columns
         _recordHeader = reader.header
         _recordGeneration = generation
@@ -353,6 +392,7 @@ open class Object: CustomStringConvertible {
         _record = record
         _recordBatch = batch
         _view = nil
+        _cluster = nil
         _recordColumns = reader.columns
         _recordHeader = reader.header
         _recordGeneration = generation
@@ -367,6 +407,25 @@ open class Object: CustomStringConvertible {
     final func keepView(_ view: ClusterView, slot: Int, generation: UInt64) {
         _view = view
         _viewSlot = slot
+        _cluster = nil
+        _forgetRecord(generation: generation)
+    }
+
+    /// Reads and sets the object's values in `slot` of `cluster`, a cluster
+    /// of the open write's cache, until the cluster's slots move or the write
+    /// `serial` is over (``Database/clusterPlaceIsCurrent(of:)``).
+    final func keepCluster(_ cluster: ClusterTable.Cluster, slot: Int, serial: UInt64, generation: UInt64) {
+        _cluster = cluster
+        _clusterSlot = slot
+        _clusterShape = cluster.shape
+        _clusterSerial = serial
+        _view = nil
+        _forgetRecord(generation: generation)
+    }
+
+    /// Drops the record copy (its storage is kept for reuse) for an object
+    /// that reads elsewhere from `generation` on.
+    private final func _forgetRecord(generation: UInt64) {
         _record = UnsafeMutableRawBufferPointer(start: nil, count: 0)
         _recordBatch = nil
         _recordColumns = 0

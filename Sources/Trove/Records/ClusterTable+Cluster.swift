@@ -27,6 +27,11 @@ extension ClusterTable {
         /// start (its `clusters`): checked on every lookup of the cluster
         /// changed last, where a dictionary lookup cost more than the lookup.
         @exclusivity(unchecked) var isKept = false
+        /// Moves on whenever objects change slots (an insert before the last
+        /// key, a split, deleted slots removed): objects that read and set
+        /// their values here (``Object/keepCluster(_:slot:shape:serial:)``)
+        /// look their slot up again.
+        @exclusivity(unchecked) var shape = 0
         /// Per column: changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var changedColumns: [Bool]
         @exclusivity(unchecked) private var anyColumnChanged = false
@@ -483,6 +488,7 @@ extension ClusterTable {
                 kept += 1
             }
             keys.removeLast(keys.count - kept)
+            shape &+= 1
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let bytes = stored[column] {
                     // Not opened for edits: its stored bytes without the slots, in one pass.

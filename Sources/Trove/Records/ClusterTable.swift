@@ -420,6 +420,7 @@ final class ClusterTable {
             let upper = Cluster(start: cluster.keys[half], keys: Array(cluster.keys[half...]), layout: layout)
             upper.buffers = cluster.buffers.map { $0?.split(keeping: half) }
             cluster.keys.removeSubrange(half...)
+            cluster.shape &+= 1
             try write(cluster, in: transaction, allColumns: true, cache)
             try write(upper, in: transaction, allColumns: true, cache)
             cache.keep(upper)
@@ -427,6 +428,7 @@ final class ClusterTable {
         }
         // (Before the last key: the slots after it move.)
         cluster.keys.insert(key, at: position)
+        cluster.shape &+= 1
         cluster.keysChanged = true
         cluster.slotsMoved = true
         for column in 0..<layout.columnCount where layout.inRecord[column] {
@@ -460,6 +462,20 @@ final class ClusterTable {
         cache.keep(cluster)
         _ = try cluster.set(value, at: slot, column: column)
         return true
+    }
+
+    /// The cluster of this write's cache holding `key` (read into the cache,
+    /// each column when first used, when it is not there yet) and the key's
+    /// slot, for an object that reads and sets its values there; nil when
+    /// `key` is not stored.
+    func editablePlace(of key: UInt64, in transaction: WriteTransaction, _ cache: ClusterCache) throws
+        -> (cluster: Cluster, slot: Int)?
+    {
+        guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: false),
+            let slot = Self.slot(of: key, in: cluster.keys), !cluster.isDeleted(slot)
+        else { return nil }
+        cache.keep(cluster)
+        return (cluster, slot)
     }
 
     /// Changes one property of the stored objects among `keys` (ascending),

@@ -16,6 +16,7 @@ extension ObjectStore {
         if let cache = write.objectCacheEntry(table.slot) as? ClusterTable.ClusterCache {
             if cache.owner.layout === layout { return cache }
             try cache.owner.flush(cache, in: write)
+            cache.forgetAll()  // (objects holding its clusters look again)
         }
         let cache = ClusterTable.ClusterCache(owner: clusters!)
         write.objectCaches[table.slot] = cache

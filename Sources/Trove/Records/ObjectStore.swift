@@ -319,6 +319,14 @@ final class ObjectStore {
         return true
     }
 
+    /// ``ClusterTable/editablePlace(of:in:_:)`` in the cluster layout; nil otherwise.
+    func editablePlace(of objectKey: UInt64, in transaction: WriteTransaction) throws
+        -> (cluster: ClusterTable.Cluster, slot: Int)?
+    {
+        guard let clusters, let cache = try clusterCache(transaction) else { return nil }
+        return try clusters.editablePlace(of: objectKey, in: transaction, cache)
+    }
+
     @discardableResult
     func delete(_ objectKey: UInt64, in transaction: WriteTransaction) throws -> Bool {
         if let clusters {

@@ -186,6 +186,133 @@ struct ObjectViewTests {
     }
 }
 
+/// Objects inside a write, which read and set their values in the clusters of the write's cache.
+@Suite("Objects reading a write's clusters")
+struct WriteClusterObjectTests {
+    private func database(_ name: String = #function) throws -> Database {
+        var configuration = Configuration(
+            fileURL: makeTemporaryDirectory(name).appendingPathComponent("write.trove"), objectTypes: [InPlaceGauge.self])
+        configuration.storesNewTypesInClusters = true
+        configuration.encryptionKey = suiteEncryptionKey
+        return try Database(configuration: configuration)
+    }
+
+    private func fill(_ db: Database, _ ids: some Sequence<Int>) throws {
+        try db.write {
+            for id in ids { try db.add(InPlaceGauge(id: id)) }
+        }
+    }
+
+    @Test("a setter loop in a write reads and sets the cluster's columns; the values hold in the write and after it")
+    func setterLoop() throws {
+        let db = try database()
+        try fill(db, stride(from: 2, through: 2_400, by: 2))
+        try db.write {
+            for gauge in db.objects(InPlaceGauge.self) {
+                #expect(gauge._cluster != nil)
+                gauge.level += gauge.id
+                gauge.label = "L\(gauge.id)"
+                gauge.note = gauge.id % 3 == 0 ? nil : "n\(gauge.level)"
+            }
+            for gauge in db.objects(InPlaceGauge.self) {
+                #expect(gauge.level == gauge.id)
+                #expect(gauge.label == "L\(gauge.id)")
+            }
+            let one = try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 700))
+            #expect(one.level == 700)
+            #expect(one.note == "n700")
+        }
+        for gauge in db.objects(InPlaceGauge.self) {
+            #expect(gauge._cluster == nil)
+            #expect(gauge.level == gauge.id)
+            #expect(gauge.label == "L\(gauge.id)")
+            #expect(gauge.note == (gauge.id % 3 == 0 ? nil : "n\(gauge.level)"))
+        }
+        #expect(try db.objects(InPlaceGauge.self).filter("code == %@", "c700").first?.level == 700)
+        expectValid(db)
+    }
+
+    @Test("objects whose slots move (inserts between keys, a split, deletes) find their slot again")
+    func slotsMove() throws {
+        let db = try database()
+        try fill(db, stride(from: 10, through: 6_000, by: 10))
+        try db.write {
+            let held = Array(try db.objects(InPlaceGauge.self).filter("id BETWEEN {1000, 1400}"))
+            #expect(held.count == 41)
+            #expect(held.allSatisfy { $0._cluster != nil })
+            // Keys between the held ones: every later slot of their cluster moves, and a full cluster splits.
+            for id in stride(from: 1_001, through: 1_399, by: 2) { try db.add(InPlaceGauge(id: id)) }
+            for gauge in held { gauge.level = -gauge.id }
+            for id in stride(from: 1_003, through: 1_399, by: 4) {
+                try db.delete(try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: id)))
+            }
+            for gauge in held {
+                #expect(gauge.level == -gauge.id)
+                #expect(gauge.code == "c\(gauge.id)")
+                gauge.level -= 1
+            }
+        }
+        for id in stride(from: 1_000, through: 1_400, by: 10) {
+            #expect(db.object(ofType: InPlaceGauge.self, forPrimaryKey: id)?.level == -id - 1)
+        }
+        #expect(db.objects(InPlaceGauge.self).count == 600 + 200 - 100)
+        #expect(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 1_001)?.level == 0)
+        #expect(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 1_003) == nil)
+        expectValid(db)
+    }
+
+    @Test("two objects for one stored object see each other's sets; an indexed property set through one is found")
+    func twoInstances() throws {
+        let db = try database()
+        try fill(db, 1...600)
+        try db.write {
+            let added = InPlaceGauge(id: 601)
+            try db.add(added)  // keeps a record of its own
+            let found = try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 601))
+            found.level = 42
+            #expect(added.level == 42)
+            added.level = 43
+            #expect(found.level == 43)
+            let first = try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 5))
+            let second = try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 5))
+            first.label = "first"
+            second.code = "moved"  // indexed: the general path, with the index entry
+            #expect(second.label == "first")
+            #expect(first.code == "moved")
+        }
+        #expect(try db.objects(InPlaceGauge.self).filter("code == %@", "moved").map(\.id) == [5])
+        #expect(try db.objects(InPlaceGauge.self).filter("code == %@", "c5").isEmpty)
+    }
+
+    @Test("a cancelled write leaves the stored values, and its objects read them again")
+    func cancelled() throws {
+        let db = try database()
+        try fill(db, 1...100)
+        let kept = try #require(db.object(ofType: InPlaceGauge.self, forPrimaryKey: 50))
+        try db.beginWrite()
+        kept.level = 99
+        #expect(kept._cluster != nil)
+        for gauge in db.objects(InPlaceGauge.self) { gauge.level = 7 }
+        #expect(kept.level == 7)
+        db.cancelWrite()
+        #expect(kept.level == 0)
+        #expect(db.objects(InPlaceGauge.self).allSatisfy { $0.level == 0 })
+    }
+}
+
+final class InPlaceGauge: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var level = 0
+    @Persisted var label = ""
+    @Persisted var note: String?
+    @Persisted(indexed: true) var code = ""
+    convenience init(id: Int) {
+        self.init()
+        self.id = id
+        code = "c\(id)"
+    }
+}
+
 final class ViewNoteV1: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var title = ""
