@@ -389,6 +389,10 @@ extension Database {
 
     /// Refreshes an object's private record copy from the current snapshot.
     func loadRecord(into object: Object, table: TableInfo) {
+        if object._cluster != nil, clusterPlaceIsCurrent(of: object) {
+            object._recordGeneration = generation
+            return
+        }
         if object._view == nil, object._cluster == nil,
             recordStillCurrent(kept: object._recordGeneration, table: table, objectKey: object._objectKey)
         {
@@ -452,13 +456,14 @@ extension Database {
     /// Copies the object's record from the current snapshot straight into the
     /// object; false when the object is not stored.
     func keepRecord(of object: Object, table: TableInfo) throws -> Bool {
-        if let state = writeState, table.store.clusters != nil {
+        let state = writeState  // (read once: each read of it is an exclusivity check)
+        if let state, table.store.clusters != nil {
             guard let (cluster, slot) = try table.store.editablePlace(of: object._objectKey, in: state.transaction)
             else { return false }
             object.keepCluster(cluster, slot: slot, serial: writeSerial, generation: generation)
             return true
         }
-        if readsInPlace(table) {
+        if state == nil, readsInPlace(table) {
             if let known = table.store.knownPlace(of: object._objectKey, in: readTransaction()) {
                 guard let (view, slot) = known else { return false }
                 if view.layout === table.layout, try view.prepareForObjects() {
@@ -487,15 +492,15 @@ extension Database {
         return cluster.isKept && cluster.shape == object._clusterShape && !cluster.isDeleted(object._clusterSlot)
     }
 
-    /// Whether objects of `table` read their columns in place now, from the
+    /// Whether objects of `table` read their columns in place, from the
     /// cluster views of the handle's snapshot (``Object/keepView(_:slot:generation:)``),
-    /// instead of record copies: outside a write (whose clusters are edited
-    /// in place), in a map that never moves (``Environment/mapIsFixed``), in
+    /// instead of record copies, when no write is open (a write's clusters
+    /// are edited in place; the caller checks): in a map that never moves (``Environment/mapIsFixed``), in
     /// the cluster layout, and for a table that is not encrypted (its views
     /// hold opened copies, bounded by the snapshot's cache; records are smaller).
     @inline(__always)
     func readsInPlace(_ table: TableInfo) -> Bool {
-        writeState == nil && environment.mapIsFixed && table.store.clusters != nil && !table.store.table.isSealed
+        environment.mapIsFixed && table.store.clusters != nil && !table.store.table.isSealed
     }
 
     /// Points `object` at its slot in its cluster's view, or gives it a
@@ -519,7 +524,8 @@ extension Database {
     func loadRecords<T: Object>(into objects: [T], table: TableInfo) {
         guard !objects.isEmpty, !table.isRetired else { return }
         do {
-            if let state = writeState, let clusters = table.store.clusters,
+            let state = writeState  // (read once: each read of it is an exclusivity check)
+            if let state, let clusters = table.store.clusters,
                 let cache = try table.store.clusterCache(state.transaction)
             {
                 // A write reads its objects where its setters change them: in the clusters of its cache.
@@ -530,7 +536,7 @@ extension Database {
                 }
                 return
             }
-            if readsInPlace(table) {
+            if state == nil, readsInPlace(table) {
                 try table.store.withLookupCursor(in: readTransaction()) { lookups in
                     for object in objects { _ = try keep(object, from: &lookups, table: table) }
                 }

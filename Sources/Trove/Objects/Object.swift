@@ -300,8 +300,8 @@ open class Object: CustomStringConvertible {
             guard binding.layout.columnSlots[column].type == type else { return nil }
             return _view.unsafelyUnwrapped.fixedPlace(_viewSlot, column)
         }
-        if _cluster != nil { return nil }
-        // `_recordColumns` never exceeds the layout's columns (see `keepRecord`).
+        // `_recordColumns` never exceeds the layout's columns (see `keepRecord`); it is 0 for an
+        // object reading a write's cluster, which then reads through `_readManaged`.
         guard column < _recordColumns, let base = _record.baseAddress else { return nil }
         let slot = binding.layout.columnSlots[column]
         guard slot.type == type, base.load(fromByteOffset: 2 + column / 8, as: UInt8.self) & (1 << UInt8(column % 8)) == 0
@@ -317,7 +317,6 @@ open class Object: CustomStringConvertible {
         unowned(unsafe) let binding = _binding.unsafelyUnwrapped
         if binding.isTracked || _cluster != nil { return nil }
         if _recordGeneration != database.generation { _reloadRecord() }
-        if _cluster != nil { return nil }
         if _view != nil {
             guard binding.layout.columnSlots[column].type == type else { return nil }
             return _view.unsafelyUnwrapped.variablePlace(_viewSlot, column)
@@ -404,6 +403,7 @@ open class Object: CustomStringConvertible {
 
     /// Reads the object's columns from `slot` of `view` in place from now on,
     /// for the handle's `generation` (the view must be prepared: ``ClusterView/prepareForObjects()``).
+    @inline(__always)
     final func keepView(_ view: ClusterView, slot: Int, generation: UInt64) {
         _view = view
         _viewSlot = slot
@@ -414,6 +414,7 @@ open class Object: CustomStringConvertible {
     /// Reads and sets the object's values in `slot` of `cluster`, a cluster
     /// of the open write's cache, until the cluster's slots move or the write
     /// `serial` is over (``Database/clusterPlaceIsCurrent(of:)``).
+    @inline(__always)
     final func keepCluster(_ cluster: ClusterTable.Cluster, slot: Int, serial: UInt64, generation: UInt64) {
         _cluster = cluster
         _clusterSlot = slot
@@ -425,6 +426,7 @@ open class Object: CustomStringConvertible {
 
     /// Drops the record copy (its storage is kept for reuse) for an object
     /// that reads elsewhere from `generation` on.
+    @inline(__always)
     private final func _forgetRecord(generation: UInt64) {
         _record = UnsafeMutableRawBufferPointer(start: nil, count: 0)
         _recordBatch = nil
