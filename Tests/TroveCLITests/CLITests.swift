@@ -44,6 +44,17 @@ func trove(_ arguments: String..., input: String? = nil, environment: [String: S
     try run(built("trove"), arguments, input: input, environment: environment)
 }
 
+/// Marks the pipes' descriptors close-on-exec: a process another test starts
+/// meanwhile (an exit test forks the test process) must not inherit their write
+/// ends, or a read to the end of the output would wait for that process too.
+/// (The process run with them still gets them as its standard streams.)
+func closeOnExec(_ pipes: Pipe...) {
+    for pipe in pipes {
+        _ = fcntl(pipe.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
+    }
+}
+
 func run(_ binary: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (
     status: Int32, out: String, err: String
 ) {
@@ -57,6 +68,7 @@ func run(_ binary: URL, _ arguments: [String], input: String? = nil, environment
     process.standardError = err
     let stdin = Pipe()
     process.standardInput = stdin
+    closeOnExec(out, err, stdin)
     try process.run()
     if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
     try stdin.fileHandleForWriting.close()

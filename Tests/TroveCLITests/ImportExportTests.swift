@@ -496,6 +496,7 @@ struct ImportExportTests {
         process.executableURL = try built("trove")
         process.arguments = ["import", target.path, "--type", "Gadget", "-", "--format", "jsonl", "--batch", "2"]
         let (input, err) = (Pipe(), Pipe())
+        closeOnExec(input, err)
         process.standardInput = input
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err

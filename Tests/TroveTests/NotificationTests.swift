@@ -623,7 +623,9 @@ extension AutorefreshTests {
         let process = Process()
         process.executableURL = trove
         process.arguments = ["set", writer.path, "TodoItem", "1", "title", "from another process"]
-        process.standardOutput = Pipe()
+        let output = Pipe()
+        closeOnExec(output)
+        process.standardOutput = output
         try process.run()
         process.waitUntilExit()
         let exited = Date()

@@ -391,6 +391,7 @@ struct ExampleTests {
         process.executableURL = try executable(name)
         process.arguments = arguments
         let pipe = Pipe()
+        closeOnExec(pipe)
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()

@@ -23,6 +23,7 @@ final class StudioServer: @unchecked Sendable {
         process.arguments = ["studio", file, "--port", "0"] + arguments
         output = Pipe()
         errors = Pipe()
+        closeOnExec(output, errors)
         process.standardOutput = output
         process.standardError = errors
         try process.run()
