@@ -239,6 +239,63 @@ struct PersistableTests {
     }
 
     /// Decoding changes what was stored: the values must go through `init(from:)`.
+    /// A varied `EveryType` value (nils on odd ids, long and empty strings and data).
+    private func varied(_ id: Int) -> EveryType {
+        var value = EveryType(name: "값 \(id) " + String(repeating: "z", count: id % 30))
+        value.flag = id % 3 == 0
+        value.small = Int8(truncatingIfNeeded: id)
+        value.medium = Int16(truncatingIfNeeded: id * 7)
+        value.large = Int32(truncatingIfNeeded: id * 70_001)
+        value.number = id * 1_000_003
+        value.ratio = Float(id) / 4
+        value.amount = Double(id) * -0.125
+        value.bytes = Data((0..<(id % 19)).map { UInt8(truncatingIfNeeded: $0 &+ id) })
+        value.when = Date(timeIntervalSinceReferenceDate: Double(id) * 60)
+        value.mood = id % 2 == 0 ? .happy : .calm
+        value.total = Int64(id) << 40
+        if id % 2 == 0 {
+            value.optionalNumber = -id
+            value.optionalText = id % 4 == 0 ? "" : "opt \(id)"
+            value.optionalBytes = Data([UInt8(truncatingIfNeeded: id)])
+            value.optionalMood = .calm
+        }
+        return value
+    }
+
+    @Test("values read their clusters' columns in place: several clusters, changed and appended slots, inside a write too")
+    func readsClustersInPlace() throws {
+        var configuration = Configuration(
+            fileURL: makeTemporaryDirectory().appendingPathComponent("values.trove"), valueTypes: [EveryType.self])
+        configuration.storesNewTypesInClusters = true
+        let db = try Database(configuration: configuration)
+        try db.write { for id in 1...1_500 { try db.add(varied(id)) } }
+        // One value per transaction: each append and change lands in a patch of its cluster's columns.
+        var expected = (1...1_520).map(varied)
+        for id in 1_501...1_520 { try db.write { try db.add(varied(id)) } }
+        for id in [3, 700, 1_505] {
+            expected[id - 1].number = -id
+            expected[id - 1].optionalText = nil
+            expected[id - 1].bytes = Data(repeating: 9, count: 40)
+            try db.write { try db.add(expected[id - 1], update: .modified) }
+        }
+        let byName = { (values: [EveryType]) in values.sorted { $0.name < $1.name } }
+        #expect(byName(db.values(EveryType.self).array()) == byName(expected))
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: expected[699].name) == expected[699])
+        #expect(
+            try db.values(EveryType.self).filter("number < 0").array().map(\.name).sorted()
+                == [3, 700, 1_505].map { expected[$0 - 1].name }.sorted())
+        // Inside a write the values read the write's clusters, changes not yet committed included.
+        try db.beginWrite()
+        var changed = expected[10]
+        changed.optionalText = "in the write"
+        try db.add(changed, update: .modified)
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: changed.name) == changed)
+        #expect(byName(db.values(EveryType.self).array()) == byName(expected.map { $0.name == changed.name ? changed : $0 }))
+        db.cancelWrite()
+        #expect(db.value(ofType: EveryType.self, forPrimaryKey: expected[10].name) == expected[10])
+        expectValid(db)
+    }
+
     struct Normalized: Persistable, Equatable {
         static var primaryKey: KeyPath<Normalized, Int> { \.id }
         var id = 0

@@ -205,24 +205,41 @@ extension Database {
     }
 
     /// The values of `keys`, in order, read with one cursor (keys that follow
-    /// each other are read without a new search).
+    /// each other are read without a new search); in the cluster layout
+    /// outside a write, straight from the clusters' columns.
     func loadValues<T: Persistable>(_ type: T.Type, keys: some Collection<UInt64>, binding: ValueBinding) throws -> [T] {
-        var values: [T] = []
-        values.reserveCapacity(keys.count)
-        try binding.table.store.withLookupCursor(in: readTransaction()) { lookups in
-            for key in keys {
-                guard let bytes = try lookups.record(key) else {
-                    throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
-                }
-                let record = RecordReader(bytes, layout: binding.table.layout)
-                if let fields = binding.fields {
-                    values.append(fields.make(type, from: record, columns: binding.columns))
-                } else {
-                    values.append(try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
+        // Each value is built in the array's storage: appending to a `[T]` in
+        // this unspecialized code looked up the array's type metadata per value.
+        try [T](unsafeUninitializedCapacity: keys.count) { buffer, initialized in
+            try binding.table.store.withLookupCursor(in: readTransaction()) { lookups in
+                // Outside a write, a value of plain fields reads its cluster's columns in place.
+                let inPlace = binding.fields != nil && lookups.readsColumnsInPlace
+                for key in keys {
+                    let target = buffer.baseAddress.unsafelyUnwrapped + initialized
+                    if inPlace {
+                        guard let (view, slot) = try lookups.place(of: key) else {
+                            throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+                        }
+                        if try view.prepareForObjects() {
+                            try binding.fields.unsafelyUnwrapped.initialize(
+                                UnsafeMutableRawPointer(target), from: view, slot: slot, columns: binding.columns)
+                            initialized += 1
+                            continue
+                        }
+                    }
+                    guard let bytes = try lookups.record(key) else {
+                        throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+                    }
+                    let record = RecordReader(bytes, layout: binding.table.layout)
+                    if let fields = binding.fields {
+                        fields.initialize(UnsafeMutableRawPointer(target), from: record, columns: binding.columns)
+                    } else {
+                        target.initialize(to: try StoredValueDecoder.decode(type, from: record, columns: binding.valueColumns))
+                    }
+                    initialized += 1
                 }
             }
         }
-        return values
     }
 
     func decodeValue<T: Persistable>(_ type: T.Type, from values: [StoredValue], binding: ValueBinding) throws -> T {

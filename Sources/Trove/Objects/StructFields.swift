@@ -52,20 +52,12 @@ final class StructFields: @unchecked Sendable {
         }
     }
 
-    /// A value read from a stored record (`columns`: each property's column):
-    /// fields with a ``Field/direct`` read their slots as their Swift type,
-    /// without a ``StoredValue`` (W3's struct scan: 145M → 106M instructions
-    /// at `--divide 10`); the others, nils and columns the record predates
-    /// go through the stored value.
-    @inline(__always)
-    func make<T>(_ type: T.Type, from record: RecordReader, columns: [Int]) -> T {
-        withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
-            initialize(UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped), from: record, columns: columns)
-            return buffer.baseAddress.unsafelyUnwrapped.move()
-        }
-    }
-
-    private func initialize(_ base: UnsafeMutableRawPointer, from record: RecordReader, columns: [Int]) {
+    /// Initializes the value at `base` from a stored record (`columns`:
+    /// each property's column): fields with a ``Field/direct`` read their
+    /// slots as their Swift type, without a ``StoredValue`` (W3's struct
+    /// scan: 145M → 106M instructions at `--divide 10`); the others, nils and
+    /// columns the record predates go through the stored value.
+    func initialize(_ base: UnsafeMutableRawPointer, from record: RecordReader, columns: [Int]) {
         let types = record.layout.types
         // (Each field's parts read through the buffer: copying a `Field` retained its closures.)
         fields.withUnsafeBufferPointer { fields in
@@ -78,6 +70,43 @@ final class StructFields: @unchecked Sendable {
                 } else {
                     fields[index].initialize(base, record.value(at: column))
                 }
+            }
+        }
+    }
+
+    /// Initializes the value at `base` in place from `slot` of a cluster
+    /// `view` prepared for objects (``ClusterView/prepareForObjects()``;
+    /// `columns`: each property's column): fields with a ``Field/direct``
+    /// read their column's bytes as their Swift type, with no record built;
+    /// the others and nils go through the stored value. On a throw the
+    /// fields initialized so far are left initialized.
+    func initialize(_ base: UnsafeMutableRawPointer, from view: ClusterView, slot: Int, columns: [Int]) throws {
+        let types = view.layout.types
+        try fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let column = columns[fields[index].property]
+                if let direct = fields[index].direct, types[column] == fields[index].type {
+                    let field = base + fields[index].offset
+                    switch direct {
+                    case .string:
+                        if let bytes = view.variablePlace(slot, column) {
+                            field.initializeMemory(as: String.self, to: String(decoding: bytes, as: UTF8.self))
+                            continue
+                        }
+                    case .data:
+                        if let bytes = view.variablePlace(slot, column) {
+                            field.initializeMemory(as: Data.self, to: Data(bytes))
+                            continue
+                        }
+                    default:
+                        if let place = view.fixedPlace(slot, column) {
+                            Self.load(direct, into: field, from: place)
+                            continue
+                        }
+                    }
+                }
+                // (No field of a direct type holds a mixed value, the only one that throws here.)
+                fields[index].initialize(base, try view.value(slot, column))
             }
         }
     }
@@ -204,6 +233,27 @@ final class StructFields: @unchecked Sendable {
             let text = record.heapBytes(at: column).unsafelyUnwrapped
             field.initializeMemory(as: String.self, to: String(decoding: text, as: UTF8.self))
         case .data: field.initializeMemory(as: Data.self, to: Data(record.heapBytes(at: column).unsafelyUnwrapped))
+        }
+    }
+
+    /// Initializes `field` from the fixed-size value at `place` (a column's
+    /// slot, little-endian, of the field's stored type; not a string or data).
+    @inline(__always)
+    private static func load(_ direct: Direct, into field: UnsafeMutableRawPointer, from place: UnsafeRawPointer) {
+        func bits64() -> UInt64 { UInt64(littleEndian: place.loadUnaligned(as: UInt64.self)) }
+        func bits32() -> UInt32 { UInt32(littleEndian: place.loadUnaligned(as: UInt32.self)) }
+        switch direct {
+        case .int: field.initializeMemory(as: Int.self, to: Int(Int64(bitPattern: bits64())))
+        case .int64: field.initializeMemory(as: Int64.self, to: Int64(bitPattern: bits64()))
+        case .int32: field.initializeMemory(as: Int32.self, to: Int32(bitPattern: bits32()))
+        case .int16:
+            let bits = UInt16(littleEndian: place.loadUnaligned(as: UInt16.self))
+            field.initializeMemory(as: Int16.self, to: Int16(bitPattern: bits))
+        case .int8: field.initializeMemory(as: Int8.self, to: Int8(bitPattern: place.load(as: UInt8.self)))
+        case .bool: field.initializeMemory(as: Bool.self, to: place.load(as: UInt8.self) != 0)
+        case .double: field.initializeMemory(as: Double.self, to: Double(bitPattern: bits64()))
+        case .float: field.initializeMemory(as: Float.self, to: Float(bitPattern: bits32()))
+        case .string, .data: preconditionFailure("Trove: a string or data field read as a fixed-size value")
         }
     }
 

@@ -439,6 +439,17 @@ final class StructTroveEngine: TroveEngine {
         }
     }
 
+    override func insertEachB(_ rows: [RowB]) throws -> [Double] {
+        try rows.map { row in
+            let value = BenchBValue(
+                id: row.id, flag: row.flag, int8: row.int8, int16: row.int16, int32: row.int32, int64: row.int64,
+                float: row.float, double: row.double, string: row.string, data: Data(row.data))
+            return try measure { try db.write { try db.add(value) } }
+        }
+    }
+
+    override func countB() throws -> Int { db.values(BenchBValue.self).count }
+
     override func fetchAllB() throws -> (count: Int, checksum: Int64) {
         let values = db.values(BenchBValue.self).array()
         return (values.count, values.reduce(0) { $0 &+ $1.checksum })
