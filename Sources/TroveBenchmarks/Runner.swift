@@ -48,6 +48,7 @@ struct Options {
                     """
                     usage: trove-bench [--quick | --large] [--only W1,W3] [--engines Trove,SQLite] [--divide N]
                                        [--title TEXT] [--repeat N] [--output DIR]
+                           trove-bench --side-by-side [--op 1,5b,9] [--runs K]
 
                     Runs BENCHMARKS.md's workloads on Trove, raw SQLite and raw LMDB in one run, prints a
                     Markdown table with the speed ratios and the bars, and writes DIR/latest.json and DIR/latest.svg.
@@ -56,6 +57,8 @@ struct Options {
                       --engines  only these engines (for counting one engine's instructions)
                       --divide   every size divided by N (for runs under valgrind)
                       --title    only rows whose title starts with TEXT (repeatable)
+                      --side-by-side  Trove's half of BENCHMARKS.md's realm-core side by side workload
+                                 (ops 1-9, 5a, 5b; the median of K fresh-file runs and each op's answer)
                     """)
                 exit(0)
             default: throw BenchmarkFailure(description: "unknown option \(argument); see --help")

@@ -18,6 +18,12 @@ do {
         try SyncBenchmark.run(Array(CommandLine.arguments.dropFirst(flag + 1)))
         exit(0)
     }
+    if let flag = CommandLine.arguments.firstIndex(of: "--side-by-side") {
+        // Trove's half of BENCHMARKS.md's realm-core side by side workload.
+        defer { removeScratch() }
+        try SideBySideBenchmark.run(Array(CommandLine.arguments.dropFirst(flag + 1)))
+        exit(0)
+    }
     if let flag = CommandLine.arguments.firstIndex(of: "--fts") {
         // The full-text row: Trove's index against SQLite FTS5.
         let count = CommandLine.arguments.dropFirst(flag + 1).first.flatMap { Int($0.replacingOccurrences(of: "_", with: "")) }
