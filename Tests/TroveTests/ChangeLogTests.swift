@@ -218,6 +218,34 @@ final class Journal: Object {
 
     /// Each commit's record names what it wrote; the file keeps a bounded
     /// log; verify() reads it.
+    @Test func aCommitAfterCompactionReplacesTheRecordOfAnEarlierCommitWithItsId() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("log.trove")
+        var configuration = Configuration(fileURL: url)
+        var before: [(id: UInt64, record: ChangeRecord?)] = []
+        do {
+            let db = try Database(configuration: configuration)
+            // Records of several parts (1,500 objects each) and of one.
+            for round in 0..<4 {
+                try db.write { for id in 0..<1_500 { try db.create(Journal.self, value: ["id": round * 10_000 + id]) } }
+            }
+            for _ in 0..<20 { try db.write { db.objects(Journal.self).first!.mood += 1 } }
+            before = try ChangeLog.entries(in: db.readTransaction())
+        }
+        // Compaction starts the commit ids again: the next commits reuse ids the log holds.
+        configuration.shouldCompactOnLaunch = { _, _ in true }
+        let db = try Database(configuration: configuration)
+        let pet = Pet()
+        try db.write { try db.add(pet) }
+        try db.write { pet.age = 7 }
+        let after = try ChangeLog.entries(in: db.readTransaction())
+        #expect(after.allSatisfy { $0.record != nil })  // (no part of a longer earlier record left over)
+        let reused = try #require(after.first { entry in entry.record?.types["Pet"] != nil })
+        #expect(before.contains { $0.id == reused.id && $0.record?.types["Journal"] != nil })
+        #expect(reused.record?.types["Journal"] == nil)
+        #expect(after.filter { $0.record?.types["Pet"] != nil }.count == 2)
+        #expect(try db.verify().isValid)
+    }
+
     @Test func theLogNamesEachCommitsObjectsAndStaysBounded() throws {
         let db = try makeDatabase()
         let journal = Journal()

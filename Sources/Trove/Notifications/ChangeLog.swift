@@ -32,10 +32,23 @@ enum ChangeLog {
         guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
         let id = UInt64(transaction.id)
         let oldest = id > UInt64(retained) && id % pruneInterval == 0 ? id - UInt64(retained) : nil
+        let bytes = record.encoded()
+        // The first part goes in only where no earlier commit's record has this
+        // id (the usual case: no search for one first); otherwise that record goes.
+        var fresh = false
+        if !bytes.isEmpty {
+            fresh = try bytes.withUnsafeBytes { all in
+                try entryKey(id, 0).withUnsafeBytes {
+                    try transaction.put(
+                        table, key: $0, value: UnsafeRawBufferPointer(rebasing: all[0..<Swift.min(partSize, all.count)]),
+                        mode: .insertOnly)
+                }
+            }
+        }
         var earlier: [[UInt8]] = []
         var stale: [[UInt8]] = []
         do {
-            earlier = try keys(of: table, in: transaction, from: id, through: id)
+            if !fresh { earlier = try keys(of: table, in: transaction, from: id, through: id) }
             if let oldest { stale = try keys(of: table, in: transaction, from: 0, through: oldest) }
         } catch let error as TroveError where error.kind == .corruptFile && error.code == nil && table.isSealed {
             // A sealed record that does not open (changed behind the file's
@@ -43,12 +56,11 @@ enum ChangeLog {
             // file unwritable: the log starts again, and handles behind it
             // compare in full. (An error LMDB reports, with its code, fails the write.)
             try transaction.clear(table)
-            (earlier, stale) = ([], [])
+            (earlier, stale, fresh) = ([], [], false)
         }
         for key in earlier { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
-        let bytes = record.encoded()
         try bytes.withUnsafeBytes { bytes in
-            for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() {
+            for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() where part > 0 || !fresh {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + partSize, bytes.count)])
                 try entryKey(id, part).withUnsafeBytes { _ = try transaction.put(table, key: $0, value: slice) }
             }
