@@ -232,7 +232,7 @@ public struct Results<Element>: RandomAccessCollection {
                 guard position < keys.count else { return nil }
                 // Materialize a batch, reading its records in one pass.
                 let end = Swift.min(position + 64, keys.count)
-                buffer = results.source.materializeBatch(results.database, ArraySlice(keys[position..<end]))
+                buffer = results.source.materializeBatch(results.database, keys.slice(position..<end))
                 position = end
                 bufferPosition = 0
             }
@@ -259,7 +259,7 @@ public struct Results<Element>: RandomAccessCollection {
         var position = 0
         while position < keys.count {
             let end = Swift.min(position + 64, keys.count)
-            elements.append(contentsOf: source.materializeBatch(database, ArraySlice(keys[position..<end])))
+            elements.append(contentsOf: source.materializeBatch(database, keys.slice(position..<end)))
             position = end
         }
         return elements

@@ -35,7 +35,7 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
 
     /// Groups the results' elements by key, sections in order of first appearance.
     func group() -> [(key: Key, members: [UInt64])] {
-        Self.sections(of: Array(results.keys), keyedBy: results.map(sectionKey))
+        Self.sections(of: results.keys.array, keyedBy: results.map(sectionKey))
     }
 
     /// The sections of `keys` (in order), each key's section being `sectionOf` at its position.
@@ -69,7 +69,7 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
 
     /// Every element's section key computed afresh.
     func track() -> Tracked {
-        Tracked(keys: Array(results.keys), sectionOf: results.map(sectionKey))
+        Tracked(keys: results.keys.array, sectionOf: results.map(sectionKey))
     }
 
     /// `tracked` moved to `results` by a results change (deletions in the old
@@ -80,7 +80,7 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     func follow(
         _ tracked: Tracked, to results: Results<Element>, deletions: [Int], insertions: [Int], modifications: [Int]
     ) -> Tracked {
-        let now = Array(results.keys)
+        let now = results.keys.array
         guard deletions.count + insertions.count + modifications.count <= Swift.max(64, tracked.keys.count / 8) else {
             return Tracked(keys: now, sectionOf: results.map(sectionKey))
         }
