@@ -334,9 +334,18 @@ final class ClusterTable {
     /// `key`, else the first) and the start after it, from a list of every
     /// start; nil when there is no cluster.
     static func bounds(for key: UInt64, in starts: [UInt64]) -> (UInt64, UInt64?)? {
-        let next = starts.partitioningIndex { $0 <= key }
-        if next == 0 { return starts.first.map { ($0, nil) } }
-        return (starts[next - 1], next < starts.count ? starts[next] : nil)
+        // (A plain binary search over the buffer: the generic partitioning
+        // search with its closure cost ~130 instructions a lookup by primary key.)
+        starts.withUnsafeBufferPointer { starts in
+            var low = 0
+            var high = starts.count
+            while low < high {
+                let middle = (low &+ high) &>> 1
+                if starts[middle] <= key { low = middle &+ 1 } else { high = middle }
+            }
+            if low == 0 { return starts.first.map { ($0, nil) } }
+            return (starts[low &- 1], low < starts.count ? starts[low] : nil)
+        }
     }
 
     /// Whether a cluster starts at `start`.

@@ -33,7 +33,7 @@ final class ClusterView {
     private(set) var stamp: UInt64?
     /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``)
     /// and not yet compared with its cluster's stamp in this one.
-    var isUnconfirmed = false
+    @exclusivity(unchecked) var isUnconfirmed = false
     /// The stored patches of columns (``ColumnPatch``), by column, as read
     /// with the cluster's parts.
     @exclusivity(unchecked) private var patches: [Int: UnsafeRawBufferPointer] = [:]

@@ -7,21 +7,25 @@ import TroveStorage
 /// newer snapshot, the views of clusters no commit since wrote are kept
 /// (``carry(_:mapStart:in:)``).
 final class ClusterViewCache {
+    // A cache belongs to one handle's snapshot, used by one thread at a
+    // time: its fields skip Swift's dynamic exclusivity checks (two
+    // `swift_beginAccess` calls, ~80 instructions, per lookup by primary key).
+
     /// The clusters these are views of.
     let clusters: ClusterTable
-    var views: [UInt64: ClusterView] = [:]
+    @exclusivity(unchecked) var views = ClusterViewTable()
     /// The view of the last lookup: the next key is often in it.
-    var last: ClusterView?
+    @exclusivity(unchecked) var last: ClusterView?
     /// Every cluster's start, once a scan of the snapshot has listed them.
-    var starts: [UInt64]?
+    @exclusivity(unchecked) var starts: [UInt64]?
     /// Whether ``starts`` was listed in an earlier snapshot and brought up
     /// to date from the change log: a lookup then trusts it only for a key
     /// inside the keys of the cluster it names, and a scan lists again.
-    var startsAreCarried = false
+    @exclusivity(unchecked) var startsAreCarried = false
     /// The ``ClusterTable/ClusterCache/writes`` the views were read at.
-    var writes = 0
+    @exclusivity(unchecked) var writes = 0
     /// Where the map was when the first view was read (a remap moves the pages under every view).
-    var mapStart: UInt?
+    @exclusivity(unchecked) var mapStart: UInt?
     /// Lookups that searched the file for their cluster (``startsForLookups(_:)``).
     private var searches = 0
     /// A record buffer for the next single lookup (one per lookup cost an allocation and a free).
@@ -58,7 +62,7 @@ final class ClusterViewCache {
             // A plain file's log is not authenticated: each view is compared
             // with its cluster's stamp before use, and the list of starts is
             // trusted only as far as a confirmed view bears it out.
-            views = views.filter { $0.value.stamp != nil }
+            views.removeAll { $0.stamp == nil }
             for view in views.values { view.isUnconfirmed = true }
             if last?.stamp == nil { last = nil }
             last?.isUnconfirmed = true

@@ -48,6 +48,24 @@ struct ClusterLookupTests {
         }
     }
 
+    @Test("a key's cluster bounds from the list of starts: below, at and between starts, past the last, none")
+    func boundsFromStarts() {
+        let starts: [UInt64] = [10, 20, 30, 1 << 40]
+        #expect(ClusterTable.bounds(for: 5, in: starts)! == (10, nil))
+        #expect(ClusterTable.bounds(for: 10, in: starts)! == (10, 20))
+        #expect(ClusterTable.bounds(for: 19, in: starts)! == (10, 20))
+        #expect(ClusterTable.bounds(for: 30, in: starts)! == (30, 1 << 40))
+        #expect(ClusterTable.bounds(for: .max, in: starts)! == (1 << 40, nil))
+        #expect(ClusterTable.bounds(for: 7, in: [7])! == (7, nil))
+        #expect(ClusterTable.bounds(for: 7, in: []) == nil)
+        for key in UInt64(10)...40 {
+            let bounds = ClusterTable.bounds(for: key, in: starts)!
+            let expected = starts.last { $0 <= key }!
+            #expect(bounds.0 == expected, "key \(key)")
+            #expect(bounds.1 == starts.first { $0 > key }, "key \(key)")
+        }
+    }
+
     @Test("random lookups in an encrypted table keep its opened clusters within their byte limit and find every object")
     func encryptedLookupsStayWithinTheirLimit() throws {
         var configuration = Configuration(fileURL: makeTemporaryDirectory().appendingPathComponent("sealed.trove"))

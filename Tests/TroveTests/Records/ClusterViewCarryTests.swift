@@ -63,7 +63,8 @@ struct ClusterViewCarryTests {
     /// The views the handle's snapshot holds for Meter, by cluster start.
     static func views(_ db: Database) throws -> [UInt64: ClusterView] {
         let slot = try db.tableInfo(named: "Meter").store.table.slot
-        return (db.readTransaction().readCacheEntry(slot) as? ClusterViewCache)?.views ?? [:]
+        let entries = (db.readTransaction().readCacheEntry(slot) as? ClusterViewCache)?.views.entries ?? []
+        return Dictionary(uniqueKeysWithValues: entries.map { ($0.start, $0.view) })
     }
 
     @Test(
