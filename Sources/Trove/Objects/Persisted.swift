@@ -117,8 +117,17 @@ public struct Persisted<Value: _TroveStorable> {
         @inline(__always) get {
             // A managed object's fields hold their columns (stamped when it was
             // bound); reading one through the literal key path is a plain load.
+            if object._database != nil {
+                // Only a collection hands out what its field holds: another type reads
+                // the column alone (a copy of the field copied its value, a String's
+                // retain and release per read).
+                if Value._troveCollection == nil {
+                    return Value._troveManagedGet(object, column: object[keyPath: storageKeyPath]._column)
+                }
+                let storage = object[keyPath: storageKeyPath]
+                return Value._troveManagedGet(object, column: storage._column, held: storage._value)
+            }
             let storage = object[keyPath: storageKeyPath]
-            if object._database != nil { return Value._troveManagedGet(object, column: storage._column, held: storage._value) }
             if storage._column >= 0 { return Value._troveProbeGet(object, column: storage._column) }
             return storage._value
         }

@@ -63,7 +63,7 @@ extension _TroveStorable {
     public static var _troveElementIsOptional: Bool { _troveIsOptional }
     public static var _troveIsOptional: Bool { false }
     public static var _troveLinkTarget: Object.Type? { nil }
-    public static var _troveCollection: CollectionKind? { nil }
+    @inlinable public static var _troveCollection: CollectionKind? { nil }
 
     @inlinable
     public static func _troveResolve(_ value: StoredValue, in database: Database) -> Self { Self._troveFromStored(value) }
