@@ -93,6 +93,30 @@ struct ObjectViewTests {
         #expect(one.int == sample(777).int)
     }
 
+    @Test("iteration reads each object's own slot: deleted slots left in a cluster, sorted and filtered orders")
+    func iterationSkipsDeletedSlotsAndFollowsAnyOrder() throws {
+        let db = try clusterDatabase()
+        try db.write { for id in 1...1_500 { try db.add(sample(id)) } }
+        // Scattered deletes leave deleted slots among the live ones (their bits, not a rewrite).
+        try db.write {
+            for id in stride(from: 3, through: 1_500, by: 3) {
+                try db.delete(try #require(db.object(ofType: AllTypes.self, forPrimaryKey: id)))
+            }
+        }
+        let all = Array(db.objects(AllTypes.self))
+        #expect(all.map(\.id) == (1...1_500).filter { $0 % 3 != 0 })
+        for object in all {
+            expectSample(object)
+            #expect(object._view != nil)
+        }
+        let descending = Array(db.objects(AllTypes.self).sorted(by: \.id, ascending: false))
+        #expect(descending.map(\.id) == (1...1_500).filter { $0 % 3 != 0 }.reversed())
+        for object in descending { expectSample(object) }
+        let some = try db.objects(AllTypes.self).filter("id > 700 AND id < 760").array()
+        #expect(some.map(\.id) == (701..<760).filter { $0 % 3 != 0 })
+        for object in some { expectSample(object) }
+    }
+
     @Test("values appended or changed after a cluster was written (its column patches) read in place")
     func patchedColumnsReadInPlace() throws {
         let db = try clusterDatabase()
