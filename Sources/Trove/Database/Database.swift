@@ -74,7 +74,7 @@ public final class Database {
     var storedAncestors: [String: [String]] = [:]
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
-    package internal(set) var invalidationEpoch: UInt32 = 0
+    @exclusivity(unchecked) package internal(set) var invalidationEpoch: UInt32 = 0
     /// Parsed query texts, so a query run again with new arguments is not parsed again.
     var predicateTemplates: [String: PredicateParser.Template] = [:]
     /// Types opened by name only (``dynamicObjects(_:)``), without a model,
