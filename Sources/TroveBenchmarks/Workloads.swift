@@ -28,12 +28,7 @@ extension Runner {
         let rows = RowB.make(commits)
         try run(
             "STRUCT", "Persistable struct: one object per transaction: insert", size: commits, unit: "tx/s",
-            engines: [StructTroveEngine.self, SQLiteEngine.self]
-        ) { engine in
-            let latencies = try engine.insertEachB(rows)
-            return Sample(
-                seconds: latencies.reduce(0, +), operations: commits, answer: "\(try engine.countB())", latencies: latencies)
-        }
+            engines: [StructTroveEngine.self, SQLiteEngine.self], body: insertEachB(rows))
     }
 
     /// W1, W3 and W4's work with an encryption key: compare each
@@ -77,6 +72,16 @@ extension Runner {
             }
             return Sample(
                 seconds: seconds, operations: rows.count, answer: "\(scan.count)/\(scan.checksum)", fileSize: engine.fileSize())
+        }
+    }
+
+    /// Inserts each of `rows` in a transaction of its own, timing each commit.
+    private func insertEachB(_ rows: [RowB]) -> (any Engine) throws -> Sample {
+        { engine in
+            let latencies = try engine.insertEachB(rows)
+            return Sample(
+                seconds: latencies.reduce(0, +), operations: rows.count, answer: "\(try engine.countB())",
+                latencies: latencies)
         }
     }
 
@@ -171,11 +176,9 @@ extension Runner {
         let count = options.size(10_000)
         let rows = RowB.make(count)
         for durability in Durability.allCases {
-            try run("W2", "one object per transaction: insert", size: count, unit: "tx/s", durability: durability) { engine in
-                let latencies = try engine.insertEachB(rows)
-                return Sample(
-                    seconds: latencies.reduce(0, +), operations: count, answer: "\(try engine.countB())", latencies: latencies)
-            }
+            try run(
+                "W2", "one object per transaction: insert", size: count, unit: "tx/s", durability: durability,
+                body: insertEachB(rows))
             try run("W2", "one object per transaction: update", size: count, unit: "tx/s", durability: durability) { engine in
                 try engine.insertB(rows)
                 let latencies = try engine.updateEachB(rows)

@@ -212,14 +212,15 @@ extension Database {
         // this unspecialized code looked up the array's type metadata per value.
         try [T](unsafeUninitializedCapacity: keys.count) { buffer, initialized in
             try binding.table.store.withLookupCursor(in: readTransaction()) { lookups in
+                func deleted() -> TroveError {
+                    TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
+                }
                 // Outside a write, a value of plain fields reads its cluster's columns in place.
                 let inPlace = binding.fields != nil && lookups.readsColumnsInPlace
                 for key in keys {
                     let target = buffer.baseAddress.unsafelyUnwrapped + initialized
                     if inPlace {
-                        guard let (view, slot) = try lookups.place(of: key) else {
-                            throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
-                        }
+                        guard let (view, slot) = try lookups.place(of: key) else { throw deleted() }
                         if try view.prepareForObjects() {
                             try binding.fields.unsafelyUnwrapped.initialize(
                                 UnsafeMutableRawPointer(target), from: view, slot: slot, columns: binding.columns)
@@ -227,9 +228,7 @@ extension Database {
                             continue
                         }
                     }
-                    guard let bytes = try lookups.record(key) else {
-                        throw TroveError(.invalidObject, "the \(binding.table.name) value was deleted", path: path)
-                    }
+                    guard let bytes = try lookups.record(key) else { throw deleted() }
                     let record = RecordReader(bytes, layout: binding.table.layout)
                     if let fields = binding.fields {
                         fields.initialize(UnsafeMutableRawPointer(target), from: record, columns: binding.columns)

@@ -59,6 +59,8 @@ final class StructFields: @unchecked Sendable {
     /// columns the record predates go through the stored value.
     func initialize(_ base: UnsafeMutableRawPointer, from record: RecordReader, columns: [Int]) {
         let types = record.layout.types
+        let slots = record.layout.slotOffsets
+        let fixed = record.bytes.baseAddress.unsafelyUnwrapped + record.header
         // (Each field's parts read through the buffer: copying a `Field` retained its closures.)
         fields.withUnsafeBufferPointer { fields in
             for index in fields.indices {
@@ -66,7 +68,13 @@ final class StructFields: @unchecked Sendable {
                 if let direct = fields[index].direct, column < record.columns, types[column] == fields[index].type,
                     !record.isNull(column)
                 {
-                    Self.load(direct, into: base + fields[index].offset, from: record, column: column)
+                    let field = base + fields[index].offset
+                    if direct.isVariable {
+                        // (A slot pointing past the record traps in `heapBytes`, as the general read does.)
+                        Self.load(direct, into: field, bytes: record.heapBytes(at: column).unsafelyUnwrapped)
+                    } else {
+                        Self.load(direct, into: field, from: fixed + slots[column])
+                    }
                 } else {
                     fields[index].initialize(base, record.value(at: column))
                 }
@@ -87,22 +95,14 @@ final class StructFields: @unchecked Sendable {
                 let column = columns[fields[index].property]
                 if let direct = fields[index].direct, types[column] == fields[index].type {
                     let field = base + fields[index].offset
-                    switch direct {
-                    case .string:
+                    if direct.isVariable {
                         if let bytes = view.variablePlace(slot, column) {
-                            field.initializeMemory(as: String.self, to: String(decoding: bytes, as: UTF8.self))
+                            Self.load(direct, into: field, bytes: bytes)
                             continue
                         }
-                    case .data:
-                        if let bytes = view.variablePlace(slot, column) {
-                            field.initializeMemory(as: Data.self, to: Data(bytes))
-                            continue
-                        }
-                    default:
-                        if let place = view.fixedPlace(slot, column) {
-                            Self.load(direct, into: field, from: place)
-                            continue
-                        }
+                    } else if let place = view.fixedPlace(slot, column) {
+                        Self.load(direct, into: field, from: place)
+                        continue
                     }
                 }
                 // (No field of a direct type holds a mixed value, the only one that throws here.)
@@ -208,32 +208,11 @@ final class StructFields: @unchecked Sendable {
         }
     }
 
-    enum Direct { case int, int64, int32, int16, int8, bool, double, float, string, data }
+    enum Direct {
+        case int, int64, int32, int16, int8, bool, double, float, string, data
 
-    /// Initializes `field` from `column`'s slot in the record (stored, not nil, of the field's type).
-    @inline(__always)
-    private static func load(_ direct: Direct, into field: UnsafeMutableRawPointer, from record: RecordReader, column: Int) {
-        let bytes = record.bytes
-        let slot = record.header + record.layout.slotOffsets[column]
-        func bits64() -> UInt64 { UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt64.self)) }
-        func bits32() -> UInt32 { UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt32.self)) }
-        switch direct {
-        case .int: field.initializeMemory(as: Int.self, to: Int(Int64(bitPattern: bits64())))
-        case .int64: field.initializeMemory(as: Int64.self, to: Int64(bitPattern: bits64()))
-        case .int32: field.initializeMemory(as: Int32.self, to: Int32(bitPattern: bits32()))
-        case .int16:
-            let bits = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: slot, as: UInt16.self))
-            field.initializeMemory(as: Int16.self, to: Int16(bitPattern: bits))
-        case .int8: field.initializeMemory(as: Int8.self, to: Int8(bitPattern: bytes[slot]))
-        case .bool: field.initializeMemory(as: Bool.self, to: bytes[slot] != 0)
-        case .double: field.initializeMemory(as: Double.self, to: Double(bitPattern: bits64()))
-        case .float: field.initializeMemory(as: Float.self, to: Float(bitPattern: bits32()))
-        // (A slot pointing past the record traps in `heapBytes`, as the general read does.)
-        case .string:
-            let text = record.heapBytes(at: column).unsafelyUnwrapped
-            field.initializeMemory(as: String.self, to: String(decoding: text, as: UTF8.self))
-        case .data: field.initializeMemory(as: Data.self, to: Data(record.heapBytes(at: column).unsafelyUnwrapped))
-        }
+        /// A string or data, read from its bytes rather than a fixed-size slot.
+        var isVariable: Bool { self == .string || self == .data }
     }
 
     /// Initializes `field` from the fixed-size value at `place` (a column's
@@ -254,6 +233,16 @@ final class StructFields: @unchecked Sendable {
         case .double: field.initializeMemory(as: Double.self, to: Double(bitPattern: bits64()))
         case .float: field.initializeMemory(as: Float.self, to: Float(bitPattern: bits32()))
         case .string, .data: preconditionFailure("Trove: a string or data field read as a fixed-size value")
+        }
+    }
+
+    /// Initializes a string or data `field` from its stored bytes.
+    @inline(__always)
+    private static func load(_ direct: Direct, into field: UnsafeMutableRawPointer, bytes: UnsafeRawBufferPointer) {
+        if direct == .string {
+            field.initializeMemory(as: String.self, to: String(decoding: bytes, as: UTF8.self))
+        } else {
+            field.initializeMemory(as: Data.self, to: Data(bytes))
         }
     }
 
