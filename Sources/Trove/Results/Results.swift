@@ -218,7 +218,11 @@ public struct Results<Element>: RandomAccessCollection {
         let results: Results
         let keys: ResultKeys
         var position = 0
+        /// The batch's elements, made at once; or, for objects that read in
+        /// place, `placed`, whose objects are made one by one.
         var buffer: [Element] = []
+        var placed: PlacedBatch?
+        var batchCount = 0
         var bufferPosition = 0
 
         init(results: Results, keys: ResultKeys) {
@@ -228,15 +232,24 @@ public struct Results<Element>: RandomAccessCollection {
 
         /// The next element, or nil after the last.
         public mutating func next() -> Element? {
-            if bufferPosition == buffer.count {
+            if bufferPosition == batchCount {
                 guard position < keys.count else { return nil }
-                // Materialize a batch, reading its records in one pass.
+                // Read a batch's places or records in one pass.
                 let end = Swift.min(position + 64, keys.count)
-                buffer = results.source.materializeBatch(results.database, keys.slice(position..<end))
+                let slice = keys.slice(position..<end)
+                // (The last batch's elements go first: a loop that does not keep them frees them for the next.)
+                buffer = []
+                placed = results.source.placedBatch?(results.database, slice)
+                if placed == nil { buffer = results.source.materializeBatch(results.database, slice) }
+                batchCount = end - position
                 position = end
                 bufferPosition = 0
             }
             defer { bufferPosition += 1 }
+            if let placed {
+                // (A placed batch is made only for a source of `Element` objects.)
+                return unsafeBitCast(placed.object(at: bufferPosition), to: Element.self)
+            }
             return buffer[bufferPosition]
         }
     }
