@@ -130,34 +130,32 @@ extension Database {
         return .some(nil)
     }
 
-    /// The places of a batch of keys of `table` for objects that read their
-    /// columns in place (``readsInPlace(_:)``, no write open), found in one
-    /// pass, for an iteration that makes each object as the loop reaches
-    /// it; nil when the objects need records (the caller makes them all
-    /// now: ``loadRecords(into:table:)``).
-    func placedBatch(of keys: ArraySlice<UInt64>, binding: ObjectBinding) -> PlacedBatch? {
+    /// The places of a batch of keys of `binding`'s table for objects that
+    /// read their columns in place (``readsInPlace(_:)``, no write open),
+    /// found in one pass, for an iteration that makes each object as the
+    /// loop reaches it; nil when the objects need records (the caller makes
+    /// them all now: ``loadRecords(into:table:)``). The keys that follow
+    /// the `previous` batch's last one in its view take their slots without
+    /// a lookup.
+    func placedBatch(of keys: ArraySlice<UInt64>, binding: ObjectBinding, after previous: PlacedBatch?) -> PlacedBatch? {
         let table = binding.table
         guard !keys.isEmpty, !table.isRetired, writeState == nil, readsInPlace(table) else { return nil }
+        let batch = PlacedBatch(self, binding, keys: keys, generation: generation)
+        if let previous, previous.generation == generation { batch.last = previous.last }
+        var position = batch.placeFollowing(from: 0)
+        guard position < keys.count else { return batch }
         do {
             return try table.store.withLookupCursor(in: readTransaction()) { lookups in
-                let batch = PlacedBatch(self, binding, keys: keys, generation: generation)
-                var last: (view: ClusterView, slot: Int)?
-                var position = 0
-                for key in keys {
-                    defer { position &+= 1 }
-                    if let (view, slot) = last, slot &+ 1 < view.count, view.key(slot &+ 1) == key, view.isLive(slot &+ 1) {
-                        batch.place(position, in: view, slot: slot &+ 1)
-                        last = (view, slot &+ 1)
-                        continue
+                while position < keys.count {
+                    if let (view, slot) = try lookups.place(of: keys[keys.startIndex &+ position]) {
+                        // A cluster older than a property: its objects take records.
+                        guard view.layout === table.layout, try view.prepareForObjects() else { return nil }
+                        batch.place(position, in: view, slot: slot)
+                        batch.last = (view, slot)
+                    } else {
+                        batch.last = nil  // not stored: the object finds that out on first read
                     }
-                    guard let (view, slot) = try lookups.place(of: key) else {
-                        last = nil  // not stored: the object finds that out on first read
-                        continue
-                    }
-                    // A cluster older than a property: its objects take records.
-                    guard view.layout === table.layout, try view.prepareForObjects() else { return nil }
-                    batch.place(position, in: view, slot: slot)
-                    last = (view, slot)
+                    position = batch.placeFollowing(from: position &+ 1)
                 }
                 return batch
             }

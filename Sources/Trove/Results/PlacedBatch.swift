@@ -1,7 +1,7 @@
 /// A batch of keys that an iteration hands out one object at a time, with
 /// the place where each object reads its columns (its cluster view and
-/// slot). ``Database/placedBatch(of:table:)`` finds all the places in one
-/// pass.
+/// slot). ``Database/placedBatch(of:binding:after:)`` finds all the places
+/// in one pass.
 ///
 /// The objects are made as the loop reaches them, not 64 at once: an object
 /// the loop does not keep is freed before the next one is made, so the
@@ -17,32 +17,58 @@ final class PlacedBatch {
     // (An iteration's batch is used by one thread: no dynamic exclusivity checks.)
     /// The views the batch's objects read, each once per run of keys in it.
     @exclusivity(unchecked) private var views: [ClusterView] = []
-    /// Per key: its view's index in `views` (-1: not stored) and its slot.
-    @exclusivity(unchecked) private var viewIndexes: [Int32]
-    @exclusivity(unchecked) private var slots: [Int32]
+    /// Per key: its view's index in `views` (-1: not stored), then its slot.
+    private let places: UnsafeMutablePointer<Int32>
+    /// The view and slot of the last key placed: the next batch's first
+    /// key is often in the next slot.
+    @exclusivity(unchecked) var last: (view: ClusterView, slot: Int)?
 
     init(_ database: Database, _ binding: ObjectBinding, keys: ArraySlice<UInt64>, generation: UInt64) {
         self.database = database
         self.binding = binding
         self.keys = keys
         self.generation = generation
-        viewIndexes = Array(repeating: -1, count: keys.count)
-        slots = Array(repeating: 0, count: keys.count)
+        places = .allocate(capacity: 2 * keys.count)
+        places.initialize(repeating: -1, count: 2 * keys.count)
     }
 
+    deinit { places.deallocate() }
+
     /// Places the key at `position` in `slot` of `view`.
+    @inline(__always)
     func place(_ position: Int, in view: ClusterView, slot: Int) {
-        if views.last !== view { views.append(view) }
-        viewIndexes[position] = Int32(views.count &- 1)
-        slots[position] = Int32(slot)
+        if views.isEmpty || views[views.count &- 1] !== view { views.append(view) }
+        places[2 &* position] = Int32(truncatingIfNeeded: views.count &- 1)
+        places[2 &* position &+ 1] = Int32(truncatingIfNeeded: slot)
     }
 
     /// The object of the key at `position`, bound to its place if it has one.
     func object(at position: Int) -> Object {
         let object = binding.info.type.init()
         object.bind(to: database, objectKey: keys[keys.startIndex &+ position], binding: binding)
-        let index = Int(viewIndexes[position])
-        if index >= 0 { object.keepView(views[index], slot: Int(slots[position]), generation: generation) }
+        let index = Int(places[2 &* position])
+        if index >= 0 { object.keepView(views[index], slot: Int(places[2 &* position &+ 1]), generation: generation) }
         return object
+    }
+}
+
+extension PlacedBatch {
+    /// Places the keys from `position` on that lie in the slots after
+    /// ``last`` (the next object of a cluster is mostly in its next slot:
+    /// no lookup, which costs a retain and release of the view and a
+    /// search); the position of the first key that needs a lookup.
+    func placeFollowing(from position: Int) -> Int {
+        guard let (view, start) = last else { return position }
+        var position = position
+        var slot = start
+        while position < keys.count, slot &+ 1 < view.count, view.key(slot &+ 1) == keys[keys.startIndex &+ position],
+            view.isLive(slot &+ 1)
+        {
+            slot &+= 1
+            place(position, in: view, slot: slot)
+            position &+= 1
+        }
+        last = (view, slot)
+        return position
     }
 }

@@ -239,7 +239,7 @@ public struct Results<Element>: RandomAccessCollection {
                 let slice = keys.slice(position..<end)
                 // (The last batch's elements go first: a loop that does not keep them frees them for the next.)
                 buffer = []
-                placed = results.source.placedBatch?(results.database, slice)
+                placed = results.source.placedBatch?(results.database, slice, placed)
                 if placed == nil { buffer = results.source.materializeBatch(results.database, slice) }
                 batchCount = end - position
                 position = end

@@ -21,9 +21,10 @@ struct ResultsSource<Element> {
     /// For results of a collection's values: the collection and the order.
     var valueOrigin: ValueOrigin? = nil
     /// For objects that read their columns in place: a batch's places,
-    /// found at once, whose objects an iteration makes as it reaches them
-    /// (nil when the batch needs ``materializeBatch``).
-    var placedBatch: ((Database, ArraySlice<UInt64>) -> PlacedBatch?)? = nil
+    /// found at once (after the iteration's previous batch), whose objects
+    /// an iteration makes as it reaches them (nil when the batch needs
+    /// ``materializeBatch``).
+    var placedBatch: ((Database, ArraySlice<UInt64>, PlacedBatch?) -> PlacedBatch?)? = nil
 
     /// The property or the path through links a key path names.
     func path(for keyPath: AnyKeyPath) -> String {
@@ -69,7 +70,7 @@ struct ResultsSource<Element> {
             },
             columnForKeyPath: { binding.column(forKeyPath: $0) }, objectType: Element.self,
             pathForKeyPath: { binding.path(forKeyPath: $0) },
-            placedBatch: { database, keys in database.placedBatch(of: keys, binding: binding) })
+            placedBatch: { database, keys, previous in database.placedBatch(of: keys, binding: binding, after: previous) })
     }
 
     static func value(_ binding: ValueBinding, _: Element.Type) -> ResultsSource where Element: Persistable {
