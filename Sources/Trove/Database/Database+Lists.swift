@@ -370,6 +370,15 @@ extension Database {
         // An element holds the object when its record is the object's: records of one layout encode a value one way.
         try state.recordWriter.encode([.int(Int64(bitPattern: target))], layout: table.elementLayouts[column]!)
         let needle = state.recordWriter.bytes
+        if let removed = try removeFromSoleChunk(needle, owner: owner, column: column, table: table, state) {
+            guard removed > 0 else { return }
+            if table.refs[column] != nil {
+                try adjustRef(
+                    table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
+            }
+            generation &+= 1
+            return
+        }
         let tail = try listTail(from: 0, owner: owner, column: column, table: table, state)
         var kept = ListElements()
         kept.reserveCapacity(bytes: tail.elements.bytes.count, elements: tail.elements.count)
@@ -392,6 +401,37 @@ extension Database {
                 table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
         }
         generation &+= 1
+    }
+
+    /// Removes the elements whose record is `needle` from `owner`'s list
+    /// when the list is one chunk (most lists: up to
+    /// ``ListChunk/softLimit`` bytes), editing that chunk in place of reading
+    /// the list into ``ListElements`` and cutting it into chunks again; how
+    /// many went (0 for an empty list), or nil when the list has more chunks.
+    private func removeFromSoleChunk(
+        _ needle: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ state: WriteState
+    ) throws -> Int? {
+        precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
+        let list = table.collections[column]!
+        let edited = try state.transaction.withCursor(on: list) { cursor -> (bytes: [UInt8]?, removed: Int)? in
+            guard let entry = try Database.chunkEntry(holding: 0, owner: owner, in: cursor) else { return (nil, 0) }
+            guard Database.position(of: entry.key) == 0 else { return nil }
+            // (Edited before the cursor moves on: an encrypted table's value lives in the cursor's buffer.)
+            let chunk = try listChunk(entry, owner: owner, column: column, table: table)
+            let edited = needle.withUnsafeBytes { chunk.removing($0) }
+            if let next = try cursor.next(), next.key.count == 12, Database.owner(of: next.key) == owner { return nil }
+            return edited.map { ($0.bytes, $0.removed) } ?? (nil, 0)
+        }
+        guard let edited else { return nil }
+        guard let bytes = edited.bytes else { return edited.removed }
+        try Database.listKey(owner: owner, position: 0).withUnsafeBytes { key in
+            if bytes.count > 4 {
+                try bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
+            } else {
+                _ = try state.transaction.delete(list, key: key)
+            }
+        }
+        return edited.removed
     }
 
     /// The elements of `owner`'s list from the chunk holding `position` on

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A run of one list's elements, stored as one entry of the list's table
 /// under `owner key ‖ position of its first element`: the element count
 /// (u32 LE), each element's end offset in the records area (u32 LE), then
@@ -56,6 +58,39 @@ struct ListChunk {
             }
         }
         return result
+    }
+
+    /// This chunk's bytes without the elements whose record is `record`
+    /// (the others in order), and how many went; nil when none is. With
+    /// every element gone the bytes are a header of no elements, which is
+    /// no chunk: the caller deletes the entry instead.
+    func removing(_ record: UnsafeRawBufferPointer) -> (bytes: [UInt8], removed: Int)? {
+        func matches(_ index: Int) -> Bool {
+            let element = self.record(at: index)
+            return element.count == record.count && memcmp(element.baseAddress!, record.baseAddress!, record.count) == 0
+        }
+        var removed = 0
+        for index in 0..<count where matches(index) { removed += 1 }
+        guard removed > 0 else { return nil }
+        let kept = count - removed
+        var result = [UInt8](repeating: 0, count: bytes.count - removed * (4 + record.count))
+        result.withUnsafeMutableBytes { out in
+            out.storeBytes(of: UInt32(kept).littleEndian, as: UInt32.self)
+            let keptStart = 4 + 4 * kept
+            var slot = 0
+            var area = 0
+            for index in 0..<count where !matches(index) {
+                let element = self.record(at: index)
+                if element.count > 0 {
+                    out.baseAddress!.advanced(by: keptStart + area).copyMemory(
+                        from: element.baseAddress!, byteCount: element.count)
+                }
+                area += element.count
+                out.storeBytes(of: UInt32(area).littleEndian, toByteOffset: 4 + 4 * slot, as: UInt32.self)
+                slot += 1
+            }
+        }
+        return (result, removed)
     }
 
     /// A chunk of one element.

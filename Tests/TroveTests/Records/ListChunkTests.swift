@@ -117,6 +117,75 @@ import TroveStorage
         expectValid(db)
     }
 
+    @Test("removing a record from a chunk keeps the other elements in order; none found is nil, all found leaves no elements")
+    func removingFromAChunk() throws {
+        let tags = ["a", "needle", "", "bb", "needle", "ccc", "needle"]
+        var elements = ListElements()
+        for tag in tags { Array(tag.utf8).withUnsafeBytes { elements.append($0) } }
+        let bytes = try #require(elements.chunks().first?.bytes)
+        try bytes.withUnsafeBytes { bytes in
+            let chunk = try #require(ListChunk(bytes))
+            let edited = try #require(Array("needle".utf8).withUnsafeBytes { chunk.removing($0) })
+            #expect(edited.removed == 3)
+            try edited.bytes.withUnsafeBytes { edited in
+                let kept = try #require(ListChunk(edited))
+                #expect((0..<kept.count).map { String(decoding: kept.record(at: $0), as: UTF8.self) } == ["a", "", "bb", "ccc"])
+            }
+            #expect(Array("absent".utf8).withUnsafeBytes { chunk.removing($0) } == nil)
+            // A record that only starts like an element is not it.
+            #expect(Array("need".utf8).withUnsafeBytes { chunk.removing($0) } == nil)
+        }
+        var same = ListElements()
+        for _ in 0..<3 { Array("x".utf8).withUnsafeBytes { same.append($0) } }
+        try same.chunks()[0].bytes.withUnsafeBytes { bytes in
+            let chunk = try #require(ListChunk(bytes))
+            let edited = try #require(Array("x".utf8).withUnsafeBytes { chunk.removing($0) })
+            #expect(edited.removed == 3)
+            #expect(edited.bytes == [0, 0, 0, 0])
+        }
+    }
+
+    @Test(
+        "deleting a song that short playlists hold (one chunk each), some more than once or only it, takes out every occurrence")
+    func deletingAnObjectShortListsHold() throws {
+        let db = try makeDatabase()
+        var songs: [Song] = []
+        var playlists: [Playlist] = []
+        try db.write {
+            for n in 0..<10 {
+                let song = Song()
+                song.title = "song \(n)"
+                try db.add(song)
+                songs.append(song)
+            }
+            for n in 0..<60 {
+                let playlist = Playlist()
+                playlist.name = "list \(n)"
+                // 0 to 29 songs; song 0 at the positions where (position + n) % 5 == 0 for every third list,
+                // and lists 7, 17, ... of song 0 alone.
+                for position in 0..<(n % 30) {
+                    let holds = n % 10 == 7 || (n % 3 == 0 && (position + n) % 5 == 0)
+                    playlist.songs.append(songs[holds ? 0 : 1 + (position * 3 + n) % 9])
+                }
+                try db.add(playlist)
+                playlists.append(playlist)
+            }
+        }
+        let expected = playlists.map { $0.songs.array().map(\.title).filter { $0 != "song 0" } }
+        #expect(expected.contains { $0.isEmpty })
+        #expect(playlists.contains { $0.songs.count > 10 && $0.songs.contains { $0.title == "song 0" } })
+        try db.write { try db.delete(songs[0]) }
+        #expect(playlists.map { $0.songs.array().map(\.title) } == expected)
+        #expect(playlists.map(\.songs.count) == expected.map(\.count))
+        for song in songs.dropFirst() {
+            #expect(song.playlists.count == playlists.filter { $0.songs.contains { $0.title == song.title } }.count)
+        }
+        // The emptied lists take songs again.
+        try db.write { for playlist in playlists where playlist.songs.isEmpty { playlist.songs.append(songs[1]) } }
+        #expect(playlists.allSatisfy { !$0.songs.isEmpty })
+        expectValid(db)
+    }
+
     /// Rewrites a file's lists as a Trove before chunks stored them: one
     /// element per entry under `owner ‖ position`, no `packedLists` entry, format 9.
     private static func unpackLists(at url: URL) throws {
