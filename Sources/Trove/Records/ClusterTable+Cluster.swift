@@ -308,12 +308,24 @@ extension ClusterTable {
             let slot = keys.count
             if pending.isEmpty { pending = Array(repeating: nil, count: layout.columnCount) }
             // (Columns are read, or made pending, for the objects they hold before this one.)
-            for column in 0..<layout.columnCount
-            where layout.inRecord[column] && buffers[column] == nil && pending[column] == nil {
-                if let source, source.unread[column] {
-                    try startPending(column, from: source, minimum: source.table.patchMinimumColumnBytes)
+            if let source, source.unread.contains(true) {
+                // One cursor for the cluster's parts, which lie side by side: a search
+                // that lands on the page the last one read searches that page alone.
+                try source.transaction.withCursor(on: source.table.table) { cursor in
+                    for column in 0..<layout.columnCount
+                    where layout.inRecord[column] && buffers[column] == nil && pending[column] == nil {
+                        if source.unread[column] {
+                            try startPending(
+                                column, from: source, minimum: source.table.patchMinimumColumnBytes, cursor: cursor)
+                        }
+                        if pending[column] == nil { try buffer(column) }
+                    }
                 }
-                if pending[column] == nil { try buffer(column) }
+            } else {
+                for column in 0..<layout.columnCount
+                where layout.inRecord[column] && buffers[column] == nil && pending[column] == nil {
+                    try buffer(column)
+                }
             }
             keys.append(key)
             keysChanged = true
@@ -331,11 +343,14 @@ extension ClusterTable {
 
         /// Makes `column` pending (``pending``) when it is large enough to
         /// patch: its stored patch's values, without reading the column.
-        private func startPending(_ column: Int, from source: LazySource, minimum: Int) throws {
+        private func startPending(_ column: Int, from source: LazySource, minimum: Int, cursor: Cursor) throws {
             let type = source.table.layout.types[column]
             let existing = keys.count
+            func value<R>(_ part: Int, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+                try ClusterTable.withKey(start, part: part) { try body(try cursor.seek(exactly: $0)?.value) }
+            }
             // (One lookup: a column too small to patch, or without a part, is read into its buffer there.)
-            let part = try source.table.value(start, part: column + 1, in: source.transaction) {
+            let part = try value(column + 1) {
                 bytes -> (size: Int, count: Int)? in
                 guard let bytes, bytes.count >= minimum, let stored = ClusterColumn(bytes, type: type),
                     stored.count == existing || patchStored[column]
@@ -349,7 +364,7 @@ extension ClusterTable {
             var values = ColumnBuffer(type: type)
             var slots: [Int] = []
             if patchStored[column] {
-                let read = try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) {
+                let read = try value(ClusterTable.patchPart(column)) {
                     patch -> Bool in
                     guard let patch, let decoded = ColumnPatch(patch, type: type, count: existing, stored: part.count) else {
                         return false
