@@ -140,7 +140,25 @@ extension Database {
     func placedBatch(of keys: ArraySlice<UInt64>, binding: ObjectBinding, after previous: PlacedBatch?) -> PlacedBatch? {
         let table = binding.table
         guard !keys.isEmpty, !table.isRetired, writeState == nil, readsInPlace(table) else { return nil }
-        let batch = PlacedBatch(self, binding, keys: keys, generation: generation)
+        return findPlaces(PlacedBatch(self, binding, keys: keys, generation: generation), table: table, after: previous)
+    }
+
+    /// ``placedBatch(of:binding:after:)`` for values of a `Persistable`
+    /// struct whose fields are plain, each read from its place when the
+    /// iteration reaches it.
+    func placedBatch(of keys: ArraySlice<UInt64>, values binding: ValueBinding, after previous: PlacedBatch?)
+        -> PlacedBatch?
+    {
+        let table = binding.table
+        guard binding.fields != nil, !keys.isEmpty, !table.isRetired, writeState == nil, readsInPlace(table) else {
+            return nil
+        }
+        return findPlaces(
+            PlacedBatch(self, nil, binding, keys: keys, generation: generation), table: table, after: previous)
+    }
+
+    private func findPlaces(_ batch: PlacedBatch, table: TableInfo, after previous: PlacedBatch?) -> PlacedBatch? {
+        let keys = batch.keys
         if let previous, previous.generation == generation { batch.last = previous.last }
         var position = batch.placeFollowing(from: 0)
         guard position < keys.count else { return batch }

@@ -9,7 +9,10 @@
 /// blocks of a size, not 64).
 final class PlacedBatch {
     let database: Database
-    let binding: ObjectBinding
+    /// What the batch makes: objects of a model class, or values of a
+    /// `Persistable` struct whose fields are plain (``StructFields``).
+    let binding: ObjectBinding?
+    let valueBinding: ValueBinding?
     let keys: ArraySlice<UInt64>
     /// The handle's generation when the places were found: an object bound
     /// later, after a refresh or a commit, finds its place again on first read.
@@ -23,9 +26,13 @@ final class PlacedBatch {
     /// key is often in the next slot.
     @exclusivity(unchecked) var last: (view: ClusterView, slot: Int)?
 
-    init(_ database: Database, _ binding: ObjectBinding, keys: ArraySlice<UInt64>, generation: UInt64) {
+    init(
+        _ database: Database, _ binding: ObjectBinding?, _ valueBinding: ValueBinding? = nil, keys: ArraySlice<UInt64>,
+        generation: UInt64
+    ) {
         self.database = database
         self.binding = binding
+        self.valueBinding = valueBinding
         self.keys = keys
         self.generation = generation
         places = .allocate(capacity: 2 * keys.count)
@@ -42,13 +49,29 @@ final class PlacedBatch {
         places[2 &* position &+ 1] = Int32(truncatingIfNeeded: slot)
     }
 
+    func key(at position: Int) -> UInt64 { keys[keys.startIndex &+ position] }
+
     /// The object of the key at `position`, bound to its place if it has one.
     func object(at position: Int) -> Object {
+        let binding = binding.unsafelyUnwrapped
         let object = binding.info.type.init()
         object.bind(to: database, objectKey: keys[keys.startIndex &+ position], binding: binding)
         let index = Int(places[2 &* position])
         if index >= 0 { object.keepView(views[index], slot: Int(places[2 &* position &+ 1]), generation: generation) }
         return object
+    }
+
+    /// Initializes the value of the key at `position` at `target` from its
+    /// place; false (nothing initialized) when it has none, or the handle
+    /// moved to another snapshot or opened a write since the places were
+    /// found (the caller reads the value the usual way).
+    func initializeValue(at position: Int, _ target: UnsafeMutableRawPointer) throws -> Bool {
+        let index = Int(places[2 &* position])
+        guard index >= 0, database.generation == generation, database.writeState == nil else { return false }
+        let binding = valueBinding.unsafelyUnwrapped
+        try binding.fields.unsafelyUnwrapped.initialize(
+            target, from: views[index], slot: Int(places[2 &* position &+ 1]), columns: binding.columns)
+        return true
     }
 }
 

@@ -247,10 +247,25 @@ public struct Results<Element>: RandomAccessCollection {
             }
             defer { bufferPosition += 1 }
             if let placed {
-                // (A placed batch is made only for a source of `Element` objects.)
-                return unsafeBitCast(placed.object(at: bufferPosition), to: Element.self)
+                // (A batch of objects is made only for a source of `Element` objects, one of values for `Element` values.)
+                if placed.binding != nil { return unsafeBitCast(placed.object(at: bufferPosition), to: Element.self) }
+                return value(at: bufferPosition, of: placed)
             }
             return buffer[bufferPosition]
+        }
+
+        /// The value at `position` of a batch of struct values, read from its
+        /// place (or the usual way when it has none any more).
+        private func value(at position: Int, of batch: PlacedBatch) -> Element {
+            withUnsafeTemporaryAllocation(of: Element.self, capacity: 1) { slot in
+                let target = slot.baseAddress.unsafelyUnwrapped
+                do {
+                    if try batch.initializeValue(at: position, UnsafeMutableRawPointer(target)) { return target.move() }
+                } catch {
+                    fatalError("Trove: cannot read a \(results.source.table.name) value: \(error)")
+                }
+                return results.source.materialize(results.database, batch.key(at: position))
+            }
         }
     }
 

@@ -95,6 +95,7 @@ struct ResultsSource<Element> {
                     let name = ValueModel.propertyName(of: path, in: Element.self)
                 else { return nil }
                 return binding.table.columnIndex[name]
-            })
+            },
+            placedBatch: { database, keys, previous in database.placedBatch(of: keys, values: binding, after: previous) })
     }
 }

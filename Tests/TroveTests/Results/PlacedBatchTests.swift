@@ -7,6 +7,20 @@ import Testing
 /// places are found at once and each object is made as the loop reaches it.
 @Suite("Objects made as an iteration reaches them")
 struct PlacedBatchTests {
+    struct Reading: Persistable, Equatable {
+        static var primaryKey: KeyPath<Reading, Int> { \.id }
+        var id = 0
+        var label = ""
+        var value = 0.0
+        var note: String?
+
+        static func make(_ id: Int) -> Reading {
+            Reading(
+                id: id, label: "reading \(id) " + String(repeating: "ㄹ", count: id % 30), value: Double(id) / 8,
+                note: id % 2 == 0 ? "note \(id)" : nil)
+        }
+    }
+
     private func clusterDatabase(_ name: String = #function) throws -> Database {
         var configuration = Configuration(
             fileURL: makeTemporaryDirectory(name).appendingPathComponent("placed.trove"), objectTypes: [AllTypes.self])
@@ -112,5 +126,33 @@ struct PlacedBatchTests {
             #expect(object.int == (object.id == 8 ? 8 : sample(object.id).int))
         }
         expectValid(db)
+    }
+
+    @Test(
+        "struct values are read as the loop reaches them: across batches, and a commit in the loop shows in the values after it")
+    func valuesReadAsReached() throws {
+        let db = try clusterDatabase()
+        try db.write { for id in 1...300 { try db.add(Reading.make(id)) } }
+        var expected = (1...300).map(Reading.make)
+        #expect(Array(db.values(Reading.self)) == expected)
+        var seen: [Reading] = []
+        for value in db.values(Reading.self) {
+            if value.id == 10 {
+                // Inside the first batch: value 20 is not read yet.
+                try db.write {
+                    var changed = try #require(db.value(ofType: Reading.self, forPrimaryKey: 20))
+                    changed.label = "changed"
+                    changed.note = nil
+                    _ = try db.add(changed, update: .modified)
+                }
+            }
+            seen.append(value)
+        }
+        expected[19].label = "changed"
+        expected[19].note = nil
+        #expect(seen == expected)
+        #expect(db.values(Reading.self).array() == expected)
+        let sorted = db.values(Reading.self).sorted(by: \.value, ascending: false)
+        #expect(Array(sorted) == expected.reversed())
     }
 }
