@@ -140,7 +140,7 @@ extension Database {
     func placedBatch(of keys: ArraySlice<UInt64>, binding: ObjectBinding, after previous: PlacedBatch?) -> PlacedBatch? {
         let table = binding.table
         guard !keys.isEmpty, !table.isRetired, writeState == nil, readsInPlace(table) else { return nil }
-        return findPlaces(PlacedBatch(self, binding, keys: keys, generation: generation), table: table, after: previous)
+        return findPlaces(PlacedObjects(self, binding, keys: keys, generation: generation), table: table, after: previous)
     }
 
     /// ``placedBatch(of:binding:after:)`` for values of a `Persistable`
@@ -153,8 +153,7 @@ extension Database {
         guard binding.fields != nil, !keys.isEmpty, !table.isRetired, writeState == nil, readsInPlace(table) else {
             return nil
         }
-        return findPlaces(
-            PlacedBatch(self, nil, binding, keys: keys, generation: generation), table: table, after: previous)
+        return findPlaces(PlacedValues(self, binding, keys: keys, generation: generation), table: table, after: previous)
     }
 
     private func findPlaces(_ batch: PlacedBatch, table: TableInfo, after previous: PlacedBatch?) -> PlacedBatch? {

@@ -1,38 +1,33 @@
-/// A batch of keys that an iteration hands out one object at a time, with
-/// the place where each object reads its columns (its cluster view and
+/// A batch of keys that an iteration hands out one element at a time, with
+/// the place where each element reads its columns (its cluster view and
 /// slot). ``Database/placedBatch(of:binding:after:)`` finds all the places
 /// in one pass.
 ///
-/// The objects are made as the loop reaches them, not 64 at once: an object
-/// the loop does not keep is freed before the next one is made, so the
-/// allocator hands the same memory back (its per-thread cache holds a few
-/// blocks of a size, not 64).
-final class PlacedBatch {
+/// The elements are made as the loop reaches them, not 64 at once: an object
+/// (or a value's strings and data) the loop does not keep is freed before the
+/// next one is made, so the allocator hands the same memory back (its
+/// per-thread cache holds a few blocks of a size, not 64). Objects come from
+/// ``PlacedObjects``, `Persistable` struct values from ``PlacedValues``.
+class PlacedBatch {
     let database: Database
-    /// What the batch makes: objects of a model class, or values of a
-    /// `Persistable` struct whose fields are plain (``StructFields``).
-    let binding: ObjectBinding?
-    let valueBinding: ValueBinding?
+    /// Whether the batch is a ``PlacedObjects`` (checked per element, where a cast costs more).
+    let makesObjects: Bool
     let keys: ArraySlice<UInt64>
     /// The handle's generation when the places were found: an object bound
     /// later, after a refresh or a commit, finds its place again on first read.
     let generation: UInt64
     // (An iteration's batch is used by one thread: no dynamic exclusivity checks.)
-    /// The views the batch's objects read, each once per run of keys in it.
-    @exclusivity(unchecked) private var views: [ClusterView] = []
+    /// The views the batch's elements read, each once per run of keys in it.
+    @exclusivity(unchecked) final var views: [ClusterView] = []
     /// Per key: its view's index in `views` (-1: not stored), then its slot.
-    private let places: UnsafeMutablePointer<Int32>
+    final let places: UnsafeMutablePointer<Int32>
     /// The view and slot of the last key placed: the next batch's first
     /// key is often in the next slot.
-    @exclusivity(unchecked) var last: (view: ClusterView, slot: Int)?
+    @exclusivity(unchecked) final var last: (view: ClusterView, slot: Int)?
 
-    init(
-        _ database: Database, _ binding: ObjectBinding?, _ valueBinding: ValueBinding? = nil, keys: ArraySlice<UInt64>,
-        generation: UInt64
-    ) {
+    init(_ database: Database, makesObjects: Bool, keys: ArraySlice<UInt64>, generation: UInt64) {
         self.database = database
-        self.binding = binding
-        self.valueBinding = valueBinding
+        self.makesObjects = makesObjects
         self.keys = keys
         self.generation = generation
         places = .allocate(capacity: 2 * keys.count)
@@ -43,22 +38,41 @@ final class PlacedBatch {
 
     /// Places the key at `position` in `slot` of `view`.
     @inline(__always)
-    func place(_ position: Int, in view: ClusterView, slot: Int) {
+    final func place(_ position: Int, in view: ClusterView, slot: Int) {
         if views.isEmpty || views[views.count &- 1] !== view { views.append(view) }
         places[2 &* position] = Int32(truncatingIfNeeded: views.count &- 1)
         places[2 &* position &+ 1] = Int32(truncatingIfNeeded: slot)
     }
 
-    func key(at position: Int) -> UInt64 { keys[keys.startIndex &+ position] }
+    final func key(at position: Int) -> UInt64 { keys[keys.startIndex &+ position] }
+}
+
+/// A ``PlacedBatch`` of objects of a model class.
+final class PlacedObjects: PlacedBatch {
+    let binding: ObjectBinding
+
+    init(_ database: Database, _ binding: ObjectBinding, keys: ArraySlice<UInt64>, generation: UInt64) {
+        self.binding = binding
+        super.init(database, makesObjects: true, keys: keys, generation: generation)
+    }
 
     /// The object of the key at `position`, bound to its place if it has one.
     func object(at position: Int) -> Object {
-        let binding = binding.unsafelyUnwrapped
         let object = binding.info.type.init()
         object.bind(to: database, objectKey: keys[keys.startIndex &+ position], binding: binding)
         let index = Int(places[2 &* position])
         if index >= 0 { object.keepView(views[index], slot: Int(places[2 &* position &+ 1]), generation: generation) }
         return object
+    }
+}
+
+/// A ``PlacedBatch`` of values of a `Persistable` struct whose fields are plain (``StructFields``).
+final class PlacedValues: PlacedBatch {
+    let binding: ValueBinding
+
+    init(_ database: Database, _ binding: ValueBinding, keys: ArraySlice<UInt64>, generation: UInt64) {
+        self.binding = binding
+        super.init(database, makesObjects: false, keys: keys, generation: generation)
     }
 
     /// Initializes the value of the key at `position` at `target` from its
@@ -68,7 +82,6 @@ final class PlacedBatch {
     func initializeValue(at position: Int, _ target: UnsafeMutableRawPointer) throws -> Bool {
         let index = Int(places[2 &* position])
         guard index >= 0, database.generation == generation, database.writeState == nil else { return false }
-        let binding = valueBinding.unsafelyUnwrapped
         try binding.fields.unsafelyUnwrapped.initialize(
             target, from: views[index], slot: Int(places[2 &* position &+ 1]), columns: binding.columns)
         return true
@@ -80,7 +93,7 @@ extension PlacedBatch {
     /// ``last`` (the next object of a cluster is mostly in its next slot:
     /// no lookup, which costs a retain and release of the view and a
     /// search); the position of the first key that needs a lookup.
-    func placeFollowing(from position: Int) -> Int {
+    final func placeFollowing(from position: Int) -> Int {
         guard let (view, start) = last else { return position }
         var position = position
         var slot = start

@@ -248,7 +248,10 @@ public struct Results<Element>: RandomAccessCollection {
             defer { bufferPosition += 1 }
             if let placed {
                 // (A batch of objects is made only for a source of `Element` objects, one of values for `Element` values.)
-                if placed.binding != nil { return unsafeBitCast(placed.object(at: bufferPosition), to: Element.self) }
+                if placed.makesObjects {
+                    let object = unsafeDowncast(placed, to: PlacedObjects.self).object(at: bufferPosition)
+                    return unsafeBitCast(object, to: Element.self)
+                }
                 return value(at: bufferPosition, of: placed)
             }
             return buffer[bufferPosition]
@@ -257,7 +260,8 @@ public struct Results<Element>: RandomAccessCollection {
         /// The value at `position` of a batch of struct values, read from its
         /// place (or the usual way when it has none any more).
         private func value(at position: Int, of batch: PlacedBatch) -> Element {
-            withUnsafeTemporaryAllocation(of: Element.self, capacity: 1) { slot in
+            let batch = unsafeDowncast(batch, to: PlacedValues.self)
+            return withUnsafeTemporaryAllocation(of: Element.self, capacity: 1) { slot in
                 let target = slot.baseAddress.unsafelyUnwrapped
                 do {
                     if try batch.initializeValue(at: position, UnsafeMutableRawPointer(target)) { return target.move() }
