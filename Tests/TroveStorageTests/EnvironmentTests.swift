@@ -303,30 +303,73 @@ struct EnvironmentTests {
         #expect(try check.count(of: table) == 101)
     }
 
-    @Test("a file holds thousands of tables, each read back; past the limit the error says what uses tables")
+    @Test(
+        "a file's table slots grow with it: reopened, a file of 1,000 tables takes 3,000, each read back; past its slots the error says what uses tables"
+    )
     func thousandsOfTables() throws {
         let path = makeTemporaryDirectory().appendingPathComponent("tables.trove").path
-        let environment = try Environment.open(path: path)
-        let write = try WriteTransaction(environment: environment)
-        for number in 0..<3_000 {
-            let table = try #require(try write.openTable("table \(number)"))
-            try pattern(8, seed: UInt8(number % 200)).withUnsafeBytes { _ = try write.put(table, key: UInt64(number), value: $0) }
+        func addTables(_ numbers: Range<Int>, in environment: Environment) throws {
+            let write = try WriteTransaction(environment: environment)
+            for number in numbers {
+                let table = try #require(try write.openTable("table \(number)"))
+                try pattern(8, seed: UInt8(number % 200)).withUnsafeBytes {
+                    _ = try write.put(table, key: UInt64(number), value: $0)
+                }
+            }
+            try write.commit()
         }
-        try write.commit()
-        let read = try ReadTransaction(environment: environment)
-        for number in [0, 1_023, 1_024, 2_999] {
-            let table = try #require(try read.existingTable("table \(number)"))
-            let value = try read.withValue(in: table, key: UInt64(number)) { $0.map { Array($0) } }
-            #expect(value == pattern(8, seed: UInt8(number % 200)))
+        do {
+            let environment = try Environment.open(path: path)
+            #expect(environment.options.maxTables == 1_024)
+            try addTables(0..<1_000, in: environment)
+            let full = try WriteTransaction(environment: environment)
+            defer { full.abort() }
+            let error = #expect(throws: TroveError.self) {
+                for number in 1_000..<2_000 { _ = try full.openTable("table \(number)") }
+            }
+            #expect(error?.message.contains("more tables than this process opened it with room for") == true)
+            #expect(error?.message.contains("each index, link and list, set or map property") == true)
+            #expect(error?.message.contains("Configuration.objectTypes") == true)
         }
-        read.end()
-        let full = try WriteTransaction(environment: environment)
-        defer { full.abort() }
-        let error = #expect(throws: TroveError.self) {
-            for number in 3_000..<10_000 { _ = try full.openTable("table \(number)") }
+        func expectTables(in environment: Environment) throws {
+            let read = try ReadTransaction(environment: environment)
+            defer { read.end() }
+            for number in [0, 999, 1_000, 1_023, 1_024, 2_999] {
+                let table = try #require(try read.existingTable("table \(number)"))
+                let value = try read.withValue(in: table, key: UInt64(number)) { $0.map { Array($0) } }
+                #expect(value == pattern(8, seed: UInt8(number % 200)))
+            }
         }
-        #expect(error?.message.contains("more than 8192 tables") == true)
-        #expect(error?.message.contains("each index, link and list, set or map property") == true)
+        #expect(!Environment.isOpen(path: path))
+        do {
+            let environment = try Environment.open(path: path)
+            #expect(environment.options.maxTables == 4_096)  // twice 1,000 and 64, rounded up
+            try addTables(1_000..<3_000, in: environment)
+            try expectTables(in: environment)
+        }
+        // A compacting copy, made in a new file, gets room for every table of the old one.
+        let least = Environment.Options()
+        #expect(least.maxTables == 1_024)
+        let outcome = try Environment.compact(
+            path: path, options: least, decide: { _ in true },
+            copy: { from, into in try from.copyTables(into: into, skipping: []) })
+        guard case .compacted = outcome else {
+            Issue.record("not compacted: \(outcome)")
+            return
+        }
+        let compacted = try Environment.open(path: path)
+        #expect(compacted.options.maxTables == 8_192)  // twice 3,000 and 64, rounded up
+        try expectTables(in: compacted)
+    }
+
+    @Test("table slots: at least the least asked for, room for the file's tables to double, capped at 65,536")
+    func tableSlots() {
+        #expect(Environment.tableSlots(forExisting: 0, least: 1_024) == 1_024)
+        #expect(Environment.tableSlots(forExisting: 480, least: 1_024) == 1_024)
+        #expect(Environment.tableSlots(forExisting: 481, least: 1_024) == 2_048)
+        #expect(Environment.tableSlots(forExisting: 1_000, least: 8_192) == 8_192)
+        #expect(Environment.tableSlots(forExisting: 1 << 20, least: 1_024) == 65_536)
+        #expect(Environment.tableSlots(forExisting: -5, least: 16) == 64)
     }
 
     @Test("opening a file in a missing directory is a fileAccess error naming the path")

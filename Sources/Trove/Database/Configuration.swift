@@ -315,6 +315,10 @@ public struct Configuration: Sendable {
         options.readOnly = readOnly
         options.deleteOnClose = inMemoryIdentifier != nil
         options.tablesCheckedOnOpen = checksEveryPageOnOpen ? nil : [Catalog.metaTable, Catalog.keyCheckTable]
+        // Room for every table the listed types can use: two per type and at
+        // most two per property (an index, a collection's elements, inverse links).
+        let tables = objectTypes.reduce(16) { $0 + 2 + 2 * ModelInfo.of($1).fields.count }
+        options.maxTables = Environment.tableSlots(forExisting: tables / 2, least: options.maxTables)
         if inMemoryIdentifier != nil {
             options.fileMode = 0o600
             options.enforcesFileMode = true

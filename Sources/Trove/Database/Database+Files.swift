@@ -92,7 +92,9 @@ extension Database {
             var target = Configuration(fileURL: URL(fileURLWithPath: partial))
             target.encryptionKey = encryptionKey
             // The copy gets a salt of its own, so a value copied between the two does not open.
-            try Database.copyTables(from: environment, into: Environment.open(path: partial, options: target.environmentOptions))
+            var options = target.environmentOptions
+            options.maxTables = environment.options.maxTables  // the copy gets every table of the file
+            try Database.copyTables(from: environment, into: Environment.open(path: partial, options: options))
             try? files.removeItem(atPath: partial + "-lock")
             try FileReplacement.adoptMode(of: path, for: partial)
             try FileReplacement.sync(partial)

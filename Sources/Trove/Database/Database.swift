@@ -201,6 +201,7 @@ public final class Database {
         shared.initialMapSize = options.initialMapSize
         shared.reservesMap = options.reservesMap
         shared.tablesCheckedOnOpen = options.tablesCheckedOnOpen
+        shared.maxTables = options.maxTables
         shared.fileMode = options.fileMode
         shared.enforcesFileMode = options.enforcesFileMode
         if shared.encryptionKey != options.encryptionKey {

@@ -90,6 +90,7 @@ extension Environment {
                 var copyOptions = options
                 copyOptions.initialMapSize = max(options.initialMapSize, before)
                 copyOptions.sharesDataFileLock = true  // the copy is in use until renamed
+                copyOptions.maxTables = max(copyOptions.maxTables, environment!.options.maxTables)
                 // The copy holds its keys as the file does, with the same tokens: they are copied as they are.
                 copyOptions.tokenizesKeys = environment!.keyTokens != nil || options.upgradesKeys
                 if environment!.keyTokens != nil { copyOptions.newFileSalt = environment!.salt }

@@ -26,12 +26,14 @@ package final class Environment: @unchecked Sendable {
         /// Skip fsync on commit entirely (`MDB_NOSYNC`): fast, not durable.
         package var noSync = false
         package var readOnly = false
-        /// LMDB's table slots (`mdb_env_set_maxdbs`). Every model class of
-        /// an app is in its default schema, each with a table per index,
-        /// link and collection property: a large app needs thousands. A slot
-        /// costs 49 bytes in each read transaction's (lazily zeroed) arrays;
-        /// only the slots in use cost time.
-        package var maxTables: UInt32 = 8192
+        /// The least number of LMDB table slots (`mdb_env_set_maxdbs`); a
+        /// file that already has tables gets room for twice as many and 64
+        /// more (``tableSlots(forExisting:least:)``), and the environment's
+        /// ``Environment/options`` holds the number it opened with. Every
+        /// write transaction copies 4 bytes per slot (LMDB's table sequence
+        /// numbers), so slots no file uses cost each commit: 8192 of them
+        /// made a 32 KB copy per small commit.
+        package var maxTables: UInt32 = 1024
         package var maxReaders: UInt32 = 1022
         /// Remove the file and its lock file when the environment closes (in-memory databases).
         package var deleteOnClose = false
@@ -235,6 +237,16 @@ package final class Environment: @unchecked Sendable {
         weak var environment: Environment?
     }
 
+    /// The table slots an environment opens with for a file that has
+    /// `existing` tables: at least `least`, and room for the file's tables to
+    /// double and 64 more (other processes, migrations and copies add
+    /// tables while it is open), as a power of two up to 65,536.
+    package static func tableSlots(forExisting existing: Int, least: UInt32) -> UInt32 {
+        let wanted = UInt32(min(2 * max(existing, 0) + 64, 1 << 16))
+        let rounded = wanted <= 1 ? 1 : UInt32(1) << (32 - (wanted - 1).leadingZeroBitCount)
+        return max(least, min(rounded, 1 << 16))
+    }
+
     /// Opens (or joins) the environment for the file at `path`.
     package static func open(path: String, options: Options = Options()) throws -> Environment {
         let key = try canonicalPath(path)
@@ -304,7 +316,7 @@ package final class Environment: @unchecked Sendable {
 
     init(path: String, options: Options) throws {
         self.path = path
-        self.options = options
+        var options = options
         var env: OpaquePointer?
         try LMDBCall.check(mdb_env_create(&env), "mdb_env_create", path: path)
         guard let env else { throw TroveError(.storage, "mdb_env_create returned no environment for \(path)", path: path) }
@@ -339,10 +351,11 @@ package final class Environment: @unchecked Sendable {
         let reserved = options.reservesMap ? Environment.reservation(fileSize: fileSize, cap: options.maximumMapSize) : nil
         if let reserved { mapSize = reserved }
         do {
+            let existingTables = try FileHeader.check(path: path, fileSize: fileSize)
+            options.maxTables = Environment.tableSlots(forExisting: existingTables, least: options.maxTables)
             try LMDBCall.check(mdb_env_set_maxdbs(env, options.maxTables), "mdb_env_set_maxdbs", path: path)
             try LMDBCall.check(mdb_env_set_maxreaders(env, options.maxReaders), "mdb_env_set_maxreaders", path: path)
             try LMDBCall.check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize", path: path)
-            try FileHeader.check(path: path, fileSize: fileSize)
             try LMDBCall.check(mdb_env_open(env, path, flags, options.fileMode), "opening the database", path: path)
             if options.sharesDataFileLock {
                 lockDescriptor = try Environment.lockDataFileShared(env, path: path)
@@ -383,6 +396,7 @@ package final class Environment: @unchecked Sendable {
                 path: path)
         }
         handle = env
+        self.options = options
         dataFileLock = lockDescriptor
         cipher = nil
         keyTokens = nil

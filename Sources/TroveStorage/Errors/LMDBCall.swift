@@ -31,7 +31,7 @@ enum LMDBCall {
         if rc == MDB_DBS_FULL {
             return TroveError(
                 kind,
-                "\(operation) failed on \(path): the file needs more than \(Environment.Options().maxTables) tables, the most a process opens (each stored type uses two, and one more for each index, link and list, set or map property); store fewer types in it, or split them between files (code \(rc))",
+                "\(operation) failed on \(path): the file needs more tables than this process opened it with room for (room for twice the tables the file had and 64 more, at least 1,024 and enough for the types in Configuration.objectTypes; each stored type uses two, and one more for each index, link and list, set or map property): list every type in Configuration.objectTypes, or close every handle on the file and open it again (code \(rc))",
                 path: path, code: rc)
         }
         return TroveError(kind, "\(operation) failed on \(path): \(reason) (code \(rc))", path: path, code: rc)

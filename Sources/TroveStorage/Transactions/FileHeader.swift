@@ -17,15 +17,18 @@ enum FileHeader {
     /// Throws `corruptFile` when a meta page LMDB would read has values no
     /// LMDB file can have. Files LMDB itself refuses (another magic or
     /// version, too short to hold a meta page) are left to LMDB's own error.
-    static func check(path: String, fileSize: Int) throws {
-        guard fileSize >= headerBytes else { return }
+    /// Returns how many tables the newest meta page's main tree lists (0
+    /// when there is none to read): the environment sizes its table slots by it.
+    @discardableResult
+    static func check(path: String, fileSize: Int) throws -> Int {
+        guard fileSize >= headerBytes else { return 0 }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }  // LMDB reports why it cannot open it
+        guard descriptor >= 0 else { return 0 }  // LMDB reports why it cannot open it
         defer { close(descriptor) }
         func damaged(_ detail: String) -> TroveError {
             TroveError(.corruptFile, "\(path) is damaged: \(detail); restore it from a copy", path: path)
         }
-        var newest: (transaction: UInt64, lastPage: UInt64)?
+        var newest: (transaction: UInt64, lastPage: UInt64, tables: UInt64)?
         var offset = 0
         var pageSize = 0
         for page in 0..<2 {
@@ -33,13 +36,13 @@ enum FileHeader {
             let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, headerBytes, off_t(offset)) }
             guard read == headerBytes else {
                 if page == 1 { throw damaged("its second meta page, at byte \(offset), is past the end of the file") }
-                return
+                return 0
             }
             func load<T: FixedWidthInteger>(_: T.Type, _ at: Int) -> T {
                 bytes.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: at, as: T.self)) }
             }
             guard load(UInt16.self, 10) & metaFlag != 0, load(UInt32.self, 16) == magic, load(UInt32.self, 20) == 1 else {
-                return  // not an LMDB 0.9 file: LMDB says so
+                return 0  // not an LMDB 0.9 file: LMDB says so
             }
             let size = Int(load(UInt32.self, 40))
             guard size >= 512, size <= 65_536, size & (size - 1) == 0 else {
@@ -72,7 +75,9 @@ enum FileHeader {
             guard transaction & 1 == UInt64(page) || (page == 1 && transaction == 0) else {
                 throw damaged("meta page \(page) holds transaction \(transaction), which belongs on meta page \(transaction & 1)")
             }
-            if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage) }
+            // The main tree's entry count: its table names.
+            let tables = load(UInt64.self, 120)
+            if newest == nil || transaction > newest!.transaction { newest = (transaction, lastPage, tables) }
             offset = size
         }
         // The size was read before the meta pages: another process may have
@@ -83,6 +88,8 @@ enum FileHeader {
                 "\(path) is truncated: it is \(currentSize(descriptor, fallback: fileSize)) bytes but its data reaches \((newest.lastPage + 1) * UInt64(pageSize)); restore it from a copy",
                 path: path)
         }
+        // A damaged count is only a size hint: LMDB checks the tree itself.
+        return Int(min(newest?.tables ?? 0, 1 << 16))
     }
 
     private static func currentSize(_ descriptor: Int32, fallback: Int) -> Int {
