@@ -27,7 +27,9 @@ open class Object: CustomStringConvertible {
     // `@Persisted` tells managed from unmanaged objects by `_database`.
     @exclusivity(unchecked) @usableFromInline final var _database: Database?
     @exclusivity(unchecked) final var _objectKey: UInt64 = 0
-    @exclusivity(unchecked) final var _table: TableInfo?
+    /// The table of a managed object (its binding's), or of a key path probe.
+    /// Not a field of its own: each object made would retain and release it.
+    final var _table: TableInfo? { _binding?.table ?? _recorder?.table }
     /// Set while the object is managed; `@Persisted` reads and writes the
     /// database through it.
     @exclusivity(unchecked) @usableFromInline final var _binding: ObjectBinding?
@@ -461,15 +463,37 @@ open class Object: CustomStringConvertible {
     @inline(__always)
     func bind(to database: Database, objectKey: UInt64, binding: ObjectBinding, attachingLegacyFields: Bool = true) {
         _database = database
-        _table = binding.table
         _binding = binding
         _objectKey = objectKey
+        stampColumns(binding, database: database)
+        if attachingLegacyFields, !binding.legacyAttachments.isEmpty { attachLegacyFields(binding) }
+    }
+
+    /// Binds an instance fresh from `init()` to its database and its place in
+    /// `view`: its references are still nil, so they are initialized where an
+    /// assignment would release the nil each held (a call per field).
+    @inline(__always)
+    final func bindFresh(
+        to database: Database, objectKey: UInt64, binding: ObjectBinding, view: ClusterView?, slot: Int, generation: UInt64
+    ) {
+        withUnsafeMutablePointer(to: &_database) { $0.initialize(to: database) }
+        withUnsafeMutablePointer(to: &_binding) { $0.initialize(to: binding) }
+        _objectKey = objectKey
+        stampColumns(binding, database: database)
+        if !binding.legacyAttachments.isEmpty { attachLegacyFields(binding) }
+        guard let view else { return }
+        withUnsafeMutablePointer(to: &_view) { $0.initialize(to: view) }
+        _viewSlot = slot
+        _recordGeneration = generation
+    }
+
+    @inline(__always)
+    private final func stampColumns(_ binding: ObjectBinding, database: Database) {
         _epoch = database.invalidationEpoch
         let base = Unmanaged.passUnretained(self).toOpaque()
         for stamp in binding.columnStamps {
             base.storeBytes(of: stamp.column, toByteOffset: stamp.offset, as: Int.self)
         }
-        if attachingLegacyFields, !binding.legacyAttachments.isEmpty { attachLegacyFields(binding) }
     }
 
     /// Attaches what the legacy fields (declared without `@Persisted`) hold to their stored properties.
@@ -496,8 +520,8 @@ extension Object {
     /// Turns this fresh instance into a probe whose property reads record
     /// their column instead of reading a database.
     func bindProbe(table: TableInfo, columns: [Int], info: ModelInfo) {
-        _table = table
-        _recorder = KeyPathRecorder(names: table.schema.properties.map(\.name), fallbacks: table.layout.fallbacks)
+        _recorder = KeyPathRecorder(
+            names: table.schema.properties.map(\.name), fallbacks: table.layout.fallbacks, table: table)
         let base = Unmanaged.passUnretained(self).toOpaque()
         for (field, column) in zip(info.fields, columns) {
             field.accessor?.bindProbe(at: base.advanced(by: field.offset), column: column)
@@ -555,9 +579,13 @@ final class KeyPathRecorder {
     /// The recorders of the probes handed out for links, by column.
     var linked: [Int: KeyPathRecorder] = [:]
 
-    init(names: [String], fallbacks: [StoredValue]) {
+    /// The table of a probe made for a stored type (nil for one made from the class alone).
+    let table: TableInfo?
+
+    init(names: [String], fallbacks: [StoredValue], table: TableInfo? = nil) {
         self.names = names
         self.fallbacks = fallbacks
+        self.table = table
     }
 
     func reset() {

@@ -50,18 +50,34 @@ class PlacedBatch {
 /// A ``PlacedBatch`` of objects of a model class.
 final class PlacedObjects: PlacedBatch {
     let binding: ObjectBinding
+    /// Where ``placeObject(at:)`` leaves an object.
+    private let scratch = UnsafeMutableRawPointer.allocate(
+        byteCount: MemoryLayout<Object>.size, alignment: MemoryLayout<Object>.alignment)
 
     init(_ database: Database, _ binding: ObjectBinding, keys: ArraySlice<UInt64>, generation: UInt64) {
         self.binding = binding
         super.init(database, makesObjects: true, keys: keys, generation: generation)
     }
 
+    deinit { scratch.deallocate() }
+
+    /// Memory holding the object of the key at `position`, for the caller to
+    /// move out (as the generic element it is): a generic cast of a returned
+    /// object would copy it, a retain and a release of the original.
+    @inline(__always)
+    func placeObject(at position: Int) -> UnsafeMutableRawPointer {
+        scratch.initializeMemory(as: Object.self, to: object(at: position))
+        return scratch
+    }
+
     /// The object of the key at `position`, bound to its place if it has one.
+    @inline(__always)
     func object(at position: Int) -> Object {
         let object = binding.info.type.init()
-        object.bind(to: database, objectKey: keys[keys.startIndex &+ position], binding: binding)
         let index = Int(places[2 &* position])
-        if index >= 0 { object.keepView(views[index], slot: Int(places[2 &* position &+ 1]), generation: generation) }
+        object.bindFresh(
+            to: database, objectKey: keys[keys.startIndex &+ position], binding: binding,
+            view: index >= 0 ? views[index] : nil, slot: Int(places[2 &* position &+ 1]), generation: generation)
         return object
     }
 }

@@ -222,6 +222,9 @@ public struct Results<Element>: RandomAccessCollection {
         /// place, `placed`, whose objects are made one by one.
         var buffer: [Element] = []
         var placed: PlacedBatch?
+        /// `placed` when it makes objects, unretained (`placed` holds it): an
+        /// element is made without a retain and release of the batch.
+        var placedObjects: Unmanaged<PlacedObjects>?
         var batchCount = 0
         var bufferPosition = 0
 
@@ -240,20 +243,22 @@ public struct Results<Element>: RandomAccessCollection {
                 // (The last batch's elements go first: a loop that does not keep them frees them for the next.)
                 buffer = []
                 placed = results.source.placedBatch?(results.database, slice, placed)
+                placedObjects = placed.flatMap {
+                    $0.makesObjects ? Unmanaged.passUnretained(unsafeDowncast($0, to: PlacedObjects.self)) : nil
+                }
                 if placed == nil { buffer = results.source.materializeBatch(results.database, slice) }
                 batchCount = end - position
                 position = end
                 bufferPosition = 0
             }
             defer { bufferPosition += 1 }
-            if let placed {
-                // (A batch of objects is made only for a source of `Element` objects, one of values for `Element` values.)
-                if placed.makesObjects {
-                    let object = unsafeDowncast(placed, to: PlacedObjects.self).object(at: bufferPosition)
-                    return unsafeBitCast(object, to: Element.self)
-                }
-                return value(at: bufferPosition, of: placed)
+            // (A batch of objects is made only for a source of `Element` objects, one of values for `Element` values.)
+            if let placedObjects {
+                // Moved out as `Element` (a generic cast would copy it: a retain, and a release of the original).
+                let object = placedObjects._withUnsafeGuaranteedRef { $0.placeObject(at: bufferPosition) }
+                return object.assumingMemoryBound(to: Element.self).move()
             }
+            if let placed { return value(at: bufferPosition, of: placed) }
             return buffer[bufferPosition]
         }
 
