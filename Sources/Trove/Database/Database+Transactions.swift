@@ -36,7 +36,7 @@ extension Database {
                 "a write transaction is already open on this handle of \(path); nested writes are not supported, do the work in the open one",
                 path: path)
         }
-        let state = WriteState(transaction: try WriteTransaction(environment: environment))
+        let state = WriteState(transaction: try WriteTransaction(environment: environment), tableKinds: changeTableKinds)
         if !observers.isEmpty, let previous = snapshot, !previous.isParked {
             // Kept open for the observers, to compare with the commit.
             state.previousSnapshot = previous

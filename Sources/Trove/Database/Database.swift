@@ -30,6 +30,8 @@ public final class Database {
     /// How many times an observer of results ran its query again and
     /// compared in full, because the change log could not tell it (for tests).
     var fullComparisons = 0
+    /// What each table this handle's writes changed holds, for their change records.
+    let changeTableKinds = ChangeRecorder.TableKinds()
     var writeState: WriteState? {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)

@@ -26,15 +26,16 @@ final class WriteState {
     /// (by type name and key): unlinked meanwhile, they are not deleted.
     var keptEmbedded: Set<EmbeddedPlace> = []
     /// What the transaction changed, for observers here and in other processes.
-    let recorder = ChangeRecorder()
+    let recorder: ChangeRecorder
     /// The snapshot the handle's observers last saw, kept open until they
     /// hear of this commit (nil when the handle has no observers).
     var previousSnapshot: ReadTransaction?
     /// Per full-text index (by table name), the postings not yet written.
     var fullText: [String: FullTextPending] = [:]
 
-    init(transaction: WriteTransaction) {
+    init(transaction: WriteTransaction, tableKinds: ChangeRecorder.TableKinds) {
         self.transaction = transaction
+        recorder = ChangeRecorder(kinds: tableKinds)
         transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
         transaction.changeHookForKeys = { [recorder] table, keys in recorder.noteChanges(in: table, objectKeys: keys) }
         transaction.pendingWrites = { [weak self] in try self?.writeFullText() }

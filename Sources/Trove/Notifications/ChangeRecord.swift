@@ -271,6 +271,30 @@ final class ChangeRecorder {
         case unknown
     }
 
+    /// What a table holds, told by its name.
+    enum TableKind {
+        case objects(type: String)
+        case clusters(type: String)
+        case collection(type: String, property: String)
+        case meta
+        case ignored
+        case unknown
+    }
+
+    /// The kinds of the tables a handle's writes changed, by table slot with
+    /// the table's name (a slot is reused after its table is dropped): each
+    /// write's recorder would otherwise tell them from their names again.
+    final class TableKinds {
+        @exclusivity(unchecked) fileprivate var known: [UInt32: (name: String, kind: TableKind)] = [:]
+    }
+
+    private let kinds: TableKinds
+
+    /// A recorder that learns and keeps table kinds in `kinds` (one per handle).
+    init(kinds: TableKinds = TableKinds()) {
+        self.kinds = kinds
+    }
+
     @exclusivity(unchecked) private var everything = false
     @exclusivity(unchecked) private var boxes: [String: TypeBox] = [:]
     @exclusivity(unchecked) private var targets: [UInt32: Target] = [:]
@@ -310,7 +334,14 @@ final class ChangeRecorder {
         } else if let known = targets[table.slot] {
             target = known
         } else {
-            target = classify(table.name)
+            let kind: TableKind
+            if let known = kinds.known[table.slot], known.name == table.name {
+                kind = known.kind
+            } else {
+                kind = ChangeRecorder.kind(of: table.name)
+                kinds.known[table.slot] = (table.name, kind)
+            }
+            target = self.target(of: kind)
             targets[table.slot] = target
         }
         last = (table.slot, target)
@@ -357,18 +388,30 @@ final class ChangeRecorder {
         return box
     }
 
-    private func classify(_ name: String) -> Target {
+    private func target(of kind: TableKind) -> Target {
+        switch kind {
+        case .objects(let type): return .objects(box(type))
+        case .clusters(let type): return .clusters(box(type))
+        case .collection(let type, let property):
+            let box = box(type)
+            return .collection(box, box.list(property))
+        case .meta: return .meta
+        case .ignored: return .ignored
+        case .unknown: return .unknown
+        }
+    }
+
+    static func kind(of name: String) -> TableKind {
         if name == Catalog.metaTable { return .meta }
         if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
         if name.hasPrefix(Catalog.syncTablePrefix) { return .ignored }
         for prefix in ["idx:", "pk:", "ref:", "fts:"] where name.hasPrefix(prefix) { return .ignored }
-        if name.hasPrefix("obj:") { return .objects(box(String(name.dropFirst(4)))) }
-        if name.hasPrefix(ObjectStore.clusterPrefix) { return .clusters(box(String(name.dropFirst(4)))) }
+        if name.hasPrefix("obj:") { return .objects(type: String(name.dropFirst(4))) }
+        if name.hasPrefix(ObjectStore.clusterPrefix) { return .clusters(type: String(name.dropFirst(4))) }
         for prefix in ["list:", "set:", "map:"] where name.hasPrefix(prefix) {
             let rest = name.dropFirst(prefix.count)
             guard let dot = rest.lastIndex(of: ".") else { return .unknown }
-            let box = box(String(rest[..<dot]))
-            return .collection(box, box.list(String(rest[rest.index(after: dot)...])))
+            return .collection(type: String(rest[..<dot]), property: String(rest[rest.index(after: dot)...]))
         }
         return .unknown
     }
