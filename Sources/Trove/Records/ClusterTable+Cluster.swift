@@ -12,11 +12,11 @@ extension ClusterTable {
         @exclusivity(unchecked) var start: UInt64
         @exclusivity(unchecked) var keys: [UInt64]
         /// Per column of the layout: the column being changed (nil for collections and stored columns).
-        @exclusivity(unchecked) var buffers: [ColumnBuffer?]
+        let buffers: UnsafeMutableBufferPointer<ColumnBuffer?>
         /// Per column: its stored bytes (a copy the cluster owns) until it is changed.
-        @exclusivity(unchecked) var stored: [ClusterColumn?]
+        let stored: UnsafeMutableBufferPointer<ClusterColumn?>
         /// Per column: the memory of its stored bytes' copy, when it has one.
-        @exclusivity(unchecked) private var copies: [UnsafeMutableRawBufferPointer?]
+        private let copies: UnsafeMutableBufferPointer<UnsafeMutableRawBufferPointer?>
         /// The keys changed since the cluster was last written (its keys part is written again).
         @exclusivity(unchecked) var keysChanged = false
         /// ...and not only by objects appended past the last key: slots
@@ -33,7 +33,7 @@ extension ClusterTable {
         /// look their slot up again.
         @exclusivity(unchecked) var shape = 0
         /// Per column: changed since the cluster was last written.
-        @exclusivity(unchecked) private(set) var changedColumns: [Bool]
+        let changedColumns: UnsafeMutableBufferPointer<Bool>
         @exclusivity(unchecked) private var anyColumnChanged = false
         /// Slots deleted but still in ``keys`` and the columns (nil: none),
         /// in this write or stored so (``deletedPart``). A cluster that only
@@ -51,11 +51,11 @@ extension ClusterTable {
         /// set); nil when a change must rewrite the column whole (it is
         /// small, or not read from the file). A write stores a few changed
         /// values as a patch (``ColumnPatch``) instead of the column.
-        @exclusivity(unchecked) private var patchSlots: [[Int]?]
+        private let patchSlots: UnsafeMutableBufferPointer<[Int]?>
         /// Per column: the size of its stored part (0 when unknown).
-        @exclusivity(unchecked) private var storedBytes: [Int]
+        private let storedBytes: UnsafeMutableBufferPointer<Int>
         /// Per column: whether the file holds a patch of it.
-        @exclusivity(unchecked) private(set) var patchStored: [Bool]
+        let patchStored: UnsafeMutableBufferPointer<Bool>
         /// Where the columns a write has not read yet are read from (nil
         /// once none is left): a change to one column of a cluster, or a
         /// delete, reads only what it needs.
@@ -81,14 +81,18 @@ extension ClusterTable {
         final class LazySource {
             let table: ClusterTable
             unowned(unsafe) let transaction: Transaction
-            /// Per column: not read yet.
-            var unread: [Bool]
+            /// Per column: not read yet. (Memory of its own: a copy of an array
+            /// on its first change would look up generic metadata.)
+            let unread: UnsafeMutableBufferPointer<Bool>
 
             init(_ table: ClusterTable, _ transaction: Transaction, unread: [Bool]) {
                 self.table = table
                 self.transaction = transaction
-                self.unread = unread
+                self.unread = .allocate(capacity: unread.count)
+                _ = self.unread.initialize(from: unread)
             }
+
+            deinit { unread.deallocate() }
         }
 
         /// A cluster of `keys` whose columns are empty buffers (the caller fills them) or, after ``keep(_:at:)``, stored bytes;
@@ -96,16 +100,27 @@ extension ClusterTable {
         init(start: UInt64, keys: [UInt64], layout: RecordLayout, withBuffers: Bool = true) {
             self.start = start
             self.keys = keys
-            buffers =
-                withBuffers
-                ? (0..<layout.columnCount).map { layout.inRecord[$0] ? ColumnBuffer(type: layout.types[$0]) : nil }
-                : Array(repeating: nil, count: layout.columnCount)
-            stored = Array(repeating: nil, count: layout.columnCount)
-            copies = Array(repeating: nil, count: layout.columnCount)
-            changedColumns = Array(repeating: false, count: layout.columnCount)
-            patchSlots = Array(repeating: nil, count: layout.columnCount)
-            storedBytes = Array(repeating: 0, count: layout.columnCount)
-            patchStored = Array(repeating: false, count: layout.columnCount)
+            // (Memory of its own, not arrays: allocating an array looks up
+            // its storage class's generic metadata, ~370 instructions each.)
+            buffers = .allocate(capacity: layout.columnCount)
+            buffers.initialize(repeating: nil)
+            if withBuffers {
+                for column in 0..<layout.columnCount where layout.inRecord[column] {
+                    buffers[column] = ColumnBuffer(type: layout.types[column])
+                }
+            }
+            patchSlots = .allocate(capacity: layout.columnCount)
+            patchSlots.initialize(repeating: nil)
+            stored = .allocate(capacity: layout.columnCount)
+            stored.initialize(repeating: nil)
+            copies = .allocate(capacity: layout.columnCount)
+            copies.initialize(repeating: nil)
+            changedColumns = .allocate(capacity: layout.columnCount)
+            changedColumns.initialize(repeating: false)
+            storedBytes = .allocate(capacity: layout.columnCount)
+            storedBytes.initialize(repeating: 0)
+            patchStored = .allocate(capacity: layout.columnCount)
+            patchStored.initialize(repeating: false)
         }
 
         /// Notes that the value in `slot` of `column` changed (for its patch).
@@ -186,7 +201,16 @@ extension ClusterTable {
             anyColumnChanged = false
         }
 
-        deinit { for copy in copies { copy?.deallocate() } }
+        deinit {
+            for copy in copies { copy?.deallocate() }
+            copies.deallocate()
+            buffers.deinitialize().deallocate()
+            patchSlots.deinitialize().deallocate()
+            stored.deallocate()
+            changedColumns.deallocate()
+            storedBytes.deallocate()
+            patchStored.deallocate()
+        }
 
         /// A cluster whose columns are read from `transaction` when first used.
         /// `patched` lists the columns the file holds a patch of.

@@ -434,7 +434,7 @@ final class ClusterTable {
             cache.recent = nil
             let half = cluster.keys.count / 2
             let upper = Cluster(start: cluster.keys[half], keys: Array(cluster.keys[half...]), layout: layout)
-            upper.buffers = cluster.buffers.map { $0?.split(keeping: half) }
+            for column in cluster.buffers.indices { upper.buffers[column] = cluster.buffers[column]?.split(keeping: half) }
             cluster.keys.removeSubrange(half...)
             cluster.shape &+= 1
             try write(cluster, in: transaction, allColumns: true, cache)
