@@ -6,6 +6,21 @@ import Testing
 /// What happens to the file before it opens: seed files, caches deleted on a
 /// model change, compaction on launch.
 @Suite struct LaunchTests {
+    @Test("a file opened with Realm's default schema (every model class of the program) has table slots for all their tables")
+    func everyModelClassHasTableSlots() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("every.trove")
+        do {
+            _ = try Database(configuration: Configuration(fileURL: url))
+        }
+        var configuration = Configuration(fileURL: url, schemaVersion: 1)
+        configuration.migratedModelClasses = { ModelClasses.all }
+        let db = try Database(configuration: configuration)
+        let tables = try db.environment.tableNames().count
+        #expect(tables > 2 * ModelClasses.all.count / 3)  // the migration made the types' tables
+        #expect(Int(db.environment.options.maxTables) >= Configuration.tableCount(of: ModelClasses.all))
+        #expect(db.environment.options.maxTables > 1_024)  // more than a file with few types gets
+    }
+
     @Test func aSeedFileIsCopiedOnFirstOpenOnly() throws {
         let directory = makeTemporaryDirectory()
         let seedURL = directory.appendingPathComponent("seed.trove")

@@ -304,6 +304,12 @@ public struct Configuration: Sendable {
     /// the thread that opens the type.
     public var conversionProgress: (@Sendable (ConversionProgress) -> Void)?
 
+    /// The most tables `types` can use: two per type and two per property
+    /// (an index, a collection's elements, inverse links), and a few of the file's own.
+    static func tableCount(of types: [Object.Type]) -> Int {
+        types.reduce(16) { $0 + 2 + 2 * ModelInfo.of($1).fields.count }
+    }
+
     /// The storage options these settings ask for.
     var environmentOptions: Environment.Options {
         var options = Environment.Options()
@@ -315,9 +321,10 @@ public struct Configuration: Sendable {
         options.readOnly = readOnly
         options.deleteOnClose = inMemoryIdentifier != nil
         options.tablesCheckedOnOpen = checksEveryPageOnOpen ? nil : [Catalog.metaTable, Catalog.keyCheckTable]
-        // Room for every table the listed types can use: two per type and at
-        // most two per property (an index, a collection's elements, inverse links).
-        let tables = objectTypes.reduce(16) { $0 + 2 + 2 * ModelInfo.of($1).fields.count }
+        // Room for the tables of every type the schema lists, and of every
+        // model class when a migration carries them all (Realm's default schema).
+        var tables = Configuration.tableCount(of: objectTypes)
+        if migratedModelClasses != nil { tables += ModelClasses.tableCount }
         options.maxTables = Environment.tableSlots(forExisting: tables / 2, least: options.maxTables)
         if inMemoryIdentifier != nil {
             options.fileMode = 0o600

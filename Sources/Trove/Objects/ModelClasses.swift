@@ -48,4 +48,7 @@ package enum ModelClasses {
 
     /// Every model class, in name order.
     package static var all: [Object.Type] { byName.keys.sorted().compactMap { byName[$0] } }
+
+    /// The most tables every model class can use (``Configuration/tableCount(of:)``), found once.
+    static let tableCount = Configuration.tableCount(of: Array(byName.values))
 }
