@@ -362,13 +362,42 @@ struct EnvironmentTests {
         try expectTables(in: compacted)
     }
 
-    @Test("table slots: at least the least asked for, room for the file's tables to double, capped at 65,536")
+    @Test("a meta page claiming a trillion tables opens with 16,384 slots, and the file reads as before")
+    func craftedTableCount() throws {
+        let path = makeTemporaryDirectory().appendingPathComponent("crafted.trove").path
+        do {
+            let environment = try Environment.open(path: path)
+            let write = try WriteTransaction(environment: environment)
+            let table = try #require(try write.openTable("kept"))
+            try pattern(8, seed: 7).withUnsafeBytes { _ = try write.put(table, key: 1, value: $0) }
+            try write.commit()
+        }
+        let file = try #require(FileHandle(forUpdatingAtPath: path))
+        let header = try #require(try file.read(upToCount: 48))
+        let pageSize = header.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 40, as: UInt32.self))) }
+        for page in 0..<2 {  // the main tree's entry count, in both meta pages
+            try file.seek(toOffset: UInt64(page * pageSize + 120))
+            try file.write(contentsOf: withUnsafeBytes(of: (UInt64(1) << 40).littleEndian) { Data($0) })
+        }
+        try file.close()
+        let environment = try Environment.open(path: path)
+        #expect(environment.options.maxTables == 16_384)
+        let read = try ReadTransaction(environment: environment)
+        defer { read.end() }
+        let table = try #require(try read.existingTable("kept"))
+        #expect(try read.withValue(in: table, key: 1) { $0.map { Array($0) } } == pattern(8, seed: 7))
+    }
+
+    @Test(
+        "table slots: at least the least asked for, room for the file's tables to double, capped at 16,384 (a meta page's count is not trusted further)"
+    )
     func tableSlots() {
         #expect(Environment.tableSlots(forExisting: 0, least: 1_024) == 1_024)
         #expect(Environment.tableSlots(forExisting: 480, least: 1_024) == 1_024)
         #expect(Environment.tableSlots(forExisting: 481, least: 1_024) == 2_048)
         #expect(Environment.tableSlots(forExisting: 1_000, least: 8_192) == 8_192)
-        #expect(Environment.tableSlots(forExisting: 1 << 20, least: 1_024) == 65_536)
+        #expect(Environment.tableSlots(forExisting: 1 << 20, least: 1_024) == 16_384)
+        #expect(Environment.tableSlots(forExisting: 5_000, least: 1_024) == 16_384)
         #expect(Environment.tableSlots(forExisting: -5, least: 16) == 64)
     }
 

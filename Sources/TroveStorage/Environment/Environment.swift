@@ -240,11 +240,14 @@ package final class Environment: @unchecked Sendable {
     /// The table slots an environment opens with for a file that has
     /// `existing` tables: at least `least`, and room for the file's tables to
     /// double and 64 more (other processes, migrations and copies add
-    /// tables while it is open), as a power of two up to 65,536.
+    /// tables while it is open), as a power of two up to 16,384: twice the
+    /// 8,192 a file could hold before slots were sized, and a bound on what
+    /// a crafted table count in a meta page costs each transaction (LMDB
+    /// allocates 49 bytes a slot for a read, copies 4 for a write).
     package static func tableSlots(forExisting existing: Int, least: UInt32) -> UInt32 {
-        let wanted = UInt32(min(2 * max(existing, 0) + 64, 1 << 16))
+        let wanted = UInt32(min(2 * max(existing, 0) + 64, 1 << 14))
         let rounded = wanted <= 1 ? 1 : UInt32(1) << (32 - (wanted - 1).leadingZeroBitCount)
-        return max(least, min(rounded, 1 << 16))
+        return max(least, min(rounded, 1 << 14))
     }
 
     /// Opens (or joins) the environment for the file at `path`.
