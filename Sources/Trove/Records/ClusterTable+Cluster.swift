@@ -100,27 +100,29 @@ extension ClusterTable {
         init(start: UInt64, keys: [UInt64], layout: RecordLayout, withBuffers: Bool = true) {
             self.start = start
             self.keys = keys
-            // (Memory of its own, not arrays: allocating an array looks up
-            // its storage class's generic metadata, ~370 instructions each.)
-            buffers = .allocate(capacity: layout.columnCount)
-            buffers.initialize(repeating: nil)
+            let count = layout.columnCount
+            buffers = Cluster.perColumn(nil, count)
             if withBuffers {
-                for column in 0..<layout.columnCount where layout.inRecord[column] {
+                for column in 0..<count where layout.inRecord[column] {
                     buffers[column] = ColumnBuffer(type: layout.types[column])
                 }
             }
-            patchSlots = .allocate(capacity: layout.columnCount)
-            patchSlots.initialize(repeating: nil)
-            stored = .allocate(capacity: layout.columnCount)
-            stored.initialize(repeating: nil)
-            copies = .allocate(capacity: layout.columnCount)
-            copies.initialize(repeating: nil)
-            changedColumns = .allocate(capacity: layout.columnCount)
-            changedColumns.initialize(repeating: false)
-            storedBytes = .allocate(capacity: layout.columnCount)
-            storedBytes.initialize(repeating: 0)
-            patchStored = .allocate(capacity: layout.columnCount)
-            patchStored.initialize(repeating: false)
+            patchSlots = Cluster.perColumn(nil, count)
+            stored = Cluster.perColumn(nil, count)
+            copies = Cluster.perColumn(nil, count)
+            changedColumns = Cluster.perColumn(false, count)
+            storedBytes = Cluster.perColumn(0, count)
+            patchStored = Cluster.perColumn(false, count)
+        }
+
+        /// `count` copies of `value`, in memory of the cluster's own (freed in
+        /// `deinit`) rather than an array: allocating an array looks up its
+        /// storage class's generic metadata, ~370 instructions each.
+        @inline(__always)
+        private static func perColumn<T>(_ value: T, _ count: Int) -> UnsafeMutableBufferPointer<T> {
+            let memory = UnsafeMutableBufferPointer<T>.allocate(capacity: count)
+            memory.initialize(repeating: value)
+            return memory
         }
 
         /// Notes that the value in `slot` of `column` changed (for its patch).

@@ -19,7 +19,6 @@ enum FileHeader {
     /// version, too short to hold a meta page) are left to LMDB's own error.
     /// Returns how many tables the newest meta page's main tree lists (0
     /// when there is none to read): the environment sizes its table slots by it.
-    @discardableResult
     static func check(path: String, fileSize: Int) throws -> Int {
         guard fileSize >= headerBytes else { return 0 }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
