@@ -26,16 +26,17 @@ enum ScaleBenchmark {
     }
 
     static func run(sizes: [Int]) throws {
-        var lines: [Line] = []
+        // Each line is printed as soon as it is measured, so a long run (10M
+        // objects) that is stopped still leaves what it measured.
+        func output(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+        output("| operation | objects | time | peak heap growth | note |")
+        output("|---|---:|---:|---:|---|")
         for size in sizes {
             FileHandle.standardError.write(Data("scale: \(size) objects\n".utf8))
-            lines += try measure(size)
-        }
-        print("| operation | objects | time | peak heap growth | note |")
-        print("|---|---:|---:|---:|---|")
-        for line in lines {
-            let heap = line.heap.map { String(format: "%.1f MB", Double($0) / 1_048_576) } ?? "-"
-            print("| \(line.operation) | \(line.size) | \(formatted(line.seconds)) | \(heap) | \(line.note) |")
+            try measure(size) { line in
+                let heap = line.heap.map { String(format: "%.1f MB", Double($0) / 1_048_576) } ?? "-"
+                output("| \(line.operation) | \(line.size) | \(formatted(line.seconds)) | \(heap) | \(line.note) |")
+            }
         }
     }
 
@@ -101,8 +102,7 @@ enum ScaleBenchmark {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    private static func measure(_ size: Int) throws -> [Line] {
-        var lines: [Line] = []
+    private static func measure(_ size: Int, _ emit: (Line) -> Void) throws {
         let directory = makeScratchDirectory("scale-\(size)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = Configuration(fileURL: directory.appendingPathComponent("scale.trove"), objectTypes: [ScaleItem.self])
@@ -119,7 +119,7 @@ enum ScaleBenchmark {
                 }
             }
         }
-        lines.append(
+        emit(
             Line(
                 operation: "insert in batches of 10,000", size: size, seconds: seconds, heap: growth?.heap,
                 note: "\(Int(Double(size) / seconds)) objects/s"))
@@ -137,7 +137,7 @@ enum ScaleBenchmark {
         }
         var plain: [Double] = []
         for _ in 0..<21 { plain.append(try time { try commit() }) }
-        lines.append(Line(operation: "commit (1 insert, 1 change), no observer", size: size, seconds: median(plain), heap: nil))
+        emit(Line(operation: "commit (1 insert, 1 change), no observer", size: size, seconds: median(plain), heap: nil))
 
         for sorted in [false, true] {
             var results = try db.objects(ScaleItem.self).filter("age < 50")
@@ -154,7 +154,7 @@ enum ScaleBenchmark {
             for _ in 0..<21 { observed.append(try time { try commit() }) }
             token.invalidate()
             guard delivered > 0, count > 0 else { throw BenchmarkFailure(description: "the observer heard nothing") }
-            lines.append(
+            emit(
                 Line(
                     operation: "commit + delivery to `age < 50`\(sorted ? " sorted by score" : "")", size: size,
                     seconds: median(observed), heap: nil))
@@ -175,7 +175,7 @@ enum ScaleBenchmark {
             for _ in 0..<21 { observed.append(try time { try commit() }) }
             token.invalidate()
             guard delivered > 0, count > 0 else { throw BenchmarkFailure(description: "the sections' observer heard nothing") }
-            lines.append(
+            emit(
                 Line(operation: "commit + delivery to sections by age", size: size, seconds: median(observed), heap: nil))
         }
 
@@ -191,7 +191,7 @@ enum ScaleBenchmark {
                 refreshes.append(time { other.refresh() })
             }
             otherToken.invalidate()
-            lines.append(
+            emit(
                 Line(
                     operation: "another handle's refresh + delivery", size: size, seconds: median(refreshes), heap: nil,
                     note: "\(heard) deliveries"))
@@ -200,7 +200,7 @@ enum ScaleBenchmark {
         // Queries that should read only what they return.
         var matches = 0
         seconds = try time { matches = try db.objects(ScaleItem.self).filter("name >= 'm' AND name < 'n'").count }
-        lines.append(
+        emit(
             Line(
                 operation: "indexed range count (name in [m, n))", size: size, seconds: seconds, heap: nil,
                 note: "\(matches) matches"))
@@ -208,12 +208,12 @@ enum ScaleBenchmark {
         let sortGrowth = memoryGrowth {
             seconds = time { firstTen = db.objects(ScaleItem.self).sorted(by: \.score).prefix(10).map(\.id) }
         }
-        lines.append(
+        emit(
             Line(
                 operation: "sorted by score, first 10", size: size, seconds: seconds, heap: sortGrowth?.heap,
                 note: "\(firstTen.count) objects"))
         seconds = try time { matches = try db.objects(ScaleItem.self).filter("memo CONTAINS[c] 'COFFEE 서울'").count }
-        lines.append(
+        emit(
             Line(
                 operation: "memo CONTAINS[c] 'COFFEE 서울'", size: size, seconds: seconds, heap: nil,
                 note: String(format: "%.2f µs/object, %d matches", seconds * 1e6 / Double(size), matches)))
@@ -240,7 +240,7 @@ enum ScaleBenchmark {
             }
         }
         let sqliteUpdate = try time { try sqlite.updateScaleItems(changed, batch: 10_000) }
-        lines.append(
+        emit(
             Line(
                 operation: "update a random tenth's age (batches of 10,000)", size: size, seconds: seconds, heap: nil,
                 note: String(format: "SQLite %.2f s: %.2f× SQLite", sqliteUpdate, sqliteUpdate / seconds)))
@@ -256,7 +256,7 @@ enum ScaleBenchmark {
             }
         }
         let sqliteMemo = try time { try sqlite.reverseScaleMemos(retold, batch: 10_000) }
-        lines.append(
+        emit(
             Line(
                 operation: "update a random tenth's memo (batches of 10,000)", size: size, seconds: seconds, heap: nil,
                 note: String(format: "SQLite %.2f s: %.2f× SQLite", sqliteMemo, sqliteMemo / seconds)))
@@ -280,7 +280,7 @@ enum ScaleBenchmark {
             throw BenchmarkFailure(description: "Trove and SQLite disagree after the scattered writes")
         }
         func megabytes(_ bytes: Int) -> Int { bytes / 1_048_576 }
-        lines.append(
+        emit(
             Line(
                 operation: "delete a random half (batches of 10,000)", size: size, seconds: seconds, heap: nil,
                 note: String(
@@ -290,7 +290,7 @@ enum ScaleBenchmark {
         let copy = directory.appendingPathComponent("compacted.trove")
         seconds = try time { try db.writeCopy(to: copy) }
         let compacted = (try FileManager.default.attributesOfItem(atPath: copy.path)[.size] as? Int) ?? 0
-        lines.append(
+        emit(
             Line(
                 operation: "compacted copy", size: size, seconds: seconds, heap: nil,
                 note: "\(compacted / 1_048_576) MB (\(Int(Double(compacted) / Double(max(after, 1)) * 100))% of the file)"))
@@ -302,10 +302,9 @@ enum ScaleBenchmark {
         let oneGrowth = try memoryGrowth {
             seconds = try time { try one.write { for id in 0..<size { try one.add(item(id)) } } }
         }
-        lines.append(
+        emit(
             Line(
                 operation: "insert all in one transaction", size: size, seconds: seconds, heap: oneGrowth?.heap,
                 note: "\(Int(Double(size) / seconds)) objects/s"))
-        return lines
     }
 }

@@ -32,47 +32,54 @@ struct SectionedResultsTests {
     /// Random commits: applying each change (section deletions, element
     /// deletions, section insertions, element insertions) to the previous
     /// sections gives the new ones, and every modification points at a changed entry.
-    @Test func randomChangesApplyToTheOldSectionsToGiveTheNewOnes() throws {
+    @Test(arguments: [(30, 5), (400, 12)])
+    func randomChangesApplyToTheOldSectionsToGiveTheNewOnes(entries: Int, days: Int) throws {
         let db = try makeDatabase()
         var generator = SystemRandomNumberGenerator()
-        try db.write { for id in 0..<30 { try db.add(entry(id, day: Int.random(in: 0..<5, using: &generator))) } }
+        try db.write {
+            for id in 0..<entries { try db.add(entry(id, day: Int.random(in: 0..<days, using: &generator))) }
+        }
         let sections = db.objects(DiaryEntry.self).sectioned(by: \.day)
         var shown: [(key: Int, ids: [Int])] = []
+        var changed: Set<Int> = []
         var failures = 0
         let token = sections.observe { change in
             switch change {
             case .initial(let sections):
                 shown = sections.map { ($0.key, $0.map(\.id)) }
             case .update(let sections, let deletions, let insertions, let modifications, let newSections, let goneSections):
-                var next = shown
-                for path in deletions.sorted(by: >) where !goneSections.contains(path.section) {
-                    next[path.section].ids.remove(at: path.item)
-                }
-                for index in goneSections.reversed() { next.remove(at: index) }
                 let now = sections.map { (key: $0.key, ids: $0.map(\.id)) }
-                for index in newSections { next.insert((now[index].key, []), at: index) }
-                for path in insertions.sorted() where !newSections.contains(path.section) {
-                    next[path.section].ids.insert(now[path.section].ids[path.item], at: path.item)
-                }
-                for index in newSections { next[index] = now[index] }
+                let next = Self.apply(deletions, insertions, newSections, goneSections, to: shown, giving: now)
                 if next.map(\.key) != now.map(\.key) || next.map(\.ids) != now.map(\.ids) { failures += 1 }
                 // The sections the observer followed from the changes are the ones grouped afresh.
                 let fresh = db.objects(DiaryEntry.self).sectioned(by: \.day).map { (key: $0.key, ids: $0.map(\.id)) }
                 if fresh.map(\.key) != now.map(\.key) || fresh.map(\.ids) != now.map(\.ids) { failures += 1 }
-                for path in modifications where !now[path.section].ids.indices.contains(path.item) { failures += 1 }
+                for path in modifications {
+                    if !now.indices.contains(path.section) || !now[path.section].ids.indices.contains(path.item)
+                        || !changed.contains(now[path.section].ids[path.item])
+                    {
+                        failures += 1
+                    }
+                }
                 shown = now
             }
         }
         for round in 0..<60 {
+            changed = []
             try db.write {
                 let all = db.objects(DiaryEntry.self).array()
                 for _ in 0..<Int.random(in: 1...4, using: &generator) {
                     switch Int.random(in: 0..<3, using: &generator) {
                     case 0:
-                        try db.add(
-                            entry(1000 + round * 10 + Int.random(in: 0..<10), day: Int.random(in: 0..<6)), update: .modified)
-                    case 1: if let victim = all.randomElement(), !victim.isInvalidated { try db.delete(victim) }
-                    default: if let target = all.randomElement(), !target.isInvalidated { target.day = Int.random(in: 0..<6) }
+                        let id = 1000 + round * 10 + Int.random(in: 0..<10, using: &generator)
+                        try db.add(entry(id, day: Int.random(in: 0...days, using: &generator)), update: .modified)
+                        changed.insert(id)
+                    case 1: if let victim = all.randomElement(using: &generator), !victim.isInvalidated { try db.delete(victim) }
+                    default:
+                        if let target = all.randomElement(using: &generator), !target.isInvalidated {
+                            target.day = Int.random(in: 0...days, using: &generator)
+                            changed.insert(target.id)
+                        }
                     }
                 }
             }
@@ -80,6 +87,122 @@ struct SectionedResultsTests {
         #expect(failures == 0)
         #expect(shown.map(\.key) == sections.allKeys)
         _ = token
+    }
+
+    /// Sections sorted by their key are runs of the results, and a commit
+    /// edits them where it changed them: each kind of edit (into a section,
+    /// at its start and end, a new section before, between and after the
+    /// others, a section emptied) gives what grouping afresh gives, with
+    /// changes that turn the old sections into the new ones, and computes
+    /// the key of the inserted and changed entries only.
+    @Test func sectionsThatAreRunsFollowEachEditFromItsChangesAlone() throws {
+        let db = try makeDatabase()
+        try db.write { for id in 0..<40 { try db.add(entry(id, day: 10 + id / 10)) } }  // days 10...13, ten each
+        let calls = Counter()
+        let byDay = db.objects(DiaryEntry.self).sectioned(
+            by: { entry -> Int in
+                calls.value += 1
+                return entry.day
+            }, sortDescriptors: [SortDescriptor(keyPath: "day"), SortDescriptor(keyPath: "id")])
+        var shown: [(key: Int, ids: [Int])] = []
+        var problems: [String] = []
+        var changed: Set<Int> = []
+        let token = byDay.observe { change in
+            switch change {
+            case .initial(let sections):
+                shown = sections.map { ($0.key, $0.map(\.id)) }
+            case .update(let sections, let deletions, let insertions, let modifications, let newSections, let goneSections):
+                let now = sections.map { (key: $0.key, ids: $0.map(\.id)) }
+                let applied = Self.apply(deletions, insertions, newSections, goneSections, to: shown, giving: now)
+                if applied.map(\.key) != now.map(\.key) || applied.map(\.ids) != now.map(\.ids) {
+                    problems.append("changes do not give \(now.map(\.key)) from \(shown.map(\.key))")
+                }
+                let fresh = db.objects(DiaryEntry.self).sectioned(by: \.day).map { (key: $0.key, ids: $0.map(\.id)) }
+                if fresh.map(\.key) != now.map(\.key) || fresh.map(\.ids) != now.map(\.ids) {
+                    problems.append("sections \(now.map(\.ids)) are not \(fresh.map(\.ids))")
+                }
+                for path in modifications where !changed.contains(now[path.section].ids[path.item]) {
+                    problems.append("modification \(path) is not a changed entry")
+                }
+                shown = now
+            }
+        }
+        #expect(calls.value == 40)
+        var expectedCalls = 40
+        var nextID = 100
+        func commit(_ body: () throws -> Void, keys: Int) throws {
+            changed = []
+            try db.write { try body() }
+            expectedCalls += keys
+            #expect(calls.value == expectedCalls, "the key closure ran for more than the changed entries")
+        }
+        func add(day: Int) throws {
+            try db.add(entry(nextID, day: day))
+            changed.insert(nextID)
+            nextID += 1
+        }
+        func edit(_ id: Int, day: Int? = nil, memo: String? = nil) {
+            let object = db.object(ofType: DiaryEntry.self, forPrimaryKey: id)!
+            if let day { object.day = day }
+            if let memo { object.memo = memo }
+            changed.insert(id)
+        }
+        try commit({ try add(day: 11) }, keys: 1)  // into a section (at its end: ids sort after)
+        try commit({ try add(day: 9) }, keys: 1)  // a new first section
+        try commit({ try add(day: 20) }, keys: 1)  // a new last section
+        try commit(
+            {
+                try add(day: 12); try add(day: 15)
+            }, keys: 2)  // into one section, a new one between two
+        try commit(
+            {
+                edit(5, memo: "x"); edit(25, memo: "y")
+            }, keys: 2)  // modified in place
+        try commit({ edit(3, day: 12) }, keys: 1)  // moves into the end of another section
+        try commit({ try db.delete(db.object(ofType: DiaryEntry.self, forPrimaryKey: 101)!) }, keys: 0)  // day 9 emptied
+        try commit(
+            {
+                for id in 30..<40 { try db.delete(db.object(ofType: DiaryEntry.self, forPrimaryKey: id)!) }  // day 13 emptied
+                try add(day: 14)  // and a new section where it was
+            }, keys: 1)
+        try commit(
+            {
+                try add(day: 10); try db.delete(db.object(ofType: DiaryEntry.self, forPrimaryKey: 0)!)
+            }, keys: 1)
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(byDay.allKeys == [10, 11, 12, 14, 15, 20])
+        #expect(
+            shown.map(\.ids)
+                == [
+                    [1, 2, 4, 5, 6, 7, 8, 9, 106], [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100],
+                    [3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 103], [105], [104], [102],
+                ])
+        _ = token
+    }
+
+    /// Applies a sectioned change to `shown`: deletions (old index paths)
+    /// outside deleted sections, the deleted sections, the inserted sections
+    /// (whole, from `now`), then insertions (new index paths) outside them.
+    static func apply(
+        _ deletions: [IndexPath], _ insertions: [IndexPath], _ newSections: IndexSet, _ goneSections: IndexSet,
+        to shown: [(key: Int, ids: [Int])], giving now: [(key: Int, ids: [Int])]
+    ) -> [(key: Int, ids: [Int])] {
+        var next = shown
+        for path in deletions.sorted(by: >) where !goneSections.contains(path.section) {
+            guard next.indices.contains(path.section), next[path.section].ids.indices.contains(path.item) else { return [] }
+            next[path.section].ids.remove(at: path.item)
+        }
+        for index in goneSections.reversed() where next.indices.contains(index) { next.remove(at: index) }
+        for index in newSections where index <= next.count && now.indices.contains(index) {
+            next.insert(now[index], at: index)
+        }
+        for path in insertions.sorted() where !newSections.contains(path.section) {
+            guard next.indices.contains(path.section), path.item <= next[path.section].ids.count,
+                now.indices.contains(path.section), now[path.section].ids.indices.contains(path.item)
+            else { return [] }
+            next[path.section].ids.insert(now[path.section].ids[path.item], at: path.item)
+        }
+        return next
     }
 
     /// Sections that are not runs of the sort (keyed by the id's remainder,

@@ -23,8 +23,11 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         self.sectionKey = sectionKey
     }
 
+    /// One section: its key and its elements' object keys, in the results' order.
+    typealias Section = (key: Key, members: ResultKeys)
+
     /// The sections as they are now: each key with its elements' object keys.
-    var sections: [(key: Key, members: [UInt64])] {
+    var sections: [Section] {
         let generation = results.database.generation
         if let cached = cache.sections, cache.generation == generation { return cached }
         let sections = group()
@@ -34,14 +37,17 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
     }
 
     /// Groups the results' elements by key, sections in order of first appearance.
-    func group() -> [(key: Key, members: [UInt64])] {
-        Self.sections(of: results.keys.array, keyedBy: results.map(sectionKey))
+    func group() -> [Section] {
+        Self.sections(of: results.keys.array, keyedBy: results.map(sectionKey)).sections
     }
 
-    /// The sections of `keys` (in order), each key's section being `sectionOf` at its position.
-    static func sections(of keys: [UInt64], keyedBy sectionOf: [Key]) -> [(key: Key, members: [UInt64])] {
+    /// The sections of `keys` (in order), each key's section being
+    /// `sectionOf` at its position, and whether each section is one run of
+    /// neighbours (as when the results are sorted by the section key).
+    static func sections(of keys: [UInt64], keyedBy sectionOf: [Key]) -> (sections: [Section], runs: Bool) {
         var sections: [(key: Key, members: [UInt64])] = []
         var index: [Key: Int] = [:]
+        var runs = true
         var position = 0
         while position < keys.count {
             // Sections are mostly runs of neighbours (the sort groups them): one lookup per run.
@@ -50,21 +56,40 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
             while end < keys.count, sectionOf[end] == key { end += 1 }
             if let section = index[key] {
                 sections[section].members += keys[position..<end]
+                runs = false
             } else {
                 index[key] = sections.count
                 sections.append((key, Array(keys[position..<end])))
             }
             position = end
         }
-        return sections
+        return (sections.map { ($0.key, ResultKeys($0.members)) }, runs)
     }
 
-    /// The results' keys and each one's section key, as the observer last
-    /// saw them: a commit's changes edit them, so only the objects it
-    /// inserted or modified have their section key computed again.
+    /// The sections as the observer last saw them. When each section is one
+    /// run of the results (they sort by the section key, as
+    /// ``Results/sectioned(by:ascending:)`` does), a commit's changes edit
+    /// the sections in place by position (``followRuns(_:to:deletions:insertions:modifications:)``);
+    /// otherwise the observer keeps every position's object key and section
+    /// key, edits those and groups them again.
     struct Tracked {
+        var sections: [Section] = []
+        /// Each position's object key and section key; empty when `runs`.
         var keys: [UInt64] = []
         var sectionOf: [Key] = []
+        var runs = true
+
+        init() {}
+
+        init(keys: [UInt64], sectionOf: [Key]) {
+            let grouped = SectionedResults.sections(of: keys, keyedBy: sectionOf)
+            sections = grouped.sections
+            runs = grouped.runs
+            if !runs {
+                self.keys = keys
+                self.sectionOf = sectionOf
+            }
+        }
     }
 
     /// Every element's section key computed afresh.
@@ -72,38 +97,182 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         Tracked(keys: results.keys.array, sectionOf: results.map(sectionKey))
     }
 
-    /// `tracked` moved to `results` by a results change (deletions in the old
-    /// positions, insertions and modifications in the new): the section key
-    /// of each inserted or modified element is computed, the others keep
-    /// theirs. Every element's is computed again when the change is large or
-    /// does not lead to the results' keys.
+    /// What turns the old sections into the new ones, as an observer receives it.
+    struct Changes {
+        var deletions: [IndexPath] = []
+        var insertions: [IndexPath] = []
+        var modifications: [IndexPath] = []
+        var sectionsToInsert = IndexSet()
+        var sectionsToDelete = IndexSet()
+    }
+
+    /// `tracked` (sections that are runs) edited by a results change
+    /// (deletions in the old positions, insertions and modifications in the
+    /// new), with what changed in the sections: each deletion and insertion
+    /// finds its section among the runs' starts, and only the inserted and
+    /// modified elements have their section key computed, so a delivery
+    /// costs what the commit changed, not what the results hold. Nil when
+    /// the change is large or leaves a section that is no longer one run
+    /// (an element whose key changed in place, a key that appears away from
+    /// its section): the caller groups every element again.
+    func followRuns(
+        _ tracked: Tracked, to results: Results<Element>, deletions: [Int], insertions: [Int], modifications: [Int]
+    ) -> (tracked: Tracked, changes: Changes)? {
+        let old = tracked.sections
+        let oldCount = old.reduce(0) { $0 + $1.members.count }
+        guard tracked.runs, deletions.count + insertions.count + modifications.count <= Swift.max(64, oldCount / 8) else {
+            return nil
+        }
+        let now = results.keys
+        var sections = old
+        // Each section's identity: its old index, or `old.count` and up for a new one.
+        var identities = Array(old.indices)
+        var starts: [Int] = []
+        starts.reserveCapacity(old.count)
+        var total = 0
+        for section in old {
+            starts.append(total)
+            total += section.members.count
+        }
+        let oldStarts = starts
+        /// The section holding `position` (< the count): the last one starting at or before it.
+        func section(at position: Int, _ starts: [Int]) -> Int { starts.partitioningIndex { $0 <= position } - 1 }
+        func shift(after index: Int, by delta: Int) {
+            for following in (index + 1)..<starts.count { starts[following] += delta }
+        }
+        func element(_ position: Int) -> Element { results.source.materialize(results.database, now[position]) }
+
+        var changes = Changes()
+        for position in deletions.sorted(by: >) {
+            guard position < total else { return nil }
+            let index = section(at: position, starts)
+            changes.deletions.append(IndexPath(indexes: [index, position - starts[index]]))
+            sections[index].members.remove(at: position - starts[index])
+            shift(after: index, by: -1)
+            total -= 1
+        }
+        var inserted: [(identity: Int, item: Int)] = []
+        var keys: Set<Key>?  // every section's key, made when a new one may be needed
+        var created = 0
+        for position in insertions.sorted() {
+            guard position <= total, position < now.count else { return nil }
+            let key = sectionKey(element(position))
+            var index: Int
+            if sections.isEmpty {
+                index = 0
+            } else {
+                // The sections that can take it: the one around `position`, or at a
+                // boundary the one ending there, empty ones there and the one starting there.
+                let around = position < total ? section(at: position, starts) : sections.count - 1
+                var candidate = around
+                while candidate > 0, starts[candidate - 1] + sections[candidate - 1].members.count == position {
+                    candidate -= 1
+                }
+                while candidate < around, sections[candidate].key != key { candidate += 1 }
+                if sections[candidate].key == key {
+                    index = candidate
+                } else {
+                    // A key of its own goes between two sections; inside one, or
+                    // away from its own section, it would split a run.
+                    let aroundStart = starts[around]
+                    let aroundEnd = aroundStart + sections[around].members.count
+                    let present = keys ?? Set(sections.map(\.key))
+                    keys = present
+                    guard !present.contains(key), aroundStart == position || aroundEnd == position else { return nil }
+                    index = aroundStart == position && aroundEnd > position ? around : around + 1
+                }
+            }
+            if index == sections.count || sections[index].key != key {
+                sections.insert((key, ResultKeys()), at: index)
+                starts.insert(position, at: index)
+                identities.insert(old.count + created, at: index)
+                created += 1
+                keys?.insert(key)
+            }
+            sections[index].members.insert(now[position], at: position - starts[index])
+            shift(after: index, by: 1)
+            total += 1
+            inserted.append((identities[index], position - starts[index]))
+        }
+        guard total == now.count else { return nil }
+        let ascendingDeletions = deletions.sorted()
+        for position in modifications {
+            guard position < total else { return nil }
+            let index = section(at: position, starts)
+            guard sections[index].key == sectionKey(element(position)) else { return nil }
+            let item = position - starts[index]
+            // Where it was: its rank among the elements neither inserted nor deleted.
+            var oldPosition = position - insertions.count(where: { $0 < position })
+            for deleted in ascendingDeletions where deleted <= oldPosition { oldPosition += 1 }
+            let oldIndex = section(at: oldPosition, oldStarts)
+            if identities[index] == oldIndex, oldPosition - oldStarts[oldIndex] == item {
+                changes.modifications.append(IndexPath(indexes: [identities[index], item]))
+            } else {
+                // Its place in its section moved: a deletion and an insertion, as realm-core reports it.
+                changes.deletions.append(IndexPath(indexes: [oldIndex, oldPosition - oldStarts[oldIndex]]))
+                inserted.append((identities[index], item))
+            }
+        }
+        // Sections left empty go; the new ones are reported whole.
+        var final: [Int: Int] = [:]
+        var kept: [Section] = []
+        for (index, section) in sections.enumerated() {
+            if section.members.isEmpty {
+                if identities[index] < old.count { changes.sectionsToDelete.insert(identities[index]) }
+                continue
+            }
+            final[identities[index]] = kept.count
+            if identities[index] >= old.count { changes.sectionsToInsert.insert(kept.count) }
+            kept.append(section)
+        }
+        changes.deletions = changes.deletions.filter { !changes.sectionsToDelete.contains($0[0]) }.sorted()
+        changes.insertions = inserted.compactMap { identity, item in
+            identity >= old.count ? nil : final[identity].map { IndexPath(indexes: [$0, item]) }
+        }.sorted()
+        changes.modifications = changes.modifications.compactMap { path in
+            final[path[0]].map { IndexPath(indexes: [$0, path[1]]) }
+        }.sorted()
+        var next = Tracked()
+        next.sections = kept
+        return (next, changes)
+    }
+
+    /// `tracked` (sections scattered through the results) moved to `results`
+    /// by a results change (deletions in the old positions, insertions and
+    /// modifications in the new): the section key of each inserted or
+    /// modified element is computed, the others keep theirs. Every element's
+    /// is computed again when the change is large or does not lead to the
+    /// results' keys.
     func follow(
         _ tracked: Tracked, to results: Results<Element>, deletions: [Int], insertions: [Int], modifications: [Int]
     ) -> Tracked {
         let now = results.keys.array
-        guard deletions.count + insertions.count + modifications.count <= Swift.max(64, tracked.keys.count / 8) else {
+        guard !tracked.runs,
+            deletions.count + insertions.count + modifications.count <= Swift.max(64, tracked.keys.count / 8)
+        else {
             return Tracked(keys: now, sectionOf: results.map(sectionKey))
         }
         func element(_ position: Int) -> Element { results.source.materialize(results.database, now[position]) }
-        var next = tracked
-        for position in deletions.sorted(by: >) where position < next.keys.count {
-            next.keys.remove(at: position)
-            next.sectionOf.remove(at: position)
+        var keys = tracked.keys
+        var sectionOf = tracked.sectionOf
+        for position in deletions.sorted(by: >) where position < keys.count {
+            keys.remove(at: position)
+            sectionOf.remove(at: position)
         }
         for position in insertions.sorted() {
-            guard position <= next.keys.count, position < now.count else {
+            guard position <= keys.count, position < now.count else {
                 return Tracked(keys: now, sectionOf: results.map(sectionKey))
             }
-            next.keys.insert(now[position], at: position)
-            next.sectionOf.insert(sectionKey(element(position)), at: position)
+            keys.insert(now[position], at: position)
+            sectionOf.insert(sectionKey(element(position)), at: position)
         }
-        guard next.keys == now else { return Tracked(keys: now, sectionOf: results.map(sectionKey)) }
-        for position in modifications where position < now.count { next.sectionOf[position] = sectionKey(element(position)) }
-        return next
+        guard keys == now else { return Tracked(keys: now, sectionOf: results.map(sectionKey)) }
+        for position in modifications where position < now.count { sectionOf[position] = sectionKey(element(position)) }
+        return Tracked(keys: keys, sectionOf: sectionOf)
     }
 
     /// Makes `sections` the ones read until the handle's state moves (the observer computed them).
-    func keep(_ sections: [(key: Key, members: [UInt64])]) {
+    func keep(_ sections: [Section]) {
         cache.sections = sections
         cache.generation = results.database.generation
     }
@@ -163,24 +332,32 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         onError: ((any Error) -> Void)? = nil,
         _ block: @escaping (SectionedResultsChange<SectionedResults>) -> Void
     ) -> NotificationToken {
-        var previous: [(key: Key, members: [UInt64])] = []
         var tracked = Tracked()
         return subscribe { change in
             switch change {
             case .initial:
                 tracked = track()
-                previous = Self.sections(of: tracked.keys, keyedBy: tracked.sectionOf)
-                keep(previous)
+                keep(tracked.sections)
                 block(.initial(self))
             case .update(let results, let deleted, let inserted, let modifications):
-                tracked = follow(tracked, to: results, deletions: deleted, insertions: inserted, modifications: modifications)
-                let current = Self.sections(of: tracked.keys, keyedBy: tracked.sectionOf)
-                keep(current)
-                let keys = results.keys
-                let modified = Set(modifications.compactMap { $0 < keys.count ? keys[$0] : nil })
-                let touched = Set(modifications.compactMap { $0 < tracked.sectionOf.count ? tracked.sectionOf[$0] : nil })
-                let update = SectionedResults.difference(from: previous, to: current, modified: modified, touched: touched)
-                previous = current
+                let update: Changes
+                if let followed = followRuns(
+                    tracked, to: results, deletions: deleted, insertions: inserted, modifications: modifications)
+                {
+                    tracked = followed.tracked
+                    update = followed.changes
+                } else {
+                    let previous = tracked.sections
+                    tracked = follow(tracked, to: results, deletions: deleted, insertions: inserted, modifications: modifications)
+                    let keys = results.keys
+                    let modified = Set(modifications.compactMap { $0 < keys.count ? keys[$0] : nil })
+                    let touched =
+                        tracked.runs
+                        ? nil : Set(modifications.compactMap { $0 < tracked.sectionOf.count ? tracked.sectionOf[$0] : nil })
+                    update = SectionedResults.difference(
+                        from: previous, to: tracked.sections, modified: modified, touched: touched)
+                }
+                keep(tracked.sections)
                 block(
                     .update(
                         self, deletions: update.deletions, insertions: update.insertions,
@@ -202,14 +379,12 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         SectionedResults(results: other, sectionKey: sectionKey)
     }
 
-    /// What turns the old sections into the new ones.
+    /// What turns the old sections into the new ones, compared section by
+    /// section; `touched` names the sections that hold a modified element
+    /// (nil: any may), the others are skipped when their members are the same.
     static func difference(
-        from old: [(key: Key, members: [UInt64])], to new: [(key: Key, members: [UInt64])], modified: Set<UInt64>,
-        touched: Set<Key>? = nil
-    ) -> (
-        deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath], sectionsToInsert: IndexSet,
-        sectionsToDelete: IndexSet
-    ) {
+        from old: [Section], to new: [Section], modified: Set<UInt64>, touched: Set<Key>? = nil
+    ) -> Changes {
         let oldIndex = Dictionary(old.enumerated().map { ($0.element.key, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let newIndex = Dictionary(new.enumerated().map { ($0.element.key, $0.offset) }, uniquingKeysWith: { first, _ in first })
         var deletions: [IndexPath] = []
@@ -219,16 +394,17 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         let sectionsToInsert = IndexSet(new.indices.filter { oldIndex[new[$0].key] == nil })
         for (newSection, section) in new.enumerated() {
             guard let oldSection = oldIndex[section.key] else { continue }
-            let before = old[oldSection].members
-            // Unchanged members and no modified one (`touched` names their sections): nothing to compare.
-            if let touched, !touched.contains(section.key), before == section.members { continue }
-            let changes = ChangeSet.between(before, section.members) { modified.contains($0) }
+            let before = old[oldSection].members.array
+            let members = section.members.array
+            // Unchanged members and no modified one: nothing to compare.
+            if let touched, !touched.contains(section.key), before == members { continue }
+            let changes = ChangeSet.between(before, members) { modified.contains($0) }
             deletions += changes.deletions.map { IndexPath(indexes: [oldSection, $0]) }
             insertions += changes.insertions.map { IndexPath(indexes: [newSection, $0]) }
             // A modified element whose position in its section changed moved
             // (its own change may have moved it): a deletion and an insertion, as realm-core reports it.
             for position in changes.modifications {
-                if let was = before.firstIndex(of: section.members[position]), was != position {
+                if let was = before.firstIndex(of: members[position]), was != position {
                     deletions.append(IndexPath(indexes: [oldSection, was]))
                     insertions.append(IndexPath(indexes: [newSection, position]))
                 } else {
@@ -238,14 +414,16 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         }
         deletions.sort()
         insertions.sort()
-        return (deletions, insertions, modifications, sectionsToInsert, sectionsToDelete)
+        return Changes(
+            deletions: deletions, insertions: insertions, modifications: modifications, sectionsToInsert: sectionsToInsert,
+            sectionsToDelete: sectionsToDelete)
     }
 }
 
 /// The grouping a ``SectionedResults`` last computed, and for which state of its handle.
 final class SectionCache<Key: Hashable> {
     var generation: UInt64?
-    var sections: [(key: Key, members: [UInt64])]?
+    var sections: [(key: Key, members: ResultKeys)]?
 }
 
 /// One section of a ``SectionedResults`` (Realm's `ResultsSection`): its key
@@ -257,7 +435,7 @@ final class SectionCache<Key: Hashable> {
 public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
     /// The key every element of the section has.
     public let key: Key
-    let members: [UInt64]
+    let members: ResultKeys
     let results: Results<Element>
     /// The sectioned results the section was read from.
     package let grouping: SectionedResults<Key, Element>
@@ -275,7 +453,7 @@ public struct ResultsSection<Key: Hashable, Element>: RandomAccessCollection {
     /// A section of `grouping` that has no elements (any more): what an
     /// observer of a section that emptied is handed.
     package static func empty(_ key: Key, of grouping: SectionedResults<Key, Element>) -> ResultsSection {
-        ResultsSection(key: key, members: [], results: grouping.results, grouping: grouping)
+        ResultsSection(key: key, members: ResultKeys(), results: grouping.results, grouping: grouping)
     }
 
     /// The same section read from other results (the same query on another
