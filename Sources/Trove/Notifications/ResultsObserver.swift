@@ -99,7 +99,7 @@ final class ResultsObserver<Element>: ChangeObserver {
         results.releaseKeys()
         for position in before.values.sorted(by: >) { keys.remove(at: position) }
         // Which touched objects match now, placed among the untouched ones.
-        var now: [UInt64] = []
+        var now: [(key: UInt64, values: [StoredValue])] = []
         if table.store.isVisible(in: current) {
             let matches = results.predicate.map { $0.compile(table.layout, current) }
             for key in touched.sorted() {
@@ -110,11 +110,13 @@ final class ResultsObserver<Element>: ChangeObserver {
                         before: { other in try precedes(other, key, values, sort: sort, read) })
                 }
                 keys.insert(key, at: position)
-                now.append(key)
+                now.append((key, values))
             }
         }
         var after: [UInt64: Int] = [:]
-        for key in now { after[key] = try position(of: key, in: keys, current, table: table, sort: sort) }
+        for (key, values) in now {
+            after[key] = try position(of: key, in: keys, current, table: table, sort: sort, known: values)
+        }
 
         // Objects in both that kept their place among the untouched ones may
         // stay; of those, the longest run in the same order does.
@@ -154,9 +156,11 @@ final class ResultsObserver<Element>: ChangeObserver {
     }
 
     /// Where `key` sits in `list` (sorted as the results sort in
-    /// `transaction`); nil when it is not there.
+    /// `transaction`); nil when it is not there. `known`: the values it
+    /// sorts by in `transaction`, when the caller has read them.
     private func position(
-        of key: UInt64, in list: ResultKeys, _ transaction: Transaction, table: TableInfo, sort: [SortKey]
+        of key: UInt64, in list: ResultKeys, _ transaction: Transaction, table: TableInfo, sort: [SortKey],
+        known: [StoredValue]? = nil
     ) throws -> Int? {
         guard !list.isEmpty else { return nil }
         let position: Int
@@ -164,12 +168,11 @@ final class ResultsObserver<Element>: ChangeObserver {
             position = list.partitioningIndex { $0 < key }
         } else {
             guard table.store.isVisible(in: transaction),
-                let values = try sortValues(key, transaction, table: table, sort: sort, matches: nil)
+                let values = try known ?? sortValues(key, transaction, table: table, sort: sort, matches: nil)
             else { return nil }
-            position = try withSortValues(transaction, table: table, sort: sort) { read in
-                try list.partitioningIndex(
-                    fence: { other in try precedes(other, key, values, sort: sort, read, fence: true) },
-                    before: { other in try precedes(other, key, values, sort: sort, read) })
+            // The fences (their values kept) find the chunk; the key is looked for in it, no object read.
+            return try withSortValues(transaction, table: table, sort: sort) { read in
+                try list.position(of: key) { other in try precedes(other, key, values, sort: sort, read, fence: true) }
             }
         }
         return position < list.count && list[position] == key ? position : nil

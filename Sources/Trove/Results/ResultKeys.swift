@@ -123,6 +123,24 @@ struct ResultKeys: RandomAccessCollection, Sendable {
         return starts[low - 1] + (try chunks[low - 1].partitioningIndex(where: before))
     }
 
+    /// The position of `key`, found by deciding among the chunks with
+    /// `fence` (as ``partitioningIndex(fence:before:)`` does: whether a
+    /// chunk's first key sorts before `key`), then looking for `key` in the
+    /// one chunk that can hold it: no element other than the fences is read.
+    /// Nil when `key` is not there.
+    func position(of key: UInt64, fence: (UInt64) throws -> Bool) rethrows -> Int? {
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if try fence(chunks[middle][0]) { low = middle + 1 } else { high = middle }
+        }
+        // `key` begins chunk `low`, or lies in the chunk before it.
+        if low < chunks.count, chunks[low][0] == key { return starts[low] }
+        guard low > 0, let offset = chunks[low - 1].firstIndex(of: key) else { return nil }
+        return starts[low - 1] + offset
+    }
+
     /// The number of chunks (each chunk's first key is a fence).
     var chunkCount: Int { chunks.count }
 
