@@ -104,48 +104,28 @@ struct SectionedResultsTests {
                 calls.value += 1
                 return entry.day
             }, sortDescriptors: [SortDescriptor(keyPath: "day"), SortDescriptor(keyPath: "id")])
-        var shown: [(key: Int, ids: [Int])] = []
-        var problems: [String] = []
-        var changed: Set<Int> = []
-        let token = byDay.observe { change in
-            switch change {
-            case .initial(let sections):
-                shown = sections.map { ($0.key, $0.map(\.id)) }
-            case .update(let sections, let deletions, let insertions, let modifications, let newSections, let goneSections):
-                let now = sections.map { (key: $0.key, ids: $0.map(\.id)) }
-                let applied = Self.apply(deletions, insertions, newSections, goneSections, to: shown, giving: now)
-                if applied.map(\.key) != now.map(\.key) || applied.map(\.ids) != now.map(\.ids) {
-                    problems.append("changes do not give \(now.map(\.key)) from \(shown.map(\.key))")
-                }
-                let fresh = db.objects(DiaryEntry.self).sectioned(by: \.day).map { (key: $0.key, ids: $0.map(\.id)) }
-                if fresh.map(\.key) != now.map(\.key) || fresh.map(\.ids) != now.map(\.ids) {
-                    problems.append("sections \(now.map(\.ids)) are not \(fresh.map(\.ids))")
-                }
-                for path in modifications where !changed.contains(now[path.section].ids[path.item]) {
-                    problems.append("modification \(path) is not a changed entry")
-                }
-                shown = now
-            }
+        let watcher = SectionWatcher(byDay) {
+            db.objects(DiaryEntry.self).sectioned(by: \.day).map { (key: $0.key, ids: $0.map(\.id)) }
         }
         #expect(calls.value == 40)
         var expectedCalls = 40
         var nextID = 100
         func commit(_ body: () throws -> Void, keys: Int) throws {
-            changed = []
+            watcher.changed = []
             try db.write { try body() }
             expectedCalls += keys
             #expect(calls.value == expectedCalls, "the key closure ran for more than the changed entries")
         }
         func add(day: Int) throws {
             try db.add(entry(nextID, day: day))
-            changed.insert(nextID)
+            watcher.changed.insert(nextID)
             nextID += 1
         }
         func edit(_ id: Int, day: Int? = nil, memo: String? = nil) {
             let object = db.object(ofType: DiaryEntry.self, forPrimaryKey: id)!
             if let day { object.day = day }
             if let memo { object.memo = memo }
-            changed.insert(id)
+            watcher.changed.insert(id)
         }
         try commit({ try add(day: 11) }, keys: 1)  // into a section (at its end: ids sort after)
         try commit({ try add(day: 9) }, keys: 1)  // a new first section
@@ -158,7 +138,7 @@ struct SectionedResultsTests {
             {
                 edit(5, memo: "x"); edit(25, memo: "y")
             }, keys: 2)  // modified in place
-        try commit({ edit(3, day: 12) }, keys: 1)  // moves into the end of another section
+        try commit({ edit(3, day: 12) }, keys: 1)  // moves to the start of another section
         try commit({ try db.delete(db.object(ofType: DiaryEntry.self, forPrimaryKey: 101)!) }, keys: 0)  // day 9 emptied
         try commit(
             {
@@ -169,15 +149,76 @@ struct SectionedResultsTests {
             {
                 try add(day: 10); try db.delete(db.object(ofType: DiaryEntry.self, forPrimaryKey: 0)!)
             }, keys: 1)
-        #expect(problems.isEmpty, "\(problems)")
+        #expect(watcher.problems.isEmpty, "\(watcher.problems)")
         #expect(byDay.allKeys == [10, 11, 12, 14, 15, 20])
         #expect(
-            shown.map(\.ids)
+            watcher.shown.map(\.ids)
                 == [
                     [1, 2, 4, 5, 6, 7, 8, 9, 106], [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 100],
                     [3, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 103], [105], [104], [102],
                 ])
-        _ = token
+    }
+
+    /// An entry whose key changes while its place in the sort does not (the
+    /// last of one day moved to the next, where it sorts first) moves to the
+    /// section beside it, or to a new one there, still from the changes
+    /// alone; a key that lands inside another section scatters the sections,
+    /// and they are grouped again.
+    @Test func aKeyChangedAtASectionsEdgeMovesTheEntryBeside() throws {
+        let db = try makeDatabase()
+        try db.write { for id in 0..<30 { try db.add(entry(id, day: 1 + id / 10)) } }
+        let calls = Counter()
+        let grouping = db.objects(DiaryEntry.self).sectioned(
+            by: { entry -> Int in
+                calls.value += 1
+                return entry.day * 10 + (entry.memo == "x" ? 1 : 0)
+            }, sortDescriptors: [SortDescriptor(keyPath: "day"), SortDescriptor(keyPath: "id")])
+        let watcher = SectionWatcher(grouping)
+        func edit(_ edits: [(id: Int, day: Int?, memo: String)]) throws {
+            watcher.changed = Set(edits.map(\.id))
+            try db.write {
+                for (id, day, memo) in edits {
+                    let object = db.object(ofType: DiaryEntry.self, forPrimaryKey: id)!
+                    if let day { object.day = day }
+                    object.memo = memo
+                }
+            }
+        }
+        func edit(_ id: Int, day: Int? = nil, memo: String) throws { try edit([(id, day, memo)]) }
+        var expectedCalls = 30
+        try edit(9, memo: "x")  // the last of 10 becomes 11: a new section after it
+        expectedCalls += 1
+        #expect(calls.value == expectedCalls)
+        #expect(watcher.shown.map(\.key) == [10, 11, 20, 30] && watcher.shown[1].ids == [9])
+        try edit(10, memo: "x")  // the first of 20 becomes 21: a new section before it
+        expectedCalls += 1
+        #expect(calls.value == expectedCalls)
+        #expect(watcher.shown.map(\.key) == [10, 11, 21, 20, 30] && watcher.shown[2].ids == [10])
+        try edit(10, memo: "")  // back: into the start of 20, and 21 empties
+        expectedCalls += 1
+        #expect(calls.value == expectedCalls)
+        #expect(watcher.shown.map(\.key) == [10, 11, 20, 30] && watcher.shown[2].ids == Array(10..<20))
+        try edit(9, day: 2, memo: "x")  // 9 sorts where it was, as 21: 11 empties, 21 comes back
+        expectedCalls += 1
+        #expect(calls.value == expectedCalls)
+        #expect(
+            watcher.shown.map(\.key) == [10, 21, 20, 30] && watcher.shown[1].ids == [9] && watcher.shown[0].ids == Array(0..<9))
+        // In one commit: the first of 30 sorts last of day 2, where it was (into
+        // the end of 20), and the next, now first of 30, gets a new section before it.
+        try edit([(20, 2, ""), (21, nil, "x")])
+        expectedCalls += 2
+        #expect(calls.value == expectedCalls)
+        #expect(
+            watcher.shown.map(\.key) == [10, 21, 20, 31, 30] && watcher.shown[2].ids == Array(10...20)
+                && watcher.shown[3].ids == [21])
+        try edit(15, memo: "x")  // 21 again, inside 20: the sections scatter
+        #expect(watcher.shown.map(\.key) == [10, 21, 20, 31, 30] && watcher.shown[1].ids == [9, 15])
+        #expect(watcher.shown[2].ids == [10, 11, 12, 13, 14, 16, 17, 18, 19, 20])
+        #expect(watcher.problems.isEmpty, "\(watcher.problems)")
+        let fresh = db.objects(DiaryEntry.self).sectioned(
+            by: { $0.day * 10 + ($0.memo == "x" ? 1 : 0) },
+            sortDescriptors: [SortDescriptor(keyPath: "day"), SortDescriptor(keyPath: "id")])
+        #expect(fresh.map(\.key) == watcher.shown.map(\.key) && fresh.map { $0.map(\.id) } == watcher.shown.map(\.ids))
     }
 
     /// Applies a sectioned change to `shown`: deletions (old index paths)
@@ -285,4 +326,39 @@ struct SectionedResultsTests {
 /// A count a closure can raise.
 private final class Counter: @unchecked Sendable {
     var value = 0
+}
+
+/// Follows sectioned results as a table view would: applies each delivery's
+/// changes to the sections it showed and notes what does not give the new
+/// sections, a modification that is not a changed entry, and (with `fresh`)
+/// sections that differ from a fresh grouping.
+private final class SectionWatcher {
+    var shown: [(key: Int, ids: [Int])] = []
+    var problems: [String] = []
+    /// The entries the commit being delivered changed.
+    var changed: Set<Int> = []
+    private var token: NotificationToken?
+
+    init(_ sections: SectionedResults<Int, DiaryEntry>, fresh: (() -> [(key: Int, ids: [Int])])? = nil) {
+        token = sections.observe { [unowned self] change in
+            switch change {
+            case .initial(let sections):
+                shown = sections.map { ($0.key, $0.map(\.id)) }
+            case .update(let sections, let deletions, let insertions, let modifications, let newSections, let goneSections):
+                let now = sections.map { (key: $0.key, ids: $0.map(\.id)) }
+                let applied = SectionedResultsTests.apply(
+                    deletions, insertions, newSections, goneSections, to: shown, giving: now)
+                if applied.map(\.key) != now.map(\.key) || applied.map(\.ids) != now.map(\.ids) {
+                    problems.append("changes do not give \(now.map(\.key)) from \(shown.map(\.key))")
+                }
+                if let expected = fresh?(), expected.map(\.key) != now.map(\.key) || expected.map(\.ids) != now.map(\.ids) {
+                    problems.append("sections \(now.map(\.ids)) are not \(expected.map(\.ids))")
+                }
+                for path in modifications where !changed.contains(now[path.section].ids[path.item]) {
+                    problems.append("modification \(path) is not a changed entry")
+                }
+                shown = now
+            }
+        }
+    }
 }

@@ -151,7 +151,9 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
             shift(after: index, by: -1)
             total -= 1
         }
-        var inserted: [(identity: Int, item: Int)] = []
+        // Insertions and modifications by final position: their items are taken at the end,
+        // once elements that changed key at a section's edge have moved.
+        var inserted: [(identity: Int, position: Int)] = []
         var keys: Set<Key>?  // every section's key, made when a new one may be needed
         var created = 0
         for position in insertions.sorted() {
@@ -192,46 +194,114 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
             sections[index].members.insert(now[position], at: position - starts[index])
             shift(after: index, by: 1)
             total += 1
-            inserted.append((identities[index], position - starts[index]))
+            inserted.append((identities[index], position))
         }
         guard total == now.count else { return nil }
+        /// Moves the element at `position`, first or last of section `index`,
+        /// whose key is now `key`, into the section on that side that has
+        /// `key` (empty ones there included), or into a new section there;
+        /// the section it went to, or nil when it is inside its section or
+        /// `key` is elsewhere (either would split a run).
+        func moveAtEdge(_ position: Int, from index: Int, to key: Key) -> Int? {
+            let item = position - starts[index]
+            let count = sections[index].members.count
+            let present = keys ?? Set(sections.map(\.key))
+            keys = present
+            if item == 0 {
+                // The sections ending at `position`: the one before, and empty ones after it.
+                var side = index
+                while side > 0, starts[side - 1] + sections[side - 1].members.count == position { side -= 1 }
+                if let target = (side..<index).first(where: { sections[$0].key == key }) {
+                    let element = sections[index].members[0]
+                    sections[index].members.remove(at: 0)
+                    sections[target].members.insert(element, at: sections[target].members.count)
+                    for following in (target + 1)...index { starts[following] = position + 1 }
+                    return target
+                }
+                if !present.contains(key) {
+                    let element = sections[index].members[0]
+                    sections[index].members.remove(at: 0)
+                    starts[index] = position + 1
+                    sections.insert((key, ResultKeys([element])), at: index)
+                    starts.insert(position, at: index)
+                    identities.insert(old.count + created, at: index)
+                    created += 1
+                    keys?.insert(key)
+                    return index
+                }
+            }
+            if item == count - 1 {
+                // The sections starting right after it: empty ones, and the one after them.
+                var side = index
+                while side + 1 < sections.count, starts[side + 1] == position + 1 { side += 1 }
+                if let target = ((index + 1)..<(side + 1)).first(where: { sections[$0].key == key }) {
+                    let element = sections[index].members[item]
+                    sections[index].members.remove(at: item)
+                    sections[target].members.insert(element, at: 0)
+                    for following in (index + 1)...target { starts[following] = position }
+                    return target
+                }
+                if !present.contains(key) {
+                    let element = sections[index].members[item]
+                    sections[index].members.remove(at: item)
+                    sections.insert((key, ResultKeys([element])), at: index + 1)
+                    starts.insert(position, at: index + 1)
+                    identities.insert(old.count + created, at: index + 1)
+                    created += 1
+                    keys?.insert(key)
+                    return index + 1
+                }
+            }
+            return nil
+        }
         let ascendingDeletions = deletions.sorted()
-        for position in modifications {
+        var modified: [(identity: Int, position: Int, old: IndexPath)] = []
+        for position in modifications.sorted() {
             guard position < total else { return nil }
             let index = section(at: position, starts)
-            guard sections[index].key == sectionKey(element(position)) else { return nil }
-            let item = position - starts[index]
             // Where it was: its rank among the elements neither inserted nor deleted.
             var oldPosition = position - insertions.count(where: { $0 < position })
             for deleted in ascendingDeletions where deleted <= oldPosition { oldPosition += 1 }
             let oldIndex = section(at: oldPosition, oldStarts)
-            if identities[index] == oldIndex, oldPosition - oldStarts[oldIndex] == item {
-                changes.modifications.append(IndexPath(indexes: [identities[index], item]))
+            let was = IndexPath(indexes: [oldIndex, oldPosition - oldStarts[oldIndex]])
+            let key = sectionKey(element(position))
+            if sections[index].key == key {
+                modified.append((identities[index], position, was))
             } else {
-                // Its place in its section moved: a deletion and an insertion, as realm-core reports it.
-                changes.deletions.append(IndexPath(indexes: [oldIndex, oldPosition - oldStarts[oldIndex]]))
-                inserted.append((identities[index], item))
+                // Its key changed and its place in the results did not: it moves to the section beside.
+                guard let target = moveAtEdge(position, from: index, to: key) else { return nil }
+                changes.deletions.append(was)
+                inserted.append((identities[target], position))
             }
         }
         // Sections left empty go; the new ones are reported whole.
-        var final: [Int: Int] = [:]
+        var final: [Int: (index: Int, start: Int)] = [:]
         var kept: [Section] = []
         for (index, section) in sections.enumerated() {
             if section.members.isEmpty {
                 if identities[index] < old.count { changes.sectionsToDelete.insert(identities[index]) }
                 continue
             }
-            final[identities[index]] = kept.count
+            final[identities[index]] = (kept.count, starts[index])
             if identities[index] >= old.count { changes.sectionsToInsert.insert(kept.count) }
             kept.append(section)
         }
+        for (identity, position, was) in modified {
+            guard let place = final[identity] else { return nil }
+            if identity == was[0], position - place.start == was[1] {
+                changes.modifications.append(IndexPath(indexes: [place.index, position - place.start]))
+            } else {
+                // Its place in its section moved: a deletion and an insertion, as realm-core reports it.
+                changes.deletions.append(was)
+                inserted.append((identity, position))
+            }
+        }
         changes.deletions = changes.deletions.filter { !changes.sectionsToDelete.contains($0[0]) }.sorted()
-        changes.insertions = inserted.compactMap { identity, item in
-            identity >= old.count ? nil : final[identity].map { IndexPath(indexes: [$0, item]) }
+        changes.insertions = inserted.compactMap { identity, position in
+            guard identity < old.count, let place = final[identity] else { return nil }
+            return IndexPath(indexes: [place.index, position - place.start])
         }.sorted()
-        changes.modifications = changes.modifications.compactMap { path in
-            final[path[0]].map { IndexPath(indexes: [$0, path[1]]) }
-        }.sorted()
+        changes.modifications.sort()
         var next = Tracked()
         next.sections = kept
         return (next, changes)
