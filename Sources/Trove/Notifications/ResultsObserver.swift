@@ -41,7 +41,27 @@ final class ResultsObserver<Element>: ChangeObserver {
     func start(_ database: Database) {
         keys = results.keys
         basis = database.isInWriteTransaction ? nil : database.readTransaction().id
+        if basis != nil { keepFences(database.readTransaction()) }
         block(.initial(results))
+    }
+
+    /// Reads the sort values of each chunk's first key up front (one read a
+    /// chunk of up to 4,096 keys): the first deliveries then decide among
+    /// the chunks without reading, as later ones would once their searches
+    /// had passed those fences. Not for a derived sort key (it may read other objects).
+    private func keepFences(_ transaction: Transaction) {
+        let sort = results.sort
+        guard keys.chunkCount > 1, !sort.isEmpty, sort.allSatisfy({ $0.derived == nil }),
+            results.table.store.isVisible(in: transaction)
+        else { return }
+        let starts = keys.chunkStarts
+        // A fence that cannot be read now is read when a search reaches it.
+        try? withSortValues(transaction, table: results.table, sort: sort) { read in
+            for start in starts {
+                let key = keys[start]
+                if let values = try read(key) { fenceValues[key] = values }
+            }
+        }
     }
 
     func update(in database: Database, notify: Bool) {
