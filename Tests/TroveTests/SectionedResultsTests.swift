@@ -221,6 +221,26 @@ struct SectionedResultsTests {
         #expect(fresh.map(\.key) == watcher.shown.map(\.key) && fresh.map { $0.map(\.id) } == watcher.shown.map(\.ids))
     }
 
+    /// Sections that start empty fill from one commit's insertions (several
+    /// sections, several entries each), empty again, and fill again.
+    @Test func sectionsFromNothingToNothingAndBack() throws {
+        let db = try makeDatabase()
+        let byDay = db.objects(DiaryEntry.self).sectioned(by: \.day)
+        let watcher = SectionWatcher(byDay) {
+            db.objects(DiaryEntry.self).sectioned(by: \.day).map { (key: $0.key, ids: $0.map(\.id)) }
+        }
+        #expect(watcher.shown.isEmpty)
+        watcher.changed = [1, 2, 3, 4, 5]
+        try db.write { try db.add([entry(1, day: 3), entry(2, day: 1), entry(3, day: 3), entry(4, day: 2), entry(5, day: 1)]) }
+        #expect(watcher.shown.map(\.key) == [1, 2, 3] && watcher.shown.map(\.ids) == [[2, 5], [4], [1, 3]])
+        try db.write { try db.delete(db.objects(DiaryEntry.self)) }
+        #expect(watcher.shown.isEmpty && byDay.isEmpty)
+        watcher.changed = [6, 7]
+        try db.write { try db.add([entry(6, day: 2), entry(7, day: 2)]) }
+        #expect(watcher.shown.map(\.key) == [2] && watcher.shown.map(\.ids) == [[6, 7]])
+        #expect(watcher.problems.isEmpty, "\(watcher.problems)")
+    }
+
     /// Applies a sectioned change to `shown`: deletions (old index paths)
     /// outside deleted sections, the deleted sections, the inserted sections
     /// (whole, from `now`), then insertions (new index paths) outside them.
