@@ -183,19 +183,17 @@ final class ResultsObserver<Element>: ChangeObserver {
         known: [StoredValue]? = nil
     ) throws -> Int? {
         guard !list.isEmpty else { return nil }
-        let position: Int
         if sort.isEmpty {
-            position = list.partitioningIndex { $0 < key }
-        } else {
-            guard table.store.isVisible(in: transaction),
-                let values = try known ?? sortValues(key, transaction, table: table, sort: sort, matches: nil)
-            else { return nil }
-            // The fences (their values kept) find the chunk; the key is looked for in it, no object read.
-            return try withSortValues(transaction, table: table, sort: sort) { read in
-                try list.position(of: key) { other in try precedes(other, key, values, sort: sort, read, fence: true) }
-            }
+            let position = list.partitioningIndex { $0 < key }
+            return position < list.count && list[position] == key ? position : nil
         }
-        return position < list.count && list[position] == key ? position : nil
+        guard table.store.isVisible(in: transaction),
+            let values = try known ?? sortValues(key, transaction, table: table, sort: sort, matches: nil)
+        else { return nil }
+        // The fences (their values kept) find the chunk; the key is looked for in it, no object read.
+        return try withSortValues(transaction, table: table, sort: sort) { read in
+            try list.position(of: key) { other in try precedes(other, key, values, sort: sort, read, fence: true) }
+        }
     }
 
     /// Runs `body` with a reader of objects' sort values in `transaction`

@@ -113,12 +113,7 @@ struct ResultKeys: RandomAccessCollection, Sendable {
     /// holds the boundary with `before`. Both must answer alike for a key.
     func partitioningIndex(fence: (UInt64) throws -> Bool, before: (UInt64) throws -> Bool) rethrows -> Int {
         guard chunks.count > 1 else { return try partitioningIndex(where: before) }
-        var low = 0
-        var high = chunks.count
-        while low < high {
-            let middle = (low + high) / 2
-            if try fence(chunks[middle][0]) { low = middle + 1 } else { high = middle }
-        }
+        let low = try firstChunk(notBefore: fence)
         if low == 0 { return 0 }
         return starts[low - 1] + (try chunks[low - 1].partitioningIndex(where: before))
     }
@@ -129,16 +124,23 @@ struct ResultKeys: RandomAccessCollection, Sendable {
     /// one chunk that can hold it: no element other than the fences is read.
     /// Nil when `key` is not there.
     func position(of key: UInt64, fence: (UInt64) throws -> Bool) rethrows -> Int? {
+        let low = try firstChunk(notBefore: fence)
+        // `key` begins chunk `low`, or lies in the chunk before it.
+        if low < chunks.count, chunks[low][0] == key { return starts[low] }
+        guard low > 0, let offset = chunks[low - 1].firstIndex(of: key) else { return nil }
+        return starts[low - 1] + offset
+    }
+
+    /// The first chunk whose first key `fence` does not place before the
+    /// key sought (`chunks.count` when every one is before it).
+    private func firstChunk(notBefore fence: (UInt64) throws -> Bool) rethrows -> Int {
         var low = 0
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
             if try fence(chunks[middle][0]) { low = middle + 1 } else { high = middle }
         }
-        // `key` begins chunk `low`, or lies in the chunk before it.
-        if low < chunks.count, chunks[low][0] == key { return starts[low] }
-        guard low > 0, let offset = chunks[low - 1].firstIndex(of: key) else { return nil }
-        return starts[low - 1] + offset
+        return low
     }
 
     /// The number of chunks (each chunk's first key is a fence).

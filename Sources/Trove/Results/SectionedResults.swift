@@ -156,12 +156,27 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         var inserted: [(identity: Int, position: Int)] = []
         var keys: Set<Key>?  // every section's key, made when a new one may be needed
         var created = 0
+        /// Whether a section (empty ones included) has `key`.
+        func isPresent(_ key: Key) -> Bool {
+            let present = keys ?? Set(sections.map(\.key))
+            keys = present
+            return present.contains(key)
+        }
+        /// An empty new section of `key` at `index`, starting at `start`.
+        func addSection(_ key: Key, at index: Int, start: Int) {
+            sections.insert((key, ResultKeys()), at: index)
+            starts.insert(start, at: index)
+            identities.insert(old.count + created, at: index)
+            created += 1
+            keys?.insert(key)
+        }
         for position in insertions.sorted() {
             guard position <= total, position < now.count else { return nil }
             let key = sectionKey(element(position))
             var index: Int
             if sections.isEmpty {
                 index = 0
+                addSection(key, at: 0, start: position)
             } else {
                 // The sections that can take it: the one around `position`, or at a
                 // boundary the one ending there, empty ones there and the one starting there.
@@ -178,18 +193,10 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
                     // away from its own section, it would split a run.
                     let aroundStart = starts[around]
                     let aroundEnd = aroundStart + sections[around].members.count
-                    let present = keys ?? Set(sections.map(\.key))
-                    keys = present
-                    guard !present.contains(key), aroundStart == position || aroundEnd == position else { return nil }
+                    guard aroundStart == position || aroundEnd == position, !isPresent(key) else { return nil }
                     index = aroundStart == position && aroundEnd > position ? around : around + 1
+                    addSection(key, at: index, start: position)
                 }
-            }
-            if index == sections.count || sections[index].key != key {
-                sections.insert((key, ResultKeys()), at: index)
-                starts.insert(position, at: index)
-                identities.insert(old.count + created, at: index)
-                created += 1
-                keys?.insert(key)
             }
             sections[index].members.insert(now[position], at: position - starts[index])
             shift(after: index, by: 1)
@@ -203,53 +210,42 @@ public struct SectionedResults<Key: Hashable, Element>: RandomAccessCollection {
         /// the section it went to, or nil when it is inside its section or
         /// `key` is elsewhere (either would split a run).
         func moveAtEdge(_ position: Int, from index: Int, to key: Key) -> Int? {
+            var index = index
             let item = position - starts[index]
-            let count = sections[index].members.count
-            let present = keys ?? Set(sections.map(\.key))
-            keys = present
+            let last = sections[index].members.count - 1
             if item == 0 {
                 // The sections ending at `position`: the one before, and empty ones after it.
                 var side = index
                 while side > 0, starts[side - 1] + sections[side - 1].members.count == position { side -= 1 }
-                if let target = (side..<index).first(where: { sections[$0].key == key }) {
+                var target = (side..<index).first { sections[$0].key == key }
+                if target == nil, !isPresent(key) {
+                    addSection(key, at: index, start: position)
+                    target = index
+                    index += 1
+                }
+                if let target {
                     let element = sections[index].members[0]
                     sections[index].members.remove(at: 0)
                     sections[target].members.insert(element, at: sections[target].members.count)
                     for following in (target + 1)...index { starts[following] = position + 1 }
                     return target
                 }
-                if !present.contains(key) {
-                    let element = sections[index].members[0]
-                    sections[index].members.remove(at: 0)
-                    starts[index] = position + 1
-                    sections.insert((key, ResultKeys([element])), at: index)
-                    starts.insert(position, at: index)
-                    identities.insert(old.count + created, at: index)
-                    created += 1
-                    keys?.insert(key)
-                    return index
-                }
             }
-            if item == count - 1 {
+            if item == last {
                 // The sections starting right after it: empty ones, and the one after them.
                 var side = index
                 while side + 1 < sections.count, starts[side + 1] == position + 1 { side += 1 }
-                if let target = ((index + 1)..<(side + 1)).first(where: { sections[$0].key == key }) {
+                var target = ((index + 1)..<(side + 1)).first { sections[$0].key == key }
+                if target == nil, !isPresent(key) {
+                    addSection(key, at: index + 1, start: position + 1)
+                    target = index + 1
+                }
+                if let target {
                     let element = sections[index].members[item]
                     sections[index].members.remove(at: item)
                     sections[target].members.insert(element, at: 0)
                     for following in (index + 1)...target { starts[following] = position }
                     return target
-                }
-                if !present.contains(key) {
-                    let element = sections[index].members[item]
-                    sections[index].members.remove(at: item)
-                    sections.insert((key, ResultKeys([element])), at: index + 1)
-                    starts.insert(position, at: index + 1)
-                    identities.insert(old.count + created, at: index + 1)
-                    created += 1
-                    keys?.insert(key)
-                    return index + 1
                 }
             }
             return nil

@@ -247,7 +247,7 @@ package final class Environment: @unchecked Sendable {
     package static func tableSlots(forExisting existing: Int, least: UInt32) -> UInt32 {
         let wanted = UInt32(min(2 * max(existing, 0) + 64, 1 << 14))
         let rounded = wanted <= 1 ? 1 : UInt32(1) << (32 - (wanted - 1).leadingZeroBitCount)
-        return max(least, min(rounded, 1 << 14))
+        return max(least, rounded)
     }
 
     /// Opens (or joins) the environment for the file at `path`.
