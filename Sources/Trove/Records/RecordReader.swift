@@ -124,6 +124,27 @@ struct RecordReader {
         }
     }
 
+    /// A Float, Double or Date column (a date as its seconds since the
+    /// reference date) without building a ``StoredValue``; nil when it is nil.
+    @inline(__always)
+    func floatingPoint(at column: Int) -> Double? {
+        guard column < columns else {
+            switch layout.fallbacks[column] {
+            case .double(let value): return value
+            case .float(let value): return Double(value)
+            case .date(let value): return value.timeIntervalSinceReferenceDate
+            default: return nil
+            }
+        }
+        if isNull(column) { return nil }
+        let slot = header + layout.slotOffsets[column]
+        switch layout.types[column] {
+        case .double, .date: return Double(bitPattern: load(UInt64.self, slot))
+        case .float: return Double(Float(bitPattern: load(UInt32.self, slot)))
+        default: return nil
+        }
+    }
+
     /// The stored bytes of a String or Data column (a string's UTF-8) in
     /// place, without building a value; nil when it is nil. Only for columns
     /// the record holds (`column < columns`): older records read defaults.

@@ -135,6 +135,62 @@ struct ColumnSortTests {
         }
     }
 
+    @Test("a whole sort by one Float, Double or Date orders as the numbers do", arguments: [true, false])
+    func wholeSortsByFloatingPointOrderAsTheNumbers(clusters: Bool) throws {
+        let db = try makeDatabase(#function + "\(clusters)") { $0.storesNewTypesInClusters = clusters }
+        let numbers: [Double] = [
+            -.infinity, -1e300, -2.5, -1, -.leastNonzeroMagnitude, -0.0, 0, .leastNonzeroMagnitude, 1e-300, 1, 2.5,
+            1e300, .infinity,
+        ]
+        var random = SystemRandomNumberGenerator()
+        var expected: [(id: Int, number: Double, double: Double?, float: Float?, date: Date?)] = []
+        try db.write {
+            for id in 0..<600 {
+                let object = AllTypes()
+                object.id = id
+                let number = numbers.randomElement(using: &random)!
+                object.double = number
+                object.optDouble = id % 5 == 0 ? nil : number
+                object.optFloat = id % 7 == 0 ? nil : Float(numbers.randomElement(using: &random)!)
+                object.optDate = id % 3 == 0 ? nil : Date(timeIntervalSinceReferenceDate: number / 1e290)
+                expected.append((id, number, object.optDouble, object.optFloat, object.optDate))
+                try db.add(object)
+            }
+        }
+        /// Ids by `value`, nil first ascending and last descending, ties in the order the objects were added.
+        func reference<T: Comparable>(_ value: (Int) -> T?, ascending: Bool) -> [Int] {
+            expected.map(\.id).sorted { a, b in
+                switch (value(a), value(b)) {
+                case (nil, nil): return a < b
+                case (nil, _): return ascending
+                case (_, nil): return !ascending
+                case (let x?, let y?): return x == y ? a < b : (x < y) == ascending
+                }
+            }
+        }
+        for ascending in [true, false] {
+            let all = db.objects(AllTypes.self)
+            #expect(
+                all.sorted(by: \.double, ascending: ascending).map(\.id)
+                    == reference({ expected[$0].number }, ascending: ascending))
+            #expect(
+                all.sorted(by: \.optDouble, ascending: ascending).map(\.id)
+                    == reference({ expected[$0].double }, ascending: ascending))
+            #expect(
+                all.sorted(by: \.optFloat, ascending: ascending).map(\.id)
+                    == reference({ expected[$0].float }, ascending: ascending))
+            #expect(
+                all.sorted(by: \.optDate, ascending: ascending).map(\.id)
+                    == reference({ expected[$0].date }, ascending: ascending))
+            // Filtered, and with a limit past the first rows' path.
+            let small = try all.filter("id < 300").sorted(by: \.optDouble, ascending: ascending)
+            #expect(small.map(\.id) == reference({ expected[$0].double }, ascending: ascending).filter { $0 < 300 })
+        }
+        // A NaN leaves the numbers without a total order: every object is still there.
+        try db.write { db.object(ofType: AllTypes.self, forPrimaryKey: 10)!.optDouble = .nan }
+        #expect(Set(db.objects(AllTypes.self).sorted(by: \.optDouble).map(\.id)) == Set(0..<600))
+    }
+
     @Test("objects stored before a sort property was added sort by its default")
     func clustersOlderThanAPropertySortByItsDefault() throws {
         let url = makeTemporaryDirectory(#function).appendingPathComponent("test.trove")
