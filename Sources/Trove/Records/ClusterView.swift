@@ -21,8 +21,14 @@ final class ClusterView {
     let layout: RecordLayout
     /// Not retained: the transaction keeps its last view (``Transaction/readCache``).
     private unowned(unsafe) let transaction: Transaction
-    /// Per property: whether it was looked for, and its column when the cluster has it.
-    private let columns: UnsafeMutablePointer<(loaded: Bool, column: ClusterColumn?)>
+    /// Per property: whether it was looked for, and its column when the
+    /// cluster has it; `part`: the column's stored bytes, found by the walk
+    /// that read the view (``containing(_:_:in:writes:cursor:known:)``) and
+    /// checked on first use (a lookup of one property touches its column's
+    /// pages, not every column's).
+    private let columns: UnsafeMutablePointer<(loaded: Bool, column: ClusterColumn?, part: UnsafeRawBufferPointer?)>
+    /// Whether `columns` holds every part (nil there: the cluster predates the column).
+    @exclusivity(unchecked) private var partsFound = false
     @exclusivity(unchecked) private var owned: [UnsafeMutableRawBufferPointer] = []
     /// What the views of an encrypted table hold opened, counted for the
     /// cache that keeps this view (``ClusterViewCache``): it bounds how many are kept.
@@ -31,9 +37,19 @@ final class ClusterView {
     }
     /// The cluster's stamp when the view was read (``ClusterTable/stampPart``); nil when it has none.
     private(set) var stamp: UInt64?
+    /// The snapshots of the cache that keeps the view (``ClusterViewCache/remember(_:)``); nil outside one.
+    @exclusivity(unchecked) var carries: ClusterViewCache.Carries?
+    /// The cache's ``ClusterViewCache/Carries/count`` when the view was last
+    /// read or compared with its cluster's stamp.
+    @exclusivity(unchecked) private var confirmedAt = 0
     /// Kept from an earlier snapshot (``ClusterViewCache/carry(_:mapStart:in:)``)
-    /// and not yet compared with its cluster's stamp in this one.
-    @exclusivity(unchecked) var isUnconfirmed = false
+    /// and not yet compared with its cluster's stamp in this one. A carry
+    /// counts one more snapshot instead of marking each view it keeps (a
+    /// cache of thousands of views made every commit pay for each).
+    var isUnconfirmed: Bool {
+        get { carries.map { $0.count != confirmedAt } ?? false }
+        set { confirmedAt = newValue ? -1 : carries?.count ?? 0 }
+    }
     /// The stored patches of columns (``ColumnPatch``), by column, as read
     /// with the cluster's parts.
     @exclusivity(unchecked) private var patches: [Int: UnsafeRawBufferPointer] = [:]
@@ -123,7 +139,7 @@ final class ClusterView {
         self.owned = owned
         mapStart = transaction.environment.mapStart
         columns = .allocate(capacity: max(layout.columnCount, 1))
-        columns.initialize(repeating: (false, nil), count: layout.columnCount)
+        columns.initialize(repeating: (false, nil, nil), count: layout.columnCount)
         guard let keys = ClusterColumn(bytes, type: .int) else {
             throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster (at \(start)) are damaged")
         }
@@ -194,13 +210,15 @@ final class ClusterView {
                 view.stamp = stamp
                 try view.adoptDeleted(deleted)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
-                    // (A patch is read when a record is built: kept where it stays put, as the columns are.)
-                    let patch = parts[columnCount + 1 + column].map {
+                    // Kept where they stay put (copied out of a B-tree leaf, which moves), checked when first read.
+                    if let patch = parts[columnCount + 1 + column] {
+                        view.patches[column] = Self.settled(patch, pageSize: view.pageSize, isSealed: false, into: &view.owned)
+                    }
+                    view.columns[column].part = parts[column + 1].map {
                         Self.settled($0, pageSize: view.pageSize, isSealed: false, into: &view.owned)
                     }
-                    if let patch { view.patches[column] = patch }
-                    try view.adopt(parts[column + 1], patch: patch, column: column)
                 }
+                view.partsFound = true
                 return view
             }
             if let given { return try search(given) }
@@ -358,6 +376,10 @@ final class ClusterView {
             columns[column].loaded = true
             return nil
         }
+        if partsFound {
+            try adopt(columns[column].part, patch: patches[column], column: column, settled: true)
+            return columns[column].column
+        }
         let opened = owned.count
         try adopt(try Self.part(table, start, column + 1, transaction, &owned), patch: patches[column], column: column)
         if let openedBytes, owned.count > opened { openedBytes.count += owned[opened...].reduce(0) { $0 + $1.count } }
@@ -396,15 +418,17 @@ final class ClusterView {
     }
 
     /// Takes a column's stored bytes (nil: the cluster predates it) and its
-    /// patch, checked.
-    private func adopt(_ stored: UnsafeRawBufferPointer?, patch: UnsafeRawBufferPointer?, column: Int) throws {
+    /// patch, checked; `settled`: the bytes are where they stay put already.
+    private func adopt(
+        _ stored: UnsafeRawBufferPointer?, patch: UnsafeRawBufferPointer?, column: Int, settled: Bool = false
+    ) throws {
         columns[column].loaded = true
         func damaged(_ what: String) -> TroveError { ClusterTable.damaged(what, column, of: layout, clusterAt: start) }
         guard let stored else {
             if patch != nil { throw damaged("column patch has no column: it") }
             return
         }
-        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
+        let bytes = settled ? stored : Self.settled(stored, pageSize: pageSize, isSealed: isSealed, into: &owned)
         // (Shorter than the keys: the objects appended since it was written are in its patch.)
         guard let values = ClusterColumn(bytes, type: layout.types[column]), values.count == count || patch != nil
         else { throw damaged("column") }

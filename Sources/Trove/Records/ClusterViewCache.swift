@@ -44,6 +44,14 @@ final class ClusterViewCache {
     }
     private let opened = OpenedBytes()
 
+    /// How many times the views were carried to a newer snapshot of a
+    /// plain file: a view confirmed at an earlier count is compared with its
+    /// cluster's stamp before use (``ClusterView/isUnconfirmed``).
+    final class Carries {
+        @exclusivity(unchecked) var count = 0
+    }
+    private let carries = Carries()
+
     init(_ clusters: ClusterTable) {
         self.clusters = clusters
     }
@@ -60,12 +68,11 @@ final class ClusterViewCache {
         searches = 0
         if !clusters.table.isSealed {
             // A plain file's log is not authenticated: each view is compared
-            // with its cluster's stamp before use, and the list of starts is
-            // trusted only as far as a confirmed view bears it out.
-            views.removeAll { $0.stamp == nil }
-            for view in views.values { view.isUnconfirmed = true }
+            // with its cluster's stamp before use (one without a stamp is
+            // then let go), and the list of starts is trusted only as far as
+            // a confirmed view bears it out.
+            carries.count += 1
             if last?.stamp == nil { last = nil }
-            last?.isUnconfirmed = true
             startsAreCarried = starts != nil
         }
         guard let type = changes.types[clusters.layout.typeName], type.clusters?.isEmpty != true else {
@@ -147,6 +154,10 @@ final class ClusterViewCache {
             opened.count = 0
         }
         if view.isSealed, view.openedBytes == nil { view.openedBytes = opened }
+        if view.carries !== carries {
+            view.carries = carries
+            view.isUnconfirmed = false
+        }
         views[view.start] = view
         last = view
     }

@@ -89,15 +89,6 @@ struct ClusterViewTable {
         count = 0
     }
 
-    /// Removes every view `shouldRemove` says to.
-    mutating func removeAll(where shouldRemove: (ClusterView) -> Bool) {
-        let gone = zip(starts, views).compactMap { start, view in view.flatMap { shouldRemove($0) ? start : nil } }
-        for start in gone { remove(start) }
-    }
-
-    /// Every view, in no particular order.
-    var values: [ClusterView] { views.compactMap { $0 } }
-
     /// Every start with its view, in no particular order.
     var entries: [(start: UInt64, view: ClusterView)] {
         zip(starts, views).compactMap { start, view in view.map { (start, $0) } }

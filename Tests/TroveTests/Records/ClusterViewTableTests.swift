@@ -22,7 +22,7 @@ struct ClusterViewTableTests {
         // Real views to store (any will do: the table only keeps them), from lookups in every cluster.
         for id in stride(from: 0, to: 3_000, by: 50) { _ = db.object(ofType: Person.self, forPrimaryKey: id)?.score }
         let slot = try db.tableInfo(named: "Person").store.table.slot
-        let views = try #require(db.readTransaction().readCacheEntry(slot) as? ClusterViewCache).views.values
+        let views = try #require(db.readTransaction().readCacheEntry(slot) as? ClusterViewCache).views.entries.map(\.view)
         #expect(views.count > 3)
 
         var table = ClusterViewTable()
@@ -48,10 +48,9 @@ struct ClusterViewTableTests {
                 for key in keys { #expect(table[key] === model[key]) }
             }
         }
-        table.removeAll { view in view === views[0] }
-        model = model.filter { $0.value !== views[0] }
         #expect(table.count == model.count)
-        #expect(Set(table.values.map(ObjectIdentifier.init)) == Set(model.values.map(ObjectIdentifier.init)))
+        #expect(Set(table.entries.map { $0.start }) == Set(model.keys))
+        #expect(table.entries.allSatisfy { model[$0.start] === $0.view })
         for key in keys { #expect(table[key] === model[key]) }
         table.removeAll(keepingCapacity: true)
         #expect(table.isEmpty && table[keys[0]] == nil)
