@@ -201,13 +201,21 @@ extension Database {
     }
 
     func loadValue<T: Persistable>(_ type: T.Type, objectKey: UInt64, binding: ValueBinding) throws -> T {
-        try loadValues(type, keys: CollectionOfOne(objectKey), binding: binding)[0]
+        try withUnsafePointer(to: objectKey) {
+            try loadValues(type, keys: UnsafeBufferPointer(start: $0, count: 1), binding: binding)[0]
+        }
     }
 
     /// The values of `keys`, in order, read with one cursor (keys that follow
     /// each other are read without a new search); in the cluster layout
     /// outside a write, straight from the clusters' columns.
-    func loadValues<T: Persistable>(_ type: T.Type, keys: some Collection<UInt64>, binding: ValueBinding) throws -> [T] {
+    /// (The keys are a concrete buffer: this generic code is not specialized,
+    /// and a generic collection's iteration went through witness calls per key.)
+    func loadValues<T: Persistable>(_ type: T.Type, keys: ArraySlice<UInt64>, binding: ValueBinding) throws -> [T] {
+        try keys.withUnsafeBufferPointer { try loadValues(type, keys: $0, binding: binding) }
+    }
+
+    func loadValues<T: Persistable>(_ type: T.Type, keys: UnsafeBufferPointer<UInt64>, binding: ValueBinding) throws -> [T] {
         // Each value is built in the array's storage: appending to a `[T]` in
         // this unspecialized code looked up the array's type metadata per value.
         try [T](unsafeUninitializedCapacity: keys.count) { buffer, initialized in

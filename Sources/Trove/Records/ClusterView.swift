@@ -16,6 +16,8 @@ final class ClusterView {
     let writes: Int
     /// Where the map was when the view was read (a remap moves the pages).
     let mapStart: UInt
+    /// Whether the map never moves (``Environment/mapIsFixed``).
+    private let mapIsFixed: Bool
     private let table: ClusterTable
     /// `table`'s layout, kept here: reading it through the table retained it on every record built.
     let layout: RecordLayout
@@ -138,6 +140,7 @@ final class ClusterView {
         self.writes = writes
         self.owned = owned
         mapStart = transaction.environment.mapStart
+        mapIsFixed = transaction.environment.mapIsFixed
         columns = .allocate(capacity: max(layout.columnCount, 1))
         columns.initialize(repeating: (false, nil, nil), count: layout.columnCount)
         guard let keys = ClusterColumn(bytes, type: .int) else {
@@ -283,7 +286,8 @@ final class ClusterView {
     /// to the table or changed this cluster since.
     @inline(__always)
     func isCurrent(_ cache: ClusterTable.ClusterCache?) -> Bool {
-        guard transaction.environment.mapStart == mapStart else { return false }
+        // (A map reserved at its largest never moves: no call into the environment, which retained it.)
+        guard mapIsFixed || transaction.environment.mapStart == mapStart else { return false }
         guard let cache else { return true }
         return cache.writes == writes && cache.clusters[start] == nil
     }
