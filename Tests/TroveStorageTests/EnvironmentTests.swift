@@ -195,6 +195,52 @@ struct EnvironmentTests {
         #expect(try last.withValue(in: table, key: 20) { $0?.count } == 100 + 3_000)
     }
 
+    @Test("a run of entries deleted through one cursor goes whole, once, even when the map fills in the middle of it")
+    func aRunOfDeletesGoesWhole() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 4 << 20
+        options.reservesMap = false  // a full map grows it
+        let path = makeTemporaryDirectory().appendingPathComponent("run.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let first = try WriteTransaction(environment: environment)
+        let table = try #require(try first.openTable("data"))
+        for key in 0..<5_000 as Range<UInt64> {
+            try pattern(40, seed: UInt8(key % 251)).withUnsafeBytes { _ = try first.put(table, key: key, value: $0) }
+        }
+        try first.commit()
+        func bigEndian(_ key: UInt64) -> [UInt8] { withUnsafeBytes(of: key.bigEndian) { Array($0) } }
+        func key(_ bytes: UnsafeRawBufferPointer) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) }
+
+        for injected in [false, true] {
+            let write = try WriteTransaction(environment: environment)
+            var reported: [UInt64] = []
+            write.changeHook = { _, bytes in if let bytes { reported.append(key(bytes)) } }
+            // A put before the run: a map that fills during the run replays it.
+            let low: UInt64 = injected ? 3_000 : 1_000
+            try [UInt8]([1, 2, 3]).withUnsafeBytes { _ = try write.put(table, key: 10_000 + low, value: $0) }
+            reported.removeAll()
+            // The walk's 20th LMDB call fails as a full map would.
+            if injected { FaultInjection.arm(failAt: 20, code: MDB_MAP_FULL) }
+            let removed = try bigEndian(low).withUnsafeBytes { start in
+                try write.deleteRun(table, from: start) { $0.count == 8 && key($0) < low + 1_500 }
+            }
+            if injected { #expect(FaultInjection.disarm().fired) }
+            #expect(write.mapGrowths == (injected ? 1 : 0))
+            #expect(removed == 1_500)
+            #expect(reported == Array(low..<(low + 1_500)), "each key reported once, in order")
+            try write.commit()
+        }
+        let read = try ReadTransaction(environment: environment)
+        #expect(try read.count(of: table) == 5_000 - 3_000 + 2)
+        for key in [0, 999, 2_500, 2_999, 4_500, 4_999] as [UInt64] {
+            #expect(try read.withValue(in: table, key: key) { $0.map { Array($0) } } == pattern(40, seed: UInt8(key % 251)))
+        }
+        for key in [1_000, 1_777, 2_499, 3_000, 4_499] as [UInt64] {
+            #expect(try read.withValue(in: table, key: key) { $0 } == nil)
+        }
+        #expect(try read.withValue(in: table, key: 13_000) { $0.map { Array($0) } } == [1, 2, 3])
+    }
+
     #if (os(Linux) || os(macOS)) && (arch(x86_64) || arch(arm64))
         @Test("the map is reserved at its largest when the file opens: it never moves, and the file stays its own size")
         func reservedMapNeverMoves() throws {

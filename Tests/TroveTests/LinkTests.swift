@@ -9,6 +9,14 @@ final class Owner: Object {
     @Persisted(originProperty: "owner") var chores: LinkingObjects<Chore>
 }
 
+/// Holds pets in each kind of collection, for deletes of a held pet.
+final class Keeper: Object {
+    @Persisted var name = ""
+    @Persisted var walked: List<Pet>
+    @Persisted var fed: MutableSet<Pet>
+    @Persisted var seats: Map<String, Pet?>
+}
+
 final class Pet: Object {
     @Persisted var name = ""
     @Persisted var age = 0
@@ -164,6 +172,45 @@ final class Note: Object {
         #expect(db.objects(Pet.self).count == 1)  // added once, linked three times
         try db.write { try db.delete(rex) }
         for owner in owners { #expect(owner.pet == nil) }
+        expectValid(db)
+    }
+
+    @Test("deleting a pet held by many lists, sets and maps takes it out of each, and only it")
+    func deletingATargetHeldByCollectionsTakesItOutOfEach() throws {
+        let db = try makeDatabase()
+        let pets = ["Rex", "Bo", "Kai"].map { name -> Pet in
+            let pet = Pet()
+            pet.name = name
+            return pet
+        }
+        let (rex, bo, kai) = (pets[0], pets[1], pets[2])
+        try db.write {
+            for index in 0..<300 {
+                let keeper = Keeper()
+                keeper.name = "keeper \(index)"
+                // Rex twice in the list (long lists span several chunks), in the set, and in one seat of the map.
+                keeper.walked.append(
+                    objectsIn: index % 3 == 0 ? Array(repeating: [rex, bo, rex], count: 300).flatMap { $0 } : [rex, bo, rex])
+                keeper.fed.insert(objectsIn: index % 2 == 0 ? [rex, kai] : [kai])
+                keeper.seats["front"] = rex
+                keeper.seats["back"] = bo
+                try db.add(keeper)
+            }
+        }
+        try db.write { try db.delete(rex) }
+        for (index, keeper) in db.objects(Keeper.self).enumerated() {
+            #expect(keeper.walked.map(\.name) == Array(repeating: "Bo", count: index % 3 == 0 ? 300 : 1))
+            #expect(keeper.fed.map(\.name) == ["Kai"])
+            #expect(keeper.seats.keys.sorted() == ["back", "front"] && keeper.seats["front"]! == nil)
+            #expect(keeper.seats["back"]??.name == "Bo")
+        }
+        expectValid(db)
+        // The others keep their inverse links: deleting them empties what held them.
+        try db.write {
+            try db.delete(bo)
+            try db.delete(kai)
+        }
+        #expect(db.objects(Keeper.self).allSatisfy { $0.walked.isEmpty && $0.fed.isEmpty && $0.seats["back"]! == nil })
         expectValid(db)
     }
 

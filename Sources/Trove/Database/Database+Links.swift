@@ -339,11 +339,21 @@ extension Database {
     private func detachIncoming(_ key: UInt64, in table: TableInfo, _ state: WriteState) throws {
         for (source, column) in try incomingLinks(to: table.name) {
             guard let refs = source.refs[column] else { continue }
+            let isCollection = source.collections[column] != nil
             for sourceKey in try Database.sources(of: key, in: refs, state.transaction) {
-                if source.collections[column] != nil {
-                    try collectionRemoveOccurrences(of: key, owner: sourceKey, column: column, table: source, state)
+                if isCollection {
+                    try collectionRemoveOccurrences(
+                        of: key, owner: sourceKey, column: column, table: source, state, droppingRef: false)
                 } else if let record = try fetchRecord(sourceKey, table: source) {
                     _ = try updateColumn(column, to: .null, objectKey: sourceKey, record: record, table: source, state)
+                }
+            }
+            if isCollection {
+                // Every source let go of it: its entries, side by side, go in one walk.
+                _ = try Database.refKey(target: key, source: 0).withUnsafeBytes { start in
+                    try state.transaction.deleteRun(refs, from: start) { entry in
+                        entry.count == 16 && UInt64(bigEndian: entry.loadUnaligned(as: UInt64.self)) == key
+                    }
                 }
             }
         }

@@ -209,12 +209,16 @@ extension Database {
     /// Removes a deleted object from one collection of objects (a list loses
     /// every occurrence, a set its member; a map's entries holding it keep
     /// their keys with nil, as Realm's do, or go when values cannot be nil).
-    func collectionRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
-        throws
-    {
+    /// `droppingRef` false: the caller deletes the inverse-link entries of
+    /// `target` itself, all at once (a list or set that loses it leaves its
+    /// entry to the caller).
+    func collectionRemoveOccurrences(
+        of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState, droppingRef: Bool = true
+    ) throws {
         let property = table.schema.properties[column]
         if property.collection == .list {
-            return try listRemoveOccurrences(of: target, owner: owner, column: column, table: table, state)
+            return try listRemoveOccurrences(
+                of: target, owner: owner, column: column, table: table, state, droppingRef: droppingRef)
         }
         let needle = StoredValue.int(Int64(bitPattern: target))
         let entries = try collectionEntries(owner: owner, column: column, table: table, state.transaction)
@@ -234,7 +238,7 @@ extension Database {
             }
             removed += 1
         }
-        if removed > 0, table.refs[column] != nil {
+        if removed > 0, droppingRef, table.refs[column] != nil {
             try adjustRef(
                 table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
         }
@@ -365,14 +369,17 @@ extension Database {
         generation &+= 1
     }
 
-    /// Removes every occurrence of an object from a list of objects (its target was deleted).
-    func listRemoveOccurrences(of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState) throws {
+    /// Removes every occurrence of an object from a list of objects (its
+    /// target was deleted); `droppingRef` as for ``collectionRemoveOccurrences(of:owner:column:table:_:droppingRef:)``.
+    func listRemoveOccurrences(
+        of target: UInt64, owner: UInt64, column: Int, table: TableInfo, _ state: WriteState, droppingRef: Bool = true
+    ) throws {
         // An element holds the object when its record is the object's: records of one layout encode a value one way.
         try state.recordWriter.encode([.int(Int64(bitPattern: target))], layout: table.elementLayouts[column]!)
         let needle = state.recordWriter.bytes
         if let removed = try removeFromSoleChunk(needle, owner: owner, column: column, table: table, state) {
             guard removed > 0 else { return }
-            if table.refs[column] != nil {
+            if droppingRef, table.refs[column] != nil {
                 try adjustRef(
                     table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
             }
@@ -396,7 +403,7 @@ extension Database {
         }
         guard removed > 0 else { return }
         try writeListTail(kept, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
-        if table.refs[column] != nil {
+        if droppingRef, table.refs[column] != nil {
             try adjustRef(
                 table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
         }

@@ -363,6 +363,49 @@ package final class WriteTransaction: Transaction {
         return try withUnsafeBytes(of: &bigEndian) { (k) throws -> Bool in try delete(table, key: k) }
     }
 
+    /// Removes the entries from the first key at least `start` on, while
+    /// `inRange` accepts their keys, stepping one cursor (a delete by key
+    /// searches the tree for each): one target's inverse links, say, which
+    /// lie side by side. Returns how many went.
+    @discardableResult
+    package func deleteRun(
+        _ table: Table, from start: UnsafeRawBufferPointer, while inRange: (UnsafeRawBufferPointer) -> Bool
+    ) throws -> Int {
+        var removed: [[UInt8]] = []
+        let rc = try perform {
+            // (A full map replays the log, which holds none of this walk's deletes: it starts again.)
+            removed.removeAll(keepingCapacity: true)
+            return withMapAccess { () -> Int32 in
+                var raw: OpaquePointer?
+                var rc = LMDBCall.run { mdb_cursor_open(txn!, table.dbi, &raw) }
+                guard rc == MDB_SUCCESS, let raw else { return rc }
+                defer { mdb_cursor_close(raw) }
+                var k = MDB_val(start)
+                var v = MDB_val()
+                rc = LMDBCall.run { mdb_cursor_get(raw, &k, &v, MDB_SET_RANGE) }
+                while rc == MDB_SUCCESS {
+                    let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
+                    guard inRange(key) else { break }
+                    let copy = Array(key)
+                    rc = LMDBCall.run { mdb_cursor_del(raw, 0) }
+                    guard rc == MDB_SUCCESS else { break }
+                    removed.append(copy)
+                    // (After a delete the cursor stands on the next entry: MDB_NEXT reads it without moving.)
+                    rc = LMDBCall.run { mdb_cursor_get(raw, &k, &v, MDB_NEXT) }
+                }
+                return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc
+            }
+        }
+        try LMDBCall.check(rc, "deleting from table \(table.name)", path: path)
+        for key in removed {
+            key.withUnsafeBytes {
+                append(.delete, dbi: table.dbi, flags: 0, key: $0, value: nil)
+                changeHook?(table, $0)
+            }
+        }
+        return removed.count
+    }
+
     /// Removes every entry of `table`, keeping the table.
     package func clear(_ table: Table) throws {
         let rc = try perform { withMapAccess { LMDBCall.run { mdb_drop(self.txn!, table.dbi, 0) } } }
