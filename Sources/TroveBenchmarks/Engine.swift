@@ -63,6 +63,8 @@ protocol Engine: AnyObject {
     /// W10: every object sorted by `city` ascending, then `score` descending
     /// (ties by id), the first `limit`, as ``firstByScore(limit:)``.
     func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int)
+    /// The first `limit` by score descending, then city (ties of both by id).
+    func firstByScoreAndCity(limit: Int) throws -> (count: Int, checksum: Int)
     /// The first `limit` by the indexed, nearly unique name, then score descending.
     func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int)
     func insertMemos(_ rows: [RowMemo]) throws

@@ -47,8 +47,73 @@ extension QueryPlanner {
             selected.append((key, sort.map { $0.value(reader, transaction) }))
         }
         let ascending = sort.map(\.ascending)
+        if let keys = byFirstWord(selected, ascending: ascending) {
+            return Array(keys.prefix(limit ?? .max))
+        }
         selected.sort { precedes($0, $1, ascending) }
         return selected.prefix(limit ?? .max).map(\.key)
+    }
+
+    /// One row's first sort value as a word that orders as the value does
+    /// (``orderedBits(_:)`` for numbers and dates, a string's first 8 UTF-8
+    /// bytes big-endian, zero-padded: words that differ order as their
+    /// strings do, equal ones may not be equal strings); `exact`: equal
+    /// words are equal values.
+    private struct FirstWord {
+        let word: Int64
+        let isNull: Bool
+        let row: Int32
+    }
+
+    /// `rows` sorted as ``precedes(_:_:_:)`` sorts them, deciding on the
+    /// first sort value's word where the words differ and on the rows only
+    /// where they tie: rows of values retained and released their arrays at
+    /// every move and comparison. Nil when the first values are not all of
+    /// one kind the words order (numbers, dates, Booleans, strings; no NaN).
+    private static func byFirstWord(_ rows: [SortedRow], ascending: [Bool]) -> [UInt64]? {
+        guard rows.count > 1, rows.count < Int(Int32.max) else { return nil }
+        var words: [FirstWord] = []
+        words.reserveCapacity(rows.count)
+        var kind: Int?
+        for (index, row) in rows.enumerated() {
+            let word: Int64
+            let rowKind: Int
+            switch row.values[0] {
+            case .null:
+                words.append(FirstWord(word: 0, isNull: true, row: Int32(index)))
+                continue
+            case .int(let value): (word, rowKind) = (value, 0)
+            case .double(let value):
+                guard !value.isNaN else { return nil }
+                (word, rowKind) = (orderedBits(value), 1)
+            case .float(let value):
+                guard !value.isNaN else { return nil }
+                (word, rowKind) = (orderedBits(Double(value)), 1)
+            case .date(let value): (word, rowKind) = (orderedBits(value.timeIntervalSinceReferenceDate), 2)
+            case .bool(let value): (word, rowKind) = (value ? 1 : 0, 3)
+            case .string(var value):
+                var bytes: UInt64 = 0
+                value.withUTF8 { utf8 in
+                    for index in 0..<min(8, utf8.count) { bytes |= UInt64(utf8[index]) << (56 - 8 * UInt64(index)) }
+                }
+                // (Flipped to order as unsigned bytes do, in a signed word.)
+                (word, rowKind) = (Int64(bitPattern: bytes ^ (1 << 63)), 4)
+            default: return nil
+            }
+            // (Integers and floating-point numbers compare by value across kinds: not by these words.)
+            if let kind, kind != rowKind { return nil }
+            kind = rowKind
+            words.append(FirstWord(word: word, isNull: false, row: Int32(index)))
+        }
+        let up = ascending[0]
+        rows.withUnsafeBufferPointer { rows in
+            words.sort { a, b in
+                if a.isNull != b.isNull { return a.isNull == up }
+                if !a.isNull, a.word != b.word { return (a.word < b.word) == up }
+                return precedes(rows[Int(a.row)], rows[Int(b.row)], ascending)
+            }
+        }
+        return words.map { rows[Int($0.row)].key }
     }
 
     /// The columns a sort reads, so that a cluster builds records of those

@@ -280,6 +280,7 @@ final class LMDBEngine: Engine {
     func countNameRange(_ low: String, _ high: String) throws -> Int { throw unsupported() }
     func firstByScore(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
     func firstByCityAndScore(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
+    func firstByScoreAndCity(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
     func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int) { throw unsupported() }
     func insertMemos(_ rows: [RowMemo]) throws { throw unsupported() }
     func countMemos(containing needle: String, caseInsensitive: Bool) throws -> Int { throw unsupported() }

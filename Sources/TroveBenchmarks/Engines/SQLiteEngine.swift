@@ -416,6 +416,10 @@ final class SQLiteEngine: Engine {
         try first("name, score DESC, id", limit: limit)
     }
 
+    func firstByScoreAndCity(limit: Int) throws -> (count: Int, checksum: Int) {
+        try first("score DESC, city, id", limit: limit)
+    }
+
     func insertMemos(_ rows: [RowMemo]) throws {
         let insert = try statement("INSERT INTO memo VALUES (?, ?)")
         try transaction {

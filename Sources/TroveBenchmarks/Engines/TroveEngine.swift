@@ -358,6 +358,11 @@ class TroveEngine: Engine {
         return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
     }
 
+    func firstByScoreAndCity(limit: Int) throws -> (count: Int, checksum: Int) {
+        let sort = [SortDescriptor(keyPath: "score", ascending: false), SortDescriptor(keyPath: "city")]
+        return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
+    }
+
     func firstByNameAndScore(limit: Int) throws -> (count: Int, checksum: Int) {
         let sort = [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "score", ascending: false)]
         return checksum(db.objects(BenchC.self).sorted(by: sort).prefix(limit))
