@@ -57,8 +57,7 @@ extension QueryPlanner {
     /// One row's first sort value as a word that orders as the value does
     /// (``orderedBits(_:)`` for numbers and dates, a string's first 8 UTF-8
     /// bytes big-endian, zero-padded: words that differ order as their
-    /// strings do, equal ones may not be equal strings); `exact`: equal
-    /// words are equal values.
+    /// strings do, equal ones may not be equal strings), and the row.
     private struct FirstWord {
         let word: Int64
         let isNull: Bool
@@ -241,12 +240,10 @@ extension QueryPlanner {
         return unordered ? nil : ordered(&rows, nulls: nulls, ascending: sort.ascending)
     }
 
-    /// An integer that orders as `number` does among numbers (not NaN):
-    /// the bits of a positive number order as it does, a negative one's
-    /// low bits are flipped to reverse them, and -0 equals 0.
+    /// A signed integer that orders as `number` does among numbers (not
+    /// NaN; -0 equals 0): the index keys' word (``OrderedKey/orderedBits(_:)``), signed.
     static func orderedBits(_ number: Double) -> Int64 {
-        let bits = Int64(bitPattern: (number == 0 ? 0 : number).bitPattern)
-        return bits < 0 ? bits ^ Int64.max : bits
+        Int64(bitPattern: OrderedKey.orderedBits(number) ^ (1 << 63))
     }
 
     /// A string's place in ``stringSorted(table:predicate:by:in:)``: its

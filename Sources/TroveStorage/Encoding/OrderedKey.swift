@@ -26,9 +26,14 @@ package enum OrderedKey {
     /// inverted, so the byte order is the numeric order (-inf ... -0 = +0 ... +inf, NaN last).
     package static func append(_ value: Double, to key: inout [UInt8]) {
         key.append(valueTag)
-        let canonical = value == 0 ? 0.0 : (value.isNaN ? Double.nan : value)
-        let bits = canonical.bitPattern
-        appendBigEndian(bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63), to: &key)
+        appendBigEndian(orderedBits(value), to: &key)
+    }
+
+    /// `value` as an unsigned word in its numeric order (as ``append(_:to:)-(Double,_)`` stores it).
+    @inlinable
+    package static func orderedBits(_ value: Double) -> UInt64 {
+        let bits = (value == 0 ? 0.0 : (value.isNaN ? Double.nan : value)).bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
     }
 
     package static func append(_ value: Bool, to key: inout [UInt8]) {

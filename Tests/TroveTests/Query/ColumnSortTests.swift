@@ -170,18 +170,16 @@ struct ColumnSortTests {
         }
         for ascending in [true, false] {
             let all = db.objects(AllTypes.self)
-            #expect(
-                all.sorted(by: \.double, ascending: ascending).map(\.id)
-                    == reference({ expected[$0].number }, ascending: ascending))
-            #expect(
-                all.sorted(by: \.optDouble, ascending: ascending).map(\.id)
-                    == reference({ expected[$0].double }, ascending: ascending))
-            #expect(
-                all.sorted(by: \.optFloat, ascending: ascending).map(\.id)
-                    == reference({ expected[$0].float }, ascending: ascending))
-            #expect(
-                all.sorted(by: \.optDate, ascending: ascending).map(\.id)
-                    == reference({ expected[$0].date }, ascending: ascending))
+            /// The sort by `property` against the reference sort of `value`.
+            func expectOrder<T: Comparable>(_ property: String, _ value: (Int) -> T?) {
+                #expect(
+                    all.sorted(byKeyPath: property, ascending: ascending).map(\.id)
+                        == reference(value, ascending: ascending), "\(property) ascending \(ascending)")
+            }
+            expectOrder("double") { expected[$0].number }
+            expectOrder("optDouble") { expected[$0].double }
+            expectOrder("optFloat") { expected[$0].float }
+            expectOrder("optDate") { expected[$0].date }
             // Filtered, and with a limit past the first rows' path.
             let small = try all.filter("id < 300").sorted(by: \.optDouble, ascending: ascending)
             #expect(small.map(\.id) == reference({ expected[$0].double }, ascending: ascending).filter { $0 < 300 })
