@@ -178,12 +178,12 @@ extension Database {
     /// refused, saying what to do. Files that never synced pay one table lookup.
     func refuseUncapturedSyncWrites(_ state: WriteState) throws {
         let transaction = state.transaction
-        guard let meta = try transaction.existingTable(Catalog.syncTablePrefix + "meta"), transaction.canSee(meta),
+        let name = Catalog.syncTablePrefix + "meta"
+        guard try transaction.hasTable(name), let meta = try transaction.existingTable(name), transaction.canSee(meta),
             let names = try transaction.value(in: meta, key: Array("types".utf8))
         else { return }
         let synced = String(decoding: names, as: UTF8.self).split(separator: "\n").map(String.init)
-        let record = state.recorder.record
-        guard let changed = synced.first(where: { record.everything || record.types[$0] != nil }) else { return }
+        guard let changed = synced.first(where: { state.recorder.mayHaveChanged($0) }) else { return }
         throw TroveError(
             .fileAccess,
             "\(path) syncs \(changed) (TroveSync): a write to it must go through a handle with a SyncClient, which records the change for the other devices; make the SyncClient for this handle first",

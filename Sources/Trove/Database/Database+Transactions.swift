@@ -36,7 +36,12 @@ extension Database {
                 "a write transaction is already open on this handle of \(path); nested writes are not supported, do the work in the open one",
                 path: path)
         }
-        let state = WriteState(transaction: try WriteTransaction(environment: environment), tableKinds: changeTableKinds)
+        let transaction = try WriteTransaction(environment: environment)
+        if let carried = carriedClusterCaches, carried.commit + 1 == transaction.id {
+            transaction.objectCaches = carried.caches.compactMapValues { $0.carry(into: transaction) ? $0 : nil }
+        }
+        carriedClusterCaches = nil
+        let state = WriteState(transaction: transaction, recorder: changeRecorder)
         if !observers.isEmpty, let previous = snapshot, !previous.isParked {
             // Kept open for the observers, to compare with the commit.
             state.previousSnapshot = previous
@@ -70,8 +75,11 @@ extension Database {
             try flushCounters(state)
             // The change log is written only for a transaction that wrote: the clusters it changed first.
             try state.transaction.writeOutCaches()
-            try ChangeLog.append(state.recorder.record, in: state.transaction)
+            try ChangeLog.append(state.recorder, in: state.transaction)
+            let id = state.transaction.id
             try state.transaction.commit()
+            let caches = state.transaction.objectCaches.compactMapValues { $0 as? ClusterTable.ClusterCache }
+            carriedClusterCaches = caches.isEmpty ? nil : (id, caches)
         } catch {
             cancelWrite()
             throw error

@@ -30,8 +30,14 @@ public final class Database {
     /// How many times an observer of results ran its query again and
     /// compared in full, because the change log could not tell it (for tests).
     var fullComparisons = 0
-    /// What each table this handle's writes changed holds, for their change records.
-    let changeTableKinds = ChangeRecorder.TableKinds()
+    /// Records what each of this handle's writes changed (one at a time).
+    let changeRecorder = ChangeRecorder()
+    /// The cluster caches of this handle's last write, by table slot, with
+    /// the transaction id it committed as: when the handle's next write is
+    /// the file's next (nobody committed in between), it starts with them
+    /// (a run of small writes to the same objects reads and decodes their
+    /// clusters once).
+    var carriedClusterCaches: (commit: Int, caches: [UInt32: ClusterTable.ClusterCache])?
     var writeState: WriteState? {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)

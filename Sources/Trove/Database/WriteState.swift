@@ -33,9 +33,11 @@ final class WriteState {
     /// Per full-text index (by table name), the postings not yet written.
     var fullText: [String: FullTextPending] = [:]
 
-    init(transaction: WriteTransaction, tableKinds: ChangeRecorder.TableKinds) {
+    /// A write through `transaction`, recording its changes in the handle's `recorder`.
+    init(transaction: WriteTransaction, recorder: ChangeRecorder) {
         self.transaction = transaction
-        recorder = ChangeRecorder(kinds: tableKinds)
+        recorder.reset()
+        self.recorder = recorder
         transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
         transaction.changeHookForKeys = { [recorder] table, keys in recorder.noteChanges(in: table, objectKeys: keys) }
         transaction.pendingWrites = { [weak self] in try self?.writeFullText() }

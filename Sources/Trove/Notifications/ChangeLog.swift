@@ -29,16 +29,25 @@ enum ChangeLog {
     /// transaction ids again from 1, so an id may still have the entry of an
     /// earlier commit, which this one replaces.
     static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
+        try append(in: transaction) { record.encoded() }
+    }
+
+    /// ``append(_:in:)`` of what `recorder` recorded (encoded without building its record).
+    static func append(_ recorder: ChangeRecorder, in transaction: WriteTransaction) throws {
+        try append(in: transaction) { recorder.encoded() }
+    }
+
+    private static func append(in transaction: WriteTransaction, _ encoded: () -> [UInt8]) throws {
         guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
         let id = UInt64(transaction.id)
         let oldest = id > UInt64(retained) && id % pruneInterval == 0 ? id - UInt64(retained) : nil
-        let bytes = record.encoded()
+        let bytes = encoded()
         // The first part goes in only where no earlier commit's record has this
         // id (the usual case: no search for one first); otherwise that record goes.
         var fresh = false
         if !bytes.isEmpty {
             fresh = try bytes.withUnsafeBytes { all in
-                try entryKey(id, 0).withUnsafeBytes {
+                try withEntryKey(id, 0) {
                     try transaction.put(
                         table, key: $0, value: UnsafeRawBufferPointer(rebasing: all[0..<Swift.min(partSize, all.count)]),
                         mode: .insertOnly)
@@ -46,26 +55,28 @@ enum ChangeLog {
             }
         }
         var earlier: [[UInt8]] = []
-        var stale: [[UInt8]] = []
         do {
             if !fresh { earlier = try keys(of: table, in: transaction, from: id, through: id) }
-            if let oldest { stale = try keys(of: table, in: transaction, from: 0, through: oldest) }
         } catch let error as TroveError where error.kind == .corruptFile && error.code == nil && table.isSealed {
             // A sealed record that does not open (changed behind the file's
             // back, or written unsealed by an older Trove) must not make the
             // file unwritable: the log starts again, and handles behind it
             // compare in full. (An error LMDB reports, with its code, fails the write.)
             try transaction.clear(table)
-            (earlier, stale, fresh) = ([], [], false)
+            (earlier, fresh) = ([], false)
         }
         for key in earlier { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
         try bytes.withUnsafeBytes { bytes in
             for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() where part > 0 || !fresh {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + partSize, bytes.count)])
-                try entryKey(id, part).withUnsafeBytes { _ = try transaction.put(table, key: $0, value: slice) }
+                try withEntryKey(id, part) { _ = try transaction.put(table, key: $0, value: slice) }
             }
         }
-        for key in stale { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
+        if let oldest {
+            _ = try withEntryKey(0, 0) { first in
+                try transaction.deleteRun(table, from: first) { $0.count == 12 && OrderedKey.objectKey(from: $0) <= oldest }
+            }
+        }
     }
 
     /// The keys of the parts of the records of commits `first` through `last`.
@@ -74,7 +85,7 @@ enum ChangeLog {
     {
         try transaction.withCursor(on: table) { cursor in
             var keys: [[UInt8]] = []
-            var entry = try entryKey(first, 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var entry = try withEntryKey(first, 0) { try cursor.seek(atLeast: $0) }
             while let current = entry, current.key.count == 12, OrderedKey.objectKey(from: current.key) <= last {
                 keys.append(Array(current.key))
                 entry = try cursor.next()
@@ -93,7 +104,7 @@ enum ChangeLog {
         else { return nil }
         return try? transaction.withCursor(on: table) { cursor -> ChangeRecord? in
             var merged = ChangeRecord()
-            var entry = try entryKey(UInt64(old + 1), 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            var entry = try withEntryKey(UInt64(old + 1), 0) { try cursor.seek(atLeast: $0) }
             for id in UInt64(old + 1)...UInt64(new) {
                 guard let record = try record(id, at: &entry, cursor) else { return nil }
                 merged.merge(record)
@@ -139,8 +150,10 @@ enum ChangeLog {
         return bytes.withUnsafeBytes { ChangeRecord(decoding: $0) }
     }
 
-    /// The key of one part of a transaction's record: id ‖ part, big-endian.
-    private static func entryKey(_ id: UInt64, _ part: Int) -> [UInt8] {
-        withUnsafeBytes(of: id.bigEndian) { Array($0) } + withUnsafeBytes(of: UInt32(part).bigEndian) { Array($0) }
+    /// Calls `body` with the key of one part of a transaction's record: id ‖ part, big-endian.
+    @inline(__always)
+    private static func withEntryKey<R>(_ id: UInt64, _ part: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        var key = (id.bigEndian, UInt32(part).bigEndian)
+        return try withUnsafeBytes(of: &key) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<12])) }
     }
 }

@@ -192,6 +192,10 @@ struct ChangeRecord: Equatable {
 /// appends its key to an array (every put of every write passes here, so no
 /// hashing: keys become sets once, when the record is taken).
 ///
+/// A handle keeps one recorder for all its writes (``reset()`` at each
+/// start): the tables' kinds, the per-type boxes and their arrays' memory
+/// stay, so that a small commit does not build and free them each time.
+///
 /// Its state skips Swift's dynamic exclusivity checks: a write transaction
 /// is used by one thread at a time, and every put paid several checks here.
 final class ChangeRecorder {
@@ -203,6 +207,7 @@ final class ChangeRecorder {
     /// One type's changes, shared by the targets of its tables.
     private final class TypeBox {
         @exclusivity(unchecked) var objects: [UInt64] = []
+        /// By property (lists stay when emptied: targets hold them).
         @exclusivity(unchecked) var collections: [String: KeyList] = [:]
         @exclusivity(unchecked) var isOverflowed = false
         /// The starts of the clusters written, repeats included (not limited by the object keys' overflow).
@@ -222,6 +227,18 @@ final class ChangeRecorder {
         }
 
         var hasChanges: Bool { count > 0 || isOverflowed || !clusterStarts.isEmpty || clustersUnknown }
+
+        /// Forgets every change, keeping the memory.
+        func reset() {
+            guard hasChanges else { return }
+            objects.removeAll(keepingCapacity: true)
+            for list in collections.values { list.keys.removeAll(keepingCapacity: true) }
+            clusterStarts.removeAll(keepingCapacity: true)
+            isOverflowed = false
+            clustersUnknown = false
+            count = 0
+            compactionAt = ChangeRecord.limit
+        }
 
         /// A part of the cluster at `start` was written or deleted.
         @inline(__always)
@@ -258,7 +275,31 @@ final class ChangeRecorder {
         func overflow() {
             isOverflowed = true
             objects = []
-            collections = [:]
+            for list in collections.values { list.keys = [] }
+        }
+
+        /// ``ChangeRecord/encoded()``'s bytes of ``changes``, made from the arrays.
+        func encode(into bytes: inout [UInt8]) {
+            bytes.append(isOverflowed ? 1 : 0)
+            if isOverflowed {
+                ChangeRecorder.append(UInt32(0), to: &bytes)
+                ChangeRecorder.append(UInt32(0), to: &bytes)
+            } else {
+                ChangeRecorder.append(keys: objects, to: &bytes)
+                var lists: [(property: String, list: KeyList)] = []
+                for (property, list) in collections where !list.keys.isEmpty { lists.append((property, list)) }
+                if lists.count > 1 { lists.sort { $0.property < $1.property } }
+                ChangeRecorder.append(UInt32(lists.count), to: &bytes)
+                for (property, list) in lists {
+                    ChangeRecorder.append(property, to: &bytes)
+                    ChangeRecorder.append(keys: list.keys, to: &bytes)
+                }
+            }
+            if clustersUnknown || (clusterStarts.count > ChangeRecord.limit && Set(clusterStarts).count > ChangeRecord.limit) {
+                ChangeRecorder.append(UInt32.max, to: &bytes)
+            } else {
+                ChangeRecorder.append(keys: clusterStarts, to: &bytes)
+            }
         }
     }
 
@@ -281,25 +322,22 @@ final class ChangeRecorder {
         case unknown
     }
 
-    /// The kinds of the tables a handle's writes changed, by table slot with
-    /// the table's name (a slot is reused after its table is dropped): each
-    /// write's recorder would otherwise tell them from their names again.
-    final class TableKinds {
-        @exclusivity(unchecked) fileprivate var known: [UInt32: (name: String, kind: TableKind)] = [:]
-    }
-
-    private let kinds: TableKinds
-
-    /// A recorder that learns and keeps table kinds in `kinds` (one per handle).
-    init(kinds: TableKinds = TableKinds()) {
-        self.kinds = kinds
-    }
+    init() {}
 
     @exclusivity(unchecked) private var everything = false
+    /// By type name; kept across writes (``reset()``).
     @exclusivity(unchecked) private var boxes: [String: TypeBox] = [:]
-    @exclusivity(unchecked) private var targets: [UInt32: Target] = [:]
+    /// By table slot, with the table's name (a slot is reused after its table is dropped).
+    @exclusivity(unchecked) private var targets: [UInt32: (name: String, target: Target)] = [:]
     /// The table changed last: a loop of adds writes one table after another, again and again.
     @exclusivity(unchecked) private var last: (slot: UInt32, target: Target)?
+
+    /// Forgets the last write's changes: the start of a write.
+    func reset() {
+        everything = false
+        last = nil
+        for box in boxes.values { box.reset() }
+    }
 
     /// What the transaction changed so far.
     var record: ChangeRecord {
@@ -307,6 +345,62 @@ final class ChangeRecorder {
         record.everything = everything
         for (name, box) in boxes where box.hasChanges { record.types[name] = box.changes }
         return record
+    }
+
+    /// Whether the transaction changed objects of `type` (or something no type tells).
+    func mayHaveChanged(_ type: String) -> Bool {
+        everything || boxes[type]?.hasChanges == true
+    }
+
+    /// ``record``'s ``ChangeRecord/encoded()`` bytes, without building the record.
+    func encoded() -> [UInt8] {
+        var changed: [(name: String, box: TypeBox)] = []
+        var size = 6
+        for (name, box) in boxes where box.hasChanges {
+            changed.append((name, box))
+            size += 4 + name.utf8.count + 1 + 4 + 8 * box.objects.count + 4 + 4 + 8 * box.clusterStarts.count
+            for (property, list) in box.collections { size += 8 + property.utf8.count + 8 * list.keys.count }
+        }
+        if changed.count > 1 { changed.sort { $0.name < $1.name } }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        bytes.append(2)
+        bytes.append(everything ? 1 : 0)
+        Self.append(UInt32(changed.count), to: &bytes)
+        for (name, box) in changed {
+            Self.append(name, to: &bytes)
+            box.encode(into: &bytes)
+        }
+        return bytes
+    }
+
+    @inline(__always)
+    private static func append(_ value: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func append(_ string: String, to bytes: inout [UInt8]) {
+        append(UInt32(string.utf8.count), to: &bytes)
+        bytes.append(contentsOf: string.utf8)
+    }
+
+    /// `keys` sorted, each once, after their count.
+    private static func append(keys: [UInt64], to bytes: inout [UInt8]) {
+        guard keys.count > 1 else {
+            append(UInt32(keys.count), to: &bytes)
+            if let key = keys.first { append(key, to: &bytes) }
+            return
+        }
+        let sorted = keys.sorted()
+        var unique = 1
+        for index in 1..<sorted.count where sorted[index - 1] != sorted[index] { unique += 1 }
+        append(UInt32(unique), to: &bytes)
+        for index in sorted.indices where index == 0 || sorted[index - 1] != sorted[index] { append(sorted[index], to: &bytes) }
     }
 
     /// ``noteChange(in:key:)`` of many objects of one type's table at once
@@ -331,18 +425,11 @@ final class ChangeRecorder {
         let target: Target
         if let last, last.slot == table.slot {
             target = last.target
-        } else if let known = targets[table.slot] {
-            target = known
+        } else if let known = targets[table.slot], known.name == table.name {
+            target = known.target
         } else {
-            let kind: TableKind
-            if let known = kinds.known[table.slot], known.name == table.name {
-                kind = known.kind
-            } else {
-                kind = ChangeRecorder.kind(of: table.name)
-                kinds.known[table.slot] = (table.name, kind)
-            }
-            target = self.target(of: kind)
-            targets[table.slot] = target
+            target = self.target(of: ChangeRecorder.kind(of: table.name))
+            targets[table.slot] = (table.name, target)
         }
         last = (table.slot, target)
         return target

@@ -80,7 +80,8 @@ extension ClusterTable {
         /// cluster only through it, and reads a column before changing it.)
         final class LazySource {
             let table: ClusterTable
-            unowned(unsafe) let transaction: Transaction
+            /// (Moved to the next write when the cluster is carried into it: ``adopt(_:)``.)
+            unowned(unsafe) var transaction: Transaction
             /// Per column: not read yet. (Memory of its own: a copy of an array
             /// on its first change would look up generic metadata.)
             let unread: UnsafeMutableBufferPointer<Bool>
@@ -101,28 +102,47 @@ extension ClusterTable {
             self.start = start
             self.keys = keys
             let count = layout.columnCount
-            buffers = Cluster.perColumn(nil, count)
+            // One allocation for every per-column field (each its own was a malloc and a free per cluster a write loads).
+            var size = 0
+            func reserve<T>(_: T.Type) { size += MemoryLayout<T>.stride * count + 15 }
+            reserve(ColumnBuffer?.self)
+            reserve([Int]?.self)
+            reserve(ClusterColumn?.self)
+            reserve(UnsafeMutableRawBufferPointer?.self)
+            reserve(Bool.self)
+            reserve(Int.self)
+            reserve(Bool.self)
+            memory = .allocate(byteCount: max(size, 1), alignment: 16)
+            var offset = 0
+            buffers = Cluster.perColumn(nil, count, in: memory, at: &offset)
+            patchSlots = Cluster.perColumn(nil, count, in: memory, at: &offset)
+            stored = Cluster.perColumn(nil, count, in: memory, at: &offset)
+            copies = Cluster.perColumn(nil, count, in: memory, at: &offset)
+            changedColumns = Cluster.perColumn(false, count, in: memory, at: &offset)
+            storedBytes = Cluster.perColumn(0, count, in: memory, at: &offset)
+            patchStored = Cluster.perColumn(false, count, in: memory, at: &offset)
             if withBuffers {
                 for column in 0..<count where layout.inRecord[column] {
                     buffers[column] = ColumnBuffer(type: layout.types[column])
                 }
             }
-            patchSlots = Cluster.perColumn(nil, count)
-            stored = Cluster.perColumn(nil, count)
-            copies = Cluster.perColumn(nil, count)
-            changedColumns = Cluster.perColumn(false, count)
-            storedBytes = Cluster.perColumn(0, count)
-            patchStored = Cluster.perColumn(false, count)
         }
 
-        /// `count` copies of `value`, in memory of the cluster's own (freed in
-        /// `deinit`) rather than an array: allocating an array looks up its
+        /// The memory of the per-column fields.
+        private let memory: UnsafeMutableRawPointer
+
+        /// `count` copies of `value` at the next `offset` of `memory` aligned
+        /// for them, rather than an array: allocating an array looks up its
         /// storage class's generic metadata, ~370 instructions each.
         @inline(__always)
-        private static func perColumn<T>(_ value: T, _ count: Int) -> UnsafeMutableBufferPointer<T> {
-            let memory = UnsafeMutableBufferPointer<T>.allocate(capacity: count)
-            memory.initialize(repeating: value)
-            return memory
+        private static func perColumn<T>(
+            _ value: T, _ count: Int, in memory: UnsafeMutableRawPointer, at offset: inout Int
+        ) -> UnsafeMutableBufferPointer<T> {
+            offset = (offset + 15) & ~15
+            let start = (memory + offset).bindMemory(to: T.self, capacity: count)
+            start.initialize(repeating: value, count: count)
+            offset += MemoryLayout<T>.stride * count
+            return UnsafeMutableBufferPointer(start: start, count: count)
         }
 
         /// Notes that the value in `slot` of `column` changed (for its patch).
@@ -155,13 +175,22 @@ extension ClusterTable {
             guard !slotsMoved, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
                 slots.count * 2 * share <= storedBytes[column]
             else { return nil }
-            var sorted = slots.sorted()
-            var unique = 0
-            for slot in sorted where unique == 0 || sorted[unique - 1] != slot {
-                sorted[unique] = slot
-                unique += 1
+            var sorted = slots
+            var ascending = true
+            for index in 1..<max(slots.count, 1) where slots[index - 1] >= slots[index] {
+                ascending = false
+                break
             }
-            sorted.removeLast(sorted.count - unique)
+            if !ascending {
+                // (Appended objects' slots come in order: only set ones need sorting.)
+                sorted.sort()
+                var unique = 0
+                for slot in sorted where unique == 0 || sorted[unique - 1] != slot {
+                    sorted[unique] = slot
+                    unique += 1
+                }
+                sorted.removeLast(sorted.count - unique)
+            }
             guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
             if !pending.isEmpty, let pending = pending[column] {
                 // (Only appends changed it: the slots are the stored patch's and the appended ones, in order.)
@@ -205,13 +234,19 @@ extension ClusterTable {
 
         deinit {
             for copy in copies { copy?.deallocate() }
-            copies.deallocate()
-            buffers.deinitialize().deallocate()
-            patchSlots.deinitialize().deallocate()
-            stored.deallocate()
-            changedColumns.deallocate()
-            storedBytes.deallocate()
-            patchStored.deallocate()
+            // (Each moved out: a deinitialize of the whole buffer destroys through the type's metadata.)
+            for column in buffers.indices {
+                _ = (buffers.baseAddress.unsafelyUnwrapped + column).move()
+                _ = (patchSlots.baseAddress.unsafelyUnwrapped + column).move()
+            }
+            memory.deallocate()
+        }
+
+        /// Reads the columns not read yet from `transaction` from now on: the
+        /// write after the one that wrote the cluster, which sees the file as
+        /// that one left it (``ClusterCache/carry(into:)``).
+        func adopt(_ transaction: Transaction) {
+            source?.transaction = transaction
         }
 
         /// A cluster whose columns are read from `transaction` when first used.

@@ -79,5 +79,21 @@ extension ClusterTable {
         }
 
         func writeOut(in transaction: WriteTransaction) throws { try owner.flush(self, in: transaction) }
+
+        /// The most clusters a cache carries from one write into the next
+        /// (``carry(into:)``): small writes' clusters, not a bulk write's.
+        static let carriedClusters = 8
+
+        /// Makes this cache, written out by a write that committed, the
+        /// cache of `transaction`, the next write of the file: its clusters
+        /// are what the file holds, read and decoded already. False when it
+        /// holds too many clusters to be worth keeping.
+        func carry(into transaction: WriteTransaction) -> Bool {
+            guard clusters.count <= Self.carriedClusters else { return false }
+            for cluster in clusters.values { cluster.adopt(transaction) }
+            if let recent, !recent.cluster.isKept { self.recent = nil }
+            writes += 1  // (views the last write read are not this one's)
+            return true
+        }
     }
 }

@@ -79,12 +79,20 @@ final class Catalog: @unchecked Sendable {
     /// Raises the file's format to at least `version` (a Trove that reads
     /// only older formats then refuses the file instead of misreading it).
     static func raiseFormat(to version: UInt32, in transaction: WriteTransaction) throws {
+        if transaction.environment.knownFormat >= version { return }
         let meta = try transaction.openTable(metaTable)!
         let format = try integer(UInt32.self, key: "format", in: meta, transaction) ?? 1
-        if format < version { try put(version.littleEndian, key: "format", in: meta, transaction) }
+        if format < version {
+            try put(version.littleEndian, key: "format", in: meta, transaction)
+            transaction.raisedFormat = true
+        } else if !transaction.raisedFormat {
+            transaction.environment.noteFormat(format)
+        }
     }
 
     static func put<T: FixedWidthInteger>(_ value: T, key: String, in meta: Table, _ transaction: WriteTransaction) throws {
+        // (A format set here may be lower than the one the environment knew: a file made to look older.)
+        if key == "format" { transaction.environment.forgetFormat() }
         var raw = value
         try metaKey(key, in: transaction).withUnsafeBytes { k in
             try withUnsafeBytes(of: &raw) { _ = try transaction.put(meta, key: k, value: $0) }

@@ -74,6 +74,8 @@ package final class Environment: @unchecked Sendable {
     }
 
     package let path: String
+    /// The directory `path` is in (where a write's replay log spills).
+    package let directory: String
     package let options: Options
     /// Encrypts and decrypts the values of sealed tables; nil without a key.
     /// Set once, while the environment opens (the key is derived with the file's salt).
@@ -222,6 +224,22 @@ package final class Environment: @unchecked Sendable {
         var storedNames: [String: String] = [:]
         var mapSize: Int
         var slotLimit: MDB_dbi = 2  // LMDB reserves slots 0 (free list) and 1 (main table)
+        var knownFormat: UInt32 = 0
+    }
+
+    /// A file format number the committed file is known to have reached (0:
+    /// none known): formats only rise, so a write that needs at least this
+    /// one need not read the stored number again.
+    package var knownFormat: UInt32 { state.withLock { $0.knownFormat } }
+
+    /// Notes that the committed file's format is at least `format`.
+    package func noteFormat(_ format: UInt32) {
+        state.withLock { $0.knownFormat = max($0.knownFormat, format) }
+    }
+
+    /// Forgets ``knownFormat`` (the number is being set directly).
+    package func forgetFormat() {
+        state.withLock { $0.knownFormat = 0 }
     }
 
     struct Registry {
@@ -319,6 +337,7 @@ package final class Environment: @unchecked Sendable {
 
     init(path: String, options: Options) throws {
         self.path = path
+        directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         var options = options
         var env: OpaquePointer?
         try LMDBCall.check(mdb_env_create(&env), "mdb_env_create", path: path)

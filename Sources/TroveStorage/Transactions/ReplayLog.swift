@@ -22,10 +22,16 @@ struct ReplayLog: ~Copyable {
     private let directory: String
     /// Bytes kept in memory before the log moves to its file.
     private let memoryLimit: Int
+    /// Whether the entries are kept: not in a map that never grows (a full
+    /// map there fails the write), where the log only counts their bytes.
+    let keepsEntries: Bool
+    /// The bytes of the entries counted but not kept.
+    private var counted = 0
 
-    init(directory: String, memoryLimit: Int) {
+    init(directory: String, memoryLimit: Int, keepsEntries: Bool = true) {
         self.directory = directory
         self.memoryLimit = memoryLimit
+        self.keepsEntries = keepsEntries
     }
 
     deinit {
@@ -33,7 +39,7 @@ struct ReplayLog: ~Copyable {
     }
 
     /// The bytes logged so far, spilled or not.
-    var count: Int { spilled + memory.count }
+    var count: Int { counted + spilled + memory.count }
 
     /// The bytes that moved to the file.
     var spilledBytes: Int { spilled }
@@ -44,6 +50,10 @@ struct ReplayLog: ~Copyable {
     mutating func append(
         op: UInt8, dbi: UInt32, flags: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
     ) {
+        guard keepsEntries else {
+            counted += 17 + key.count + (value?.count ?? 0)
+            return
+        }
         memory.appendEntry(op: op, dbi: dbi, flags: flags, key: key, value: value)
         if memory.count >= memoryLimit, !spillFailed { spill() }
     }
@@ -147,6 +157,7 @@ struct ReplayLog: ~Copyable {
         if file >= 0 { close(file) }
         file = -1
         spilled = 0
+        counted = 0
         spillFailed = false
     }
 }

@@ -109,6 +109,24 @@ package class Transaction {
         return try environment.openExistingTable(name, isMultiValue: isMultiValue)
     }
 
+    /// Whether the file has a table named `name` in this snapshot: one
+    /// lookup in LMDB's table of tables, where asking for the table itself
+    /// (``existingTable(_:isMultiValue:)``) would try to open it.
+    package func hasTable(_ name: String) throws -> Bool {
+        let txn = try live()
+        var stored = environment.storedName(name)
+        let rc = withMapAccess {
+            stored.withUTF8 { bytes in
+                var k = MDB_val(UnsafeRawBufferPointer(bytes))
+                var v = MDB_val()
+                return LMDBCall.run { mdb_get(txn, 1, &k, &v) }
+            }
+        }
+        if rc == MDB_NOTFOUND { return false }
+        try LMDBCall.check(rc, "looking up table \(name)", path: path)
+        return true
+    }
+
     // MARK: Reading
 
     /// A sealed value that does not open: the key is right (it was checked
@@ -134,15 +152,24 @@ package class Transaction {
             try LMDBCall.check(rc, "reading from table \(table.name)", path: path)
             let stored = try checked(v, table.name)
             guard table.isSealed, let cipher = environment.cipher else { return try body(stored) }
-            let sealed = stored
-            return try withUnsafeTemporaryAllocation(byteCount: max(sealed.count - Cipher.overhead, 1), alignment: 8) {
-                plain in
-                defer { SecretBytes.wipe(plain) }
-                guard cipher.open(sealed, table: table.name, key: key, into: plain) else {
-                    throw Transaction.unreadable(table, path: path)
-                }
-                return try body(UnsafeRawBufferPointer(rebasing: plain[0..<(sealed.count - Cipher.overhead)]))
+            return try open(stored, of: table, key: key, with: cipher, body)
+        }
+    }
+
+    /// Calls `body` with the opened bytes of the sealed value `sealed`. (A
+    /// function of its own: its temporary allocation looks up generic
+    /// metadata, which a plain table's reads must not pay for.)
+    @inline(never)
+    private func open<R>(
+        _ sealed: UnsafeRawBufferPointer, of table: Table, key: UnsafeRawBufferPointer, with cipher: Cipher,
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        try withUnsafeTemporaryAllocation(byteCount: max(sealed.count - Cipher.overhead, 1), alignment: 8) { plain in
+            defer { SecretBytes.wipe(plain) }
+            guard cipher.open(sealed, table: table.name, key: key, into: plain) else {
+                throw Transaction.unreadable(table, path: path)
             }
+            return try body(UnsafeRawBufferPointer(rebasing: plain[0..<(sealed.count - Cipher.overhead)]))
         }
     }
 

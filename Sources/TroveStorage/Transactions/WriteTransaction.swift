@@ -51,6 +51,10 @@ package final class WriteTransaction: Transaction {
     /// ``writePending()`` first; the layer above calls it before committing.
     package var pendingWrites: (() throws -> Void)?
     private var isWritingPending = false
+    /// Whether this transaction raised the file's format number (not
+    /// committed yet: the environment learns the number only from a read
+    /// of a format this write did not set).
+    package var raisedFormat = false
     /// What the layer above keeps for the length of this transaction, by
     /// table slot (the clusters a write changed): each is written out before
     /// the transaction commits, and dropped when its table is cleared.
@@ -108,10 +112,10 @@ package final class WriteTransaction: Transaction {
             throw error
         }
         baseID = Int(mdb_txn_id(txn))
-        let path = environment.path
+        // (A map that never moves is never grown and replayed into: its log only counts.)
         log = ReplayLog(
-            directory: path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ".",
-            memoryLimit: environment.options.replayMemoryLimit)
+            directory: environment.directory, memoryLimit: environment.options.replayMemoryLimit,
+            keepsEntries: !environment.mapIsFixed)
         super.init(environment: environment, txn: txn, visibleTableLimit: limit)
     }
 
@@ -540,6 +544,9 @@ package final class WriteTransaction: Transaction {
     }
 
     private func replay() throws {
+        guard log.keepsEntries else {
+            throw TroveError(.storage, "a write to \(path) cannot be replayed: its map was not to grow", path: path)
+        }
         // Replaying never appends to the log.
         while true {
             do {
