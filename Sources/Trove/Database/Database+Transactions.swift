@@ -38,7 +38,11 @@ extension Database {
         }
         let transaction = try WriteTransaction(environment: environment)
         if let carried = carriedClusterCaches, carried.commit + 1 == transaction.id {
-            transaction.objectCaches = carried.caches.compactMapValues { $0.carry(into: transaction) ? $0 : nil }
+            var caches = carried.caches
+            for (slot, cache) in carried.caches where !(cache as! ClusterTable.ClusterCache).carry(into: transaction) {
+                caches[slot] = nil
+            }
+            transaction.objectCaches = caches
         }
         carriedClusterCaches = nil
         let state = WriteState(transaction: transaction, recorder: changeRecorder)
@@ -75,10 +79,12 @@ extension Database {
             try flushCounters(state)
             // The change log is written only for a transaction that wrote: the clusters it changed first.
             try state.transaction.writeOutCaches()
-            try ChangeLog.append(state.recorder, in: state.transaction)
+            let changeLog = try ChangeLog.append(state.recorder, in: state.transaction, table: changeLogTable)
             let id = state.transaction.id
             try state.transaction.commit()
-            let caches = state.transaction.objectCaches.compactMapValues { $0 as? ClusterTable.ClusterCache }
+            changeLogTable = changeLog
+            // (Every cache of a write is a cluster cache.)
+            let caches = state.transaction.objectCaches
             carriedClusterCaches = caches.isEmpty ? nil : (id, caches)
         } catch {
             cancelWrite()

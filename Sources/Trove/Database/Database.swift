@@ -37,8 +37,11 @@ public final class Database {
     /// the file's next (nobody committed in between), it starts with them
     /// (a run of small writes to the same objects reads and decodes their
     /// clusters once).
-    var carriedClusterCaches: (commit: Int, caches: [UInt32: ClusterTable.ClusterCache])?
-    var writeState: WriteState? {
+    var carriedClusterCaches: (commit: Int, caches: [UInt32: any TransactionCache])?
+    /// The change log's table, once a write of this handle committed with it
+    /// (tables are never dropped: it stays).
+    var changeLogTable: Table?
+    @exclusivity(unchecked) var writeState: WriteState? {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)
             columnWritesAscendFrom = 0

@@ -1,23 +1,27 @@
 import TroveStorage
 
 /// What a handle tracks while its write transaction is open.
+///
+/// (Its fields skip Swift's dynamic exclusivity checks: a write is used by
+/// one thread at a time, and each check cost ~76 instructions a commit paid
+/// dozens of times.)
 final class WriteState {
     let transaction: WriteTransaction
     /// Types registered (tables created) in this transaction; published to the
     /// shared catalog only if it commits.
-    var pendingTables: [String: TableInfo] = [:]
+    @exclusivity(unchecked) var pendingTables: [String: TableInfo] = [:]
     /// Next object key (`seq:<Type>`) and auto-increment value (`auto:<Type>`)
     /// per type handed out in this transaction.
-    var nextKeys: [String: UInt64] = [:]
+    @exclusivity(unchecked) var nextKeys: [String: UInt64] = [:]
     /// Per counter, one past the largest key or auto-increment value deleted
     /// in this transaction. Only then must the counter be stored: without
     /// deletes, the largest key in the table already says where to go on.
-    var deletedBeyond: [String: UInt64] = [:]
+    @exclusivity(unchecked) var deletedBeyond: [String: UInt64] = [:]
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
-    var deferredError: (any Error)?
+    @exclusivity(unchecked) var deferredError: (any Error)?
     var recordWriter = RecordWriter()
     /// Observers the write must not notify (``Database/write(withoutNotifying:_:)``).
-    var silenced: Set<Int> = []
+    @exclusivity(unchecked) var silenced: Set<Int> = []
     /// Per type, the link properties pointing at it (found once per transaction).
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
     /// The transaction of a migration: objects may take new primary keys.
@@ -29,18 +33,20 @@ final class WriteState {
     let recorder: ChangeRecorder
     /// The snapshot the handle's observers last saw, kept open until they
     /// hear of this commit (nil when the handle has no observers).
-    var previousSnapshot: ReadTransaction?
+    @exclusivity(unchecked) var previousSnapshot: ReadTransaction?
     /// Per full-text index (by table name), the postings not yet written.
-    var fullText: [String: FullTextPending] = [:]
+    @exclusivity(unchecked) var fullText: [String: FullTextPending] = [:]
 
     /// A write through `transaction`, recording its changes in the handle's `recorder`.
     init(transaction: WriteTransaction, recorder: ChangeRecorder) {
         self.transaction = transaction
         recorder.reset()
         self.recorder = recorder
-        transaction.changeHook = { [recorder] table, key in recorder.noteChange(in: table, key: key) }
-        transaction.changeHookForKeys = { [recorder] table, keys in recorder.noteChanges(in: table, objectKeys: keys) }
-        transaction.pendingWrites = { [weak self] in try self?.writeFullText() }
+        transaction.changeHook = recorder.changeHook
+        transaction.changeHookForKeys = recorder.changeHookForKeys
+        // (Not weak: a weak reference gives the state a side table, paid at every retain and release. The
+        // transaction forgets the closure when it ends, and the state holds the transaction.)
+        transaction.pendingWrites = { [unowned(unsafe) self] in try self.writeFullText() }
     }
 
     /// Writes every pending full-text posting (before a read of the indexes, and before commit).

@@ -29,16 +29,22 @@ enum ChangeLog {
     /// transaction ids again from 1, so an id may still have the entry of an
     /// earlier commit, which this one replaces.
     static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
-        try append(in: transaction) { record.encoded() }
+        try append(in: transaction, table: nil) { record.encoded() }
     }
 
-    /// ``append(_:in:)`` of what `recorder` recorded (encoded without building its record).
-    static func append(_ recorder: ChangeRecorder, in transaction: WriteTransaction) throws {
-        try append(in: transaction) { recorder.encoded() }
+    /// ``append(_:in:)`` of what `recorder` recorded (encoded without building
+    /// its record); `table` is the log's table when the caller knows it.
+    /// Returns the log's table (nil when the write wrote nothing).
+    @discardableResult
+    static func append(_ recorder: ChangeRecorder, in transaction: WriteTransaction, table: Table?) throws -> Table? {
+        try append(in: transaction, table: table) { recorder.encoded() }
     }
 
-    private static func append(in transaction: WriteTransaction, _ encoded: () -> [UInt8]) throws {
-        guard transaction.loggedBytes > 0, let table = try transaction.openTable(tableName) else { return }
+    @discardableResult
+    private static func append(in transaction: WriteTransaction, table known: Table?, _ encoded: () -> [UInt8]) throws
+        -> Table?
+    {
+        guard transaction.loggedBytes > 0, let table = try known ?? transaction.openTable(tableName) else { return known }
         let id = UInt64(transaction.id)
         let oldest = id > UInt64(retained) && id % pruneInterval == 0 ? id - UInt64(retained) : nil
         let bytes = encoded()
@@ -77,6 +83,7 @@ enum ChangeLog {
                 try transaction.deleteRun(table, from: first) { $0.count == 12 && OrderedKey.objectKey(from: $0) <= oldest }
             }
         }
+        return table
     }
 
     /// The keys of the parts of the records of commits `first` through `last`.

@@ -324,6 +324,14 @@ final class ChangeRecorder {
 
     init() {}
 
+    /// The storage layer's change hooks feeding this recorder (made once: each write sets them).
+    private(set) lazy var changeHook: (Table, UnsafeRawBufferPointer?) -> Void = { [unowned(unsafe) self] table, key in
+        noteChange(in: table, key: key)
+    }
+    private(set) lazy var changeHookForKeys: (Table, [UInt64]) -> Void = { [unowned(unsafe) self] table, keys in
+        noteChanges(in: table, objectKeys: keys)
+    }
+
     @exclusivity(unchecked) private var everything = false
     /// By type name; kept across writes (``reset()``).
     @exclusivity(unchecked) private var boxes: [String: TypeBox] = [:]

@@ -8,7 +8,8 @@
 /// Trove supports (Synchronization.Mutex needs macOS 15 / iOS 18).
 package final class Locked<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    /// (Guarded by the mutex: no dynamic exclusivity check as well.)
+    @exclusivity(unchecked) private var value: Value
 
     package init(_ value: Value) {
         self.value = value

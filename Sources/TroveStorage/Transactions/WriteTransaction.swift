@@ -19,7 +19,8 @@ package protocol TransactionCache: AnyObject {
     func writeOut(in transaction: WriteTransaction) throws
 }
 
-/// The one write transaction of an environment.
+/// The one write transaction of an environment. (Used by one thread at a
+/// time: its fields skip Swift's dynamic exclusivity checks.)
 ///
 /// Every change is also recorded in a replay log. When LMDB reports
 /// `MDB_MAP_FULL` (the memory map is too small), the transaction is aborted,
@@ -29,9 +30,9 @@ package protocol TransactionCache: AnyObject {
 package final class WriteTransaction: Transaction {
     /// (Used by one thread at a time: no dynamic exclusivity check per put.)
     @exclusivity(unchecked) private var log: ReplayLog
-    private var openedTables: [String: Table] = [:]
+    @exclusivity(unchecked) private var openedTables: [String: Table] = [:]
     private let baseID: Int
-    private var holdsWriterLock = true
+    @exclusivity(unchecked) private var holdsWriterLock = true
     /// How many times this transaction had to grow the map (for tests).
     package private(set) var mapGrowths = 0
     /// The bytes of keys and values this transaction has written so far (its
@@ -42,23 +43,23 @@ package final class WriteTransaction: Transaction {
     /// Told of every change as it is made, with the table and the key (nil:
     /// the table was cleared); replays after map growth do not call it again.
     /// The object layer turns this into the commit's change record.
-    package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
+    @exclusivity(unchecked) package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
     /// ``changeHook`` for many 64-bit keys of one table at once (``rewrite(_:keys:_:)``);
     /// when nil, each key goes to ``changeHook``.
-    package var changeHookForKeys: ((Table, [UInt64]) -> Void)?
+    @exclusivity(unchecked) package var changeHookForKeys: ((Table, [UInt64]) -> Void)?
     /// Writes the layer above gathers to make in one sorted pass (full-text
     /// postings). Whatever reads those tables in this transaction calls
     /// ``writePending()`` first; the layer above calls it before committing.
-    package var pendingWrites: (() throws -> Void)?
-    private var isWritingPending = false
+    @exclusivity(unchecked) package var pendingWrites: (() throws -> Void)?
+    @exclusivity(unchecked) private var isWritingPending = false
     /// Whether this transaction raised the file's format number (not
     /// committed yet: the environment learns the number only from a read
     /// of a format this write did not set).
-    package var raisedFormat = false
+    @exclusivity(unchecked) package var raisedFormat = false
     /// What the layer above keeps for the length of this transaction, by
     /// table slot (the clusters a write changed): each is written out before
     /// the transaction commits, and dropped when its table is cleared.
-    package var objectCaches: [UInt32: any TransactionCache] = [:] {
+    @exclusivity(unchecked) package var objectCaches: [UInt32: any TransactionCache] = [:] {
         didSet { lastObjectCache = nil }
     }
     /// The entry of ``objectCaches`` asked for last: a loop over one type's
@@ -189,7 +190,7 @@ package final class WriteTransaction: Transaction {
     }
 
     /// Tables where a key was inserted out of order in this transaction.
-    private var unorderedInserts = Set<MDB_dbi>()
+    @exclusivity(unchecked) private var unorderedInserts = Set<MDB_dbi>()
 
     /// An insert of a new key usually comes after every key (object keys and
     /// integer primary keys mostly grow): LMDB appends without searching the
@@ -476,6 +477,7 @@ package final class WriteTransaction: Transaction {
         log.removeAll()
         changeHook = nil
         changeHookForKeys = nil
+        pendingWrites = nil
         if holdsWriterLock {
             holdsWriterLock = false
             environment.writerLock.unlock()
