@@ -107,28 +107,21 @@ struct ChangeRecord: Equatable {
         bytes.reserveCapacity(size)
         bytes.append(2)
         bytes.append(everything ? 1 : 0)
-        func append<T: FixedWidthInteger>(_ value: T) {
-            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        func append(_ string: String) {
-            append(UInt32(string.utf8.count))
-            bytes.append(contentsOf: string.utf8)
-        }
-        func append(_ keys: Set<UInt64>) {
-            append(UInt32(keys.count))
-            for key in keys.sorted() { append(key) }
-        }
-        append(UInt32(types.count))
+        RecordBytes.append(UInt32(types.count), to: &bytes)
         for (name, changes) in types.sorted(by: { $0.key < $1.key }) {
-            append(name)
+            RecordBytes.append(name, to: &bytes)
             bytes.append(changes.isOverflowed ? 1 : 0)
-            append(changes.objects)
-            append(UInt32(changes.collections.count))
+            RecordBytes.append(keys: Array(changes.objects), to: &bytes)
+            RecordBytes.append(UInt32(changes.collections.count), to: &bytes)
             for (property, owners) in changes.collections.sorted(by: { $0.key < $1.key }) {
-                append(property)
-                append(owners)
+                RecordBytes.append(property, to: &bytes)
+                RecordBytes.append(keys: Array(owners), to: &bytes)
             }
-            if let clusters = changes.clusters { append(clusters) } else { append(UInt32.max) }
+            if let clusters = changes.clusters {
+                RecordBytes.append(keys: Array(clusters), to: &bytes)
+            } else {
+                RecordBytes.append(UInt32.max, to: &bytes)
+            }
         }
         return bytes
     }
@@ -282,23 +275,23 @@ final class ChangeRecorder {
         func encode(into bytes: inout [UInt8]) {
             bytes.append(isOverflowed ? 1 : 0)
             if isOverflowed {
-                ChangeRecorder.append(UInt32(0), to: &bytes)
-                ChangeRecorder.append(UInt32(0), to: &bytes)
+                RecordBytes.append(UInt32(0), to: &bytes)
+                RecordBytes.append(UInt32(0), to: &bytes)
             } else {
-                ChangeRecorder.append(keys: objects, to: &bytes)
+                RecordBytes.append(keys: objects, to: &bytes)
                 var lists: [(property: String, list: KeyList)] = []
                 for (property, list) in collections where !list.keys.isEmpty { lists.append((property, list)) }
                 if lists.count > 1 { lists.sort { $0.property < $1.property } }
-                ChangeRecorder.append(UInt32(lists.count), to: &bytes)
+                RecordBytes.append(UInt32(lists.count), to: &bytes)
                 for (property, list) in lists {
-                    ChangeRecorder.append(property, to: &bytes)
-                    ChangeRecorder.append(keys: list.keys, to: &bytes)
+                    RecordBytes.append(property, to: &bytes)
+                    RecordBytes.append(keys: list.keys, to: &bytes)
                 }
             }
             if clustersUnknown || (clusterStarts.count > ChangeRecord.limit && Set(clusterStarts).count > ChangeRecord.limit) {
-                ChangeRecorder.append(UInt32.max, to: &bytes)
+                RecordBytes.append(UInt32.max, to: &bytes)
             } else {
-                ChangeRecorder.append(keys: clusterStarts, to: &bytes)
+                RecordBytes.append(keys: clusterStarts, to: &bytes)
             }
         }
     }
@@ -374,41 +367,12 @@ final class ChangeRecorder {
         bytes.reserveCapacity(size)
         bytes.append(2)
         bytes.append(everything ? 1 : 0)
-        Self.append(UInt32(changed.count), to: &bytes)
+        RecordBytes.append(UInt32(changed.count), to: &bytes)
         for (name, box) in changed {
-            Self.append(name, to: &bytes)
+            RecordBytes.append(name, to: &bytes)
             box.encode(into: &bytes)
         }
         return bytes
-    }
-
-    @inline(__always)
-    private static func append(_ value: UInt32, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    @inline(__always)
-    private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    private static func append(_ string: String, to bytes: inout [UInt8]) {
-        append(UInt32(string.utf8.count), to: &bytes)
-        bytes.append(contentsOf: string.utf8)
-    }
-
-    /// `keys` sorted, each once, after their count.
-    private static func append(keys: [UInt64], to bytes: inout [UInt8]) {
-        guard keys.count > 1 else {
-            append(UInt32(keys.count), to: &bytes)
-            if let key = keys.first { append(key, to: &bytes) }
-            return
-        }
-        let sorted = keys.sorted()
-        var unique = 1
-        for index in 1..<sorted.count where sorted[index - 1] != sorted[index] { unique += 1 }
-        append(UInt32(unique), to: &bytes)
-        for index in sorted.indices where index == 0 || sorted[index - 1] != sorted[index] { append(sorted[index], to: &bytes) }
     }
 
     /// ``noteChange(in:key:)`` of many objects of one type's table at once
@@ -509,5 +473,38 @@ final class ChangeRecorder {
             return .collection(type: String(rest[..<dot]), property: String(rest[rest.index(after: dot)...]))
         }
         return .unknown
+    }
+}
+
+/// The pieces of a stored change record (``ChangeRecord/encoded()``), for
+/// both writers of it: a record, and a recorder's arrays.
+private enum RecordBytes {
+    @inline(__always)
+    static func append(_ value: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    static func append(_ string: String, to bytes: inout [UInt8]) {
+        append(UInt32(string.utf8.count), to: &bytes)
+        bytes.append(contentsOf: string.utf8)
+    }
+
+    /// `keys` sorted, each once, after their count.
+    static func append(keys: [UInt64], to bytes: inout [UInt8]) {
+        guard keys.count > 1 else {
+            append(UInt32(keys.count), to: &bytes)
+            if let key = keys.first { append(key, to: &bytes) }
+            return
+        }
+        let sorted = keys.sorted()
+        var unique = 1
+        for index in 1..<sorted.count where sorted[index - 1] != sorted[index] { unique += 1 }
+        append(UInt32(unique), to: &bytes)
+        for index in sorted.indices where index == 0 || sorted[index - 1] != sorted[index] { append(sorted[index], to: &bytes) }
     }
 }
