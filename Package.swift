@@ -62,11 +62,14 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "TroveBenchmarks", dependencies: ["Trove", "TroveStorage", "TroveSync", "CLMDB", "CSQLite"]),
+        // What the test targets share: starting child processes (never shipped).
+        .target(name: "TroveTestSupport", path: "Tests/TroveTestSupport"),
         .testTarget(name: "TroveStorageTests", dependencies: ["TroveStorage"]),
-        .testTarget(name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB"], exclude: ["Fixtures"]),
-        .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TroveTests", dependencies: ["Trove", "TroveStorage", "CLMDB", "TroveTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "TroveCLITests", dependencies: ["Trove", "TroveSync", "TroveTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "TroveRealmTests", dependencies: ["TroveRealm"]),
-        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "TroveStorage"]),
+        .testTarget(name: "TroveSyncTests", dependencies: ["TroveSync", "TroveStorage", "TroveTestSupport"]),
         // A device process of the sync convergence test (run by TroveSyncTests, never shipped).
         .executableTarget(
             name: "TroveSyncDevice", dependencies: ["Trove", "TroveSync", "TroveStorage"], path: "Tests/SyncDevice"),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trove
+import TroveTestSupport
 
 final class Book: Object {
     @Persisted(primaryKey: true) var id = 0
@@ -44,38 +45,12 @@ func trove(_ arguments: String..., input: String? = nil, environment: [String: S
     try run(built("trove"), arguments, input: input, environment: environment)
 }
 
-/// Marks the pipes' descriptors close-on-exec: a process another test starts
-/// meanwhile (an exit test forks the test process) must not inherit their write
-/// ends, or a read to the end of the output would wait for that process too.
-/// (The process run with them still gets them as its standard streams.)
-func closeOnExec(_ pipes: Pipe...) {
-    for pipe in pipes {
-        _ = fcntl(pipe.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
-    }
-}
-
 func run(_ binary: URL, _ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> (
     status: Int32, out: String, err: String
 ) {
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    process.environment = ["COLUMNS": "100"].merging(environment) { $1 }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    let stdin = Pipe()
-    process.standardInput = stdin
-    closeOnExec(out, err, stdin)
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try stdin.fileHandleForWriting.close()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    let finished = try ChildProcess.run(
+        binary.path, arguments, environment: ["COLUMNS": "100"].merging(environment) { $1 }, input: input)
+    return (finished.status, finished.out, finished.err)
 }
 
 /// A library file with `count` books; every third has no page count.

@@ -1,40 +1,11 @@
 import Foundation
 import Testing
 import Trove
+import TroveTestSupport
 
-/// How a run of the tool ended: its exit status, or the signal that ended it.
-private struct Ending {
-    let signaled: Bool
-    let status: Int32
-    let out: String
-    let err: String
-}
-
-private func runTrove(_ arguments: [String]) throws -> Ending {
-    let process = Process()
-    process.executableURL = try built("trove")
-    process.arguments = arguments
-    process.environment = ["COLUMNS": "100", "SWIFT_BACKTRACE": "enable=no"]
-    // To files, not pipes: nothing waits on a full pipe, however much is written.
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-cli-tests")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let outURL = directory.appendingPathComponent("out-\(UUID().uuidString)")
-    let errURL = directory.appendingPathComponent("err-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    defer {
-        try? FileManager.default.removeItem(at: outURL)
-        try? FileManager.default.removeItem(at: errURL)
-    }
-    process.standardOutput = try FileHandle(forWritingTo: outURL)
-    process.standardError = try FileHandle(forWritingTo: errURL)
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return Ending(
-        signaled: process.terminationReason == .uncaughtSignal, status: process.terminationStatus,
-        out: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-        err: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+private func runTrove(_ arguments: [String]) throws -> ChildProcess.Finished {
+    try ChildProcess.run(
+        try built("trove").path, arguments, environment: ["COLUMNS": "100", "SWIFT_BACKTRACE": "enable=no"])
 }
 
 /// A library of books and shelves whose titles are easy to find in the file's bytes.
@@ -92,28 +63,28 @@ struct DamagedFileTests {
         try Data(bytes).write(to: url)
 
         let verify = try runTrove(["verify", url.path])
-        #expect(!verify.signaled && verify.status == 1, "\(verify.err)")
+        #expect(verify.ending == .exited(1), "\(verify.err)")
         #expect(verify.out.contains("Book") && verify.out.contains("UTF-8"), "\(verify.out)")
 
         let query = try runTrove(["query", url.path, "Book", "pages > 0", "--format", "jsonl"])
-        #expect(!query.signaled && query.status == 1, "\(query.err)")
+        #expect(query.ending == .exited(1), "\(query.err)")
         #expect(query.err.contains("skipped Book object"), "\(query.err)")
         #expect(query.out.contains("TITLE20-") && !query.out.contains("LE17-"), "\(query.out)")
 
         let export = try runTrove(["export", url.path, "--format", "json"])
-        #expect(!export.signaled && export.status == 1, "\(export.err)")
+        #expect(export.ending == .exited(1), "\(export.err)")
         #expect(export.err.contains("skipped Book"), "\(export.err)")
         #expect(export.out.contains("TITLE20-") && export.out.contains("SHELF1"), "\(export.out.prefix(300))")
 
         // A query that follows links into the damaged books is refused, not evaluated over them.
         let linked = try runTrove(["query", url.path, "Shelf", "ANY books.title BEGINSWITH 'TITLE'"])
-        #expect(!linked.signaled && linked.status == 1, "\(linked.err)")
+        #expect(linked.ending == .exited(1), "\(linked.err)")
         #expect(linked.err.contains("follows links into Book, which has damaged objects"), "\(linked.err)")
         let plain = try runTrove(["query", url.path, "Shelf", "name == 'SHELF1.x'"])  // a dot in quotes is no key path
-        #expect(!plain.signaled && plain.status == 0, "\(plain.err)")
+        #expect(plain.ending == .exited(0), "\(plain.err)")
         // The table names a link by its target's primary key, and a damaged target by its object key (never read).
         let shelves = try runTrove(["query", url.path, "Shelf"])
-        #expect(!shelves.signaled && shelves.status == 0, "\(shelves.err)")
+        #expect(shelves.ending == .exited(0), "\(shelves.err)")
         #expect(shelves.out.contains("Book 7") && shelves.out.contains("Book#"), "\(shelves.out)")
         #expect(!shelves.out.contains("Book 17"), "\(shelves.out)")
 
@@ -127,7 +98,7 @@ struct DamagedFileTests {
         #expect(try server.send("POST", "/api/types/Book/objects", json: #"{"id": 500, "title": "new"}"#).status == 422)
         #expect(try server.send("POST", "/api/types/Shelf/objects", json: #"{"name": "SHELF9"}"#).status == 201)
         let ratio = try runTrove(["query", url.path, "Book", "pages > 1.5"])  // a number's dot follows no link
-        #expect(!ratio.signaled && ratio.status == 1 && !ratio.err.contains("follows links"), "\(ratio.err)")
+        #expect(ratio.ending == .exited(1) && !ratio.err.contains("follows links"), "\(ratio.err)")
         #expect(server.stop() == 0)
     }
 
@@ -168,13 +139,12 @@ struct DamagedFileTests {
                 ["query", url.path, "Shelf", "ANY books.pages > 100"],
                 ["export", url.path, "--format", "json"],
             ] {
-                let ending = try runTrove(arguments)
+                let run = try runTrove(arguments)
                 #expect(
-                    !ending.signaled && (ending.status == 0 || ending.status == 1),
-                    "round \(round) (seed \(started)): trove \(arguments[0]) ended with \(ending.signaled ? "signal" : "status") \(ending.status): \(ending.err.prefix(700))"
-                )
-                if ending.status == 1 { refused += 1 }
-                if ending.signaled, let keep = ProcessInfo.processInfo.environment["TROVE_DAMAGE_KEEP"] {
+                    run.ending == .exited(0) || run.ending == .exited(1),
+                    "round \(round) (seed \(started)): trove \(arguments[0]) \(run.ending): \(run.err.prefix(700))")
+                if run.ending == .exited(1) { refused += 1 }
+                if case .signaled = run.ending, let keep = ProcessInfo.processInfo.environment["TROVE_DAMAGE_KEEP"] {
                     try? FileManager.default.copyItem(at: url, to: URL(fileURLWithPath: "\(keep)/round-\(round).trove"))
                 }
             }

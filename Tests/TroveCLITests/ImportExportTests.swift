@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trove
+import TroveTestSupport
 
 /// Linked to by its primary key.
 final class Maker: Object {
@@ -492,17 +493,16 @@ struct ImportExportTests {
         let folder = try directory()
         let target = folder.appendingPathComponent("target.trove")
         try emptyFile(target)
-        let process = Process()
-        process.executableURL = try built("trove")
-        process.arguments = ["import", target.path, "--type", "Gadget", "-", "--format", "jsonl", "--batch", "2"]
-        let (input, err) = (Pipe(), Pipe())
-        closeOnExec(input, err)
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = err
-        try process.run()
+        let input = try ChildProcess.makePipe()
+        let errPath = folder.appendingPathComponent("import.err").path
+        let process = try ChildProcess(
+            try built("trove").path,
+            ["import", target.path, "--type", "Gadget", "-", "--format", "jsonl", "--batch", "2"],
+            stdin: .descriptor(input.read), stderr: .file(errPath))
+        close(input.read)
         func row(_ id: Int) {
-            input.fileHandleForWriting.write(Data("{\"id\": \(id), \"when\": \"2024-05-01T09:30:00Z\"}\n".utf8))
+            let line = Array("{\"id\": \(id), \"when\": \"2024-05-01T09:30:00Z\"}\n".utf8)
+            _ = line.withUnsafeBytes { write(input.write, $0.baseAddress, $0.count) }
         }
         for id in 1...5 { row(id) }
         // Rows 1–4 are two committed batches; row 5 waits in the open one.
@@ -512,13 +512,13 @@ struct ImportExportTests {
             Thread.sleep(forTimeInterval: 0.05)
             db.refresh()
         }
-        process.interrupt()
+        process.send(SIGINT)
         Thread.sleep(forTimeInterval: 0.2)
         row(6)
-        try input.fileHandleForWriting.close()
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 130, "\(message)")
+        close(input.write)
+        let ending = process.wait()
+        let message = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+        #expect(ending == .exited(130), "\(message)")
         #expect(
             message.contains(
                 "trove: interrupted at line 6; the 4 Gadget objects of the 2 batches before line 5 were committed and stay; nothing from line 5 on was written"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveTestSupport
 
 @testable import Trove
 
@@ -105,20 +106,13 @@ private final class SmallFileSystem {
     init?(megabytes: Int) {
         guard geteuid() == 0 else { return nil }
         directory = makeTemporaryDirectory("smallfs")
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", directory.path]
-        guard (try? mount.run()) != nil else { return nil }
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else { return nil }
+        let mount = try? ChildProcess.run(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", directory.path])
+        guard mount?.ending == .exited(0) else { return nil }
     }
 
     deinit {
-        let unmount = Process()
-        unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-        unmount.arguments = ["-l", directory.path]
-        try? unmount.run()
-        unmount.waitUntilExit()
+        _ = try? ChildProcess.run("/bin/umount", ["-l", directory.path])
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveTestSupport
 
 @testable import Trove
 @testable import TroveStorage
@@ -620,16 +621,9 @@ extension AutorefreshTests {
             Issue.record("the trove tool is not built; run `swift build` first")
             return
         }
-        let process = Process()
-        process.executableURL = trove
-        process.arguments = ["set", writer.path, "TodoItem", "1", "title", "from another process"]
-        let output = Pipe()
-        closeOnExec(output)
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
+        let set = try ChildProcess.run(trove.path, ["set", writer.path, "TodoItem", "1", "title", "from another process"])
         let exited = Date()
-        #expect(process.terminationStatus == 0)
+        #expect(set.ending == .exited(0), "\(set.err)")
         let deadline = Date().addingTimeInterval(60)  // generous: a busy test machine may hold the actor back
         while await listener.changedAt == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(1)) }
         #expect(await listener.title == "from another process")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveTestSupport
 
 @testable import Trove
 
@@ -355,11 +356,9 @@ struct PowerLossTests {
     @Test("creating a file removes what a process that died while creating it left beside it")
     func abandonedCreationIsRemoved() throws {
         let url = CrashTests.freshFile("power-abandoned", 0)
-        let finished = Process()
-        finished.executableURL = URL(fileURLWithPath: "/bin/true")
-        try finished.run()
-        finished.waitUntilExit()
-        let abandoned = url.path + ".creating-\(finished.processIdentifier)"
+        let finished = try ChildProcess("/bin/true", [])
+        finished.wait()
+        let abandoned = url.path + ".creating-\(finished.pid)"
         #expect(FileManager.default.createFile(atPath: abandoned, contents: Data([1, 2, 3])))
         let living = url.path + ".creating-1"  // init never dies: what it is making stays
         #expect(FileManager.default.createFile(atPath: living, contents: Data()))
@@ -399,13 +398,11 @@ struct PowerLossTests {
         var failures: [String] = []
         for compiler in ["/usr/bin/cc", "/usr/bin/clang", "/opt/swift/usr/bin/clang"]
         where FileManager.default.isExecutableFile(atPath: compiler) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: compiler)
-            process.arguments = ["-shared", "-fPIC", "-O1", "-o", output.path, source.path, "-ldl", "-lpthread"]
-            try process.run()
-            process.waitUntilExit()
-            if process.terminationStatus == 0 { return output.path }
-            failures.append("\(compiler) exited with \(process.terminationStatus)")
+            let compiled = try ChildProcess.run(
+                compiler, ["-shared", "-fPIC", "-O1", "-o", output.path, source.path, "-ldl", "-lpthread"],
+                mergingErrors: true)
+            if compiled.ending == .exited(0) { return output.path }
+            failures.append("\(compiler) \(compiled.ending): \(compiled.out)")
         }
         throw TroveError(.fileAccess, "no C compiler built \(source.path): \(failures)")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TroveStorage
+import TroveTestSupport
 
 @testable import Trove
 
@@ -387,17 +388,8 @@ struct ExampleTests {
     }
 
     private func run(_ name: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try executable(name)
-        process.arguments = arguments
-        let pipe = Pipe()
-        closeOnExec(pipe)
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let finished = try ChildProcess.run(try executable(name).path, arguments, mergingErrors: true)
+        return (finished.status, finished.out)
     }
 
     @Test("the photo diary saves, fetches, updates, deletes and finds its data after a reopen, twice in a row")

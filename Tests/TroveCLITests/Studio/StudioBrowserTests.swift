@@ -123,7 +123,7 @@ struct StudioBrowserTests {
             #"{"id": "live-1", "date": "2024-12-31", "dateAdded": "2024-12-31T10:00:00Z", "memo": "다른 프로세스가 추가함", "mood": "happy"}"#
         let added = try trove("import", file, "--type", "PhotoData", "-", "--format", "jsonl", input: line)
         #expect(added.status == 0, "\(added.err)")
-        try browser.wait("the row another process added", seconds: 5) {
+        try browser.wait("the row another process added", seconds: 30) {
             try column(browser, "memo").first == "다른 프로세스가 추가함" && status(browser).hasPrefix("23 PhotoData objects")
         }
         #expect(try browser.texts("#type-list li").contains("PhotoData23"))
@@ -143,14 +143,14 @@ struct StudioBrowserTests {
             try db.write { db.object(ofType: StudioPhoto.self, forPrimaryKey: "photo-1")!.mood = long }
         }
         let (server, browser) = try openPhotos(url)
-        try browser.wait("the grid with the cut string", seconds: 10) {
+        try browser.wait("the grid with the cut string", seconds: 30) {
             try column(browser, "mood").contains { $0.hasPrefix("20,000,000 characters 긴 메모") }
         }
         let shown = try column(browser, "mood").first { $0.hasPrefix("20,000,000 characters") } ?? ""
         #expect(shown.count < 1_100)
         try browser.screenshot("long-string-grid")
         try browser.click(".cell[data-property='mood'] .more")
-        try browser.wait("the value's start in the side panel, and the whole text's length", seconds: 20) {
+        try browser.wait("the value's start in the side panel, and the whole text's length", seconds: 30) {
             try browser.run("const t = document.querySelector('textarea.whole'); return t ? t.value.length : 0") as? Int
                 == 100_000
                 && browser.run("return document.querySelector('a.open-whole').dataset.length") as? String

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -8,37 +9,36 @@ import Testing
 /// A `trove studio` child process, and a plain HTTP/1.1 client for it
 /// (sockets, so that a test controls every header and byte it sends).
 final class StudioServer: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: UInt16
     let token: String
     /// The address the server printed.
     let address: String
-    private let output: Pipe
-    private let errors: Pipe
 
     /// Starts `trove studio file --port 0` with `arguments`, and waits for its address.
+    /// (Its output goes to files: a pipe nobody reads after the address would stop the server once full.)
     init(file: String, _ arguments: String...) throws {
-        process = Process()
-        process.executableURL = try built("trove")
-        process.arguments = ["studio", file, "--port", "0"] + arguments
-        output = Pipe()
-        errors = Pipe()
-        closeOnExec(output, errors)
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        var seen = Data()
-        let reader = output.fileHandleForReading
-        while !seen.contains(UInt8(ascii: "\n")) {
-            let chunk = reader.availableData
-            if chunk.isEmpty {
-                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                throw StudioFailure("trove studio ended before printing its address: \(message)")
-            }
-            seen.append(chunk)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("trove-studio-servers")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let stem = directory.appendingPathComponent(UUID().uuidString).path
+        process = try ChildProcess(
+            try built("trove").path, ["studio", file, "--port", "0"] + arguments, stdout: .file(stem + ".out"),
+            stderr: .file(stem + ".err"))
+        func contents(_ suffix: String) -> String {
+            (try? String(contentsOfFile: stem + suffix, encoding: .utf8)) ?? ""
         }
-        let line = String(decoding: seen, as: UTF8.self).split(separator: "\n")[0]
+        let deadline = Date().addingTimeInterval(60)
+        while !contents(".out").contains("\n") {
+            if !process.isRunning || Date() > deadline {
+                process.send(SIGKILL)
+                throw StudioFailure("trove studio \(process.wait()) before printing its address: \(contents(".err"))")
+            }
+            usleep(5_000)
+        }
+        let line = contents(".out").split(separator: "\n")[0]
         guard let range = line.range(of: "http://127.0.0.1:"), let tokenRange = line.range(of: "/?token=") else {
+            process.send(SIGKILL)
+            process.wait()
             throw StudioFailure("no address in: \(line)")
         }
         address = String(line[range.lowerBound...])
@@ -51,13 +51,12 @@ final class StudioServer: @unchecked Sendable {
     @discardableResult
     func stop() -> Int32 {
         if process.isRunning {
-            kill(process.processIdentifier, SIGINT)
+            process.send(SIGINT)
             let deadline = Date().addingTimeInterval(20)
             while process.isRunning, Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            process.send(SIGKILL)
         }
-        return process.terminationStatus
+        return process.wait().status
     }
 
     deinit { stop() }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TroveTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +9,7 @@ import Testing
 /// Headless Chromium driven through chromedriver over the W3C WebDriver
 /// protocol (JSON over HTTP): a real browser running the studio's page.
 final class WebDriver: @unchecked Sendable {
-    private let driver: Process
+    private let driver: ChildProcess
     private let port: UInt16
     private let session: String
     /// Where screenshots go (`.build/studio-screenshots/`).
@@ -40,17 +41,12 @@ final class WebDriver: @unchecked Sendable {
         }
         // A random port can be taken (another test's server, or chromedriver's own
         // from a parallel suite), and a loaded machine starts it slowly: a few tries, 30 s each.
-        var started: (Process, UInt16)?
+        var started: (ChildProcess, UInt16)?
         var tried: [UInt16] = []
         for _ in 0..<3 where started == nil {
             let port = UInt16.random(in: 20_000...60_000)
             tried.append(port)
-            let driver = Process()
-            driver.executableURL = URL(fileURLWithPath: chromedriver)
-            driver.arguments = ["--port=\(port)"]
-            driver.standardOutput = FileHandle.nullDevice
-            driver.standardError = FileHandle.nullDevice
-            try driver.run()
+            let driver = try ChildProcess(chromedriver, ["--port=\(port)"])
             // Ready when /status says so; a driver that exited (its port taken) is not waited for.
             for _ in 0..<300 where driver.isRunning {
                 if let status = try? PlainHTTP.request(port: port, "GET", "/status"),
@@ -61,7 +57,10 @@ final class WebDriver: @unchecked Sendable {
                 }
                 usleep(100_000)
             }
-            if started == nil, driver.isRunning { driver.terminate() }
+            if started == nil {
+                driver.send(SIGKILL)
+                driver.wait()
+            }
         }
         guard let (driver, port) = started else {
             throw StudioFailure("chromedriver did not start on port \(tried.map(String.init).joined(separator: ", "))")
@@ -85,7 +84,8 @@ final class WebDriver: @unchecked Sendable {
         let reply = try PlainHTTP.request(
             port: port, "POST", "/session", body: try JSONSerialization.data(withJSONObject: capabilities))
         guard let id = (reply.json["value"] as? [String: Any])?["sessionId"] as? String else {
-            driver.terminate()
+            driver.send(SIGKILL)
+            driver.wait()
             throw StudioFailure("chromedriver could not start Chromium: \(reply.text)")
         }
         session = id
@@ -95,7 +95,8 @@ final class WebDriver: @unchecked Sendable {
         _ = try? PlainHTTP.request(port: port, "DELETE", "/session/\(session)")
         _ = try? PlainHTTP.request(port: port, "GET", "/shutdown")
         for _ in 0..<40 where driver.isRunning { usleep(50_000) }
-        if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
+        driver.send(SIGKILL)
+        driver.wait()
     }
 
     // MARK: Commands
@@ -128,7 +129,7 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Waits up to `seconds` for `condition` to hold (polling), and fails with `what` otherwise.
-    func wait(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
+    func wait(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while Date() < deadline {
             if (try? condition()) == true { return }
@@ -140,7 +141,7 @@ final class WebDriver: @unchecked Sendable {
     }
 
     /// Waits for an element matching `selector` and returns the first.
-    func element(_ selector: String, seconds: Double = 10) throws -> Element {
+    func element(_ selector: String, seconds: Double = 30) throws -> Element {
         var found: Element?
         try wait("an element \(selector)", seconds: seconds) {
             found = try elements(selector).first

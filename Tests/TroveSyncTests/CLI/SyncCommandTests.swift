@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Trove
+import TroveTestSupport
 
 @testable import TroveSync
 
@@ -11,9 +12,8 @@ import Trove
 /// `trove sync setup`, `grant` and `revoke`, run as a user runs them.
 @Suite("trove sync commands")
 struct SyncCommandTests {
-    /// Runs the built `trove` with `environment` added; its exit status, stdout and stderr. Spawned and
-    /// reaped directly (posix_spawn, waitpid on its pid): Foundation's `Process` was seen to miss a child's
-    /// exit here, leaving the test waiting on a zombie.
+    /// Runs the built `trove` with `environment` added; its exit status (128 + the signal's number
+    /// when a signal ended it), stdout and stderr.
     func trove(_ arguments: String..., environment: [String: String] = [:]) throws -> (
         status: Int32, out: String, err: String
     ) {
@@ -22,33 +22,14 @@ struct SyncCommandTests {
         let binary = try #require(
             ["debug", "release"].map { root.appendingPathComponent(".build/\($0)/trove") }
                 .first { FileManager.default.isExecutableFile(atPath: $0.path) }, "trove is not built: run swift build")
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("trove-sync-cli-\(UUID().uuidString)")
-        defer {
-            unlink(output.path + ".out")
-            unlink(output.path + ".err")
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output.path + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, output.path + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([binary.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
-        let envp: [UnsafeMutablePointer<CChar>?] = variables.map { strdup($0) } + [nil]
-        defer { envp.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, binary.path, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw HarnessError("cannot start trove: errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw HarnessError("cannot wait for trove: errno \(errno)") }
-        }
-        let out = (try? String(contentsOfFile: output.path + ".out", encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOfFile: output.path + ".err", encoding: .utf8)) ?? ""
-        let exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return (exitStatus, out, err)
+        let finished = try ChildProcess.run(
+            binary.path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        let status: Int32 =
+            switch finished.ending {
+            case .exited(let status): status
+            case .signaled(let signal): 128 + signal
+            }
+        return (status, finished.out, finished.err)
     }
 
     @Test("setup installs, then says the server is current; grant prints a token that works; revoke ends it")

@@ -1,4 +1,5 @@
 import Foundation
+import TroveTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +13,7 @@ final class DeviceProcess {
     let name: String
     private let arguments: [String]
     private let errorLog: String
-    private(set) var pid: pid_t = 0
+    private var process: ChildProcess?
     private var input: Int32 = -1
     private var output: Int32 = -1
     private var buffered: [UInt8] = []
@@ -39,30 +40,21 @@ final class DeviceProcess {
 
     /// Starts the program and waits for its "ready".
     func start() throws {
-        signal(SIGPIPE, SIG_IGN)  // a command written to a device that just died must not kill the test
-        var toChild: [Int32] = [0, 0]
-        var fromChild: [Int32] = [0, 0]
-        // Close-on-exec: a process another test spawns meanwhile (a server's
-        // watchdog) must not inherit this device's pipe ends, or the test
-        // would never see the end of a dead device's output and wait for good.
-        // (Glibc's module has no pipe2.)
-        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
-        for descriptor in toChild + fromChild { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, errorLog, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        for descriptor in toChild + fromChild { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
-        close(toChild[0])
-        close(fromChild[1])
-        guard spawned == 0 else { throw HarnessError("cannot start \(arguments[0]): errno \(spawned)") }
-        input = toChild[1]
-        output = fromChild[0]
+        // (A write to a device that just died fails with EPIPE: makePipe ignores SIGPIPE.)
+        let toChild = try ChildProcess.makePipe()
+        let fromChild = try ChildProcess.makePipe()
+        let log = open(errorLog, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let started = Result {
+            guard log >= 0 else { throw HarnessError("cannot open \(errorLog): errno \(errno)") }
+            return try ChildProcess(
+                arguments[0], Array(arguments.dropFirst()), stdin: .descriptor(toChild.read),
+                stdout: .descriptor(fromChild.write), stderr: .descriptor(log))
+        }
+        // The child's ends are closed here at once, so that a read sees the end of a device that died.
+        for descriptor in [toChild.read, fromChild.write, log] where descriptor >= 0 { close(descriptor) }
+        input = toChild.write
+        output = fromChild.read
+        process = try started.get()
         buffered = []
         guard let ready = readLine(), ready == "ready" else {
             throw HarnessError("device \(name) did not start: \(died())")
@@ -100,25 +92,22 @@ final class DeviceProcess {
     /// Reaps the dead program: "SIGKILL" when it was killed, else how it
     /// ended and what it wrote to stderr (a trap is a failure of the test).
     func died() -> String {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let ending = process?.wait()
         close(input)
         close(output)
         deaths += 1
-        let signal = status & 0x7F
-        if signal == SIGKILL { return "SIGKILL" }
+        if ending == .signaled(SIGKILL) { return "SIGKILL" }
         let log = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
-        return signal != 0 ? "signal \(signal): \(log.suffix(3000))" : "exit \((status >> 8) & 0xFF): \(log.suffix(3000))"
+        return "\(ending.map { "\($0)" } ?? "never started"): \(log.suffix(3000))"
     }
 
     /// Kills it now (the test's own SIGKILL, at a random moment).
-    func kill() { _ = Glibc.kill(pid, SIGKILL) }
+    func kill() { process?.send(SIGKILL) }
 
     /// Asks it to quit and reaps it.
     func quit() {
         send("quit")
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        process?.wait()
         close(input)
         close(output)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import TroveSync
+import TroveTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -248,16 +249,7 @@ final class TestPostgres: @unchecked Sendable {
             [ -f '\(directory.path)/data/postmaster.pid' ] && kill -QUIT "$(head -n 1 '\(directory.path)/data/postmaster.pid')"
             sleep 1; rm -rf '\(directory.path)'
             """
-        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sh"), strdup("-c"), strdup(script), nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        _ = posix_spawn(&pid, "/bin/sh", &actions, nil, arguments, environ)
+        _ = try? ChildProcess("/bin/sh", ["-c", script])
     }
 
     /// Creates the roles and the database, through libpq as the superuser.
@@ -314,10 +306,8 @@ final class TestPostgres: @unchecked Sendable {
     }
 
     /// Runs a program (as `nobody` when this process is root, unless
-    /// `asRoot`), and throws with its output when it fails. Spawned and
-    /// waited for directly: Foundation's `Process` missed `runuser`'s exit
-    /// here, and its output goes to a file, not a pipe, which the server
-    /// `pg_ctl` starts would keep open.
+    /// `asRoot`), and throws with its output when it fails. Its output goes
+    /// to a file, not a pipe, which the server `pg_ctl` starts would keep open.
     private static func run(_ program: String, _ arguments: [String], in directory: URL? = nil, asRoot: Bool = false)
         throws
     {
@@ -326,26 +316,9 @@ final class TestPostgres: @unchecked Sendable {
         let command =
             getuid() == 0 && !asRoot
             ? ["/usr/sbin/runuser", "-u", "nobody", "--"] + inDirectory + arguments : inDirectory + arguments
-        let outputPath = "/tmp/pg-\(UUID().uuidString).out"
-        defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, command[0], &actions, nil, arguments, environ)
-        guard spawned == 0 else { throw HarnessError("cannot start \(command[0]): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw HarnessError("cannot wait for \(program): errno \(errno)") }
-        }
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            throw HarnessError("\(URL(fileURLWithPath: program).lastPathComponent) failed (status \(status)): \(text)")
+        let finished = try ChildProcess.run(command[0], Array(command.dropFirst()), mergingErrors: true)
+        guard finished.ending == .exited(0) else {
+            throw HarnessError("\(URL(fileURLWithPath: program).lastPathComponent) \(finished.ending): \(finished.out)")
         }
     }
 

@@ -19,17 +19,6 @@ func makeTemporaryDirectory(_ name: String = #function) -> URL {
 let suiteEncryptionKey: Data? =
     ProcessInfo.processInfo.environment["TROVE_TEST_ENCRYPTED"] == "1" ? Data((0..<64).map { UInt8($0 * 7 % 256) }) : nil
 
-/// Marks the pipes' descriptors close-on-exec: a process another test starts
-/// meanwhile (an exit test forks the test process) must not inherit their write
-/// ends, or a read to the end of the output would wait for that process too.
-/// (The process run with them still gets them as its standard streams.)
-func closeOnExec(_ pipes: Pipe...) {
-    for pipe in pipes {
-        _ = fcntl(pipe.fileHandleForReading.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC)
-    }
-}
-
 /// A database on a new file in a fresh directory (GRDB's `makeDatabaseQueue()`).
 func makeDatabase(
     _ name: String = #function, configure: (inout Configuration) -> Void = { _ in }
