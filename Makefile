@@ -64,6 +64,10 @@ demo: deps
 	$(SWIFT) build --product Chat
 	$(SWIFT) run --skip-build Chat $(DEMO_DIR)/messenger.trove
 
+# After a failed pass: the failed tests and their issues, then the output's
+# end (a crash ends there), so that a log cut to its last lines still names them.
+failures = { echo "--- what failed in $(1):"; grep -aE '✘|Fatal error|error:' $(1) | tail -n 80; echo "--- the end of $(1):"; tail -n 25 $(1); }
+
 # Every run of the suite writes under a temporary directory of its own (TMPDIR
 # for the test processes), removed when the run passes, so two checkouts can
 # test on one machine at once.
@@ -77,20 +81,21 @@ test: deps deps-browser deps-postgres
 	$(SWIFT) build --build-tests
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
 		TMPDIR=$$scratch $(SWIFT) test --skip-build 2>&1 | tee .build/test-output.txt; status=$${PIPESTATUS[0]}; \
+		[ $$status -eq 0 ] || $(call failures,.build/test-output.txt); \
 		[ $$status -ne 0 ] || rm -rf "$$scratch"; exit $$status
 	@echo "The suite again with types stored as one record per object (TROVE_LAYOUT=records: Configuration.storageLayout = .records; column clusters are the default)."
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
-		{ TMPDIR=$$scratch TROVE_LAYOUT=records $(SWIFT) test --skip-build > .build/test-output-records.txt 2>&1 || (tail -n 60 .build/test-output-records.txt; exit 1); } && \
+		{ TMPDIR=$$scratch TROVE_LAYOUT=records $(SWIFT) test --skip-build > .build/test-output-records.txt 2>&1 || { $(call failures,.build/test-output-records.txt); exit 1; }; } && \
 		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-records.txt | tail -n 1
 	@echo "The object, query, collection, full-text and migration suites again on encrypted files (TROVE_TEST_ENCRYPTED=1: keys hold tokens, values are sealed)."
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
-		{ TMPDIR=$$scratch TROVE_TEST_ENCRYPTED=1 $(SWIFT) test --skip-build --filter "$(ENCRYPTED_SUITES)" > .build/test-output-encrypted.txt 2>&1 || (tail -n 60 .build/test-output-encrypted.txt; exit 1); } && \
+		{ TMPDIR=$$scratch TROVE_TEST_ENCRYPTED=1 $(SWIFT) test --skip-build --filter "$(ENCRYPTED_SUITES)" > .build/test-output-encrypted.txt 2>&1 || { $(call failures,.build/test-output-encrypted.txt); exit 1; }; } && \
 		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-encrypted.txt | tail -n 1
 	@echo "The sync suites again through PgBouncer in transaction mode (TROVE_SYNC_PGBOUNCER=1: a statement may land on another server session, so the protocol keeps no session state)."
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
-		{ TMPDIR=$$scratch TROVE_SYNC_PGBOUNCER=1 $(SWIFT) test --skip-build --filter TroveSyncTests > .build/test-output-pgbouncer.txt 2>&1 || (tail -n 60 .build/test-output-pgbouncer.txt; exit 1); } && \
+		{ TMPDIR=$$scratch TROVE_SYNC_PGBOUNCER=1 $(SWIFT) test --skip-build --filter TroveSyncTests > .build/test-output-pgbouncer.txt 2>&1 || { $(call failures,.build/test-output-pgbouncer.txt); exit 1; }; } && \
 		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-pgbouncer.txt | tail -n 1
 	@echo "Benchmark smoke run: every workload runs on every engine and the answers agree (no timing checked)."
