@@ -44,8 +44,6 @@ package final class ChildProcess: @unchecked Sendable {
     package enum Stream {
         /// /dev/null.
         case null
-        /// The test process's own stream.
-        case inherited
         /// A file, created (or, for output, emptied) if needed.
         case file(String)
         /// A descriptor of the test process (a pipe's end from ``makePipe()``).
@@ -79,8 +77,6 @@ package final class ChildProcess: @unchecked Sendable {
             switch stream {
             case .null:
                 posix_spawn_file_actions_addopen(&actions, target, "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
-            case .inherited:
-                break
             case .file(let path):
                 let flags = target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC
                 posix_spawn_file_actions_addopen(&actions, target, path, flags, 0o644)
