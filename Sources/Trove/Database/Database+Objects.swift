@@ -341,9 +341,21 @@ extension Database {
     /// The object with `objectKey`, holding the record that showed it exists
     /// (so its first property read looks nothing up), or nil.
     func loadedObject<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) throws -> T? {
-        if binding.table.isRetired { return nil }
+        let table = binding.table
+        if table.isRetired { return nil }
+        // Where the snapshot's views already show the key: no object is made for a missing key, and
+        // a found one is bound to its slot as it is made (``keepRecord(of:table:)`` does the rest).
+        if writeState == nil, readsInPlace(table), let known = table.store.knownPlace(of: objectKey, in: readTransaction()) {
+            guard let (view, slot) = known else { return nil }
+            if view.layout === table.layout, try view.prepareForObjects() {
+                let object = binding.info.type == T.self ? T() : binding.info.type.init() as! T
+                object.bindFresh(
+                    to: self, objectKey: objectKey, binding: binding, view: view, slot: slot, generation: generation)
+                return object
+            }
+        }
         let object = materialize(type, objectKey: objectKey, binding: binding)
-        return try keepRecord(of: object, table: binding.table) ? object : nil
+        return try keepRecord(of: object, table: table) ? object : nil
     }
 
     func materialize<T: Object>(_ type: T.Type, objectKey: UInt64, binding: ObjectBinding) -> T {

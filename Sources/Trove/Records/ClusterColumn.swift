@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 /// One property's values for the objects of a cluster, as one stored value
 /// (the column-cluster layout: one LMDB value per cluster and
@@ -153,7 +154,7 @@ struct ClusterColumn {
     /// path made a ``StoredValue`` of each key and appended it).
     static func encodeKeys(_ keys: [UInt64]) -> [UInt8] {
         precondition(keys.count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
-        var encoded = [UInt8](repeating: 0, count: 2 + 8 * keys.count)
+        var encoded = [UInt8](filledWith: 0, count: 2 + 8 * keys.count)
         encoded.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: UInt16(keys.count).littleEndian, as: UInt16.self)
             for (index, key) in keys.enumerated() {

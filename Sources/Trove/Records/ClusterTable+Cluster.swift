@@ -548,7 +548,7 @@ extension ClusterTable {
 
         /// The deleted-slot bits as stored (``deletedPart``).
         func encodedDeletes() -> [UInt8] {
-            var bits = [UInt8](repeating: 0, count: (keys.count + 7) / 8)
+            var bits = [UInt8](filledWith: 0, count: (keys.count + 7) / 8)
             if let deleted { for slot in deleted.indices where deleted[slot] { bits[slot >> 3] |= 1 << UInt8(slot & 7) } }
             return bits
         }

@@ -298,7 +298,7 @@ final class ClusterView {
     /// Every slot's key, in order: the keys column copied at once (a write
     /// loading the cluster took them one by one, ~35 instructions each).
     func allKeys() -> [UInt64] {
-        [UInt64](unsafeUninitializedCapacity: count) { buffer, initialized in
+        [UInt64](allocatingCapacity: count, filler: 0) { buffer, initialized in
             if count > 0 {
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(
                     from: UnsafeRawBufferPointer(rebasing: keys.bytes[keys.dataStart..<(keys.dataStart + count * 8)]))

@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 /// One cluster column as a write changes it: the stored encoding
 /// (``ClusterColumn``) kept open for edits. Fixed-size values sit in their
@@ -57,7 +58,7 @@ final class ColumnBuffer {
         let count = column.count
         self.count = count
         let room = count + 8
-        nulls = [Bool](unsafeUninitializedCapacity: room) { buffer, initialized in
+        nulls = [Bool](allocatingCapacity: room, filler: false) { buffer, initialized in
             if column.hasNulls {
                 for slot in 0..<count { buffer[slot] = column.isNull(slot) }
             } else {
@@ -69,7 +70,7 @@ final class ColumnBuffer {
         let source = column.bytes.baseAddress.unsafelyUnwrapped
         if width > 0 {
             let start = column.slotOffset(0, width: width)
-            bytes = [UInt8](unsafeUninitializedCapacity: room * width) { buffer, initialized in
+            bytes = [UInt8](allocatingCapacity: room * width, filler: 0) { buffer, initialized in
                 UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped).copyMemory(
                     from: source + start, byteCount: count * width)
                 initialized = count * width
@@ -80,7 +81,7 @@ final class ColumnBuffer {
         var previous = UInt32(littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart, as: UInt32.self))
         guard heapStart + Int(previous) <= column.bytes.count else { return 0 }
         var damaged: Int?
-        spans = [Span](unsafeUninitializedCapacity: room) { buffer, initialized in
+        spans = [Span](allocatingCapacity: room, filler: Span(start: 0, length: 0)) { buffer, initialized in
             for slot in 0..<count {
                 let end = UInt32(
                     littleEndian: column.bytes.loadUnaligned(fromByteOffset: column.dataStart + 4 * (slot + 1), as: UInt32.self))
@@ -95,7 +96,7 @@ final class ColumnBuffer {
         }
         if let damaged { return damaged }
         let heapCount = Int(previous)
-        bytes = [UInt8](unsafeUninitializedCapacity: heapCount + max(256, heapCount / 32)) { buffer, initialized in
+        bytes = [UInt8](allocatingCapacity: heapCount + max(256, heapCount / 32), filler: 0) { buffer, initialized in
             UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped).copyMemory(
                 from: source + heapStart, byteCount: heapCount)
             initialized = heapCount
@@ -378,7 +379,7 @@ final class ColumnBuffer {
         let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(count) : 0)
         // At most: the header, the slots or offsets, and the whole heap (dead bytes are left out).
         let capacity = dataStart + (width > 0 ? bytes.count : 4 * (count + 1) + bytes.count)
-        return [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+        return [UInt8](allocatingCapacity: capacity, filler: 0) { buffer, initialized in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             let target = raw.baseAddress.unsafelyUnwrapped
             target.initializeMemory(as: UInt8.self, repeating: 0, count: dataStart)

@@ -1,3 +1,5 @@
+import TroveStorage
+
 /// A few changed values of one stored cluster column, kept beside it
 /// (part ``ClusterTable/patchPart(_:)``) instead of rewriting the column:
 /// readers see the column with these values in their slots
@@ -78,7 +80,7 @@ struct ColumnPatch {
             for (index, slot) in slots.enumerated() { heap += buffer.withSlotBytes(place(index, slot)) { $0.count } }
         }
         let size = width > 0 ? dataStart + count * width : dataStart + 4 * (count + 1) + heap
-        var encoded = [UInt8](repeating: 0, count: size)
+        var encoded = [UInt8](filledWith: 0, count: size)
         encoded.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress.unsafelyUnwrapped
             raw.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
@@ -110,7 +112,7 @@ struct ColumnPatch {
     /// The stored patch of `slots` (ascending, at least one) holding `value(slot)` for each.
     static func encode(slots: [Int], type: PropertyType, value: (Int) throws -> StoredValue) rethrows -> [UInt8] {
         precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
-        var encoded = [UInt8](repeating: 0, count: 2 + 2 * slots.count)
+        var encoded = [UInt8](filledWith: 0, count: 2 + 2 * slots.count)
         encoded.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: UInt16(slots.count).littleEndian, as: UInt16.self)
             for (index, slot) in slots.enumerated() {

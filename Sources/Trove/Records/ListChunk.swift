@@ -1,4 +1,5 @@
 import Foundation
+import TroveStorage
 
 /// A run of one list's elements, stored as one entry of the list's table
 /// under `owner key ‖ position of its first element`: the element count
@@ -47,7 +48,7 @@ struct ListChunk {
     /// This chunk's bytes with `record` after its last element.
     func appending(_ record: [UInt8]) -> [UInt8] {
         let area = bytes.count - recordsStart
-        var result = [UInt8](repeating: 0, count: bytes.count + 4 + record.count)
+        var result = [UInt8](filledWith: 0, count: bytes.count + 4 + record.count)
         result.withUnsafeMutableBytes { out in
             out.storeBytes(of: UInt32(count + 1).littleEndian, as: UInt32.self)
             out.baseAddress!.advanced(by: 4).copyMemory(from: bytes.baseAddress! + 4, byteCount: 4 * count)
@@ -73,7 +74,7 @@ struct ListChunk {
         for index in 0..<count where matches(index) { removed += 1 }
         guard removed > 0 else { return nil }
         let kept = count - removed
-        var result = [UInt8](repeating: 0, count: bytes.count - removed * (4 + record.count))
+        var result = [UInt8](filledWith: 0, count: bytes.count - removed * (4 + record.count))
         result.withUnsafeMutableBytes { out in
             out.storeBytes(of: UInt32(kept).littleEndian, as: UInt32.self)
             let keptStart = 4 + 4 * kept
@@ -198,7 +199,7 @@ struct ListElements {
     private func chunk(_ elements: Range<Int>) -> [UInt8] {
         let base = range(elements.lowerBound).lowerBound
         let area = ends[elements.upperBound - 1] - base
-        var chunk = [UInt8](repeating: 0, count: 4 + 4 * elements.count + area)
+        var chunk = [UInt8](filledWith: 0, count: 4 + 4 * elements.count + area)
         chunk.withUnsafeMutableBytes { out in
             out.storeBytes(of: UInt32(elements.count).littleEndian, as: UInt32.self)
             for (slot, index) in elements.enumerated() {

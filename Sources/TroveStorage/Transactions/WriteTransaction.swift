@@ -67,6 +67,13 @@ package final class WriteTransaction: Transaction {
     /// lookup and a cast from `any TransactionCache` were ~600 instructions
     /// a time. Forgotten whenever the caches change.
     @exclusivity(unchecked) private var lastObjectCache: (slot: UInt32, cache: AnyObject?)?
+    /// A cursor per table slot that its puts go through from the second put
+    /// of the transaction on, left where the last put went: LMDB searches
+    /// from the root only when the next key is not on that leaf, and a
+    /// write's puts mostly land side by side (a cluster's parts). Opening
+    /// one costs about what one search does, so a table put to once goes
+    /// without. LMDB closes them when the transaction ends; forgotten then.
+    @exclusivity(unchecked) private var putCursors: [PutCursor] = []
 
     /// ``objectCaches``' entry for a table slot, as an object (a cast from it to a class is cheap).
     @inline(__always)
@@ -474,6 +481,7 @@ package final class WriteTransaction: Transaction {
             for table in openedTables.values { environment.cacheTable(table) }
         }
         openedTables = [:]
+        putCursors.removeAll(keepingCapacity: true)
         log.removeAll()
         changeHook = nil
         changeHookForKeys = nil
@@ -493,9 +501,37 @@ package final class WriteTransaction: Transaction {
         withMapAccess {
             var k = MDB_val(key)
             var v = MDB_val(value)
-            return LMDBCall.run { mdb_put(txn!, dbi, &k, &v, flags) }
+            guard let cursor = putCursor(dbi) else { return LMDBCall.run { mdb_put(txn!, dbi, &k, &v, flags) } }
+            return LMDBCall.run { mdb_cursor_put(cursor, &k, &v, flags) }
         }
     }
+
+    /// A table slot that was put to, with its put cursor once it has one.
+    private struct PutCursor {
+        let dbi: MDB_dbi
+        var cursor: OpaquePointer?
+    }
+
+    /// The put cursor of a table slot (``putCursors``), opened by the
+    /// slot's second put; nil for its first put, once ``putCursorLimit``
+    /// slots have one, or when LMDB cannot open one.
+    @inline(__always)
+    private func putCursor(_ dbi: MDB_dbi) -> OpaquePointer? {
+        guard let index = putCursors.firstIndex(where: { $0.dbi == dbi }) else {
+            if putCursors.count < Self.putCursorLimit {
+                if putCursors.isEmpty { putCursors.reserveCapacity(Self.putCursorLimit) }
+                putCursors.append(PutCursor(dbi: dbi))
+            }
+            return nil
+        }
+        if let cursor = putCursors[index].cursor { return cursor }
+        var raw: OpaquePointer?
+        guard mdb_cursor_open(txn!, dbi, &raw) == MDB_SUCCESS, let raw else { return nil }
+        putCursors[index].cursor = raw
+        return raw
+    }
+
+    private static let putCursorLimit = 8
 
     @inline(__always)
     private func rawDelete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> Int32 {
@@ -527,6 +563,7 @@ package final class WriteTransaction: Transaction {
         precondition(!isInsideMapAccess, "Trove: a write ran inside a read of the same transaction; this is a bug in Trove")
         if !alreadyEnded, let txn { mdb_txn_abort(txn) }
         txn = nil
+        putCursors.removeAll(keepingCapacity: true)
         mapGrowths += 1
         do {
             try environment.grow(toFit: environment.mapSize * 2)
@@ -577,6 +614,7 @@ package final class WriteTransaction: Transaction {
                 // Still too small: grow again and restart the replay.
                 mdb_txn_abort(txn!)
                 txn = nil
+                putCursors.removeAll(keepingCapacity: true)
                 mapGrowths += 1
                 try environment.grow(toFit: environment.mapSize * 2)
                 txn = try WriteTransaction.begin(environment)

@@ -48,6 +48,19 @@ struct ClusterLookupTests {
         }
     }
 
+    @Test("a lookup through a metatype held as Object.Type makes the stored class, reading its slot; a missing key makes nothing")
+    func lookupThroughObjectMetatype() throws {
+        let db = try Self.seeded()
+        let type: Object.Type = Person.self
+        for id in [10, 13, 10 + 3 * 1_000, 10 + 3 * (Self.count - 1)] {
+            let found = try #require(db.object(ofType: type, forPrimaryKey: id), "object \(id)")
+            let person = try #require(found as? Person, "object \(id) is a \(Swift.type(of: found))")
+            #expect(person.name == "사람 \((id - 10) / 3)" && person.score == Double((id - 10) / 3))
+        }
+        #expect(db.object(ofType: type, forPrimaryKey: 11) == nil)
+        #expect(db.object(ofType: type, forPrimaryKey: 10 + 3 * Self.count) == nil)
+    }
+
     @Test("a key's cluster bounds from the list of starts: below, at and between starts, past the last, none")
     func boundsFromStarts() {
         let starts: [UInt64] = [10, 20, 30, 1 << 40]
