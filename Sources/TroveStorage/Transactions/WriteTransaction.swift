@@ -67,12 +67,13 @@ package final class WriteTransaction: Transaction {
     /// lookup and a cast from `any TransactionCache` were ~600 instructions
     /// a time. Forgotten whenever the caches change.
     @exclusivity(unchecked) private var lastObjectCache: (slot: UInt32, cache: AnyObject?)?
-    /// A cursor per table slot that its puts go through from the second put
+    /// A cursor per table slot that its puts go through from the third put
     /// of the transaction on, left where the last put went: LMDB searches
     /// from the root only when the next key is not on that leaf, and a
     /// write's puts mostly land side by side (a cluster's parts). Opening
-    /// one costs about what one search does, so a table put to once goes
-    /// without. LMDB closes them when the transaction ends; forgotten then.
+    /// one costs about what one search saves, so a table put to once or
+    /// twice (a single update) goes without. LMDB closes them when the
+    /// transaction ends; forgotten then.
     @exclusivity(unchecked) private var putCursors: [PutCursor] = []
 
     /// ``objectCaches``' entry for a table slot, as an object (a cast from it to a class is cheap).
@@ -506,15 +507,16 @@ package final class WriteTransaction: Transaction {
         }
     }
 
-    /// A table slot that was put to, with its put cursor once it has one.
+    /// A table slot that was put to, how many times, and its put cursor once it has one.
     private struct PutCursor {
         let dbi: MDB_dbi
+        var puts = 1
         var cursor: OpaquePointer?
     }
 
     /// The put cursor of a table slot (``putCursors``), opened by the
-    /// slot's second put; nil for its first put, once ``putCursorLimit``
-    /// slots have one, or when LMDB cannot open one.
+    /// slot's third put; nil before, once ``putCursorLimit`` slots have
+    /// one, or when LMDB cannot open one.
     @inline(__always)
     private func putCursor(_ dbi: MDB_dbi) -> OpaquePointer? {
         guard let index = putCursors.firstIndex(where: { $0.dbi == dbi }) else {
@@ -525,6 +527,8 @@ package final class WriteTransaction: Transaction {
             return nil
         }
         if let cursor = putCursors[index].cursor { return cursor }
+        putCursors[index].puts += 1
+        guard putCursors[index].puts >= 3 else { return nil }
         var raw: OpaquePointer?
         guard mdb_cursor_open(txn!, dbi, &raw) == MDB_SUCCESS, let raw else { return nil }
         putCursors[index].cursor = raw
