@@ -12,7 +12,7 @@ extension Database {
     // MARK: Inverse-link table
 
     private static func refKey(target: UInt64, source: UInt64) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: 16)
+        var key = [UInt8](filledWith: 0, count: 16)
         key.withUnsafeMutableBytes {
             $0.storeBytes(of: target.bigEndian, toByteOffset: 0, as: UInt64.self)
             $0.storeBytes(of: source.bigEndian, toByteOffset: 8, as: UInt64.self)
@@ -340,13 +340,11 @@ extension Database {
         for (source, column) in try incomingLinks(to: table.name) {
             guard let refs = source.refs[column] else { continue }
             let isCollection = source.collections[column] != nil
-            for sourceKey in try Database.sources(of: key, in: refs, state.transaction) {
-                if isCollection {
-                    try collectionRemoveOccurrences(
-                        of: key, owner: sourceKey, column: column, table: source, state, droppingRef: false)
-                } else if let record = try fetchRecord(sourceKey, table: source) {
-                    _ = try updateColumn(column, to: .null, objectKey: sourceKey, record: record, table: source, state)
-                }
+            let sources = try Database.sources(of: key, in: refs, state.transaction)
+            if isCollection, source.schema.properties[column].collection == .list {
+                try listRemoveOccurrences(of: key, owners: sources, column: column, table: source, state)
+            } else {
+                try detach(key, from: sources, column: column, table: source, isCollection: isCollection, state)
             }
             if isCollection {
                 // Every source let go of it: its entries, side by side, go in one walk.
@@ -355,6 +353,20 @@ extension Database {
                         entry.count == 16 && UInt64(bigEndian: entry.loadUnaligned(as: UInt64.self)) == key
                     }
                 }
+            }
+        }
+    }
+
+    /// Takes `key` out of the sets, maps or to-one links of `sources` (a list's go in one pass).
+    private func detach(
+        _ key: UInt64, from sources: [UInt64], column: Int, table: TableInfo, isCollection: Bool, _ state: WriteState
+    ) throws {
+        for sourceKey in sources {
+            if isCollection {
+                try collectionRemoveOccurrences(
+                    of: key, owner: sourceKey, column: column, table: table, state, droppingRef: false)
+            } else if let record = try fetchRecord(sourceKey, table: table) {
+                _ = try updateColumn(column, to: .null, objectKey: sourceKey, record: record, table: table, state)
             }
         }
     }

@@ -13,7 +13,7 @@ import TroveStorage
 /// (``TableInfo/listsArePacked`` false) reads one element per entry.
 extension Database {
     private static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
-        var key = [UInt8](repeating: 0, count: 12)
+        var key = [UInt8](filledWith: 0, count: 12)
         key.withUnsafeMutableBytes {
             $0.storeBytes(of: owner.bigEndian, toByteOffset: 0, as: UInt64.self)
             $0.storeBytes(of: position.bigEndian, toByteOffset: 8, as: UInt32.self)
@@ -420,17 +420,31 @@ extension Database {
     ) throws -> Int? {
         precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
         let list = table.collections[column]!
-        let edited = try state.transaction.withCursor(on: list) { cursor -> (bytes: [UInt8]?, removed: Int)? in
-            guard let entry = try Database.chunkEntry(holding: 0, owner: owner, in: cursor) else { return (nil, 0) }
-            guard Database.position(of: entry.key) == 0 else { return nil }
-            // (Edited before the cursor moves on: an encrypted table's value lives in the cursor's buffer.)
-            let chunk = try listChunk(entry, owner: owner, column: column, table: table)
-            let edited = needle.withUnsafeBytes { chunk.removing($0) }
-            if let next = try cursor.next(), next.key.count == 12, Database.owner(of: next.key) == owner { return nil }
-            return edited.map { ($0.bytes, $0.removed) } ?? (nil, 0)
+        let edited = try state.transaction.withCursor(on: list) { cursor in
+            try soleChunkEdit(needle, owner: owner, column: column, table: table, cursor)
         }
         guard let edited else { return nil }
-        guard let bytes = edited.bytes else { return edited.removed }
+        if let bytes = edited.bytes { try writeSoleChunk(bytes, owner: owner, list: list, state) }
+        return edited.removed
+    }
+
+    /// ``removeFromSoleChunk(_:owner:column:table:_:)``'s read, through
+    /// `cursor`: the chunk's bytes without `needle` (nil when none went or
+    /// the list is empty) and how many went, or nil when the list has more chunks.
+    private func soleChunkEdit(
+        _ needle: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ cursor: Cursor
+    ) throws -> (bytes: [UInt8]?, removed: Int)? {
+        guard let entry = try Database.chunkEntry(holding: 0, owner: owner, in: cursor) else { return (nil, 0) }
+        guard Database.position(of: entry.key) == 0 else { return nil }
+        // (Edited before the cursor moves on: an encrypted table's value lives in the cursor's buffer.)
+        let chunk = try listChunk(entry, owner: owner, column: column, table: table)
+        let edited = needle.withUnsafeBytes { chunk.removing($0) }
+        if let next = try cursor.next(), next.key.count == 12, Database.owner(of: next.key) == owner { return nil }
+        return edited.map { ($0.bytes, $0.removed) } ?? (nil, 0)
+    }
+
+    /// Stores an edited sole chunk of `owner`'s list, or deletes it when it holds no element.
+    private func writeSoleChunk(_ bytes: [UInt8], owner: UInt64, list: Table, _ state: WriteState) throws {
         try Database.listKey(owner: owner, position: 0).withUnsafeBytes { key in
             if bytes.count > 4 {
                 try bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
@@ -438,7 +452,36 @@ extension Database {
                 _ = try state.transaction.delete(list, key: key)
             }
         }
-        return edited.removed
+    }
+
+    /// Removes every occurrence of `target` from the lists of `owners`
+    /// (ascending), leaving its inverse-link entries to the caller (a deleted
+    /// object's go in one walk): the lists of one chunk are read through one
+    /// cursor walking forward, then written; longer ones one at a time.
+    func listRemoveOccurrences(of target: UInt64, owners: [UInt64], column: Int, table: TableInfo, _ state: WriteState)
+        throws
+    {
+        precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
+        try state.recordWriter.encode([.int(Int64(bitPattern: target))], layout: table.elementLayouts[column]!)
+        let needle = state.recordWriter.bytes
+        let list = table.collections[column]!
+        var edits: [(owner: UInt64, bytes: [UInt8])] = []
+        var longer: [UInt64] = []
+        // (Read first, written after: a write inside the cursor's read could grow the map under it.)
+        try state.transaction.withCursor(on: list) { cursor in
+            for owner in owners {
+                guard let edited = try soleChunkEdit(needle, owner: owner, column: column, table: table, cursor) else {
+                    longer.append(owner)
+                    continue
+                }
+                if let bytes = edited.bytes { edits.append((owner, bytes)) }
+            }
+        }
+        for edit in edits { try writeSoleChunk(edit.bytes, owner: edit.owner, list: list, state) }
+        if !edits.isEmpty { generation &+= 1 }
+        for owner in longer {
+            try listRemoveOccurrences(of: target, owner: owner, column: column, table: table, state, droppingRef: false)
+        }
     }
 
     /// The elements of `owner`'s list from the chunk holding `position` on

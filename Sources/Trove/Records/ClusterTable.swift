@@ -92,7 +92,7 @@ final class ClusterTable {
     }
 
     static func key(_ start: UInt64, part: UInt16) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: 10)
+        var bytes = [UInt8](filledWith: 0, count: 10)
         bytes.withUnsafeMutableBytes {
             $0.storeBytes(of: start.bigEndian, as: UInt64.self)
             $0.storeBytes(of: part.bigEndian, toByteOffset: 8, as: UInt16.self)

@@ -384,10 +384,13 @@ package final class WriteTransaction: Transaction {
     package func deleteRun(
         _ table: Table, from start: UnsafeRawBufferPointer, while inRange: (UnsafeRawBufferPointer) -> Bool
     ) throws -> Int {
-        var removed: [[UInt8]] = []
+        // The removed keys laid end to end, and where each ends (an array per key cost an allocation each).
+        var removedKeys: [UInt8] = []
+        var keyEnds: [Int] = []
         let rc = try perform {
             // (A full map replays the log, which holds none of this walk's deletes: it starts again.)
-            removed.removeAll(keepingCapacity: true)
+            removedKeys.removeAll(keepingCapacity: true)
+            keyEnds.removeAll(keepingCapacity: true)
             return withMapAccess { () -> Int32 in
                 var raw: OpaquePointer?
                 var rc = LMDBCall.run { mdb_cursor_open(txn!, table.dbi, &raw) }
@@ -399,10 +402,14 @@ package final class WriteTransaction: Transaction {
                 while rc == MDB_SUCCESS {
                     let key = UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size)
                     guard inRange(key) else { break }
-                    let copy = Array(key)
+                    let end = removedKeys.count
+                    removedKeys.append(contentsOf: key)
                     rc = LMDBCall.run { mdb_cursor_del(raw, 0) }
-                    guard rc == MDB_SUCCESS else { break }
-                    removed.append(copy)
+                    guard rc == MDB_SUCCESS else {
+                        removedKeys.removeSubrange(end...)
+                        break
+                    }
+                    keyEnds.append(removedKeys.count)
                     // (After a delete the cursor stands on the next entry: MDB_NEXT reads it without moving.)
                     rc = LMDBCall.run { mdb_cursor_get(raw, &k, &v, MDB_NEXT) }
                 }
@@ -410,13 +417,16 @@ package final class WriteTransaction: Transaction {
             }
         }
         try LMDBCall.check(rc, "deleting from table \(table.name)", path: path)
-        for key in removed {
-            key.withUnsafeBytes {
-                append(.delete, dbi: table.dbi, flags: 0, key: $0, value: nil)
-                changeHook?(table, $0)
+        removedKeys.withUnsafeBytes { keys in
+            var start = 0
+            for end in keyEnds {
+                let key = UnsafeRawBufferPointer(rebasing: keys[start..<end])
+                append(.delete, dbi: table.dbi, flags: 0, key: key, value: nil)
+                changeHook?(table, key)
+                start = end
             }
         }
-        return removed.count
+        return keyEnds.count
     }
 
     /// Removes every entry of `table`, keeping the table.

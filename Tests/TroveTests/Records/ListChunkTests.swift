@@ -117,6 +117,41 @@ import TroveStorage
         expectValid(db)
     }
 
+    @Test(
+        "deleting a song that short and long playlists hold takes it out of each in one pass: a list of only it empties, the rest keep their order"
+    )
+    func deletingAnObjectShortAndLongListsHold() throws {
+        let db = try makeDatabase()
+        var songs: [Song] = []
+        var playlists: [Playlist] = []
+        try db.write {
+            for n in 0..<20 {
+                let song = Song()
+                song.title = "song \(n)"
+                try db.add(song)
+                songs.append(song)
+            }
+            // Lengths: one chunk for most, several for every fifth; song 0 held 0-3 times, one list holds only it.
+            for n in 0..<300 {
+                let playlist = Playlist()
+                playlist.name = "list \(n)"
+                let length = n % 5 == 4 ? 400 : 1 + n % 9
+                for position in 0..<length {
+                    let holdsZero = n == 7 || (position % 3 == 0 && position / 3 < n % 4)
+                    playlist.songs.append(songs[holdsZero ? 0 : 1 + (position + n) % 19])
+                }
+                try db.add(playlist)
+                playlists.append(playlist)
+            }
+        }
+        let expected = playlists.map { $0.songs.array().map(\.title).filter { $0 != "song 0" } }
+        #expect(expected[7].isEmpty)
+        try db.write { try db.delete(songs[0]) }
+        #expect(playlists.map { $0.songs.array().map(\.title) } == expected)
+        #expect(songs[1].playlists.count == playlists.filter { $0.songs.contains { $0.title == "song 1" } }.count)
+        expectValid(db)
+    }
+
     @Test("removing a record from a chunk keeps the other elements in order; none found is nil, all found leaves no elements")
     func removingFromAChunk() throws {
         let tags = ["a", "needle", "", "bb", "needle", "ccc", "needle"]
