@@ -74,7 +74,7 @@ package final class WriteTransaction: Transaction {
     /// one costs about what one search saves, so a table put to once or
     /// twice (a single update) goes without. LMDB closes them when the
     /// transaction ends; forgotten then.
-    @exclusivity(unchecked) private var putCursors: [PutCursor] = []
+    @exclusivity(unchecked) private var putCursors = PutCursors()
 
     /// ``objectCaches``' entry for a table slot, as an object (a cast from it to a class is cheap).
     @inline(__always)
@@ -492,7 +492,7 @@ package final class WriteTransaction: Transaction {
             for table in openedTables.values { environment.cacheTable(table) }
         }
         openedTables = [:]
-        putCursors.removeAll(keepingCapacity: true)
+        putCursors.forget()
         log.removeAll()
         changeHook = nil
         changeHookForKeys = nil
@@ -517,35 +517,16 @@ package final class WriteTransaction: Transaction {
         }
     }
 
-    /// A table slot that was put to, how many times, and its put cursor once it has one.
-    private struct PutCursor {
-        let dbi: MDB_dbi
-        var puts = 1
-        var cursor: OpaquePointer?
-    }
-
     /// The put cursor of a table slot (``putCursors``), opened by the
-    /// slot's third put; nil before, once ``putCursorLimit`` slots have
-    /// one, or when LMDB cannot open one.
+    /// slot's third put; nil before, once ``PutCursors/limit`` slots were
+    /// put to, or when LMDB cannot open one.
     @inline(__always)
     private func putCursor(_ dbi: MDB_dbi) -> OpaquePointer? {
-        guard let index = putCursors.firstIndex(where: { $0.dbi == dbi }) else {
-            if putCursors.count < Self.putCursorLimit {
-                if putCursors.isEmpty { putCursors.reserveCapacity(Self.putCursorLimit) }
-                putCursors.append(PutCursor(dbi: dbi))
-            }
-            return nil
+        putCursors.cursor(for: dbi) { dbi in
+            var raw: OpaquePointer?
+            return mdb_cursor_open(txn!, dbi, &raw) == MDB_SUCCESS ? raw : nil
         }
-        if let cursor = putCursors[index].cursor { return cursor }
-        putCursors[index].puts += 1
-        guard putCursors[index].puts >= 3 else { return nil }
-        var raw: OpaquePointer?
-        guard mdb_cursor_open(txn!, dbi, &raw) == MDB_SUCCESS, let raw else { return nil }
-        putCursors[index].cursor = raw
-        return raw
     }
-
-    private static let putCursorLimit = 8
 
     @inline(__always)
     private func rawDelete(_ dbi: MDB_dbi, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) -> Int32 {
@@ -577,7 +558,7 @@ package final class WriteTransaction: Transaction {
         precondition(!isInsideMapAccess, "Trove: a write ran inside a read of the same transaction; this is a bug in Trove")
         if !alreadyEnded, let txn { mdb_txn_abort(txn) }
         txn = nil
-        putCursors.removeAll(keepingCapacity: true)
+        putCursors.forget()
         mapGrowths += 1
         do {
             try environment.grow(toFit: environment.mapSize * 2)
@@ -628,7 +609,7 @@ package final class WriteTransaction: Transaction {
                 // Still too small: grow again and restart the replay.
                 mdb_txn_abort(txn!)
                 txn = nil
-                putCursors.removeAll(keepingCapacity: true)
+                putCursors.forget()
                 mapGrowths += 1
                 try environment.grow(toFit: environment.mapSize * 2)
                 txn = try WriteTransaction.begin(environment)
