@@ -386,6 +386,20 @@ extension Database {
             generation &+= 1
             return
         }
+        let removed = try removeFromChunks(needle, owner: owner, column: column, table: table, state)
+        guard removed > 0 else { return }
+        if droppingRef, table.refs[column] != nil {
+            try adjustRef(
+                table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
+        }
+        generation &+= 1
+    }
+
+    /// Removes the elements whose record is `needle` from `owner`'s list of
+    /// several chunks, reading it whole and writing it again; how many went.
+    private func removeFromChunks(_ needle: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ state: WriteState)
+        throws -> Int
+    {
         let tail = try listTail(from: 0, owner: owner, column: column, table: table, state)
         var kept = ListElements()
         kept.reserveCapacity(bytes: tail.elements.bytes.count, elements: tail.elements.count)
@@ -401,13 +415,10 @@ extension Database {
                 }
             }
         }
-        guard removed > 0 else { return }
-        try writeListTail(kept, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
-        if droppingRef, table.refs[column] != nil {
-            try adjustRef(
-                table, column: column, target: target, source: owner, by: -removed, state.transaction, removingAll: true)
+        if removed > 0 {
+            try writeListTail(kept, from: tail.start, replacing: tail.chunks, owner: owner, column: column, table: table, state)
         }
-        generation &+= 1
+        return removed
     }
 
     /// Removes the elements whose record is `needle` from `owner`'s list
@@ -457,7 +468,7 @@ extension Database {
     /// Removes every occurrence of `target` from the lists of `owners`
     /// (ascending), leaving its inverse-link entries to the caller (a deleted
     /// object's go in one walk): the lists of one chunk are read through one
-    /// cursor walking forward, then written; longer ones one at a time.
+    /// cursor walking forward, then written; longer ones read whole and written one at a time.
     func listRemoveOccurrences(of target: UInt64, owners: [UInt64], column: Int, table: TableInfo, _ state: WriteState)
         throws
     {
@@ -478,10 +489,9 @@ extension Database {
             }
         }
         for edit in edits { try writeSoleChunk(edit.bytes, owner: edit.owner, list: list, state) }
-        if !edits.isEmpty { generation &+= 1 }
-        for owner in longer {
-            try listRemoveOccurrences(of: target, owner: owner, column: column, table: table, state, droppingRef: false)
-        }
+        var removed = edits.count
+        for owner in longer { removed += try removeFromChunks(needle, owner: owner, column: column, table: table, state) }
+        if removed > 0 { generation &+= 1 }
     }
 
     /// The elements of `owner`'s list from the chunk holding `position` on
