@@ -141,7 +141,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 11
+    static let formatVersion: UInt32 = 12
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -180,6 +180,11 @@ public final class Database {
     /// written being in its patch (``ColumnPatch``), raised by the first
     /// write that stores one: a Trove before it would find the column damaged.
     static let appendPatchesFormatVersion: UInt32 = 11
+    /// The format of a file whose clusters may hold a tail
+    /// (``ClusterTable/tailPart``: objects appended since the cluster's keys
+    /// were written, and its columns' patches), raised by the first write
+    /// that stores one: a Trove before it would not see those objects.
+    static let clusterTailsFormatVersion: UInt32 = 12
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///

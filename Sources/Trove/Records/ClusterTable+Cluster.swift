@@ -17,8 +17,20 @@ extension ClusterTable {
         let stored: UnsafeMutableBufferPointer<ClusterColumn?>
         /// Per column: the memory of its stored bytes' copy, when it has one.
         private let copies: UnsafeMutableBufferPointer<UnsafeMutableRawBufferPointer?>
-        /// The keys changed since the cluster was last written (its keys part is written again).
+        /// The keys changed since the cluster was last written (its keys part
+        /// or its tail is written again).
         @exclusivity(unchecked) var keysChanged = false
+        /// How many keys the file's keys part holds (0: none yet); the keys
+        /// after them are the stored tail's (``tailStored``) or appended since.
+        @exclusivity(unchecked) var storedKeyCount = 0
+        /// Whether the file holds a tail for the cluster (``ClusterTail``):
+        /// the objects appended since its keys part was written and every
+        /// column's patch (``patchStored`` then says which columns have one there).
+        @exclusivity(unchecked) var tailStored = false
+        /// The ``WriteTransaction/stamp`` of the write that last wrote the
+        /// keys part: appends in that same write rewrite it (its pages are
+        /// the write's own already) rather than start a tail.
+        @exclusivity(unchecked) var keysWrittenBy: UInt64 = 0
         /// ...and not only by objects appended past the last key: slots
         /// moved, so every column is written whole (a stored patch no longer
         /// fits). Appended objects alone join each column's patch.
@@ -34,7 +46,7 @@ extension ClusterTable {
         @exclusivity(unchecked) var shape = 0
         /// Per column: changed since the cluster was last written.
         let changedColumns: UnsafeMutableBufferPointer<Bool>
-        @exclusivity(unchecked) private var anyColumnChanged = false
+        @exclusivity(unchecked) private(set) var anyColumnChanged = false
         /// Slots deleted but still in ``keys`` and the columns (nil: none),
         /// in this write or stored so (``deletedPart``). A cluster that only
         /// lost objects is written as these bits alone; the slots leave the
@@ -48,9 +60,10 @@ extension ClusterTable {
         @exclusivity(unchecked) var deletesStored = false
         /// Per column: the slots whose values may differ from the column's
         /// stored part (its stored patch's and those set since, in the order
-        /// set); nil when a change must rewrite the column whole (it is
-        /// small, or not read from the file). A write stores a few changed
-        /// values as a patch (``ColumnPatch``) instead of the column.
+        /// set); nil when a change must rewrite the column whole (it was not
+        /// read from the file, or more of it changed than it has slots). A
+        /// write stores a few changed values as a patch (``ColumnPatch``)
+        /// instead of the column, or all of them in the cluster's tail.
         private let patchSlots: UnsafeMutableBufferPointer<[Int]?>
         /// Per column: the size of its stored part (0 when unknown).
         private let storedBytes: UnsafeMutableBufferPointer<Int>
@@ -175,6 +188,39 @@ extension ClusterTable {
             guard !slotsMoved, let slots = patchSlots[column], !slots.isEmpty, storedBytes[column] >= minimum,
                 slots.count * 2 * share <= storedBytes[column]
             else { return nil }
+            let sorted = Self.ascending(slots)
+            guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
+            var patch: [UInt8] = []
+            try appendPatch(column, slots: sorted, layout, to: &patch)
+            return patch.count * share <= storedBytes[column] ? patch : nil
+        }
+
+        /// The cluster's tail (``ClusterTail``): the keys after the stored
+        /// keys part's and every column's patch; nil when a column cannot be
+        /// patched (it changed whole) or the tail would exceed `maximum` bytes.
+        func tail(_ layout: RecordLayout, maximum: Int) throws -> [UInt8]? {
+            guard !slotsMoved, storedKeyCount > 0, keys.count > storedKeyCount || tailStored,
+                8 * (keys.count - storedKeyCount) < maximum
+            else { return nil }
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                let isPending = !pending.isEmpty && pending[column] != nil
+                // (A column the write has not read: its stored patch is read to be written again.)
+                if !isPending, let source, source.unread[column], patchStored[column] { try read(column) }
+                let unread = !isPending && source?.unread[column] == true
+                guard unread || patchSlots[column] != nil else { return nil }
+            }
+            var fits = true
+            let tail = try ClusterTail.encode(keys: keys[storedKeyCount...], columns: layout.columnCount) {
+                column, encoded in
+                guard fits, layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
+                try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)
+                if encoded.count > maximum { fits = false }
+            }
+            return fits ? tail : nil
+        }
+
+        /// `slots` ascending, each once.
+        private static func ascending(_ slots: [Int]) -> [Int] {
             var sorted = slots
             var ascending = true
             for index in 1..<max(slots.count, 1) where slots[index - 1] >= slots[index] {
@@ -191,30 +237,46 @@ extension ClusterTable {
                 }
                 sorted.removeLast(sorted.count - unique)
             }
-            guard sorted.count * 2 * share <= storedBytes[column] else { return nil }
+            return sorted
+        }
+
+        /// Appends the patch of `column` holding `slots` (ascending) to `encoded`.
+        private func appendPatch(_ column: Int, slots: [Int], _ layout: RecordLayout, to encoded: inout [UInt8]) throws {
             if !pending.isEmpty, let pending = pending[column] {
                 // (Only appends changed it: the slots are the stored patch's and the appended ones, in order.)
-                let patch = ColumnPatch.encode(slots: sorted, inOrder: pending.values)
-                return patch.count * share <= storedBytes[column] ? patch : nil
+                ColumnPatch.append(slots: slots, inOrder: pending.values, to: &encoded)
+            } else if let buffer = buffers[column] {
+                ColumnPatch.append(slots: slots, from: buffer, to: &encoded)
+            } else {
+                encoded += try ColumnPatch.encode(slots: slots, type: layout.types[column]) { try value($0, column, layout) }
             }
-            let patch =
-                try buffers[column].map { ColumnPatch.encode(slots: sorted, from: $0) }
-                ?? ColumnPatch.encode(slots: sorted, type: layout.types[column]) { try value($0, column, layout) }
-            return patch.count * share <= storedBytes[column] ? patch : nil
         }
 
         /// Notes that `column` was written whole (`bytes` long; patched from
         /// now on when at least `minimum`): its stored patch, if any, is gone.
-        func wroteWhole(_ column: Int, bytes: Int, minimum: Int) {
+        func wroteWhole(_ column: Int, bytes: Int) {
             storedBytes[column] = bytes
-            patchSlots[column] = bytes >= minimum ? [] : nil
+            patchSlots[column] = []
             patchStored[column] = false
         }
 
-        /// Notes that `column`'s patch was written.
+        /// Notes that `column`'s patch was written (in its part or the tail).
         func wrotePatch(_ column: Int) {
             patchStored[column] = true
             if !pending.isEmpty { pending[column]?.appended = 0 }  // (the stored patch holds them now)
+        }
+
+        /// Notes that the tail was written: the columns with a patch there,
+        /// and none in a part of its own.
+        func wroteTail(_ layout: RecordLayout) {
+            tailStored = true
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                if let slots = patchSlots[column], !slots.isEmpty {
+                    wrotePatch(column)
+                } else {
+                    patchStored[column] = false
+                }
+            }
         }
 
         @inline(__always)
@@ -263,7 +325,11 @@ extension ClusterTable {
         /// Takes the columns the file holds a patch of (the cluster just read,
         /// or, `replacing`, just erased from the file).
         func takeStoredPatches(_ columns: [Int], replacing: Bool = false) {
-            if replacing { for column in patchStored.indices { patchStored[column] = false } }
+            if replacing {
+                for column in patchStored.indices { patchStored[column] = false }
+                tailStored = false
+                storedKeyCount = 0
+            }
             for column in columns { patchStored[column] = true }
         }
 
@@ -330,7 +396,7 @@ extension ClusterTable {
             else { throw damaged("column") }
             storedBytes[column] = bytes.count
             guard patchStored[column] else {
-                patchSlots[column] = bytes.count >= source.table.patchMinimumColumnBytes ? [] : nil
+                patchSlots[column] = []
                 guard editing else { return keep(stored, at: column) }
                 // (A damaged column is an error here, not a trap.)
                 guard let buffer = ColumnBuffer.copying(stored) else { throw damaged("column") }
@@ -338,7 +404,7 @@ extension ClusterTable {
                 return
             }
             // (Both parts are read in place: the write has not changed this cluster's parts since it read it.)
-            try source.table.value(start, part: ClusterTable.patchPart(column), in: source.transaction) { patch in
+            try source.table.storedPatch(start, column, inTail: tailStored, in: source.transaction) { patch in
                 guard let patch,
                     let decoded = ColumnPatch(patch, type: stored.type, count: count, stored: stored.count)
                 else { throw damaged("column patch") }
@@ -425,8 +491,12 @@ extension ClusterTable {
             var values = ColumnBuffer(type: type)
             var slots: [Int] = []
             if patchStored[column] {
-                let read = try value(ClusterTable.patchPart(column)) {
-                    patch -> Bool in
+                let read = try value(tailStored ? ClusterTable.tailPart : ClusterTable.patchPart(column)) {
+                    stored -> Bool in
+                    let patch =
+                        tailStored
+                        ? stored.flatMap { ClusterTail($0, columnCount: source.table.layout.columnCount)?.patch(column) }
+                        : stored
                     guard let patch, let decoded = ColumnPatch(patch, type: type, count: existing, stored: part.count) else {
                         return false
                     }

@@ -44,7 +44,23 @@ extension ClusterTable {
                     current.value)
                 entry = try cursor.next()
             }
-            guard let keyBytes = parts[0] else { throw damaged(start, "has no object keys") }
+            guard var keyBytes = parts[0] else { throw damaged(start, "has no object keys") }
+            if let tailBytes = parts[tailPart] {
+                // The objects appended since the keys part was written, and every column's patch.
+                guard !parts.keys.contains(where: { patchedColumn($0) != nil }) else {
+                    throw damaged(start, "has column patches beside its appended objects")
+                }
+                try tailBytes.withUnsafeBytes { raw in
+                    guard let tail = ClusterTail(raw, columnCount: layout.columnCount),
+                        let merged = keyBytes.withUnsafeBytes({ stored in
+                            ClusterColumn(stored, type: .int).flatMap { tail.keys(after: $0) }
+                        })
+                    else { throw damaged(start, "has damaged appended objects") }
+                    keyBytes = Array(UnsafeRawBufferPointer(merged))
+                    merged.deallocate()
+                    for column in columns { parts[patchPart(column)] = tail.patch(column).map { Array($0) } }
+                }
+            }
             try keyBytes.withUnsafeBytes { raw in
                 guard let stored = ClusterColumn(raw, type: .int), ClusterColumn.problem(in: raw, type: .int, count: nil) == nil
                 else { throw damaged(start, "has damaged object keys") }

@@ -33,18 +33,23 @@ final class ClusterTable {
     /// ...and the patch stays within this share of them (an eighth): every
     /// reader of the cluster merges it, and a write rewrites it whole.
     let patchShare: Int
+    /// A cluster's tail (``ClusterTail``) is written while it stays within
+    /// this many bytes (inside a B-tree leaf); past it, the keys part and
+    /// the columns are written instead (0: never).
+    let tailMaximumBytes: Int
 
     /// The clusters of `table`; the other parameters are for tests (constants,
     /// so reading them on every insert costs no exclusivity check).
     init(
         table: Table, layout: RecordLayout, clusterCapacity: Int = ClusterTable.capacity, patchMinimumColumnBytes: Int = 2048,
-        patchShare: Int = 8
+        patchShare: Int = 8, tailMaximumBytes: Int = 2000
     ) {
         self.table = table
         self.layout = layout
         self.clusterCapacity = clusterCapacity
         self.patchMinimumColumnBytes = patchMinimumColumnBytes
         self.patchShare = patchShare
+        self.tailMaximumBytes = tailMaximumBytes
     }
 
     // MARK: Keys
@@ -54,6 +59,10 @@ final class ClusterTable {
     /// The part holding which slots' objects are deleted, when some are: a
     /// bit per slot (set: deleted), in `(count + 7) / 8` bytes.
     static let deletedPart = stampPart - 1
+    /// The part holding the cluster's tail (``ClusterTail``), when it has
+    /// one: the objects appended since its keys part was written, and
+    /// every column's patch (the cluster then has no patch part).
+    static let tailPart = deletedPart - 1
     /// The first part holding a column's patch (``ColumnPatch``): part
     /// `patchBase + column`, after every column's and before the deleted-slot bits.
     static let patchBase = 0x8000
@@ -65,7 +74,7 @@ final class ClusterTable {
     /// The column whose patch `part` holds, when it holds one.
     @inline(__always)
     static func patchedColumn(_ part: Int) -> Int? {
-        part >= patchBase && part < deletedPart ? part - patchBase : nil
+        part >= patchBase && part < tailPart ? part - patchBase : nil
     }
 
     /// The deleted slots of stored deleted-slot bits, in order; nil when the
@@ -141,6 +150,10 @@ final class ClusterTable {
                 ? Cluster.reading(self, start: start, keys: keys, patched: view.patchedColumns, in: transaction)
                 : Cluster(start: start, keys: keys, layout: layout)
             if !lazily { cluster.takeStoredPatches(view.patchedColumns) }
+            cluster.storedKeyCount = view.storedKeyCount
+            cluster.tailStored = view.hasTail
+            // (Last written by this write, perhaps its keys part: appends then write it again, not a tail.)
+            cluster.keysWrittenBy = view.stamp ?? 0
             if view.deletedCount > 0 { cluster.restoreStoredDeletes((0..<view.count).filter { !view.isLive($0) }) }
             guard !lazily else { return cluster }
             for column in 0..<layout.columnCount where layout.inRecord[column] {
@@ -170,6 +183,19 @@ final class ClusterTable {
         _ start: UInt64, part: Int, in transaction: Transaction, _ body: (UnsafeRawBufferPointer?) throws -> R
     ) throws -> R {
         try Self.withKey(start, part: part) { try transaction.withValue(in: table, key: $0, body) }
+    }
+
+    /// Calls `body` with the stored patch of `column` in the cluster at
+    /// `start`: its part, or (`inTail`) its place in the cluster's tail; nil
+    /// when there is none or the tail is damaged.
+    func storedPatch<R>(
+        _ start: UInt64, _ column: Int, inTail: Bool, in transaction: Transaction,
+        _ body: (UnsafeRawBufferPointer?) throws -> R
+    ) throws -> R {
+        guard inTail else { return try value(start, part: Self.patchPart(column), in: transaction, body) }
+        return try value(start, part: Self.tailPart, in: transaction) { bytes in
+            try body(bytes.flatMap { ClusterTail($0, columnCount: layout.columnCount)?.patch(column) })
+        }
     }
 
     /// The cluster `key` belongs in, from the cache or the file; its
@@ -249,6 +275,7 @@ final class ClusterTable {
                 if current.key.count == 10 {
                     switch Self.part(of: current.key) {
                     case 0: count += ClusterColumn(current.value, type: .int)?.count ?? 0
+                    case Self.tailPart: count += ClusterTail(current.value, columnCount: nil)?.count ?? 0
                     case Self.deletedPart: count -= Self.bitsSet(current.value)
                     default: break
                     }
@@ -313,6 +340,22 @@ final class ClusterTable {
                         }
                         pending = (first, column.count, inRange)
                         if passed { passedThrough = true }
+                    } else if part == Self.tailPart {
+                        guard let tail = ClusterTail(current.value, columnCount: nil) else {
+                            throw TroveError(.corruptFile, "the appended objects of a \(layout.typeName) cluster are damaged")
+                        }
+                        // (After the keys part's: past `through` already when they were.)
+                        for index in 0..<tail.count where !passedThrough {
+                            let key = tail.key(index)
+                            if key < from { continue }
+                            if let through, key > through {
+                                passedThrough = true
+                                break
+                            }
+                            if pending.keys.isEmpty { pending.first = pending.count + index }
+                            pending.keys.append(key)
+                        }
+                        pending.count += tail.count
                     } else if part == Self.deletedPart, !pending.keys.isEmpty {
                         guard let slots = Self.deletedSlots(current.value, count: pending.count) else {
                             throw TroveError(.corruptFile, "the deleted-slot bits of a \(layout.typeName) cluster are damaged")
@@ -407,7 +450,10 @@ final class ClusterTable {
     func insert(_ key: UInt64, values: [StoredValue], in transaction: WriteTransaction, _ cache: ClusterCache) throws -> Bool {
         // (Keys go in: the deleted slots leave first.)
         guard let cluster = try cluster(for: key, in: transaction, cache, applyingDeletes: true) else {
-            try write(newCluster(key, values), in: transaction, allColumns: true, cache)
+            // Kept in the cache: appends in key order fill it without reading it back.
+            let first = newCluster(key, values)
+            try write(first, in: transaction, allColumns: true, cache)
+            cache.keep(first)
             return true
         }
         let position = cluster.keys.partitioningIndex { $0 < key }
@@ -579,31 +625,26 @@ final class ClusterTable {
         cache.writes += 1
         // (Written whole: a new cluster, either half of a split or a moved one.)
         if allColumns { cache.addStart(cluster.start) }
-        if allColumns || cluster.keysChanged {
-            let keys = ClusterColumn.encodeKeys(cluster.keys)
-            try put(keys, cluster.start, part: 0, transaction)
-        }
         // Keys that moved move every column's slots: a stored patch no longer fits.
         let whole = allColumns || cluster.slotsMoved
-        for column in 0..<layout.columnCount where layout.inRecord[column] {
-            guard allColumns || cluster.changedColumns[column] || (whole && cluster.patchStored[column]) else { continue }
-            if !whole, let patch = try cluster.patch(column, layout, minimum: patchMinimumColumnBytes, share: patchShare) {
-                // (With keys appended, the patch holds values past the stored column's end.)
-                try raiseFormat(
-                    to: cluster.keysChanged ? Database.appendPatchesFormatVersion : Database.columnPatchesFormatVersion,
-                    in: transaction, cache)
-                try put(patch, cluster.start, part: Self.patchPart(column), transaction)
-                cluster.wrotePatch(column)
-                continue
+        let tailWanted =
+            !whole && tailMaximumBytes > 0 && cluster.keysWrittenBy != transaction.stamp
+            && (cluster.keysChanged || cluster.tailStored && cluster.anyColumnChanged)
+        if tailWanted, let tail = try cluster.tail(layout, maximum: tailMaximumBytes) {
+            // Appended objects and every patch in one part: two puts a commit, with the stamp.
+            try raiseFormat(to: Database.clusterTailsFormatVersion, in: transaction, cache)
+            try put(tail, cluster.start, part: Self.tailPart, transaction)
+            if !cluster.tailStored {
+                for column in cluster.patchStored.indices where cluster.patchStored[column] {
+                    try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
+                }
             }
-            let bytes = try cluster.withEncoded(column) { encoded in
-                try put(encoded, cluster.start, part: column + 1, transaction)
-                return encoded.count
-            }
-            if cluster.patchStored[column] {
-                try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
-            }
-            cluster.wroteWhole(column, bytes: bytes, minimum: patchMinimumColumnBytes)
+            cluster.wroteTail(layout)
+        } else if allColumns || cluster.keysChanged || cluster.anyColumnChanged {
+            // (A tail that outgrew its part: the columns are written whole, so the next tail starts
+            // empty. Patches of their own would each hold up to an eighth of the column, and a tail
+            // holding them would not fit again until the columns were written whole.)
+            try writeParts(cluster, whole: whole || tailWanted, allColumns: allColumns, in: transaction, cache)
         }
         if cluster.deletesChanged {
             if cluster.deletedCount > 0 {
@@ -621,6 +662,47 @@ final class ClusterTable {
             try withUnsafeBytes(of: &stamp) { try put($0, cluster.start, part: Self.stampPart, transaction) }
         }
         cluster.markWritten()
+    }
+
+    /// Writes the keys part when the keys changed, and each column that
+    /// changed (or whose patch was in the tail, which goes) whole or as its
+    /// patch; `whole`: every column that changed whole.
+    private func writeParts(
+        _ cluster: Cluster, whole: Bool, allColumns: Bool, in transaction: WriteTransaction, _ cache: ClusterCache
+    ) throws {
+        let hadTail = cluster.tailStored
+        if allColumns || cluster.keysChanged || hadTail {
+            let keys = ClusterColumn.encodeKeys(cluster.keys)
+            try put(keys, cluster.start, part: 0, transaction)
+            cluster.storedKeyCount = cluster.keys.count
+            cluster.keysWrittenBy = transaction.stamp
+        }
+        for column in 0..<layout.columnCount where layout.inRecord[column] {
+            guard allColumns || cluster.changedColumns[column] || ((whole || hadTail) && cluster.patchStored[column])
+            else { continue }
+            if !whole, let patch = try cluster.patch(column, layout, minimum: patchMinimumColumnBytes, share: patchShare) {
+                // (With keys appended, the patch holds values past the stored column's end.)
+                try raiseFormat(
+                    to: cluster.keysChanged || hadTail
+                        ? Database.appendPatchesFormatVersion : Database.columnPatchesFormatVersion,
+                    in: transaction, cache)
+                try put(patch, cluster.start, part: Self.patchPart(column), transaction)
+                cluster.wrotePatch(column)
+                continue
+            }
+            let bytes = try cluster.withEncoded(column) { encoded in
+                try put(encoded, cluster.start, part: column + 1, transaction)
+                return encoded.count
+            }
+            if cluster.patchStored[column] && !hadTail {
+                try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
+            }
+            cluster.wroteWhole(column, bytes: bytes)
+        }
+        if hadTail {
+            try Self.withKey(cluster.start, part: Self.tailPart) { _ = try transaction.delete(table, key: $0) }
+            cluster.tailStored = false
+        }
     }
 
     /// Raises the file's format to `version` once per write.
@@ -643,7 +725,9 @@ final class ClusterTable {
         cache.writes += 1
         cache.recent = nil
         cache.removeStart(start)
-        let patches = cluster.patchStored.indices.filter { cluster.patchStored[$0] }.map(Self.patchPart)
+        let patches =
+            cluster.tailStored
+            ? [Self.tailPart] : cluster.patchStored.indices.filter { cluster.patchStored[$0] }.map(Self.patchPart)
         for part in Array(0...layout.columnCount) + patches + [Self.deletedPart, Self.stampPart] {
             try Self.withKey(start, part: part) { _ = try transaction.delete(table, key: $0) }
         }

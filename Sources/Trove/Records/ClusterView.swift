@@ -11,7 +11,12 @@ import TroveStorage
 /// Values of an encrypted table are opened into copies the view owns.
 final class ClusterView {
     let start: UInt64
+    /// Every slot's key: the keys part's, then the tail's (``ClusterTail``).
     let keys: ClusterColumn
+    /// How many of ``keys`` the keys part holds (the rest are the tail's).
+    let storedKeyCount: Int
+    /// Whether the cluster has a tail (its columns' patches are there).
+    let hasTail: Bool
     /// The ``ClusterTable/ClusterCache/writes`` it was loaded at (0 outside a write).
     let writes: Int
     /// Where the map was when the view was read (a remap moves the pages).
@@ -75,7 +80,8 @@ final class ClusterView {
     convenience init?(_ table: ClusterTable, start: UInt64, in transaction: Transaction, writes: Int) throws {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
-        try self.init(table, start: start, keys: bytes, owned: owned, in: transaction, writes: writes)
+        let tail = try Self.part(table, start, ClusterTable.tailPart, transaction, &owned)
+        try self.init(table, start: start, keys: bytes, tail: tail, owned: owned, in: transaction, writes: writes)
         try readTrailingParts(in: transaction)
     }
 
@@ -91,6 +97,11 @@ final class ClusterView {
                     stamp = Self.stamp(current.value)
                     break
                 }
+                if part == ClusterTable.tailPart {
+                    // (Read with the keys: its patches point into the view's copy of it.)
+                    entry = try cursor.next()
+                    continue
+                }
                 // (Opened values of an encrypted table live only while the cursor stands on them.)
                 let bytes =
                     isSealed
@@ -99,6 +110,7 @@ final class ClusterView {
                 if part == ClusterTable.deletedPart {
                     deleted = bytes
                 } else if let column = ClusterTable.patchedColumn(part), column < layout.columnCount {
+                    if hasTail { throw tailDamaged("a column patch beside it") }
                     patches[column] = bytes
                 }
                 entry = try cursor.next()
@@ -127,12 +139,32 @@ final class ClusterView {
     }
 
     private init(
-        _ table: ClusterTable, start: UInt64, keys stored: UnsafeRawBufferPointer, owned: [UnsafeMutableRawBufferPointer],
-        in transaction: Transaction, writes: Int
+        _ table: ClusterTable, start: UInt64, keys stored: UnsafeRawBufferPointer, tail tailBytes: UnsafeRawBufferPointer?,
+        owned: [UnsafeMutableRawBufferPointer], in transaction: Transaction, writes: Int
     ) throws {
         var owned = owned
         pageSize = transaction.environment.pageSize
-        let bytes = Self.settled(stored, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
+        var bytes = stored
+        var storedCount: Int?
+        if let tailBytes {
+            // The keys part's and the tail's keys as one keys column the view owns.
+            guard let part = ClusterColumn(stored, type: .int), !part.hasNulls,
+                let tail = ClusterTail(tailBytes, columnCount: table.layout.columnCount),
+                let merged = tail.keys(after: part)
+            else {
+                for buffer in owned { buffer.deallocate() }
+                throw TroveError(
+                    .corruptFile, "the appended objects of a \(table.layout.typeName) cluster (at \(start)) are damaged")
+            }
+            owned.append(merged)
+            bytes = UnsafeRawBufferPointer(merged)
+            storedCount = part.count
+            // (Kept for its patches: a copy, since a tail lies in a leaf, which moves.)
+            tailCopy = Self.copy(tailBytes, into: &owned)
+        } else {
+            bytes = Self.settled(stored, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
+        }
+        hasTail = tailBytes != nil
         self.table = table
         layout = table.layout
         self.transaction = transaction
@@ -147,10 +179,23 @@ final class ClusterView {
             throw TroveError(.corruptFile, "the object keys of a \(layout.typeName) cluster (at \(start)) are damaged")
         }
         self.keys = keys
+        storedKeyCount = storedCount ?? keys.count
         let count = keys.count
         firstKey = count == 0 ? 0 : Self.key(0, in: keys)
         lastKey = count == 0 ? nil : Self.key(count - 1, in: keys)
         isDense = count > 0 && lastKey! &- firstKey == UInt64(count - 1)
+        if let tailCopy, let tail = ClusterTail(tailCopy, columnCount: layout.columnCount) {
+            for column in 0..<layout.columnCount where layout.inRecord[column] {
+                if let patch = tail.patch(column) { patches[column] = patch }
+            }
+        }
+    }
+
+    /// The view's copy of the cluster's tail (``ClusterTail``), when it has one.
+    private var tailCopy: UnsafeRawBufferPointer?
+
+    private func tailDamaged(_ what: String) -> TroveError {
+        TroveError(.corruptFile, "the appended objects of a \(layout.typeName) cluster (at \(start)) have \(what)")
     }
 
     /// Reads the cluster that would hold `key`, every column with it, by
@@ -194,13 +239,17 @@ final class ClusterView {
                 parts.initialize(repeating: nil)
                 var stamp: UInt64?
                 var deleted: UnsafeRawBufferPointer?
+                var tail: UnsafeRawBufferPointer?
+                var anyPatch = false
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                     let part = Int(UInt16(bigEndian: current.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
                     if part <= columnCount {
                         parts[part] = current.value
                     } else if let column = ClusterTable.patchedColumn(part), column < columnCount {
                         parts[columnCount + 1 + column] = current.value
+                        anyPatch = true
                     }
+                    if part == ClusterTable.tailPart { tail = current.value }
                     if part == ClusterTable.stampPart { stamp = Self.stamp(current.value) }
                     if part == ClusterTable.deletedPart { deleted = current.value }
                     if part == 0 { break }
@@ -209,7 +258,9 @@ final class ClusterView {
                 guard let keys = parts[0] else {
                     throw TroveError(.corruptFile, "a \(table.layout.typeName) cluster (at \(start)) has no object keys")
                 }
-                let view = try ClusterView(table, start: start, keys: keys, owned: [], in: transaction, writes: writes)
+                let view = try ClusterView(
+                    table, start: start, keys: keys, tail: tail, owned: [], in: transaction, writes: writes)
+                if tail != nil, anyPatch { throw view.tailDamaged("a column patch beside it") }
                 view.stamp = stamp
                 try view.adoptDeleted(deleted)
                 for column in 0..<columnCount where table.layout.inRecord[column] {

@@ -372,6 +372,84 @@ final class ColumnBuffer {
         return upper
     }
 
+    /// Appends the stored patch (``ColumnPatch``) of `slots` (ascending, at
+    /// least one) to `encoded`: the value of `slots[index]` is this buffer's
+    /// slot `index` when `inOrder`, else its slot `slots[index]`. Values are
+    /// copied as stored bytes (a run of fixed-size slots at once), none decoded.
+    func appendPatch(of slots: [Int], inOrder: Bool, to encoded: inout [UInt8]) {
+        precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
+        let count = slots.count
+        let first = encoded.count
+        slots.withUnsafeBufferPointer { slots in
+            @inline(__always) func place(_ index: Int) -> Int { inOrder ? index : slots[index] }
+            var anyNull = false
+            if nullCount > 0 { for index in 0..<count where nulls[place(index)] { anyNull = true } }
+            let valuesStart = 2 &+ 2 &* count
+            let dataStart = valuesStart &+ 2 &+ (anyNull ? RecordLayout.bitmapSize(count) : 0)
+            var size = dataStart &+ count &* width
+            if width == 0 {
+                size = dataStart &+ 4 &* (count &+ 1)
+                spans.withUnsafeBufferPointer { spans in
+                    for index in 0..<count { size &+= Int(spans[place(index)].length) }
+                }
+            }
+            if encoded.isEmpty {
+                encoded = [UInt8](filledWith: 0, count: size)
+            } else {
+                encoded.append(filledWith: 0, count: size)
+            }
+            // (Fixed-size values of consecutive slots lie side by side: one copy.)
+            let run = width > 0 && (inOrder || slots[count &- 1] &- slots[0] == count &- 1)
+            encoded.withUnsafeMutableBytes { whole in
+                let raw = UnsafeMutableRawBufferPointer(rebasing: whole[first...])
+                let base = raw.baseAddress.unsafelyUnwrapped
+                raw.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
+                raw.storeBytes(
+                    of: (UInt16(count) | (anyNull ? 0x8000 : 0)).littleEndian, toByteOffset: valuesStart, as: UInt16.self)
+                for index in 0..<count {
+                    raw.storeBytes(of: UInt16(slots[index]).littleEndian, toByteOffset: 2 &+ 2 &* index, as: UInt16.self)
+                }
+                if anyNull {
+                    for index in 0..<count where nulls[place(index)] {
+                        raw[valuesStart &+ 2 &+ index &>> 3] |= 1 &<< UInt8(index & 7)
+                    }
+                }
+                bytes.withUnsafeBytes { source in
+                    let from = source.baseAddress
+                    if width > 0 {
+                        let values = base + dataStart
+                        let stored = from.unsafelyUnwrapped
+                        if run {
+                            values.copyMemory(from: stored + place(0) &* width, byteCount: count &* width)
+                        } else {
+                            for index in 0..<count {
+                                let target = values + index &* width
+                                target.copyMemory(from: stored + place(index) &* width, byteCount: width)
+                            }
+                        }
+                        return
+                    }
+                    let heapStart = dataStart &+ 4 &* (count &+ 1)
+                    var written = 0
+                    spans.withUnsafeBufferPointer { spans in
+                        for index in 0..<count {
+                            raw.storeBytes(
+                                of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* index, as: UInt32.self)
+                            let span = spans[place(index)]
+                            let length = Int(span.length)
+                            if length > 0 {
+                                (base + (heapStart &+ written)).copyMemory(
+                                    from: from.unsafelyUnwrapped + Int(span.start), byteCount: length)
+                            }
+                            written &+= length
+                        }
+                    }
+                    raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* count, as: UInt32.self)
+                }
+            }
+        }
+    }
+
     /// The column in its stored encoding (``ClusterColumn``).
     func encoded() -> [UInt8] {
         precondition(count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")

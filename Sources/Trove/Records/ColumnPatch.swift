@@ -57,56 +57,28 @@ struct ColumnPatch {
     /// values in `buffer`, encoded straight from its bytes (no value is
     /// decoded: a single-object commit writes its patch in a few hundred instructions).
     static func encode(slots: [Int], from buffer: ColumnBuffer) -> [UInt8] {
-        encode(slots: slots, from: buffer) { _, slot in slot }
+        var encoded: [UInt8] = []
+        buffer.appendPatch(of: slots, inOrder: false, to: &encoded)
+        return encoded
+    }
+
+    /// ``encode(slots:from:)`` appended to `encoded` (a cluster's tail holds every column's patch).
+    static func append(slots: [Int], from buffer: ColumnBuffer, to encoded: inout [UInt8]) {
+        buffer.appendPatch(of: slots, inOrder: false, to: &encoded)
     }
 
     /// The stored patch of `slots` (ascending, at least one) whose values
     /// are `values`' first ones, in the same order.
     static func encode(slots: [Int], inOrder values: ColumnBuffer) -> [UInt8] {
-        precondition(values.count >= slots.count, "Trove: a column patch has a value for each slot")
-        return encode(slots: slots, from: values) { index, _ in index }
+        var encoded: [UInt8] = []
+        append(slots: slots, inOrder: values, to: &encoded)
+        return encoded
     }
 
-    /// ``encode(slots:from:)`` with the value of `slots[index]` in `buffer`'s slot `place(index, slot)`.
-    private static func encode(slots: [Int], from buffer: ColumnBuffer, place: (Int, Int) -> Int) -> [UInt8] {
-        precondition(!slots.isEmpty && slots.count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
-        let count = slots.count
-        let anyNull = slots.enumerated().contains { buffer.isNull(place($0, $1)) }
-        let valuesStart = 2 + 2 * count
-        let dataStart = valuesStart + 2 + (anyNull ? RecordLayout.bitmapSize(count) : 0)
-        let width = buffer.width
-        var heap = 0
-        if width == 0 {
-            for (index, slot) in slots.enumerated() { heap += buffer.withSlotBytes(place(index, slot)) { $0.count } }
-        }
-        let size = width > 0 ? dataStart + count * width : dataStart + 4 * (count + 1) + heap
-        var encoded = [UInt8](filledWith: 0, count: size)
-        encoded.withUnsafeMutableBytes { raw in
-            let base = raw.baseAddress.unsafelyUnwrapped
-            raw.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
-            raw.storeBytes(of: (UInt16(count) | (anyNull ? 0x8000 : 0)).littleEndian, toByteOffset: valuesStart, as: UInt16.self)
-            var written = 0
-            for (index, slot) in slots.enumerated() {
-                raw.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 + 2 * index, as: UInt16.self)
-                if anyNull, buffer.isNull(place(index, slot)) { raw[valuesStart + 2 + index / 8] |= 1 << UInt8(index % 8) }
-                buffer.withSlotBytes(place(index, slot)) { bytes in
-                    if width > 0 {
-                        (base + dataStart + index * width).copyMemory(from: bytes.baseAddress.unsafelyUnwrapped, byteCount: width)
-                        return
-                    }
-                    raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart + 4 * index, as: UInt32.self)
-                    if !bytes.isEmpty {
-                        (base + dataStart + 4 * (count + 1) + written).copyMemory(
-                            from: bytes.baseAddress.unsafelyUnwrapped, byteCount: bytes.count)
-                    }
-                    written += bytes.count
-                }
-            }
-            if width == 0 {
-                raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart + 4 * count, as: UInt32.self)
-            }
-        }
-        return encoded
+    /// ``encode(slots:inOrder:)`` appended to `encoded`.
+    static func append(slots: [Int], inOrder values: ColumnBuffer, to encoded: inout [UInt8]) {
+        precondition(values.count >= slots.count, "Trove: a column patch has a value for each slot")
+        values.appendPatch(of: slots, inOrder: true, to: &encoded)
     }
 
     /// The stored patch of `slots` (ascending, at least one) holding `value(slot)` for each.

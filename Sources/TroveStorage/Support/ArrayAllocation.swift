@@ -41,6 +41,13 @@ extension Array {
         precondition(initialized <= capacity, "Trove: an array initializer counted more elements than its capacity")
         if initialized < capacity { removeLast(capacity - initialized) }
     }
+
+    /// Appends `count` copies of `value` (as ``init(filledWith:count:)`` allocates).
+    @inlinable
+    package mutating func append(filledWith value: Element, count: Int) {
+        guard count > 0 else { return }
+        append(contentsOf: RepeatedFill(value: value, count: count))
+    }
 }
 
 /// `count` copies of a value that initializes an array's storage in one

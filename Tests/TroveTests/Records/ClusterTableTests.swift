@@ -70,10 +70,11 @@ struct ClusterTableTests {
     }
 
     /// The table with the objects of `keys`, inserted in key order in one write.
-    static func loaded(_ db: Database, keys: ClosedRange<UInt64>) throws -> (Table, ClusterTable) {
+    /// `tailMaximumBytes`: the table's (``ClusterTable/tailMaximumBytes``; 0: no tails).
+    static func loaded(_ db: Database, keys: ClosedRange<UInt64>, tailMaximumBytes: Int = 2000) throws -> (Table, ClusterTable) {
         let write = try WriteTransaction(environment: db.environment)
         let table = try write.openTable("clu:Clustered")!
-        let clusters = ClusterTable(table: table, layout: Self.layout)
+        let clusters = ClusterTable(table: table, layout: Self.layout, tailMaximumBytes: tailMaximumBytes)
         let cache = ClusterTable.ClusterCache(owner: clusters)
         for key in keys { #expect(try clusters.insert(key, values: Self.values(key, 0), in: write, cache)) }
         try clusters.flush(cache, in: write)
@@ -154,9 +155,32 @@ struct ClusterTableTests {
     }
 
     /// Whether the cluster at `start` holds a patch of `column`.
+    /// Whether the cluster at `start` holds a patch of `column`: in a part of its own or in its tail.
     static func hasPatch(_ table: Table, start: UInt64, column: Int, _ transaction: Transaction) throws -> Bool {
-        try ClusterTable.withKey(start, part: ClusterTable.patchPart(column)) {
+        let inPart = try ClusterTable.withKey(start, part: ClusterTable.patchPart(column)) {
             try transaction.withValue(in: table, key: $0) { $0 != nil }
+        }
+        let inTail = try ClusterTable.withKey(start, part: ClusterTable.tailPart) {
+            try transaction.withValue(in: table, key: $0) { bytes in
+                bytes.flatMap { ClusterTail($0, columnCount: layout.columnCount)?.patch(column) } != nil
+            }
+        }
+        return inPart || inTail
+    }
+
+    /// How many objects the tail of the cluster at `start` holds; nil when it has none.
+    static func tailCount(_ table: Table, start: UInt64, _ transaction: Transaction) throws -> Int? {
+        try ClusterTable.withKey(start, part: ClusterTable.tailPart) {
+            try transaction.withValue(in: table, key: $0) { bytes in
+                bytes.map { ClusterTail($0, columnCount: layout.columnCount)?.count ?? -1 }
+            }
+        }
+    }
+
+    /// How many keys the keys part of the cluster at `start` holds.
+    static func keysPartCount(_ table: Table, start: UInt64, _ transaction: Transaction) throws -> Int? {
+        try ClusterTable.withKey(start, part: 0) {
+            try transaction.withValue(in: table, key: $0) { $0.flatMap { ClusterColumn($0, type: .int) }?.count }
         }
     }
 
@@ -221,12 +245,13 @@ struct ClusterTableTests {
     }
 
     @Test(
-        "objects appended one per commit join each large column's patch instead of rewriting it; a full patch, a key going in before the last, or a split rewrite the column"
+        "without tails, objects appended one per commit join each large column's patch instead of rewriting it; a full patch, a key going in before the last, or a split rewrite the column"
     )
     func appendsJoinPatches() throws {
         let db = try makeDatabase()
         // One cluster of 300 objects: names of ~2.7 KB and scores of 2.4 KB, each large enough to patch.
-        let (table, clusters) = try Self.loaded(db, keys: 1...300)
+        // (No tails: what a write does once a tail outgrows its part.)
+        let (table, clusters) = try Self.loaded(db, keys: 1...300, tailMaximumBytes: 0)
         var model = Dictionary(uniqueKeysWithValues: (1...UInt64(300)).map { ($0, Self.values($0, 0)) })
         let name = 1
         let score = 3
@@ -310,6 +335,129 @@ struct ClusterTableTests {
                 model[key] = Self.values(key, 5)
             }
         }
+    }
+
+    @Test(
+        "objects appended one per commit go to the cluster's tail with every column's patch, one part; a full tail, a key going in before the last, or a split write the keys and columns again"
+    )
+    func appendsGoToTheTail() throws {
+        let db = try makeDatabase()
+        // One cluster of 300 objects whose columns have patches of their own (a few changed names and scores).
+        let (table, clusters) = try Self.loaded(db, keys: 1...300)
+        var model = Dictionary(uniqueKeysWithValues: (1...UInt64(300)).map { ($0, Self.values($0, 0)) })
+        let (name, score) = (1, 3)
+        func commit(
+            _ context: String, checkingInWrite: Bool = false,
+            _ change: (WriteTransaction, ClusterTable.ClusterCache) throws -> Void
+        ) throws -> Int {
+            try Self.commit(db, clusters, context, checkingInWrite: checkingInWrite, change) { model }
+        }
+        func parts() throws -> (keys: Int?, tail: Int?, namePatchPart: Bool, namePatched: Bool) {
+            let read = try ReadTransaction(environment: db.environment)
+            defer { read.end() }
+            let part = try ClusterTable.withKey(1, part: ClusterTable.patchPart(name)) {
+                try read.withValue(in: table, key: $0) { $0 != nil }
+            }
+            return (
+                try Self.keysPartCount(table, start: 1, read), try Self.tailCount(table, start: 1, read), part,
+                try Self.hasPatch(table, start: 1, column: name, read)
+            )
+        }
+        _ = try commit("a name and a score changed") { write, cache throws in
+            #expect(try clusters.set(5, column: name, to: .string("changed"), in: write, cache))
+            model[5]![name] = .string("changed")
+            #expect(try clusters.set(6, column: score, to: .double(-6), in: write, cache))
+            model[6]![score] = .double(-6)
+        }
+        #expect(try parts() == (300, nil, true, true))
+
+        // Appends: the keys part stays, the tail holds the new objects and the patches (the stored ones folded in).
+        var largest = 0
+        for key in UInt64(301)...305 {
+            let written = try commit("object \(key) appended") { write, cache throws in
+                #expect(try clusters.insert(key, values: Self.values(key, 1), in: write, cache))
+                model[key] = Self.values(key, 1)
+            }
+            largest = max(largest, written)
+            #expect(try parts() == (300, Int(key - 300), false, true), "after appending \(key)")
+        }
+        // The tail and the stamp, not the keys (2.4 KB) or any column.
+        #expect(largest < 1_000, "\(largest) bytes written by the largest single append")
+        db.refresh()
+        #expect(db.fileFormatVersion == Database.clusterTailsFormatVersion)
+
+        // A change of an appended object and of an old one, and an append, read back in their write.
+        _ = try commit("appended and old objects changed", checkingInWrite: true) { write, cache throws in
+            #expect(try clusters.set(303, column: name, to: .string("changed after its append"), in: write, cache))
+            model[303]![name] = .string("changed after its append")
+            #expect(try clusters.set(7, column: score, to: .double(-7), in: write, cache))
+            model[7]![score] = .double(-7)
+            #expect(try clusters.insert(306, values: Self.values(306, 2), in: write, cache))
+            model[306] = Self.values(306, 2)
+            #expect(try clusters.values(of: 306, in: write, cache) == model[306])
+        }
+        #expect(try parts() == (300, 6, false, true))
+        // A change alone, and a delete alone (its bits; the tail stays as it is).
+        _ = try commit("an old object changed") { write, cache throws in
+            #expect(try clusters.set(8, column: name, to: .null, in: write, cache))
+            model[8]![name] = .null
+        }
+        _ = try commit("an appended object deleted") { write, cache throws in
+            #expect(try clusters.delete(304, in: write, cache))
+            model[304] = nil
+        }
+        #expect(try parts() == (300, 6, false, true))
+
+        // Keys going in drop the deleted slots first: everything is written whole, and the tail goes.
+        _ = try commit("object 307 appended after a delete") { write, cache throws in
+            #expect(try clusters.insert(307, values: Self.values(307, 3), in: write, cache))
+            model[307] = Self.values(307, 3)
+        }
+        #expect(try parts() == (306, nil, false, false))
+
+        // Appends until the tail outgrows its part: the keys part holds them all again.
+        var key = UInt64(308)
+        var largestTail = 0
+        while true {
+            _ = try commit("object \(key) appended") { write, cache throws in
+                #expect(try clusters.insert(key, values: Self.values(key, 3), in: write, cache))
+                model[key] = Self.values(key, 3)
+            }
+            key += 1
+            guard let count = try parts().tail else { break }
+            largestTail = count
+            guard key < 450 else {
+                Issue.record("the tail never outgrew its part")
+                return
+            }
+        }
+        #expect(largestTail > 20, "the tail held \(largestTail) objects before it was written out")
+        #expect(try parts().keys == 306 + Int(key - 308), "the keys part holds every key")
+        // More appends start a new tail.
+        _ = try commit("object \(key) appended after the tail was written out") { write, cache throws in
+            #expect(try clusters.insert(key, values: Self.values(key, 4), in: write, cache))
+            model[key] = Self.values(key, 4)
+        }
+        #expect(try parts().tail == 1)
+
+        // A key going in before the last moves the slots after it: keys and columns are written whole, no tail.
+        _ = try commit("a key before the last") { write, cache throws in
+            #expect(try clusters.insert(304, values: Self.values(304, 5), in: write, cache))
+            model[304] = Self.values(304, 5)
+        }
+        #expect(try parts() == (model.count, nil, false, false))
+
+        // Appends up to a full cluster and past it (a new cluster starts, and gets its own tail).
+        for next in (key + 1)...UInt64(ClusterTable.capacity + 5) {
+            _ = try commit("object \(next) appended") { write, cache throws in
+                #expect(try clusters.insert(next, values: Self.values(next, 6), in: write, cache))
+                model[next] = Self.values(next, 6)
+            }
+        }
+        let read = try ReadTransaction(environment: db.environment)
+        #expect(try Self.keysPartCount(table, start: UInt64(ClusterTable.capacity + 1), read) == 1)
+        #expect(try Self.tailCount(table, start: UInt64(ClusterTable.capacity + 1), read) == 4)
+        read.end()
     }
 
     @Test("a bulk load in key order fills whole clusters, and changing one column rewrites only that column")
