@@ -377,4 +377,44 @@ struct ColumnPatchTests {
         expectTroveError(.corruptFile) { try clusters.values(of: edited, in: db.readTransaction(), nil) }
         #expect(db.object(ofType: PatchedNote.self, forPrimaryKey: elsewhere)?.id == elsewhere, "the other clusters still read")
     }
+
+    @Test(
+        "a damaged tail (keys out of order, cut short, or a column patch beside it) is reported by verify() for its cluster, and reads say the file is damaged",
+        arguments: ["keys out of order", "cut short", "a patch beside it"])
+    func damagedTailsAreReported(damage: String) throws {
+        let db = try Self.database()
+        try db.write { for id in 0..<600 { try db.add(PatchedNote(id)) } }
+        for id in 600..<603 { try db.write { try db.add(PatchedNote(id)) } }
+        let table = try db.objectBinding(for: PatchedNote.self).table
+        let clusters = try #require(table.store.clusters)
+        let body = try #require(table.schema.properties.firstIndex { $0.name == "body" })
+        let appended = try #require(db.object(ofType: PatchedNote.self, forPrimaryKey: 601))._objectKey
+        let elsewhere = try #require(db.object(ofType: PatchedNote.self, forPrimaryKey: 5))._objectKey
+        let write = try WriteTransaction(environment: db.environment)
+        let start = try #require(try clusters.clusterStart(for: appended, in: write))
+        #expect(try clusters.clusterStart(for: elsewhere, in: write) != start)
+        let stored = try ClusterTable.withKey(start, part: ClusterTable.tailPart) {
+            try write.withValue(in: table.store.table, key: $0) { $0.map { Array($0) } }
+        }
+        var tail = try #require(stored, "the appends are in the cluster's tail")
+        func put(_ bytes: [UInt8], part: Int) throws {
+            try ClusterTable.withKey(start, part: part) { key in
+                try bytes.withUnsafeBytes { _ = try write.put(table.store.table, key: key, value: $0) }
+            }
+        }
+        switch damage {
+        case "keys out of order":
+            // The first appended key made the cluster's first: not past the keys part's.
+            tail.withUnsafeMutableBytes { $0.storeBytes(of: start.littleEndian, toByteOffset: 2, as: UInt64.self) }
+            try put(tail, part: ClusterTable.tailPart)
+        case "cut short": try put(Array(tail.dropLast(3)), part: ClusterTable.tailPart)
+        default: try put(ColumnPatch.encode(slots: [0], type: .string) { _ in .string("x") }, part: ClusterTable.patchPart(body))
+        }
+        try write.commit()
+        db.refresh()
+        let report = try db.verify()
+        #expect(report.problems.contains { $0.kind == .damagedRecord && $0.detail.contains("appended objects") }, "\(report)")
+        expectTroveError(.corruptFile) { try clusters.values(of: appended, in: db.readTransaction(), nil) }
+        #expect(try clusters.values(of: elsewhere, in: db.readTransaction(), nil) != nil, "the other clusters still read")
+    }
 }
