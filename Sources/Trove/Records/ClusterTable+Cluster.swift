@@ -210,7 +210,9 @@ extension ClusterTable {
                 guard unread || patchSlots[column] != nil else { return nil }
             }
             var fits = true
-            let tail = try ClusterTail.encode(keys: keys[storedKeyCount...], columns: layout.columnCount) {
+            let tail = try ClusterTail.encode(
+                keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: maximum + 256
+            ) {
                 column, encoded in
                 guard fits, layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
                 try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)

@@ -97,15 +97,18 @@ struct ClusterTail {
         return merged
     }
 
-    /// Encodes a tail of `keys` (at least one) and `patches` (one per
-    /// column of the layout, nil: none), each appended by its closure to the
-    /// bytes given.
-    static func encode(keys: ArraySlice<UInt64>, columns: Int, patch: (Int, inout [UInt8]) throws -> Void) rethrows
-        -> [UInt8]
-    {
+    /// Encodes a tail of `keys` (at least one) and each column's patch,
+    /// appended by `patch` to the bytes given (none: the column has none);
+    /// `capacity`: the bytes to make room for at once.
+    static func encode(
+        keys: ArraySlice<UInt64>, columns: Int, capacity: Int, patch: (Int, inout [UInt8]) throws -> Void
+    ) rethrows -> [UInt8] {
         precondition(!keys.isEmpty && keys.count <= 0x7FFF, "Trove: a cluster tail holds 1 to 32,767 objects")
         let patchesStart = 2 + 8 * keys.count + 2 + 4 * (columns + 1)
-        var encoded = [UInt8](filledWith: 0, count: patchesStart)
+        // (Room for the patches at once: growing it column by column copied it each time.)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(max(capacity, patchesStart))
+        encoded.append(filledWith: 0, count: patchesStart)
         encoded.withUnsafeMutableBytes { raw in
             raw.storeBytes(of: UInt16(keys.count).littleEndian, as: UInt16.self)
             for (index, key) in keys.enumerated() {

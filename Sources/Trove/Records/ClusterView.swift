@@ -159,8 +159,8 @@ final class ClusterView {
             owned.append(merged)
             bytes = UnsafeRawBufferPointer(merged)
             storedCount = part.count
-            // (Kept for its patches: a copy, since a tail lies in a leaf, which moves.)
-            tailCopy = Self.copy(tailBytes, into: &owned)
+            // (Kept for its patches, where it stays put.)
+            storedTail = Self.settled(tailBytes, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
         } else {
             bytes = Self.settled(stored, pageSize: pageSize, isSealed: table.table.isSealed, into: &owned)
         }
@@ -184,7 +184,7 @@ final class ClusterView {
         firstKey = count == 0 ? 0 : Self.key(0, in: keys)
         lastKey = count == 0 ? nil : Self.key(count - 1, in: keys)
         isDense = count > 0 && lastKey! &- firstKey == UInt64(count - 1)
-        if let tailCopy, let tail = ClusterTail(tailCopy, columnCount: layout.columnCount) {
+        if let storedTail, let tail = ClusterTail(storedTail, columnCount: layout.columnCount) {
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let patch = tail.patch(column) { patches[column] = patch }
             }
@@ -192,7 +192,7 @@ final class ClusterView {
     }
 
     /// The view's copy of the cluster's tail (``ClusterTail``), when it has one.
-    private var tailCopy: UnsafeRawBufferPointer?
+    private var storedTail: UnsafeRawBufferPointer?
 
     private func tailDamaged(_ what: String) -> TroveError {
         TroveError(.corruptFile, "the appended objects of a \(layout.typeName) cluster (at \(start)) have \(what)")

@@ -71,7 +71,7 @@ struct ClusterTableTests {
 
     /// The table with the objects of `keys`, inserted in key order in one write.
     /// `tailMaximumBytes`: the table's (``ClusterTable/tailMaximumBytes``; 0: no tails).
-    static func loaded(_ db: Database, keys: ClosedRange<UInt64>, tailMaximumBytes: Int = 2000) throws -> (Table, ClusterTable) {
+    static func loaded(_ db: Database, keys: ClosedRange<UInt64>, tailMaximumBytes: Int = 4000) throws -> (Table, ClusterTable) {
         let write = try WriteTransaction(environment: db.environment)
         let table = try write.openTable("clu:Clustered")!
         let clusters = ClusterTable(table: table, layout: Self.layout, tailMaximumBytes: tailMaximumBytes)
@@ -426,7 +426,7 @@ struct ClusterTableTests {
             key += 1
             guard let count = try parts().tail else { break }
             largestTail = count
-            guard key < 450 else {
+            guard key < 500 else {
                 Issue.record("the tail never outgrew its part")
                 return
             }
