@@ -31,6 +31,11 @@ extension ClusterTable {
         /// keys part: appends in that same write rewrite it (its pages are
         /// the write's own already) rather than start a tail.
         @exclusivity(unchecked) var keysWrittenBy: UInt64 = 0
+        /// The tail this cluster last wrote and how many keys it had then,
+        /// while only objects appended since changed it: the next tail
+        /// extends each column's patch with theirs instead of encoding it again.
+        @exclusivity(unchecked) private var lastTail: [UInt8]?
+        @exclusivity(unchecked) private var lastTailKeyCount = 0
         /// ...and not only by objects appended past the last key: slots
         /// moved, so every column is written whole (a stored patch no longer
         /// fits). Appended objects alone join each column's patch.
@@ -161,6 +166,7 @@ extension ClusterTable {
         /// Notes that the value in `slot` of `column` changed (for its patch).
         @inline(__always)
         func noteChanged(_ slot: Int, in column: Int) {
+            if slot < lastTailKeyCount { lastTail = nil }
             guard patchSlots[column] != nil else { return }
             if patchSlots[column].unsafelyUnwrapped.last == slot { return }
             // (Bounded: past as many changes as slots the column is rewritten anyway.)
@@ -209,16 +215,56 @@ extension ClusterTable {
                 let unread = !isPending && source?.unread[column] == true
                 guard unread || patchSlots[column] != nil else { return nil }
             }
-            var fits = true
-            let tail = try ClusterTail.encode(
-                keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: maximum + 256
-            ) {
-                column, encoded in
-                guard fits, layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
-                try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)
-                if encoded.count > maximum { fits = false }
+            let appended = lastTailKeyCount..<keys.count
+            func encode(extending previous: ClusterTail?) throws -> [UInt8]? {
+                var fits = true
+                let tail = try ClusterTail.encode(
+                    keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: maximum + 256
+                ) {
+                    column, encoded in
+                    guard fits, layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
+                    // Only objects appended since the last tail: its patch, and theirs after it.
+                    if previous == nil
+                        || !extendPatch(column, previous.unsafelyUnwrapped.patch(column), appended: appended, to: &encoded)
+                    {
+                        try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)
+                    }
+                    if encoded.count > maximum { fits = false }
+                }
+                guard fits else { return nil }
+                #if DEBUG
+                    if previous != nil {
+                        let fresh = try ClusterTail.encode(
+                            keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: 0
+                        ) { column, encoded in
+                            guard layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
+                            try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)
+                        }
+                        precondition(fresh == tail, "Trove: an extended cluster tail differs from the one encoded afresh")
+                    }
+                #endif
+                return tail
             }
-            return fits ? tail : nil
+            guard let lastTail else { return try encode(extending: nil) }
+            return try lastTail.withUnsafeBytes { try encode(extending: ClusterTail($0, columnCount: layout.columnCount)) }
+        }
+
+        /// Appends `column`'s patch to `encoded`: `previous` (its patch in the
+        /// tail last written, nil: none) with the values of the `appended` slots after it.
+        /// False (nothing appended) when the column is neither pending nor a buffer.
+        private func extendPatch(
+            _ column: Int, _ previous: UnsafeRawBufferPointer?, appended: Range<Int>, to encoded: inout [UInt8]
+        ) -> Bool {
+            if !pending.isEmpty, let pending = pending[column] {
+                // (Pending values are in slot order: the appended ones last.)
+                let last = pending.values.count
+                pending.values.appendPatch(
+                    extending: previous, slots: appended, places: (last - appended.count)..<last, to: &encoded)
+                return true
+            }
+            guard let buffer = buffers[column] else { return false }
+            buffer.appendPatch(extending: previous, slots: appended, places: appended, to: &encoded)
+            return true
         }
 
         /// `slots` ascending, each once.
@@ -256,9 +302,10 @@ extension ClusterTable {
 
         /// Notes that `column` was written whole (`bytes` long; patched from
         /// now on when at least `minimum`): its stored patch, if any, is gone.
-        func wroteWhole(_ column: Int, bytes: Int) {
+        func wroteWhole(_ column: Int, bytes: Int, minimum: Int) {
             storedBytes[column] = bytes
-            patchSlots[column] = []
+            // (A small one is written whole again by this write: the next one notes its changes, ``adopt(_:)``.)
+            patchSlots[column] = bytes >= minimum ? [] : nil
             patchStored[column] = false
         }
 
@@ -268,10 +315,18 @@ extension ClusterTable {
             if !pending.isEmpty { pending[column]?.appended = 0 }  // (the stored patch holds them now)
         }
 
+        /// Forgets the tail last written (it is gone from the file).
+        func forgetTail() {
+            lastTail = nil
+            lastTailKeyCount = 0
+        }
+
         /// Notes that the tail was written: the columns with a patch there,
         /// and none in a part of its own.
-        func wroteTail(_ layout: RecordLayout) {
+        func wroteTail(_ tail: [UInt8], _ layout: RecordLayout) {
             tailStored = true
+            lastTail = tail
+            lastTailKeyCount = keys.count
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let slots = patchSlots[column], !slots.isEmpty {
                     wrotePatch(column)
@@ -311,6 +366,13 @@ extension ClusterTable {
         /// that one left it (``ClusterCache/carry(into:)``).
         func adopt(_ transaction: Transaction) {
             source?.transaction = transaction
+            // Columns written whole, unchanged since: the new write notes its changes, for a patch or a tail.
+            for column in patchSlots.indices
+            where patchSlots[column] == nil && storedBytes[column] > 0 && !changedColumns[column]
+                && (buffers[column] != nil || stored[column] != nil)
+            {
+                patchSlots[column] = []
+            }
         }
 
         /// A cluster whose columns are read from `transaction` when first used.
@@ -330,6 +392,7 @@ extension ClusterTable {
             if replacing {
                 for column in patchStored.indices { patchStored[column] = false }
                 tailStored = false
+                forgetTail()
                 storedKeyCount = 0
             }
             for column in columns { patchStored[column] = true }

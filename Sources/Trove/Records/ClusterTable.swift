@@ -643,7 +643,7 @@ final class ClusterTable {
                     try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
                 }
             }
-            cluster.wroteTail(layout)
+            cluster.wroteTail(tail, layout)
         } else if allColumns || cluster.keysChanged || cluster.anyColumnChanged {
             // (A tail that outgrew its part: the columns are written whole, so the next tail starts
             // empty. Patches of their own would each hold up to an eighth of the column, and a tail
@@ -701,11 +701,12 @@ final class ClusterTable {
             if cluster.patchStored[column] && !hadTail {
                 try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
             }
-            cluster.wroteWhole(column, bytes: bytes)
+            cluster.wroteWhole(column, bytes: bytes, minimum: patchMinimumColumnBytes)
         }
         if hadTail {
             try Self.withKey(cluster.start, part: Self.tailPart) { _ = try transaction.delete(table, key: $0) }
             cluster.tailStored = false
+            cluster.forgetTail()
         }
     }
 
