@@ -268,6 +268,7 @@ extension ClusterTable {
         }
 
         /// `slots` ascending, each once.
+        @inline(__always)
         private static func ascending(_ slots: [Int]) -> [Int] {
             var sorted = slots
             var ascending = true
