@@ -43,10 +43,10 @@ final class Note: Object {
 
 @Suite struct LinkTests {
     @Test func addingAnObjectAddsWhatItLinksToAndTheLinkSurvivesReopen() throws {
-        let url: URL
+        var configuration: Configuration
         do {
             let db = try makeDatabase()
-            url = db.configuration.fileURL
+            configuration = db.configuration
             let owner = Owner()
             owner.name = "Ana"
             owner.pet = Pet()
@@ -57,7 +57,11 @@ final class Note: Object {
             #expect(owner.pet?.isManaged == true)
             expectValid(db)
         }
-        let db = try Database(configuration: .init(fileURL: url))
+        // Reopened as an app would on its next launch: the file and its key, the types found in it.
+        let key = configuration.encryptionKey
+        configuration = Configuration(fileURL: configuration.fileURL)
+        configuration.encryptionKey = key
+        let db = try Database(configuration: configuration)
         let owner = try #require(db.object(ofType: Owner.self, forPrimaryKey: "Ana"))
         #expect(owner.pet?.name == "Rex")
         #expect(owner.pet?.age == 0)
