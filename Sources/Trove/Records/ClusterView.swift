@@ -80,43 +80,56 @@ final class ClusterView {
     convenience init?(_ table: ClusterTable, start: UInt64, in transaction: Transaction, writes: Int) throws {
         var owned: [UnsafeMutableRawBufferPointer] = []
         guard let bytes = try Self.part(table, start, 0, transaction, &owned) else { return nil }
-        let tail = try Self.part(table, start, ClusterTable.tailPart, transaction, &owned)
-        try self.init(table, start: start, keys: bytes, tail: tail, owned: owned, in: transaction, writes: writes)
-        try readTrailingParts(in: transaction)
+        let trailing = try Self.trailingParts(table, start, in: transaction, &owned)
+        try self.init(table, start: start, keys: bytes, tail: trailing.tail, owned: owned, in: transaction, writes: writes)
+        if hasTail, !trailing.patches.isEmpty { throw tailDamaged("a column patch beside it") }
+        for (column, patch) in trailing.patches where column < layout.columnCount { patches[column] = patch }
+        stamp = trailing.stamp
+        try adoptDeleted(trailing.deleted)
     }
 
     /// Reads the parts after the columns in one cursor walk: the columns'
-    /// patches, the deleted-slot bits and the stamp (always the last part).
-    private func readTrailingParts(in transaction: Transaction) throws {
-        var deleted: UnsafeRawBufferPointer?
+    /// patches, the tail, the deleted-slot bits and the stamp (always the
+    /// last part); each kept where it stays put, or copied into `owned`.
+    private static func trailingParts(
+        _ table: ClusterTable, _ start: UInt64, in transaction: Transaction, _ owned: inout [UnsafeMutableRawBufferPointer]
+    ) throws -> (
+        patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
+        stamp: UInt64?
+    ) {
+        var found:
+            (
+                patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
+                stamp: UInt64?
+            ) = ([], nil, nil, nil)
+        let isSealed = table.table.isSealed
+        let pageSize = transaction.environment.pageSize
         try transaction.withCursor(on: table.table) { cursor in
             var entry = try ClusterTable.withKey(start, part: ClusterTable.patchBase) { try cursor.seek(atLeast: $0) }
             while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
                 let part = ClusterTable.part(of: current.key)
                 if part == ClusterTable.stampPart {
-                    stamp = Self.stamp(current.value)
+                    found.stamp = stamp(current.value)
                     break
                 }
-                if part == ClusterTable.tailPart {
-                    // (Read with the keys: its patches point into the view's copy of it.)
-                    entry = try cursor.next()
-                    continue
-                }
-                // (Opened values of an encrypted table live only while the cursor stands on them.)
+                // (Opened values of an encrypted table live only while the cursor stands on them;
+                // the tail is settled by the view, which keeps its keys apart.)
                 let bytes =
                     isSealed
-                    ? Self.copy(current.value, into: &owned)
-                    : Self.settled(current.value, pageSize: pageSize, isSealed: false, into: &owned)
+                    ? copy(current.value, into: &owned)
+                    : part == ClusterTable.tailPart
+                        ? current.value : settled(current.value, pageSize: pageSize, isSealed: false, into: &owned)
                 if part == ClusterTable.deletedPart {
-                    deleted = bytes
-                } else if let column = ClusterTable.patchedColumn(part), column < layout.columnCount {
-                    if hasTail { throw tailDamaged("a column patch beside it") }
-                    patches[column] = bytes
+                    found.deleted = bytes
+                } else if part == ClusterTable.tailPart {
+                    found.tail = bytes
+                } else if let column = ClusterTable.patchedColumn(part) {
+                    found.patches.append((column, bytes))
                 }
                 entry = try cursor.next()
             }
         }
-        try adoptDeleted(deleted)
+        return found
     }
 
     /// The stamp the cluster at `start` has in `transaction`'s snapshot.
