@@ -204,7 +204,7 @@ extension ClusterTable {
         /// The cluster's tail (``ClusterTail``): the keys after the stored
         /// keys part's and every column's patch; nil when a column cannot be
         /// patched (it changed whole) or the tail would exceed `maximum` bytes.
-        func tail(_ layout: RecordLayout, maximum: Int) throws -> [UInt8]? {
+        func tail(_ layout: RecordLayout, stamp: UInt64, maximum: Int) throws -> [UInt8]? {
             guard !slotsMoved, storedKeyCount > 0, keys.count > storedKeyCount || tailStored,
                 8 * (keys.count - storedKeyCount) < maximum
             else { return nil }
@@ -219,7 +219,7 @@ extension ClusterTable {
             func encode(extending previous: ClusterTail?) throws -> [UInt8]? {
                 var fits = true
                 let tail = try ClusterTail.encode(
-                    keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: maximum + 256
+                    stamp: stamp, keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: maximum + 256
                 ) {
                     column, encoded in
                     guard fits, layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
@@ -235,7 +235,7 @@ extension ClusterTable {
                 #if DEBUG
                     if previous != nil {
                         let fresh = try ClusterTail.encode(
-                            keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: 0
+                            stamp: stamp, keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: 0
                         ) { column, encoded in
                             guard layout.inRecord[column], let slots = patchSlots[column], !slots.isEmpty else { return }
                             try appendPatch(column, slots: Self.ascending(slots), layout, to: &encoded)

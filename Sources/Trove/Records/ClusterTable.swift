@@ -6,8 +6,9 @@ import TroveStorage
 /// cluster's first key u64 big-endian, a u16 big-endian part: 0 holds the
 /// cluster's object keys, `1 + column` each property stored in the record).
 ///
-/// Each cluster of a plain table also holds a stamp, part ``stampPart``:
-/// the ``WriteTransaction/stamp`` of the last transaction that wrote it.
+/// Each cluster of a plain table also holds a stamp, part ``stampPart``
+/// (in its tail instead while it has one, ``ClusterTail``): the
+/// ``WriteTransaction/stamp`` of the last transaction that wrote it.
 /// A reader that kept a view of the cluster from an earlier snapshot uses
 /// it again only while the stamp is the one it read with
 /// (``ClusterViewCache``): the change log that says which clusters a commit
@@ -58,14 +59,15 @@ final class ClusterTable {
 
     // MARK: Keys
 
-    /// The part holding the cluster's stamp: after every column's.
+    /// The part holding the cluster's stamp, while it has no tail: after every column's.
     static let stampPart = Int(UInt16.max)
     /// The part holding which slots' objects are deleted, when some are: a
     /// bit per slot (set: deleted), in `(count + 7) / 8` bytes.
     static let deletedPart = stampPart - 1
     /// The part holding the cluster's tail (``ClusterTail``), when it has
-    /// one: the objects appended since its keys part was written, and
-    /// every column's patch (the cluster then has no patch part).
+    /// one: the objects appended since its keys part was written, every
+    /// column's patch and the stamp (the cluster then has no patch part and
+    /// no stamp part).
     static let tailPart = deletedPart - 1
     /// The first part holding a column's patch (``ColumnPatch``): part
     /// `patchBase + column`, after every column's and before the deleted-slot bits.
@@ -634,13 +636,16 @@ final class ClusterTable {
         let tailWanted =
             !whole && tailMaximumBytes > 0 && cluster.keysWrittenBy != transaction.stamp
             && (cluster.keysChanged || cluster.tailStored && cluster.anyColumnChanged)
-        if tailWanted, let tail = try cluster.tail(layout, maximum: tailMaximumBytes) {
-            // Appended objects and every patch in one part: two puts a commit, with the stamp.
+        if tailWanted, let tail = try cluster.tail(layout, stamp: transaction.stamp, maximum: tailMaximumBytes) {
+            // Appended objects, every patch and the stamp in one part: one put a commit.
             try raiseFormat(to: Database.clusterTailsFormatVersion, in: transaction, cache)
             try put(tail, cluster.start, part: Self.tailPart, transaction)
             if !cluster.tailStored {
                 for column in cluster.patchStored.indices where cluster.patchStored[column] {
                     try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
+                }
+                if !table.isSealed {
+                    try Self.withKey(cluster.start, part: Self.stampPart) { _ = try transaction.delete(table, key: $0) }
                 }
             }
             cluster.wroteTail(tail, layout)
@@ -661,7 +666,7 @@ final class ClusterTable {
                 cluster.deletesStored = false
             }
         }
-        if !table.isSealed {
+        if !table.isSealed && !cluster.tailStored {
             var stamp = transaction.stamp.littleEndian
             try withUnsafeBytes(of: &stamp) { try put($0, cluster.start, part: Self.stampPart, transaction) }
         }

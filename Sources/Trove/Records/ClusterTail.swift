@@ -2,12 +2,13 @@ import TroveStorage
 
 /// The objects appended to a cluster since its keys part was written, and
 /// every column's patch, in one stored value (part ``ClusterTable/tailPart``):
-/// a commit that appends an object writes this part and the stamp, not
-/// the keys part and a part per column.
+/// a commit that appends an object writes this part alone, not the keys
+/// part, a part per column and the stamp.
 ///
-/// Stored as `[u16 m][m u64 keys][u16 columns][columns + 1 u32 offsets]`
+/// Stored as `[u64 stamp][u16 m][m u64 keys][u16 columns][columns + 1 u32 offsets]`
 /// and then each column's ``ColumnPatch`` (from its offset to the next; an
-/// empty one: the column has no patch). The keys follow the keys part's,
+/// empty one: the column has no patch). The stamp is the cluster's (a
+/// cluster with a tail has no stamp part). The keys follow the keys part's,
 /// ascending; the patches are of the whole cluster (the keys part's and
 /// the tail's slots), as patch parts are. A cluster with a tail has no
 /// patch part: the tail holds them all. All integers are little-endian.
@@ -26,9 +27,9 @@ struct ClusterTail {
     /// have no patch. The patches are checked when read (``ColumnPatch``),
     /// the keys by the reader.
     init?(_ bytes: UnsafeRawBufferPointer, columnCount: Int?) {
-        guard bytes.count >= 2 else { return nil }
-        let count = Int(UInt16(littleEndian: bytes.loadUnaligned(as: UInt16.self)))
-        let columnsAt = 2 + 8 * count
+        guard bytes.count >= 10 else { return nil }
+        let count = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+        let columnsAt = 10 + 8 * count
         guard count > 0, bytes.count >= columnsAt + 2 else { return nil }
         let columns = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: columnsAt, as: UInt16.self)))
         let offsetsStart = columnsAt + 2
@@ -46,7 +47,13 @@ struct ClusterTail {
         self.count = count
         self.columnCount = columns
         self.offsetsStart = offsetsStart
-        keyBytes = UnsafeRawBufferPointer(rebasing: bytes[2..<columnsAt])
+        keyBytes = UnsafeRawBufferPointer(rebasing: bytes[10..<columnsAt])
+    }
+
+    /// The stamp of the cluster stored in a tail's bytes (nil: too short to hold one).
+    static func stamp(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count >= 8 else { return nil }
+        return UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
     }
 
     /// The appended key at `index`.
@@ -97,26 +104,27 @@ struct ClusterTail {
         return merged
     }
 
-    /// Encodes a tail of `keys` (at least one) and each column's patch,
-    /// appended by `patch` to the bytes given (none: the column has none);
-    /// `capacity`: the bytes to make room for at once.
+    /// Encodes a tail with `stamp`, `keys` (at least one) and each column's
+    /// patch, appended by `patch` to the bytes given (none: the column has
+    /// none); `capacity`: the bytes to make room for at once.
     static func encode(
-        keys: ArraySlice<UInt64>, columns: Int, capacity: Int, patch: (Int, inout [UInt8]) throws -> Void
+        stamp: UInt64, keys: ArraySlice<UInt64>, columns: Int, capacity: Int, patch: (Int, inout [UInt8]) throws -> Void
     ) rethrows -> [UInt8] {
         precondition(!keys.isEmpty && keys.count <= 0x7FFF, "Trove: a cluster tail holds 1 to 32,767 objects")
-        let patchesStart = 2 + 8 * keys.count + 2 + 4 * (columns + 1)
+        let offsetsStart = 10 + 8 * keys.count + 2
+        let patchesStart = offsetsStart + 4 * (columns + 1)
         // (Room for the patches at once: growing it column by column copied it each time.)
         var encoded: [UInt8] = []
         encoded.reserveCapacity(max(capacity, patchesStart))
         encoded.append(filledWith: 0, count: patchesStart)
         encoded.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: UInt16(keys.count).littleEndian, as: UInt16.self)
+            raw.storeBytes(of: stamp.littleEndian, as: UInt64.self)
+            raw.storeBytes(of: UInt16(keys.count).littleEndian, toByteOffset: 8, as: UInt16.self)
             for (index, key) in keys.enumerated() {
-                raw.storeBytes(of: key.littleEndian, toByteOffset: 2 + 8 * index, as: UInt64.self)
+                raw.storeBytes(of: key.littleEndian, toByteOffset: 10 + 8 * index, as: UInt64.self)
             }
-            raw.storeBytes(of: UInt16(columns).littleEndian, toByteOffset: 2 + 8 * keys.count, as: UInt16.self)
+            raw.storeBytes(of: UInt16(columns).littleEndian, toByteOffset: 10 + 8 * keys.count, as: UInt16.self)
         }
-        let offsetsStart = 2 + 8 * keys.count + 2
         for column in 0..<columns {
             try patch(column, &encoded)
             let end = UInt32(encoded.count - patchesStart).littleEndian

@@ -42,7 +42,8 @@ final class ClusterView {
     var openedBytes: ClusterViewCache.OpenedBytes? {
         didSet { openedBytes?.count += owned.reduce(0) { $0 + $1.count } }
     }
-    /// The cluster's stamp when the view was read (``ClusterTable/stampPart``); nil when it has none.
+    /// The cluster's stamp when the view was read (``ClusterTable/stampPart``,
+    /// or its tail's); nil when it has none.
     private(set) var stamp: UInt64?
     /// The snapshots of the cache that keeps the view (``ClusterViewCache/remember(_:)``); nil outside one.
     @exclusivity(unchecked) var carries: ClusterViewCache.Carries?
@@ -84,7 +85,7 @@ final class ClusterView {
         try self.init(table, start: start, keys: bytes, tail: trailing.tail, owned: owned, in: transaction, writes: writes)
         if hasTail, !trailing.patches.isEmpty { throw tailDamaged("a column patch beside it") }
         for (column, patch) in trailing.patches where column < layout.columnCount { patches[column] = patch }
-        stamp = trailing.stamp
+        stamp = try stamp(stampPart: trailing.stamp)
         try adoptDeleted(trailing.deleted)
     }
 
@@ -132,11 +133,30 @@ final class ClusterView {
         return found
     }
 
-    /// The stamp the cluster at `start` has in `transaction`'s snapshot.
+    /// The stamp the cluster at `start` has in `transaction`'s snapshot:
+    /// its tail's, or its stamp part's (the last two parts, where one
+    /// cursor search finds either).
     static func stamp(_ table: ClusterTable, _ start: UInt64, in transaction: Transaction) throws -> UInt64? {
-        try ClusterTable.withKey(start, part: ClusterTable.stampPart) { key in
-            try transaction.withValue(in: table.table, key: key) { stamp($0) }
+        try transaction.withCursor(on: table.table) { cursor in
+            var entry = try ClusterTable.withKey(start, part: ClusterTable.tailPart) { try cursor.seek(atLeast: $0) }
+            while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
+                switch ClusterTable.part(of: current.key) {
+                case ClusterTable.tailPart: return ClusterTail.stamp(current.value)
+                case ClusterTable.stampPart: return stamp(current.value)
+                default: entry = try cursor.next()
+                }
+            }
+            return nil
         }
+    }
+
+    /// The view's stamp: its tail's when it has one (a stamp part beside a
+    /// tail is damage: the writer keeps one of them), else the stamp part's.
+    private func stamp(stampPart: UInt64?) throws -> UInt64? {
+        guard hasTail else { return stampPart }
+        if stampPart != nil { throw tailDamaged("a stamp part beside it") }
+        // (An encrypted table's clusters carry no stamp: its log is authenticated.)
+        return table.table.isSealed ? nil : storedTail.flatMap(ClusterTail.stamp)
     }
 
     private static func stamp(_ bytes: UnsafeRawBufferPointer?) -> UInt64? {
@@ -241,10 +261,13 @@ final class ClusterView {
                 let start = ClusterTable.start(of: last.key)
                 if let seen = known(start) {
                     guard seen.isUnconfirmed else { return seen }
-                    // The walk starts on the cluster's stamp: a kept view is confirmed for free.
-                    if last.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self) == UInt16(ClusterTable.stampPart).bigEndian,
-                        let stamp = seen.stamp, Self.stamp(last.value) == stamp
-                    {
+                    // The walk starts on the cluster's stamp (or its tail, which holds it):
+                    // a kept view is confirmed for free.
+                    let part = Int(UInt16(bigEndian: last.key.loadUnaligned(fromByteOffset: 8, as: UInt16.self)))
+                    let now =
+                        part == ClusterTable.stampPart
+                        ? Self.stamp(last.value) : part == ClusterTable.tailPart ? ClusterTail.stamp(last.value) : nil
+                    if let stamp = seen.stamp, now == stamp {
                         seen.isUnconfirmed = false
                         return seen
                     }
@@ -274,7 +297,7 @@ final class ClusterView {
                 let view = try ClusterView(
                     table, start: start, keys: keys, tail: tail, owned: [], in: transaction, writes: writes)
                 if tail != nil, anyPatch { throw view.tailDamaged("a column patch beside it") }
-                view.stamp = stamp
+                view.stamp = try view.stamp(stampPart: stamp)
                 try view.adoptDeleted(deleted)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     // Kept where they stay put (copied out of a B-tree leaf, which moves), checked when first read.

@@ -381,7 +381,7 @@ struct ClusterTableTests {
             largest = max(largest, written)
             #expect(try parts() == (300, Int(key - 300), false, true), "after appending \(key)")
         }
-        // The tail and the stamp, not the keys (2.4 KB) or any column.
+        // The tail (which holds the stamp), not the keys (2.4 KB) or any column.
         #expect(largest < 1_000, "\(largest) bytes written by the largest single append")
         db.refresh()
         #expect(db.fileFormatVersion == Database.clusterTailsFormatVersion)

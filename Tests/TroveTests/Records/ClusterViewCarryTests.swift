@@ -201,6 +201,44 @@ struct ClusterViewCarryTests {
         #expect(reader.objects(Meter.self).count == 4_200)
     }
 
+    @Test(
+        "a change record rewritten to leave out an append to a cluster's tail (which holds the cluster's stamp) does not make a reader keep what it read before"
+    )
+    func forgedRecordsOfTailsAreNotTrusted() throws {
+        let url = makeTemporaryDirectory().appendingPathComponent("forged-tail.trove")
+        let writer = try Database(configuration: Self.configuration(url))
+        let reader = try Database(configuration: Self.configuration(url))
+        var expected: [Int: Expected] = [:]
+        // Two clusters: 0...508 and 509...599.
+        try writer.write { for id in 0..<600 { try Self.add(id, in: writer, &expected) } }
+        reader.refresh()
+        for round in 0..<3 { Self.check(reader, expected, round: round) }
+        // A commit that writes the first cluster only: the forgery's record.
+        try writer.write { writer.object(ofType: Meter.self, forPrimaryKey: 0)!.label = "처음" }
+        expected[0]!.label = "처음"
+        reader.refresh()
+        Self.check(reader, expected, round: 3)
+        let honest = writer.readTransaction().id
+        let table = try writer.objectBinding(for: Meter.self).table
+        let clusters = try #require(table.store.clusters)
+        // Appends, a commit each: the first puts the last cluster's tail in place of its stamp, the next extend it.
+        for (round, id) in [600, 601, 602].enumerated() {
+            try writer.write { try Self.add(id, in: writer, &expected) }
+            try Self.replaceRecord(of: writer.readTransaction().id, with: honest, in: writer)
+            let key = try #require(writer.object(ofType: Meter.self, forPrimaryKey: id))._objectKey
+            let read = try ReadTransaction(environment: writer.environment)
+            defer { read.end() }
+            let start = try #require(try clusters.clusterStart(for: key, in: read))
+            let parts = try [ClusterTable.tailPart, ClusterTable.stampPart].map { part in
+                try ClusterTable.withKey(start, part: part) { try read.withValue(in: table.store.table, key: $0) { $0 != nil } }
+            }
+            #expect(parts == [true, false], "object \(id) went to the cluster's tail, which holds its stamp")
+            reader.refresh()
+            Self.check(reader, expected, round: 4 + round)
+            #expect(reader.objects(Meter.self).count == id + 1)
+        }
+    }
+
     @Test("a plain file with clusters from before stamps is raised to format 6 when opened for writing, not when read")
     func olderFilesAreRaisedBeforeStamps() throws {
         let url = makeTemporaryDirectory().appendingPathComponent("older.trove")

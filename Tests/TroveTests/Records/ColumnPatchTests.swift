@@ -379,8 +379,8 @@ struct ColumnPatchTests {
     }
 
     @Test(
-        "a damaged tail (keys out of order, cut short, or a column patch beside it) is reported by verify() for its cluster, and reads say the file is damaged",
-        arguments: ["keys out of order", "cut short", "a patch beside it"])
+        "a damaged tail (keys out of order, cut short, a column patch or a stamp part beside it) is reported by verify() for its cluster, and reads say the file is damaged",
+        arguments: ["keys out of order", "cut short", "a patch beside it", "a stamp part beside it"])
     func damagedTailsAreReported(damage: String) throws {
         let db = try Self.database()
         try db.write { for id in 0..<600 { try db.add(PatchedNote(id)) } }
@@ -405,9 +405,10 @@ struct ColumnPatchTests {
         switch damage {
         case "keys out of order":
             // The first appended key made the cluster's first: not past the keys part's.
-            tail.withUnsafeMutableBytes { $0.storeBytes(of: start.littleEndian, toByteOffset: 2, as: UInt64.self) }
+            tail.withUnsafeMutableBytes { $0.storeBytes(of: start.littleEndian, toByteOffset: 10, as: UInt64.self) }
             try put(tail, part: ClusterTable.tailPart)
         case "cut short": try put(Array(tail.dropLast(3)), part: ClusterTable.tailPart)
+        case "a stamp part beside it": try put(Array(repeating: 7, count: 8), part: ClusterTable.stampPart)
         default: try put(ColumnPatch.encode(slots: [0], type: .string) { _ in .string("x") }, part: ClusterTable.patchPart(body))
         }
         try write.commit()
