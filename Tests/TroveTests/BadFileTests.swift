@@ -396,6 +396,19 @@ struct BadFileTests {
                 }
             }
         }
+        // A cluster with a tail: objects appended a commit each, one of them changed since.
+        try seed("people-appended") { db in
+            func add(_ id: Int) throws {
+                let person = Person()
+                person.id = id
+                person.name = "person \(id)"
+                person.age = id % 3 == 0 ? nil : id
+                try db.add(person)
+            }
+            try db.write { for id in 1...8 { try add(id) } }
+            for id in 9...12 { try db.write { try add(id) } }
+            try db.write { db.object(ofType: Person.self, forPrimaryKey: 10)!.name = "changed" }
+        }
         try seed("items") { db in
             try db.write {
                 for id in 1...3 {
