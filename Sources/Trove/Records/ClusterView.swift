@@ -134,19 +134,15 @@ final class ClusterView {
     }
 
     /// The stamp the cluster at `start` has in `transaction`'s snapshot:
-    /// its tail's, or its stamp part's (the last two parts, where one
-    /// cursor search finds either).
+    /// its stamp part's, or its tail's when it has none (one lookup each:
+    /// a cursor's search costs more than both for a cluster without a tail).
     static func stamp(_ table: ClusterTable, _ start: UInt64, in transaction: Transaction) throws -> UInt64? {
-        try transaction.withCursor(on: table.table) { cursor in
-            var entry = try ClusterTable.withKey(start, part: ClusterTable.tailPart) { try cursor.seek(atLeast: $0) }
-            while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
-                switch ClusterTable.part(of: current.key) {
-                case ClusterTable.tailPart: return ClusterTail.stamp(current.value)
-                case ClusterTable.stampPart: return stamp(current.value)
-                default: entry = try cursor.next()
-                }
-            }
-            return nil
+        let part = try ClusterTable.withKey(start, part: ClusterTable.stampPart) { key in
+            try transaction.withValue(in: table.table, key: key) { stamp($0) }
+        }
+        if let part { return part }
+        return try ClusterTable.withKey(start, part: ClusterTable.tailPart) { key in
+            try transaction.withValue(in: table.table, key: key) { $0.flatMap(ClusterTail.stamp) }
         }
     }
 
