@@ -290,12 +290,8 @@ enum QueryPlanner {
         guard let chosen, chosen.column != table.primaryKeyColumn, table.indexIsOrdered(chosen.column),
             let index = table.indexes[chosen.column], transaction.canSee(index)
         else { return nil }
-        var count = 0
-        let found = try range(chosen, table: table, index: index, ordered: false, transaction) { _, cursor in
-            count += try cursor.valueCount()
-            return try cursor.nextKey()
-        }
-        return found.exact ? count : nil
+        let found = try range(chosen, table: table, index: index, ordered: false, counting: true, transaction)
+        return found.exact ? found.count : nil
     }
 
     /// Object keys from an index for an indexed equality, `IN` or range in
@@ -410,15 +406,14 @@ enum QueryPlanner {
     }
 
     /// Object keys whose indexed value lies in `range`, ascending unless
-    /// `ordered` is false (a count needs no order).
-    /// `counting`, when given, is handed each index entry in the range with
-    /// the cursor on it, and moves the cursor on itself (a count takes a
-    /// key's values at once); no key is listed then.
+    /// `ordered` is false (a count needs no order). `counting`: no key is
+    /// listed, only counted, a key's values at once, stepping from key to
+    /// key without reading a value.
     private static func range(
-        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, _ transaction: Transaction,
-        counting: ((Entry, Cursor) throws -> Entry?)? = nil
-    ) throws -> (keys: [UInt64], exact: Bool) {
-        if range.isEmpty { return ([], true) }
+        _ range: IndexRange, table: TableInfo, index: Table, ordered: Bool, counting: Bool = false,
+        _ transaction: Transaction
+    ) throws -> (keys: [UInt64], exact: Bool, count: Int) {
+        if range.isEmpty { return ([], true, 0) }
         let column = range.column
         // An integer primary key: the objects table is ordered by it.
         if column == table.primaryKeyColumn, table.keyIsPrimaryKey {
@@ -429,12 +424,13 @@ enum QueryPlanner {
             let (lower, upper) = (range.lower, range.upper)
             let low = lower.map { $0.inclusive ? key($0.value) : key($0.value) &+ 1 }
             let high = upper.map { $0.inclusive ? key($0.value) : key($0.value) &- 1 }
-            if let low, let high, low > high { return ([], true) }
-            if let lower, !lower.inclusive, key(lower.value) == .max { return ([], true) }
-            if let upper, !upper.inclusive, key(upper.value) == 0 { return ([], true) }
+            if let low, let high, low > high { return ([], true, 0) }
+            if let lower, !lower.inclusive, key(lower.value) == .max { return ([], true, 0) }
+            if let upper, !upper.inclusive, key(upper.value) == 0 { return ([], true, 0) }
             // Nil (an optional key's smallest object key) is in no range.
             let start = Swift.max(low ?? 0, table.primaryKeyIsOptional ? TableInfo.nilPrimaryKey + 1 : 0)
-            return (try table.store.keys(in: transaction, from: start, through: high), true)
+            let keys = try table.store.keys(in: transaction, from: start, through: high)
+            return (keys, true, keys.count)
         }
         let type = table.layout.types[column]
         var (lower, upper) = (range.lower, range.upper)
@@ -455,35 +451,50 @@ enum QueryPlanner {
         let prefix = range.prefix.map { IndexKey.make(.string($0), type: .string) }
         let exact = (low?.0.exact ?? true) && (high?.0.exact ?? true) && (prefix?.exact ?? true)
         var keys: [UInt64] = []
+        var count = 0
         // Without a lower bound, start after the nil entries (tag 0): nil is outside every range.
         var start = low?.0.bytes ?? [OrderedKey.valueTag]
         if let prefix, start.lexicographicallyPrecedes(prefix.bytes) { start = prefix.bytes }
+        /// Whether an index key is past the range (true), before it (false) or in it (nil).
+        func outside(_ key: UnsafeRawBufferPointer) -> Bool? {
+            if let prefix, !key.starts(with: prefix.bytes) { return true }
+            if let (bound, inclusive) = low, bound.exact, !inclusive, key.elementsEqual(bound.bytes) { return false }
+            if let (bound, inclusive) = high {
+                let order = compareBytes(key, bound.bytes)
+                // A cut bound keeps the keys equal to it: the records decide.
+                if order > 0 || (order == 0 && !inclusive && bound.exact) { return true }
+            }
+            return nil
+        }
         try start.withUnsafeBytes { startBytes in
             try transaction.withCursor(on: index) { cursor in
+                if counting {
+                    var key = try cursor.seek(atLeast: startBytes)?.key
+                    while let current = key {
+                        switch outside(current) {
+                        case true?: return
+                        case false?: break
+                        case nil: count += try cursor.valueCount()
+                        }
+                        key = try cursor.nextKeyOnly()
+                    }
+                    return
+                }
                 var entry = try cursor.seek(atLeast: startBytes)
                 while let current = entry {
-                    if let prefix, !current.key.starts(with: prefix.bytes) { break }
-                    if let (bound, inclusive) = low, bound.exact, !inclusive, current.key.elementsEqual(bound.bytes) {
-                        entry = try counting == nil ? cursor.next() : cursor.nextKey()
-                        continue
+                    switch outside(current.key) {
+                    case true?: return
+                    case false?: entry = try cursor.next()
+                    case nil:
+                        entry = try cursor.next()
+                        guard current.value.count == 8 else { continue }
+                        keys.append(OrderedKey.objectKey(from: current.value))
                     }
-                    if let (bound, inclusive) = high {
-                        let order = compareBytes(current.key, bound.bytes)
-                        // A cut bound keeps the keys equal to it: the records decide.
-                        if order > 0 || (order == 0 && !inclusive && bound.exact) { break }
-                    }
-                    if let counting {
-                        entry = try counting(current, cursor)
-                        continue
-                    }
-                    entry = try cursor.next()
-                    guard current.value.count == 8 else { continue }
-                    keys.append(OrderedKey.objectKey(from: current.value))
                 }
             }
         }
         if ordered { keys.sort() }
-        return (keys, exact)
+        return (keys, exact, count)
     }
 
     private static func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {

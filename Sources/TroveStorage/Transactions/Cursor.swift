@@ -28,6 +28,18 @@ package struct Cursor {
         return Entry(key: key, value: value)
     }
 
+    /// ``nextKey()``'s key alone: the value is neither checked nor opened
+    /// (a count of a multi-value table's keys and values reads none).
+    package func nextKeyOnly() throws -> UnsafeRawBufferPointer? {
+        guard let cursor else { return nil }
+        var k = MDB_val()
+        var v = MDB_val()
+        let rc = LMDBCall.run { mdb_cursor_get(cursor, &k, &v, MDB_NEXT_NODUP) }
+        if rc == MDB_NOTFOUND { return nil }
+        try LMDBCall.check(rc, "reading through a cursor", path: path)
+        return try transaction?.checked(k, table) ?? k.buffer
+    }
+
     package func first() throws -> Entry? { try move(MDB_FIRST) }
     package func last() throws -> Entry? { try move(MDB_LAST) }
     package func next() throws -> Entry? { try move(MDB_NEXT) }
