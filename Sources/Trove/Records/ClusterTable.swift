@@ -633,9 +633,13 @@ final class ClusterTable {
         if allColumns { cache.addStart(cluster.start) }
         // Keys that moved move every column's slots: a stored patch no longer fits.
         let whole = allColumns || cluster.slotsMoved
+        // A tail holding the stamp is written again by any write to its cluster (a delete too): a
+        // reader that kept the cluster's view compares the stamp.
+        let stampInTail = cluster.tailStored && !table.isSealed
         let tailWanted =
             !whole && tailMaximumBytes > 0 && cluster.keysWrittenBy != transaction.stamp
-            && (cluster.keysChanged || cluster.tailStored && cluster.anyColumnChanged)
+            && (cluster.keysChanged || cluster.tailStored && cluster.anyColumnChanged
+                || stampInTail && cluster.deletesChanged)
         if tailWanted, let tail = try cluster.tail(layout, stamp: transaction.stamp, maximum: tailMaximumBytes) {
             // Appended objects, every patch and the stamp in one part: one put a commit.
             try raiseFormat(to: Database.clusterTailsFormatVersion, in: transaction, cache)
@@ -649,7 +653,7 @@ final class ClusterTable {
                 }
             }
             cluster.wroteTail(tail, layout)
-        } else if allColumns || cluster.keysChanged || cluster.anyColumnChanged {
+        } else if allColumns || cluster.keysChanged || cluster.anyColumnChanged || stampInTail {
             // (A tail that outgrew its part: the columns are written whole, so the next tail starts
             // empty. Patches of their own would each hold up to an eighth of the column, and a tail
             // holding them would not fit again until the columns were written whole.)

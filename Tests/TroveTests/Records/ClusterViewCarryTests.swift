@@ -237,6 +237,14 @@ struct ClusterViewCarryTests {
             Self.check(reader, expected, round: 4 + round)
             #expect(reader.objects(Meter.self).count == id + 1)
         }
+        // A delete in the cluster with the tail (its deleted-slot bits alone change): the tail's stamp changes too.
+        try writer.write { try writer.delete(writer.object(ofType: Meter.self, forPrimaryKey: 550)!) }
+        expected[550] = nil
+        try Self.replaceRecord(of: writer.readTransaction().id, with: honest, in: writer)
+        reader.refresh()
+        Self.check(reader, expected, round: 7)
+        #expect(reader.object(ofType: Meter.self, forPrimaryKey: 550) == nil)
+        #expect(reader.objects(Meter.self).count == 602)
     }
 
     @Test("a plain file with clusters from before stamps is raised to format 6 when opened for writing, not when read")
