@@ -150,9 +150,11 @@ final class ClusterView {
     /// tail is damage: the writer keeps one of them), else the stamp part's.
     private func stamp(stampPart: UInt64?) throws -> UInt64? {
         guard hasTail else { return stampPart }
+        // An encrypted table's clusters carry no stamp (its log is authenticated);
+        // a compaction's repack gives them a stamp part all the same, which a later tail leaves beside it.
+        if table.table.isSealed { return nil }
         if stampPart != nil { throw tailDamaged("a stamp part beside it") }
-        // (An encrypted table's clusters carry no stamp: its log is authenticated.)
-        return table.table.isSealed ? nil : storedTail.flatMap(ClusterTail.stamp)
+        return storedTail.flatMap(ClusterTail.stamp)
     }
 
     private static func stamp(_ bytes: UnsafeRawBufferPointer?) -> UInt64? {
