@@ -54,7 +54,8 @@ struct Options {
                     Markdown table with the speed ratios and the bars, and writes DIR/latest.json and DIR/latest.svg.
                       --quick    small sizes, one repetition: checks that every workload runs and agrees
                       --large    the 1M-object sizes
-                      --engines  only these engines (for counting one engine's instructions)
+                      --engines  only engines whose names start so (for counting one engine's instructions;
+                                 Trove takes in TroveClass, the class beside the STRUCT rows' struct)
                       --divide   every size divided by N (for runs under valgrind)
                       --title    only rows whose title starts with TEXT (repeatable)
                       --side-by-side  Trove's half of BENCHMARKS.md's realm-core side by side workload

@@ -12,13 +12,13 @@ import TroveStorage
 /// write per list. A read-only handle on a file from before chunks
 /// (``TableInfo/listsArePacked`` false) reads one element per entry.
 extension Database {
-    private static func listKey(owner: UInt64, position: UInt32) -> [UInt8] {
-        var key = [UInt8](filledWith: 0, count: 12)
-        key.withUnsafeMutableBytes {
-            $0.storeBytes(of: owner.bigEndian, toByteOffset: 0, as: UInt64.self)
-            $0.storeBytes(of: position.bigEndian, toByteOffset: 8, as: UInt32.self)
-        }
-        return key
+    /// Calls `body` with the key of `owner`'s list entry at `position` (built on the stack).
+    @inline(__always)
+    private static func withListKey<R>(owner: UInt64, position: UInt32, _ body: (UnsafeRawBufferPointer) throws -> R)
+        rethrows -> R
+    {
+        var key = (owner.bigEndian, position.bigEndian)
+        return try withUnsafeBytes(of: &key) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<12])) }
     }
 
     static func owner(of key: UnsafeRawBufferPointer) -> UInt64? {
@@ -65,8 +65,7 @@ extension Database {
     /// end: the last chunk); nil for an empty list. With one element per
     /// entry (an older file), the entry at `position` or the one before it.
     private static func chunkEntry(holding position: Int, owner: UInt64, in cursor: Cursor) throws -> Entry? {
-        let key = listKey(owner: owner, position: UInt32(clamping: position))
-        let atLeast = try key.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        let atLeast = try withListKey(owner: owner, position: UInt32(clamping: position)) { try cursor.seek(atLeast: $0) }
         if let atLeast, atLeast.key.count == 12, Database.owner(of: atLeast.key) == owner,
             Database.position(of: atLeast.key) == position
         {
@@ -431,34 +430,41 @@ extension Database {
     ) throws -> Int? {
         precondition(table.listsArePacked, "Trove: a handle that writes has converted its file's lists to chunks")
         let list = table.collections[column]!
-        let edited = try state.transaction.withCursor(on: list) { cursor in
-            try soleChunkEdit(needle, owner: owner, column: column, table: table, cursor)
+        var edited: [UInt8] = []
+        let removed = try state.transaction.withCursor(on: list) { cursor in
+            try soleChunkEdit(needle, owner: owner, column: column, table: table, cursor, appendingTo: &edited)
         }
-        guard let edited else { return nil }
-        if let bytes = edited.bytes { try writeSoleChunk(bytes, owner: owner, list: list, state) }
-        return edited.removed
+        guard let removed else { return nil }
+        if removed > 0 { try edited.withUnsafeBytes { try writeSoleChunk($0, owner: owner, list: list, state) } }
+        return removed
     }
 
     /// ``removeFromSoleChunk(_:owner:column:table:_:)``'s read, through
-    /// `cursor`: the chunk's bytes without `needle` (nil when none went or
-    /// the list is empty) and how many went, or nil when the list has more chunks.
+    /// `cursor`: appends to `out` the chunk's bytes without `needle` and
+    /// returns how many went (0, appending nothing, when none went or the
+    /// list is empty), or nil when the list has more chunks.
     private func soleChunkEdit(
-        _ needle: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ cursor: Cursor
-    ) throws -> (bytes: [UInt8]?, removed: Int)? {
-        guard let entry = try Database.chunkEntry(holding: 0, owner: owner, in: cursor) else { return (nil, 0) }
+        _ needle: [UInt8], owner: UInt64, column: Int, table: TableInfo, _ cursor: Cursor,
+        appendingTo out: inout [UInt8]
+    ) throws -> Int? {
+        guard let entry = try Database.chunkEntry(holding: 0, owner: owner, in: cursor) else { return 0 }
         guard Database.position(of: entry.key) == 0 else { return nil }
         // (Edited before the cursor moves on: an encrypted table's value lives in the cursor's buffer.)
         let chunk = try listChunk(entry, owner: owner, column: column, table: table)
-        let edited = needle.withUnsafeBytes { chunk.removing($0) }
-        if let next = try cursor.next(), next.key.count == 12, Database.owner(of: next.key) == owner { return nil }
-        return edited.map { ($0.bytes, $0.removed) } ?? (nil, 0)
+        let base = out.count
+        let removed = needle.withUnsafeBytes { chunk.removing($0, appendingTo: &out) }
+        if let next = try cursor.next(), next.key.count == 12, Database.owner(of: next.key) == owner {
+            out.removeSubrange(base...)
+            return nil
+        }
+        return removed
     }
 
     /// Stores an edited sole chunk of `owner`'s list, or deletes it when it holds no element.
-    private func writeSoleChunk(_ bytes: [UInt8], owner: UInt64, list: Table, _ state: WriteState) throws {
-        try Database.listKey(owner: owner, position: 0).withUnsafeBytes { key in
+    private func writeSoleChunk(_ bytes: UnsafeRawBufferPointer, owner: UInt64, list: Table, _ state: WriteState) throws {
+        try Database.withListKey(owner: owner, position: 0) { key in
             if bytes.count > 4 {
-                try bytes.withUnsafeBytes { _ = try state.transaction.put(list, key: key, value: $0) }
+                _ = try state.transaction.put(list, key: key, value: bytes)
             } else {
                 _ = try state.transaction.delete(list, key: key)
             }
@@ -476,19 +482,32 @@ extension Database {
         try state.recordWriter.encode([.int(Int64(bitPattern: target))], layout: table.elementLayouts[column]!)
         let needle = state.recordWriter.bytes
         let list = table.collections[column]!
-        var edits: [(owner: UInt64, bytes: [UInt8])] = []
+        // The edited chunks end to end, each under its owner.
+        var edited: [UInt8] = []
+        var edits: [(owner: UInt64, end: Int)] = []
+        edits.reserveCapacity(owners.count)
         var longer: [UInt64] = []
         // (Read first, written after: a write inside the cursor's read could grow the map under it.)
         try state.transaction.withCursor(on: list) { cursor in
             for owner in owners {
-                guard let edited = try soleChunkEdit(needle, owner: owner, column: column, table: table, cursor) else {
+                guard
+                    let removed = try soleChunkEdit(
+                        needle, owner: owner, column: column, table: table, cursor, appendingTo: &edited)
+                else {
                     longer.append(owner)
                     continue
                 }
-                if let bytes = edited.bytes { edits.append((owner, bytes)) }
+                if removed > 0 { edits.append((owner, edited.count)) }
             }
         }
-        for edit in edits { try writeSoleChunk(edit.bytes, owner: edit.owner, list: list, state) }
+        try edited.withUnsafeBytes { edited in
+            var start = 0
+            for edit in edits {
+                try writeSoleChunk(
+                    UnsafeRawBufferPointer(rebasing: edited[start..<edit.end]), owner: edit.owner, list: list, state)
+                start = edit.end
+            }
+        }
         var removed = edits.count
         for owner in longer { removed += try removeFromChunks(needle, owner: owner, column: column, table: table, state) }
         if removed > 0 { generation &+= 1 }
@@ -529,7 +548,7 @@ extension Database {
         let chunks = elements.chunks()
         let written = Set(chunks.map { start + $0.start })
         for old in replaced where !written.contains(old) {
-            try Database.listKey(owner: owner, position: UInt32(old)).withUnsafeBytes {
+            try Database.withListKey(owner: owner, position: UInt32(old)) {
                 _ = try state.transaction.delete(list, key: $0)
             }
         }
@@ -542,7 +561,7 @@ extension Database {
         _ transaction: WriteTransaction
     ) throws {
         for chunk in chunks {
-            try listKey(owner: owner, position: UInt32(start + chunk.start)).withUnsafeBytes { key in
+            try withListKey(owner: owner, position: UInt32(start + chunk.start)) { key in
                 try chunk.bytes.withUnsafeBytes { _ = try transaction.put(list, key: key, value: $0) }
             }
         }

@@ -152,31 +152,46 @@ import TroveStorage
         expectValid(db)
     }
 
-    @Test("removing a record from a chunk keeps the other elements in order; none found is nil, all found leaves no elements")
+    @Test(
+        "removing a record from a chunk keeps the other elements in order after what the buffer held; none found appends nothing, all found leaves no elements"
+    )
     func removingFromAChunk() throws {
-        let tags = ["a", "needle", "", "bb", "needle", "ccc", "needle"]
+        let tags = ["a", "needle", "", "bb", "needle", "ccc", "needle", "a link's nine", "a record longer than thirty-two bytes"]
         var elements = ListElements()
         for tag in tags { Array(tag.utf8).withUnsafeBytes { elements.append($0) } }
         let bytes = try #require(elements.chunks().first?.bytes)
         try bytes.withUnsafeBytes { bytes in
             let chunk = try #require(ListChunk(bytes))
-            let edited = try #require(Array("needle".utf8).withUnsafeBytes { chunk.removing($0) })
-            #expect(edited.removed == 3)
-            try edited.bytes.withUnsafeBytes { edited in
-                let kept = try #require(ListChunk(edited))
-                #expect((0..<kept.count).map { String(decoding: kept.record(at: $0), as: UTF8.self) } == ["a", "", "bb", "ccc"])
+            for (needle, removed) in [("needle", 3), ("", 1), ("a link's nine", 1), ("a record longer than thirty-two bytes", 1)]
+            {
+                var out: [UInt8] = [7, 7]
+                #expect(Array(needle.utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == removed)
+                #expect(out.prefix(2) == [7, 7])
+                try out.dropFirst(2).withUnsafeBytes { edited in
+                    let kept = try #require(ListChunk(edited))
+                    #expect(
+                        (0..<kept.count).map { String(decoding: kept.record(at: $0), as: UTF8.self) }
+                            == tags.filter { $0 != needle })
+                }
             }
-            #expect(Array("absent".utf8).withUnsafeBytes { chunk.removing($0) } == nil)
-            // A record that only starts like an element is not it.
-            #expect(Array("need".utf8).withUnsafeBytes { chunk.removing($0) } == nil)
+            var out: [UInt8] = [7]
+            #expect(Array("absent".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == 0)
+            // A record that only starts like an element is not it, nor one an element only starts like.
+            #expect(Array("need".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == 0)
+            #expect(Array("needles".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == 0)
+            #expect(
+                Array("a record longer than thirty-two byteS".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) }
+                    == 0)
+            #expect(Array("a link's ninE".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == 0)
+            #expect(out == [7])
         }
         var same = ListElements()
         for _ in 0..<3 { Array("x".utf8).withUnsafeBytes { same.append($0) } }
         try same.chunks()[0].bytes.withUnsafeBytes { bytes in
             let chunk = try #require(ListChunk(bytes))
-            let edited = try #require(Array("x".utf8).withUnsafeBytes { chunk.removing($0) })
-            #expect(edited.removed == 3)
-            #expect(edited.bytes == [0, 0, 0, 0])
+            var out: [UInt8] = []
+            #expect(Array("x".utf8).withUnsafeBytes { chunk.removing($0, appendingTo: &out) } == 3)
+            #expect(out == [0, 0, 0, 0])
         }
     }
 
