@@ -25,6 +25,8 @@ protocol Engine: AnyObject {
     func insertEachB(_ rows: [RowB]) throws -> [Double]
     /// One transaction per row setting `int64 = row.int64 + 1`.
     func updateEachB(_ rows: [RowB]) throws -> [Double]
+    /// One transaction per id deleting that object (found by its id inside the transaction).
+    func deleteEachB(_ ids: [Int]) throws -> [Double]
     func scanB() throws -> (count: Int, checksum: Int64)
     /// Every object read into an array first (what a list screen holds), then
     /// every property of each: Trove's `Results.array()`, SQLite's rows made

@@ -190,6 +190,18 @@ extension Runner {
                 return Sample(
                     seconds: latencies.reduce(0, +), operations: count, answer: "\(scan.checksum)", latencies: latencies)
             }
+            // Every other object, in a shuffled order: a delete lands anywhere in the file.
+            var random = SeededGenerator(seed: 22)
+            let deleted = stride(from: 2, through: count, by: 2).shuffled(using: &random)
+            try run("W2", "one object per transaction: delete", size: deleted.count, unit: "tx/s", durability: durability) {
+                engine in
+                try engine.insertB(rows)
+                let latencies = try engine.deleteEachB(deleted)
+                let scan = try engine.scanB()
+                return Sample(
+                    seconds: latencies.reduce(0, +), operations: deleted.count, answer: "\(scan.count)/\(scan.checksum)",
+                    latencies: latencies)
+            }
         }
     }
 

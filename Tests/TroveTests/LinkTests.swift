@@ -41,7 +41,49 @@ final class Note: Object {
     @Persisted(deleteRule: .deny) var attachment: Pet?
 }
 
+/// Linked to only by a type a later handle declares (``LinkTests``' schema test).
+final class Lone: Object {
+    @Persisted var name = ""
+}
+
+final class LoneHolder: Object {
+    @Persisted var name = ""
+    @Persisted var one: Lone?
+    @Persisted var many: List<Lone>
+}
+
 @Suite struct LinkTests {
+    @Test(
+        "a handle that deleted before another handle declared a type linking to the deleted type still takes the new links out"
+    )
+    func deletesFollowLinksFromTypesDeclaredSince() throws {
+        let first = try makeDatabase { $0.objectTypes = [Lone.self] }
+        let lones = (0..<3).map { index -> Lone in
+            let lone = Lone()
+            lone.name = "lone \(index)"
+            return lone
+        }
+        try first.write { try first.add(lones) }
+        // Nothing links to Lone yet: this handle learns so deleting the first.
+        try first.write { try first.delete(lones[0]) }
+        var configuration = first.configuration
+        configuration.objectTypes = [Lone.self, LoneHolder.self]
+        let second = try Database(configuration: configuration)
+        let held = try #require(second.objects(Lone.self).filter("name == 'lone 1'").first)
+        let holder = LoneHolder()
+        holder.name = "holder"
+        holder.one = held
+        holder.many.append(objectsIn: [held, held])
+        try second.write { try second.add(holder) }
+        first.refresh()
+        try first.write { try first.delete(lones[1]) }
+        second.refresh()
+        #expect(holder.one == nil)
+        #expect(holder.many.isEmpty)
+        expectValid(second)
+        expectValid(first)
+    }
+
     @Test func addingAnObjectAddsWhatItLinksToAndTheLinkSurvivesReopen() throws {
         var configuration: Configuration
         do {

@@ -86,6 +86,10 @@ extension Database {
             // (Every cache of a write is a cluster cache.)
             let caches = state.transaction.objectCaches
             carriedClusterCaches = caches.isEmpty ? nil : (id, caches)
+            // Schemas known unchanged before a write that changed no schema are known after it.
+            if incomingLinkCache?.confirmedAt == id - 1 {
+                incomingLinkCache?.confirmedAt = state.recorder.changedCatalog ? nil : id
+            }
         } catch {
             cancelWrite()
             throw error

@@ -83,6 +83,11 @@ public final class Database {
     /// (transaction id and ``generation``).
     var subclassNames: (stamp: SubclassStamp?, byType: [String: [String]]) = (nil, [:])
     var storedAncestors: [String: [String]] = [:]
+    /// For each type, the stored types that link to it (``incomingLinks(to:)``),
+    /// found in the stored schemas whose keys and values were `schemas`
+    /// (``Catalog/storedSchemaBytes(in:)``); `confirmedAt`: a commit (its
+    /// transaction id) after which the file's stored schemas were those.
+    var incomingLinkCache: (schemas: [UInt8], byType: [String: [String]], confirmedAt: Int?)?
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
     @exclusivity(unchecked) package internal(set) var invalidationEpoch: UInt32 = 0

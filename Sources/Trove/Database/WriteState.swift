@@ -22,8 +22,11 @@ final class WriteState {
     var recordWriter = RecordWriter()
     /// Observers the write must not notify (``Database/write(withoutNotifying:_:)``).
     @exclusivity(unchecked) var silenced: Set<Int> = []
-    /// Per type, the link properties pointing at it (found once per transaction).
+    /// Per type, the link properties pointing at it (found once per transaction;
+    /// a type none point at is only the last answer).
     var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
+    /// The type asked about last and its answer: a loop of deletes asks again and again.
+    @exclusivity(unchecked) var lastIncomingLinks: (type: String, links: [(table: TableInfo, column: Int)])?
     /// The transaction of a migration: objects may take new primary keys.
     var isMigration = false
     /// Embedded objects an upsert keeps while it stores their owner again

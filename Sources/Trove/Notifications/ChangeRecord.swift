@@ -348,6 +348,10 @@ final class ChangeRecorder {
         return record
     }
 
+    /// Whether the transaction changed something no type tells: the catalog
+    /// (a schema, say) or a table of no known kind.
+    var changedCatalog: Bool { everything }
+
     /// Whether the transaction changed objects of `type` (or something no type tells).
     func mayHaveChanged(_ type: String) -> Bool {
         everything || boxes[type]?.hasChanges == true

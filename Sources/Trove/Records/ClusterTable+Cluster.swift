@@ -685,7 +685,20 @@ extension ClusterTable {
         /// The deleted-slot bits as stored (``deletedPart``).
         func encodedDeletes() -> [UInt8] {
             var bits = [UInt8](filledWith: 0, count: (keys.count + 7) / 8)
-            if let deleted { for slot in deleted.indices where deleted[slot] { bits[slot >> 3] |= 1 << UInt8(slot & 7) } }
+            guard let deleted else { return bits }
+            // Eight flags (bytes of 0 or 1) at a time: the multiplication moves flag i to bit 56 + i, with no carries.
+            deleted.withUnsafeBytes { flags in
+                bits.withUnsafeMutableBufferPointer { bits in
+                    let whole = flags.count / 8
+                    for group in 0..<whole {
+                        let eight = UInt64(littleEndian: flags.loadUnaligned(fromByteOffset: group &* 8, as: UInt64.self))
+                        bits[group] = UInt8(truncatingIfNeeded: (eight &* 0x0102_0408_1020_4080) &>> 56)
+                    }
+                    for slot in (whole &* 8)..<flags.count where flags[slot] != 0 {
+                        bits[slot &>> 3] |= 1 &<< UInt8(slot & 7)
+                    }
+                }
+            }
             return bits
         }
 

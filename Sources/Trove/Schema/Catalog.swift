@@ -182,6 +182,66 @@ final class Catalog: @unchecked Sendable {
         try metaKey(key, in: transaction).withUnsafeBytes { _ = try transaction.delete(meta, key: $0) }
     }
 
+    /// The keys and values of every stored schema, end to end, each after
+    /// its length (u32): what ``storedSchemas(in:match:)`` compares a later
+    /// snapshot's with.
+    static func storedSchemaBytes(in transaction: Transaction) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        func append(_ part: UnsafeRawBufferPointer) {
+            withUnsafeBytes(of: UInt32(part.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: part)
+        }
+        _ = try walkSchemas(in: transaction) { key, value in
+            append(key)
+            append(value)
+            return true
+        }
+        return bytes
+    }
+
+    /// Whether the stored schemas' keys and values are still `bytes`
+    /// (``storedSchemaBytes(in:)``), compared where they lie.
+    static func storedSchemas(in transaction: Transaction, match bytes: [UInt8]) throws -> Bool {
+        // (A class: a captured `var` offset paid an exclusivity check at every use.)
+        final class Matcher {
+            let expected: UnsafeRawBufferPointer
+            @exclusivity(unchecked) var offset = 0
+            init(_ expected: UnsafeRawBufferPointer) { self.expected = expected }
+            func matches(_ part: UnsafeRawBufferPointer) -> Bool {
+                guard offset + 4 + part.count <= expected.count,
+                    expected.loadUnaligned(fromByteOffset: offset, as: UInt32.self) == UInt32(part.count).littleEndian
+                else { return false }
+                let start = offset + 4
+                offset = start + part.count
+                return part.isEmpty || memcmp(expected.baseAddress! + start, part.baseAddress!, part.count) == 0
+            }
+        }
+        return try bytes.withUnsafeBytes { expected in
+            let matcher = Matcher(expected)
+            let walked = try walkSchemas(in: transaction) { key, value in matcher.matches(key) && matcher.matches(value) }
+            return walked && matcher.offset == expected.count
+        }
+    }
+
+    /// Hands every stored schema's key and value to `body` in key order
+    /// while it returns true; false when it stopped the walk.
+    private static func walkSchemas(
+        in transaction: Transaction, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+    ) throws -> Bool {
+        guard let meta = try transaction.existingTable(metaTable) else { return true }
+        let prefix = Array("schema:".utf8)
+        return try prefix.withUnsafeBytes { start in
+            try transaction.withCursor(on: meta) { cursor in
+                var entry = try cursor.seek(atLeast: start)
+                while let current = entry, current.key.starts(with: prefix) {
+                    guard body(current.key, current.value) else { return false }
+                    entry = try cursor.next()
+                }
+                return true
+            }
+        }
+    }
+
     /// The names of every type stored in the file, sorted. (With key
     /// tokens, the names are read from the schemas, not the keys.)
     static func storedTypeNames(in transaction: Transaction) throws -> [String] {

@@ -189,6 +189,20 @@ final class LMDBEngine: Engine {
         }
     }
 
+    func deleteEachB(_ ids: [Int]) throws -> [Double] {
+        try ids.map { id in
+            try measure {
+                try write { txn in
+                    var key = UInt64(id).bigEndian
+                    try withUnsafeMutableBytes(of: &key) { keyBytes in
+                        var k = MDB_val(mv_size: 8, mv_data: keyBytes.baseAddress)
+                        try check(mdb_del(txn, dbiB, &k, nil), "delete \(id)")
+                    }
+                }
+            }
+        }
+    }
+
     func scanB() throws -> (count: Int, checksum: Int64) {
         var count = 0
         var sum: Int64 = 0

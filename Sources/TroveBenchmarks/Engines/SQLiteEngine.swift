@@ -162,6 +162,19 @@ final class SQLiteEngine: Engine {
         }
     }
 
+    func deleteEachB(_ ids: [Int]) throws -> [Double] {
+        let delete = try statement("DELETE FROM b WHERE id = ?")
+        return try ids.map { id in
+            try measure {
+                try transaction {
+                    sqlite3_bind_int64(delete, 1, Int64(id))
+                    try step(delete)
+                    sqlite3_reset(delete)
+                }
+            }
+        }
+    }
+
     private func rowChecksum(_ select: OpaquePointer) -> Int64 {
         RowB.checksum(
             id: Int(sqlite3_column_int64(select, 0)), flag: sqlite3_column_int(select, 1) != 0,

@@ -178,6 +178,19 @@ class TroveEngine: Engine {
         }
     }
 
+    func deleteEachB(_ ids: [Int]) throws -> [Double] {
+        try ids.map { id in
+            try measure {
+                try db.write {
+                    guard let object = db.object(ofType: BenchB.self, forPrimaryKey: id) else {
+                        throw BenchmarkFailure(description: "Trove: object \(id) missing")
+                    }
+                    try db.delete(object)
+                }
+            }
+        }
+    }
+
     func scanB() throws -> (count: Int, checksum: Int64) {
         var count = 0
         var sum: Int64 = 0
