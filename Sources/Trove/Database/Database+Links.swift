@@ -280,7 +280,7 @@ extension Database {
             writeState?.lastIncomingLinks = (typeName, [])
             return []
         }
-        let kinds = Set([typeName] + (try ancestors(of: typeName)))
+        let kinds = try linkKinds(of: typeName)
         var found: [(TableInfo, Int)] = []
         for name in sources {
             let table = try tableInfo(named: name)
@@ -294,10 +294,15 @@ extension Database {
         return found
     }
 
+    /// The object types a link to `typeName` objects may declare: it and the classes it descends from.
+    private func linkKinds(of typeName: String) throws -> Set<String> {
+        Set([typeName] + (try ancestors(of: typeName)))
+    }
+
     /// The stored types with a link property to objects of `typeName` (or
     /// of a class it descends from), by their stored schemas.
     private func typesLinking(to typeName: String, in transaction: Transaction) throws -> [String] {
-        let kinds = Set([typeName] + (try ancestors(of: typeName)))
+        let kinds = try linkKinds(of: typeName)
         return try Catalog.storedTypeNames(in: transaction).filter { name in
             try Catalog.storedSchema(name, in: transaction)?.properties.contains {
                 $0.isLink && kinds.contains($0.objectType ?? "")

@@ -484,13 +484,13 @@ final class StructTroveEngine: TroveEngine {
     }
 }
 
-/// Trove with an encryption key: the same work, every value sealed with
-/// AES-256-GCM. Reported in the Trove column of its own rows ("ENC").
 /// The class engine under another name, taking turns with the struct engine in the STRUCT rows.
 final class ClassTroveEngine: TroveEngine {
     override class var name: String { "TroveClass" }
 }
 
+/// Trove with an encryption key: the same work, every value sealed with
+/// AES-256-GCM. Reported in the Trove column of its own rows ("ENC").
 final class EncryptedTroveEngine: TroveEngine {
     required convenience init(directory: URL, durability: Durability) throws {
         try self.init(directory: directory, durability: durability, encryptionKey: Data((0..<64).map { UInt8($0) }))
