@@ -85,8 +85,11 @@ struct DeletedSlotTests {
             }
         }
         // Ten batches each touching every cluster: rewriting their columns
-        // would add a copy of the table for each of the last few batches.
-        #expect(db.usedFileSize <= before + before / 5, "file \(before) → \(db.usedFileSize) bytes")
+        // would add a copy of the table for each of the last few batches. (An
+        // encrypted file's index keys are tokens in no order: each delete
+        // there copies another index page.)
+        let growth = db.configuration.encryptionKey == nil ? before / 5 : before / 4
+        #expect(db.usedFileSize <= before + growth, "file \(before) → \(db.usedFileSize) bytes")
         try Self.expectEntries(db, ids, "after the deletes")
         expectValid(db)
 
@@ -177,8 +180,14 @@ struct DeletedSlotTests {
         try db.write { try db.delete(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 3)!) }
         let table = try db.objectBinding(for: ScatteredEntry.self).table
         let clusters = try #require(table.store.clusters)
+        // (An encrypted file's object keys are not its integer primary keys: those are tokens there.)
+        func key(_ id: Int) throws -> UInt64 { try #require(try db.objectKey(forPrimaryKey: .int(Int64(id)), in: table)) }
+        let read = db.readTransaction()
+        let start = try #require(try clusters.clusterStart(for: key(4), in: read))
+        let starts = try (5..<1_200).map { ($0, try clusters.clusterStart(for: key($0), in: read)) }
+        let sameCluster = try key(#require(starts.first { $0.1 == start }?.0))
+        let otherCluster = try #require(starts.last { $0.1 != start }?.0)
         let write = try WriteTransaction(environment: db.environment)
-        let start = try #require(try clusters.clusterStart(for: TableInfo.objectKey(forInteger: 3), in: write))
         // Bits for a cluster of another size.
         try ClusterTable.withKey(start, part: ClusterTable.deletedPart) { key in
             try [UInt8](repeating: 1, count: 3).withUnsafeBytes { _ = try write.put(table.store.table, key: key, value: $0) }
@@ -189,10 +198,8 @@ struct DeletedSlotTests {
         #expect(
             report.problems.contains { $0.kind == .damagedRecord && $0.detail.contains("deleted-slot bits") },
             "\(report)")
-        expectTroveError(.corruptFile) {
-            try clusters.values(of: TableInfo.objectKey(forInteger: 5), in: db.readTransaction(), nil)
-        }
+        expectTroveError(.corruptFile) { try clusters.values(of: sameCluster, in: db.readTransaction(), nil) }
         // The other clusters still read.
-        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: 1_100)?.id == 1_100)
+        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: otherCluster)?.id == otherCluster)
     }
 }
