@@ -175,14 +175,26 @@ extension Database {
 
     /// A write to a synced type through a handle that does not record its
     /// changes (no TroveSync client) would never reach the other devices:
-    /// refused, saying what to do. Files that never synced pay one table lookup.
+    /// refused, saying what to do. Files that never synced pay one table
+    /// lookup, and none in a write right after this handle's last (``syncedTypes``).
     func refuseUncapturedSyncWrites(_ state: WriteState) throws {
         let transaction = state.transaction
-        let name = Catalog.syncTablePrefix + "meta"
-        guard try transaction.hasTable(name), let meta = try transaction.existingTable(name), transaction.canSee(meta),
-            let names = try transaction.value(in: meta, key: Array("types".utf8))
-        else { return }
-        let synced = String(decoding: names, as: UTF8.self).split(separator: "\n").map(String.init)
+        let id = transaction.id
+        let synced: [String]
+        if let known = syncedTypes, known.readIn == id - 1 {
+            synced = known.types
+        } else {
+            let name = Catalog.syncTablePrefix + "meta"
+            if try transaction.hasTable(name), let meta = try transaction.existingTable(name), transaction.canSee(meta),
+                let names = try transaction.value(in: meta, key: Array("types".utf8))
+            {
+                synced = String(decoding: names, as: UTF8.self).split(separator: "\n").map(String.init)
+            } else {
+                synced = []
+            }
+        }
+        // (Read in this write: if it commits, the next write of this handle with nothing committed between has id + 1.)
+        syncedTypes = (synced, id)
         guard let changed = synced.first(where: { state.recorder.mayHaveChanged($0) }) else { return }
         throw TroveError(
             .fileAccess,

@@ -88,6 +88,11 @@ public final class Database {
     /// (``Catalog/storedSchemaBytes(in:)``); `confirmedAt`: a commit (its
     /// transaction id) after which the file's stored schemas were those.
     var incomingLinkCache: (schemas: [UInt8], byType: [String: [String]], confirmedAt: Int?)?
+    /// The types the file syncs (TroveSync's; none for a file that never
+    /// synced) as the write with transaction id `readIn` read them: still so
+    /// in the write of id `readIn + 1`, which sees the file that one left
+    /// (only a write through a sync client changes them, and such a write does not read them here).
+    var syncedTypes: (types: [String], readIn: Int)?
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
     @exclusivity(unchecked) package internal(set) var invalidationEpoch: UInt32 = 0

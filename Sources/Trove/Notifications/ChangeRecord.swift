@@ -103,27 +103,26 @@ struct ChangeRecord: Equatable {
             size += 4 + name.utf8.count + 1 + 4 + 8 * changes.objects.count + 4 + 4 + 8 * (changes.clusters?.count ?? 0)
             for (property, owners) in changes.collections { size += 8 + property.utf8.count + 8 * owners.count }
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        bytes.append(2)
-        bytes.append(everything ? 1 : 0)
-        RecordBytes.append(UInt32(types.count), to: &bytes)
-        for (name, changes) in types.sorted(by: { $0.key < $1.key }) {
-            RecordBytes.append(name, to: &bytes)
-            bytes.append(changes.isOverflowed ? 1 : 0)
-            RecordBytes.append(keys: Array(changes.objects), to: &bytes)
-            RecordBytes.append(UInt32(changes.collections.count), to: &bytes)
-            for (property, owners) in changes.collections.sorted(by: { $0.key < $1.key }) {
-                RecordBytes.append(property, to: &bytes)
-                RecordBytes.append(keys: Array(owners), to: &bytes)
-            }
-            if let clusters = changes.clusters {
-                RecordBytes.append(keys: Array(clusters), to: &bytes)
-            } else {
-                RecordBytes.append(UInt32.max, to: &bytes)
+        return RecordBytes.encode(capacity: size) { bytes in
+            bytes.append(2 as UInt8)
+            bytes.append(everything ? 1 : 0 as UInt8)
+            bytes.append(UInt32(types.count))
+            for (name, changes) in types.sorted(by: { $0.key < $1.key }) {
+                bytes.append(name)
+                bytes.append(changes.isOverflowed ? 1 : 0 as UInt8)
+                bytes.append(keys: Array(changes.objects))
+                bytes.append(UInt32(changes.collections.count))
+                for (property, owners) in changes.collections.sorted(by: { $0.key < $1.key }) {
+                    bytes.append(property)
+                    bytes.append(keys: Array(owners))
+                }
+                if let clusters = changes.clusters {
+                    bytes.append(keys: Array(clusters))
+                } else {
+                    bytes.append(UInt32.max)
+                }
             }
         }
-        return bytes
     }
 
     /// Reads ``encoded()``'s bytes; nil when they are not a record this
@@ -272,26 +271,30 @@ final class ChangeRecorder {
         }
 
         /// ``ChangeRecord/encoded()``'s bytes of ``changes``, made from the arrays.
-        func encode(into bytes: inout [UInt8]) {
-            bytes.append(isOverflowed ? 1 : 0)
+        func encode(into bytes: inout RecordBytes) {
+            bytes.append(isOverflowed ? 1 : 0 as UInt8)
             if isOverflowed {
-                RecordBytes.append(UInt32(0), to: &bytes)
-                RecordBytes.append(UInt32(0), to: &bytes)
+                bytes.append(UInt32(0))
+                bytes.append(UInt32(0))
             } else {
-                RecordBytes.append(keys: objects, to: &bytes)
-                var lists: [(property: String, list: KeyList)] = []
-                for (property, list) in collections where !list.keys.isEmpty { lists.append((property, list)) }
-                if lists.count > 1 { lists.sort { $0.property < $1.property } }
-                RecordBytes.append(UInt32(lists.count), to: &bytes)
-                for (property, list) in lists {
-                    RecordBytes.append(property, to: &bytes)
-                    RecordBytes.append(keys: list.keys, to: &bytes)
+                bytes.append(keys: objects)
+                if collections.isEmpty {
+                    bytes.append(UInt32(0))
+                } else {
+                    var lists: [(property: String, list: KeyList)] = []
+                    for (property, list) in collections where !list.keys.isEmpty { lists.append((property, list)) }
+                    if lists.count > 1 { lists.sort { $0.property < $1.property } }
+                    bytes.append(UInt32(lists.count))
+                    for (property, list) in lists {
+                        bytes.append(property)
+                        bytes.append(keys: list.keys)
+                    }
                 }
             }
             if clustersUnknown || (clusterStarts.count > ChangeRecord.limit && Set(clusterStarts).count > ChangeRecord.limit) {
-                RecordBytes.append(UInt32.max, to: &bytes)
+                bytes.append(UInt32.max)
             } else {
-                RecordBytes.append(keys: clusterStarts, to: &bytes)
+                bytes.append(keys: clusterStarts)
             }
         }
     }
@@ -359,24 +362,34 @@ final class ChangeRecorder {
 
     /// ``record``'s ``ChangeRecord/encoded()`` bytes, without building the record.
     func encoded() -> [UInt8] {
-        var changed: [(name: String, box: TypeBox)] = []
         var size = 6
+        var changedCount = 0
+        var only: (name: String, box: TypeBox)?
         for (name, box) in boxes where box.hasChanges {
-            changed.append((name, box))
+            changedCount += 1
+            if changedCount == 1 { only = (name, box) }
             size += 4 + name.utf8.count + 1 + 4 + 8 * box.objects.count + 4 + 4 + 8 * box.clusterStarts.count
             for (property, list) in box.collections { size += 8 + property.utf8.count + 8 * list.keys.count }
         }
-        if changed.count > 1 { changed.sort { $0.name < $1.name } }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(size)
-        bytes.append(2)
-        bytes.append(everything ? 1 : 0)
-        RecordBytes.append(UInt32(changed.count), to: &bytes)
-        for (name, box) in changed {
-            RecordBytes.append(name, to: &bytes)
-            box.encode(into: &bytes)
+        return RecordBytes.encode(capacity: size) { bytes in
+            bytes.append(2 as UInt8)
+            bytes.append(everything ? 1 : 0 as UInt8)
+            bytes.append(UInt32(changedCount))
+            if changedCount == 1, let only {
+                // (A commit mostly changes one type: no list of them to build and sort.)
+                bytes.append(only.name)
+                only.box.encode(into: &bytes)
+                return
+            }
+            var changed: [(name: String, box: TypeBox)] = []
+            changed.reserveCapacity(changedCount)
+            for (name, box) in boxes where box.hasChanges { changed.append((name, box)) }
+            changed.sort { $0.name < $1.name }
+            for (name, box) in changed {
+                bytes.append(name)
+                box.encode(into: &bytes)
+            }
         }
-        return bytes
     }
 
     /// ``noteChange(in:key:)`` of many objects of one type's table at once
@@ -481,34 +494,60 @@ final class ChangeRecorder {
 }
 
 /// The pieces of a stored change record (``ChangeRecord/encoded()``), for
-/// both writers of it: a record, and a recorder's arrays.
-private enum RecordBytes {
-    @inline(__always)
-    static func append(_ value: UInt32, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+/// both writers of it: a record, and a recorder's arrays. Written in place
+/// into one array sized first (a commit encodes one record: appending to an
+/// array piece by piece cost a check and a copy call per integer).
+private struct RecordBytes {
+    private let base: UnsafeMutableRawPointer
+    private let capacity: Int
+    private(set) var count = 0
+
+    /// The bytes `body` appends, at most `capacity` of them.
+    static func encode(capacity: Int, _ body: (inout RecordBytes) -> Void) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: max(capacity, 1)) { buffer, initialized in
+            var bytes = RecordBytes(base: UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped), capacity: capacity)
+            body(&bytes)
+            initialized = bytes.count
+        }
+    }
+
+    private init(base: UnsafeMutableRawPointer, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
     }
 
     @inline(__always)
-    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    private mutating func store<T: FixedWidthInteger>(_ value: T) {
+        precondition(count + MemoryLayout<T>.size <= capacity, "Trove: a change record outgrew the size computed for it")
+        base.storeBytes(of: value.littleEndian, toByteOffset: count, as: T.self)
+        count += MemoryLayout<T>.size
     }
 
-    static func append(_ string: String, to bytes: inout [UInt8]) {
-        append(UInt32(string.utf8.count), to: &bytes)
-        bytes.append(contentsOf: string.utf8)
+    @inline(__always) mutating func append(_ value: UInt8) { store(value) }
+    @inline(__always) mutating func append(_ value: UInt32) { store(value) }
+    @inline(__always) mutating func append(_ value: UInt64) { store(value) }
+
+    mutating func append(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            store(UInt32(utf8.count))
+            precondition(count + utf8.count <= capacity, "Trove: a change record outgrew the size computed for it")
+            if !utf8.isEmpty { (base + count).copyMemory(from: utf8.baseAddress.unsafelyUnwrapped, byteCount: utf8.count) }
+            count += utf8.count
+        }
     }
 
     /// `keys` sorted, each once, after their count.
-    static func append(keys: [UInt64], to bytes: inout [UInt8]) {
+    mutating func append(keys: [UInt64]) {
         guard keys.count > 1 else {
-            append(UInt32(keys.count), to: &bytes)
-            if let key = keys.first { append(key, to: &bytes) }
+            store(UInt32(keys.count))
+            if let key = keys.first { store(key) }
             return
         }
         let sorted = keys.sorted()
         var unique = 1
         for index in 1..<sorted.count where sorted[index - 1] != sorted[index] { unique += 1 }
-        append(UInt32(unique), to: &bytes)
-        for index in sorted.indices where index == 0 || sorted[index - 1] != sorted[index] { append(sorted[index], to: &bytes) }
+        store(UInt32(unique))
+        for index in sorted.indices where index == 0 || sorted[index - 1] != sorted[index] { store(sorted[index]) }
     }
 }

@@ -233,6 +233,12 @@ extension ClusterTable {
                 }
                 guard fits else { return nil }
                 #if DEBUG
+                    try checkExtended(previous, tail)
+                #endif
+                return tail
+            }
+            #if DEBUG
+                func checkExtended(_ previous: ClusterTail?, _ tail: [UInt8]) throws {
                     if previous != nil {
                         let fresh = try ClusterTail.encode(
                             stamp: stamp, keys: keys[storedKeyCount...], columns: layout.columnCount, capacity: 0
@@ -242,11 +248,96 @@ extension ClusterTable {
                         }
                         precondition(fresh == tail, "Trove: an extended cluster tail differs from the one encoded afresh")
                     }
-                #endif
-                return tail
-            }
+                }
+            #endif
             guard let lastTail else { return try encode(extending: nil) }
-            return try lastTail.withUnsafeBytes { try encode(extending: ClusterTail($0, columnCount: layout.columnCount)) }
+            return try lastTail.withUnsafeBytes {
+                let previous = ClusterTail($0, columnCount: layout.columnCount)
+                if let previous {
+                    switch extendedTail(previous, appended: appended, stamp: stamp, layout, maximum: maximum) {
+                    case .tail(let tail):
+                        #if DEBUG
+                            try checkExtended(previous, tail)
+                        #endif
+                        return tail
+                    case .tooLarge: return nil
+                    case .unavailable: break
+                    }
+                }
+                return try encode(extending: previous)
+            }
+        }
+
+        private enum Extension {
+            case tail([UInt8])
+            case tooLarge
+            /// A column is neither pending nor a buffer.
+            case unavailable
+        }
+
+        /// The tail last written (`previous`) with the objects of the
+        /// `appended` slots after its own, sized first and written into one
+        /// array: a commit that appends an object writes its cluster's tail
+        /// again, and growing it column by column cost most of the commit's encoding.
+        private func extendedTail(
+            _ previous: ClusterTail, appended: Range<Int>, stamp: UInt64, _ layout: RecordLayout, maximum: Int
+        ) -> Extension {
+            let columns = layout.columnCount
+            let keyCount = keys.count - storedKeyCount
+            let offsetsStart = 10 + 8 * keyCount + 2
+            let patchesStart = offsetsStart + 4 * (columns + 1)
+            // (Unretained: the buffers are the cluster's, and a trivial type costs no destroy through metadata.)
+            typealias Source = (buffer: Unmanaged<ColumnBuffer>?, places: Range<Int>, size: Int)
+            return withUnsafeTemporaryAllocation(of: Source.self, capacity: columns) { sources in
+                sources.baseAddress.unsafelyUnwrapped.initialize(repeating: (nil, 0..<0, 0), count: columns)
+                var total = patchesStart
+                for column in 0..<columns {
+                    guard layout.inRecord[column], patchSlots[column]?.isEmpty == false else { continue }
+                    let buffer: ColumnBuffer
+                    let places: Range<Int>
+                    if !pending.isEmpty, let values = pending[column]?.values {
+                        // (Pending values are in slot order: the appended ones last.)
+                        buffer = values
+                        places = (values.count - appended.count)..<values.count
+                    } else if let columnBuffer = buffers[column] {
+                        buffer = columnBuffer
+                        places = appended
+                    } else {
+                        return .unavailable
+                    }
+                    let size = buffer.patchSize(extending: previous.patch(column), places: places)
+                    sources[column] = (Unmanaged.passUnretained(buffer), places, size)
+                    total += size
+                }
+                guard total - patchesStart <= maximum else { return .tooLarge }
+                let tail = [UInt8](unsafeUninitializedCapacity: total) { bytes, initialized in
+                    let base = UnsafeMutableRawPointer(bytes.baseAddress.unsafelyUnwrapped)
+                    base.storeBytes(of: stamp.littleEndian, as: UInt64.self)
+                    base.storeBytes(of: UInt16(keyCount).littleEndian, toByteOffset: 8, as: UInt16.self)
+                    for index in 0..<keyCount {
+                        base.storeBytes(
+                            of: keys[storedKeyCount + index].littleEndian, toByteOffset: 10 + 8 * index, as: UInt64.self)
+                    }
+                    base.storeBytes(of: UInt16(columns).littleEndian, toByteOffset: 10 + 8 * keyCount, as: UInt16.self)
+                    var offset = 0
+                    base.storeBytes(of: UInt32(0), toByteOffset: offsetsStart, as: UInt32.self)
+                    for column in 0..<columns {
+                        let source = sources[column]
+                        if let buffer = source.buffer, source.size > 0 {
+                            buffer._withUnsafeGuaranteedRef {
+                                $0.writePatch(
+                                    extending: previous.patch(column), slots: appended, places: source.places,
+                                    to: base + (patchesStart + offset))
+                            }
+                            offset += source.size
+                        }
+                        base.storeBytes(
+                            of: UInt32(offset).littleEndian, toByteOffset: offsetsStart + 4 * (column + 1), as: UInt32.self)
+                    }
+                    initialized = total
+                }
+                return .tail(tail)
+            }
         }
 
         /// Appends `column`'s patch to `encoded`: `previous` (its patch in the
@@ -306,7 +397,7 @@ extension ClusterTable {
         func wroteWhole(_ column: Int, bytes: Int, minimum: Int) {
             storedBytes[column] = bytes
             // (A small one is written whole again by this write: the next one notes its changes, ``adopt(_:)``.)
-            patchSlots[column] = bytes >= minimum ? [] : nil
+            if bytes >= minimum { emptyPatchSlots(column) } else { patchSlots[column] = nil }
             patchStored[column] = false
         }
 
@@ -372,7 +463,19 @@ extension ClusterTable {
             where patchSlots[column] == nil && storedBytes[column] > 0 && !changedColumns[column]
                 && (buffers[column] != nil || stored[column] != nil)
             {
-                patchSlots[column] = []
+                emptyPatchSlots(column)
+            }
+        }
+
+        /// Starts `column`'s patch empty, keeping the memory of its last one:
+        /// between two whole writes, each commit that appends an object adds a slot.
+        private func emptyPatchSlots(_ column: Int) {
+            if patchSlots[column] != nil {
+                patchSlots[column]!.removeAll(keepingCapacity: true)
+            } else {
+                var slots: [Int] = []
+                slots.reserveCapacity(32)
+                patchSlots[column] = slots
             }
         }
 

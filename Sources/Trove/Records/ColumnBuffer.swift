@@ -457,88 +457,123 @@ final class ColumnBuffer {
     func appendPatch(
         extending previous: UnsafeRawBufferPointer?, slots: Range<Int>, places: Range<Int>, to encoded: inout [UInt8]
     ) {
+        let size = patchSize(extending: previous, places: places)
+        guard size > 0 else { return }
+        let first = encoded.count
+        encoded.append(filledWith: 0, count: size)
+        encoded.withUnsafeMutableBytes { whole in
+            writePatch(
+                extending: previous, slots: slots, places: places,
+                to: UnsafeMutableRawBufferPointer(rebasing: whole[first...]).baseAddress.unsafelyUnwrapped)
+        }
+    }
+
+    /// The bytes of ``appendPatch(extending:slots:places:to:)``'s patch (0: none).
+    func patchSize(extending previous: UnsafeRawBufferPointer?, places: Range<Int>) -> Int {
         let old = previous.map { Int(UInt16(littleEndian: $0.loadUnaligned(as: UInt16.self))) } ?? 0
-        let added = slots.count
-        let count = old + added
-        guard count > 0 else { return }
+        let count = old &+ places.count
+        guard count > 0 else { return 0 }
         precondition(count <= 0x7FFF, "Trove: a column patch holds 1 to 32,767 values")
         let oldValuesStart = 2 &+ 2 &* old
         let oldHasNulls =
             previous.map { UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: oldValuesStart, as: UInt16.self)) & 0x8000 != 0 }
             ?? false
+        let hasNulls = oldHasNulls || newNull(places)
+        let dataStart = 2 &+ 2 &* count &+ 2 &+ (hasNulls ? RecordLayout.bitmapSize(count) : 0)
+        if width > 0 { return dataStart &+ count &* width }
+        var heap = 0
+        if let previous {
+            let oldDataStart = oldValuesStart &+ 2 &+ (oldHasNulls ? RecordLayout.bitmapSize(old) : 0)
+            heap = Int(UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: oldDataStart &+ 4 &* old, as: UInt32.self)))
+        }
+        spans.withUnsafeBufferPointer { spans in for place in places { heap &+= Int(spans[place].length) } }
+        return dataStart &+ 4 &* (count &+ 1) &+ heap
+    }
+
+    @inline(__always)
+    private func newNull(_ places: Range<Int>) -> Bool {
+        guard nullCount > 0 else { return false }
+        for place in places where nulls[place] { return true }
+        return false
+    }
+
+    /// Writes ``appendPatch(extending:slots:places:to:)``'s patch at
+    /// `base`, which has room for ``patchSize(extending:places:)`` bytes
+    /// (any contents: every byte is written).
+    func writePatch(
+        extending previous: UnsafeRawBufferPointer?, slots: Range<Int>, places: Range<Int>, to base: UnsafeMutableRawPointer
+    ) {
+        let old = previous.map { Int(UInt16(littleEndian: $0.loadUnaligned(as: UInt16.self))) } ?? 0
+        let added = slots.count
+        let count = old &+ added
+        let oldValuesStart = 2 &+ 2 &* old
+        let oldHasNulls =
+            previous.map { UInt16(littleEndian: $0.loadUnaligned(fromByteOffset: oldValuesStart, as: UInt16.self)) & 0x8000 != 0 }
+            ?? false
         let oldDataStart = oldValuesStart &+ 2 &+ (oldHasNulls ? RecordLayout.bitmapSize(old) : 0)
-        var newNull = false
-        if nullCount > 0 { for place in places where nulls[place] { newNull = true } }
+        let newNull = newNull(places)
         let hasNulls = oldHasNulls || newNull
         let valuesStart = 2 &+ 2 &* count
         let dataStart = valuesStart &+ 2 &+ (hasNulls ? RecordLayout.bitmapSize(count) : 0)
-        var oldHeap = 0
-        var newHeap = 0
-        if width == 0 {
-            if let previous {
-                oldHeap = Int(
-                    UInt32(littleEndian: previous.loadUnaligned(fromByteOffset: oldDataStart &+ 4 &* old, as: UInt32.self)))
-            }
-            spans.withUnsafeBufferPointer { spans in for place in places { newHeap &+= Int(spans[place].length) } }
+        let from = previous?.baseAddress
+        base.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
+        if old > 0 { (base + 2).copyMemory(from: from.unsafelyUnwrapped + 2, byteCount: 2 &* old) }
+        for (index, slot) in slots.enumerated() {
+            base.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 &+ 2 &* (old &+ index), as: UInt16.self)
         }
-        let size = width > 0 ? dataStart &+ count &* width : dataStart &+ 4 &* (count &+ 1) &+ oldHeap &+ newHeap
-        let first = encoded.count
-        encoded.append(filledWith: 0, count: size)
-        encoded.withUnsafeMutableBytes { whole in
-            let raw = UnsafeMutableRawBufferPointer(rebasing: whole[first...])
-            let base = raw.baseAddress.unsafelyUnwrapped
-            let from = previous?.baseAddress
-            raw.storeBytes(of: UInt16(count).littleEndian, as: UInt16.self)
-            if old > 0 { (base + 2).copyMemory(from: from.unsafelyUnwrapped + 2, byteCount: 2 &* old) }
-            for (index, slot) in slots.enumerated() {
-                raw.storeBytes(of: UInt16(slot).littleEndian, toByteOffset: 2 &+ 2 &* (old &+ index), as: UInt16.self)
-            }
-            raw.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, toByteOffset: valuesStart, as: UInt16.self)
+        base.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, toByteOffset: valuesStart, as: UInt16.self)
+        if hasNulls {
+            let bitmap = base + (valuesStart &+ 2)
+            bitmap.initializeMemory(as: UInt8.self, repeating: 0, count: RecordLayout.bitmapSize(count))
             if oldHasNulls {
-                (base + (valuesStart &+ 2)).copyMemory(
-                    from: from.unsafelyUnwrapped + (oldValuesStart &+ 2), byteCount: RecordLayout.bitmapSize(old))
+                bitmap.copyMemory(from: from.unsafelyUnwrapped + (oldValuesStart &+ 2), byteCount: RecordLayout.bitmapSize(old))
             }
             if newNull {
+                let flags = bitmap.assumingMemoryBound(to: UInt8.self)
                 for (index, place) in places.enumerated() where nulls[place] {
                     let bit = old &+ index
-                    raw[valuesStart &+ 2 &+ bit &>> 3] |= 1 &<< UInt8(bit & 7)
+                    flags[bit &>> 3] |= 1 &<< UInt8(bit & 7)
                 }
             }
-            bytes.withUnsafeBytes { source in
-                if width > 0 {
-                    let values = base + dataStart
-                    if old > 0 { values.copyMemory(from: from.unsafelyUnwrapped + oldDataStart, byteCount: old &* width) }
-                    if added > 0 {
-                        (values + old &* width).copyMemory(
-                            from: source.baseAddress.unsafelyUnwrapped + places.lowerBound &* width, byteCount: added &* width)
-                    }
-                    return
+        }
+        bytes.withUnsafeBytes { source in
+            if width > 0 {
+                let values = base + dataStart
+                if old > 0 { values.copyMemory(from: from.unsafelyUnwrapped + oldDataStart, byteCount: old &* width) }
+                if added > 0 {
+                    (values + old &* width).copyMemory(
+                        from: source.baseAddress.unsafelyUnwrapped + places.lowerBound &* width, byteCount: added &* width)
                 }
-                let heapStart = dataStart &+ 4 &* (count &+ 1)
-                if old > 0 {
-                    // The old offsets hold (start at 0, the heap follows them alike), and the old heap.
-                    (base + dataStart).copyMemory(from: from.unsafelyUnwrapped + oldDataStart, byteCount: 4 &* old)
-                    if oldHeap > 0 {
-                        (base + heapStart).copyMemory(
-                            from: from.unsafelyUnwrapped + (oldDataStart &+ 4 &* (old &+ 1)), byteCount: oldHeap)
-                    }
-                }
-                var written = oldHeap
-                spans.withUnsafeBufferPointer { spans in
-                    for (index, place) in places.enumerated() {
-                        raw.storeBytes(
-                            of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* (old &+ index), as: UInt32.self)
-                        let span = spans[place]
-                        let length = Int(span.length)
-                        if length > 0 {
-                            (base + (heapStart &+ written)).copyMemory(
-                                from: source.baseAddress.unsafelyUnwrapped + Int(span.start), byteCount: length)
-                        }
-                        written &+= length
-                    }
-                }
-                raw.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* count, as: UInt32.self)
+                return
             }
+            let heapStart = dataStart &+ 4 &* (count &+ 1)
+            var written = 0
+            if old > 0 {
+                // The old offsets hold (start at 0, the heap follows them alike), and the old heap.
+                written = Int(
+                    UInt32(
+                        littleEndian: from.unsafelyUnwrapped.loadUnaligned(
+                            fromByteOffset: oldDataStart &+ 4 &* old, as: UInt32.self)))
+                (base + dataStart).copyMemory(from: from.unsafelyUnwrapped + oldDataStart, byteCount: 4 &* old)
+                if written > 0 {
+                    (base + heapStart).copyMemory(
+                        from: from.unsafelyUnwrapped + (oldDataStart &+ 4 &* (old &+ 1)), byteCount: written)
+                }
+            }
+            spans.withUnsafeBufferPointer { spans in
+                for (index, place) in places.enumerated() {
+                    base.storeBytes(
+                        of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* (old &+ index), as: UInt32.self)
+                    let span = spans[place]
+                    let length = Int(span.length)
+                    if length > 0 {
+                        (base + (heapStart &+ written)).copyMemory(
+                            from: source.baseAddress.unsafelyUnwrapped + Int(span.start), byteCount: length)
+                    }
+                    written &+= length
+                }
+            }
+            base.storeBytes(of: UInt32(written).littleEndian, toByteOffset: dataStart &+ 4 &* count, as: UInt32.self)
         }
     }
 

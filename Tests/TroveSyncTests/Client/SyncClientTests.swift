@@ -402,6 +402,14 @@ struct SyncClientTests {
             local.id = 1
             try other.add(local)
         }
+        // Refused again right after that handle's own commit (which knew the synced types already).
+        #expect(throws: TroveError.self) {
+            try other.write {
+                let note = SyncNote()
+                note.id = "sneaky again"
+                try other.add(note)
+            }
+        }
         #expect(other.objects(SyncNote.self).isEmpty)
         // A synced link holding a subclass object: refused, and nothing is saved.
         let smart = SyncSmartFolder()
