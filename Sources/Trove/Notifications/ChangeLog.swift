@@ -29,7 +29,8 @@ enum ChangeLog {
     /// transaction ids again from 1, so an id may still have the entry of an
     /// earlier commit, which this one replaces.
     static func append(_ record: ChangeRecord, in transaction: WriteTransaction) throws {
-        try append(in: transaction, table: nil) { record.encoded() }
+        guard transaction.loggedBytes > 0 else { return }
+        try record.encoded().withUnsafeBytes { _ = try append($0, in: transaction, table: nil) }
     }
 
     /// ``append(_:in:)`` of what `recorder` recorded (encoded without building
@@ -37,27 +38,24 @@ enum ChangeLog {
     /// Returns the log's table (nil when the write wrote nothing).
     @discardableResult
     static func append(_ recorder: ChangeRecorder, in transaction: WriteTransaction, table: Table?) throws -> Table? {
-        try append(in: transaction, table: table) { recorder.encoded() }
+        guard transaction.loggedBytes > 0 else { return table }
+        return try recorder.withEncoded { try append($0, in: transaction, table: table) }
     }
 
-    @discardableResult
-    private static func append(in transaction: WriteTransaction, table known: Table?, _ encoded: () -> [UInt8]) throws
+    private static func append(_ bytes: UnsafeRawBufferPointer, in transaction: WriteTransaction, table known: Table?) throws
         -> Table?
     {
-        guard transaction.loggedBytes > 0, let table = try known ?? transaction.openTable(tableName) else { return known }
+        guard let table = try known ?? transaction.openTable(tableName) else { return known }
         let id = UInt64(transaction.id)
         let oldest = id > UInt64(retained) && id % pruneInterval == 0 ? id - UInt64(retained) : nil
-        let bytes = encoded()
         // The first part goes in only where no earlier commit's record has this
         // id (the usual case: no search for one first); otherwise that record goes.
         var fresh = false
         if !bytes.isEmpty {
-            fresh = try bytes.withUnsafeBytes { all in
-                try withEntryKey(id, 0) {
-                    try transaction.put(
-                        table, key: $0, value: UnsafeRawBufferPointer(rebasing: all[0..<Swift.min(partSize, all.count)]),
-                        mode: .insertOnly)
-                }
+            fresh = try withEntryKey(id, 0) {
+                try transaction.put(
+                    table, key: $0, value: UnsafeRawBufferPointer(rebasing: bytes[0..<Swift.min(partSize, bytes.count)]),
+                    mode: .insertOnly)
             }
         }
         var earlier: [[UInt8]] = []
@@ -72,11 +70,9 @@ enum ChangeLog {
             (earlier, fresh) = ([], false)
         }
         for key in earlier { try key.withUnsafeBytes { _ = try transaction.delete(table, key: $0) } }
-        try bytes.withUnsafeBytes { bytes in
-            for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() where part > 0 || !fresh {
-                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + partSize, bytes.count)])
-                try withEntryKey(id, part) { _ = try transaction.put(table, key: $0, value: slice) }
-            }
+        for (part, start) in stride(from: 0, to: bytes.count, by: partSize).enumerated() where part > 0 || !fresh {
+            let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + partSize, bytes.count)])
+            try withEntryKey(id, part) { _ = try transaction.put(table, key: $0, value: slice) }
         }
         if let oldest {
             _ = try withEntryKey(0, 0) { first in

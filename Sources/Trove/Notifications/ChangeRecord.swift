@@ -332,7 +332,8 @@ final class ChangeRecorder {
     /// By type name; kept across writes (``reset()``).
     @exclusivity(unchecked) private var boxes: [String: TypeBox] = [:]
     /// By table slot, with the table's name (a slot is reused after its table is dropped).
-    @exclusivity(unchecked) private var targets: [UInt32: (name: String, target: Target)] = [:]
+    /// (An array: slots are LMDB's small table numbers, and a dictionary's hashing cost more than the rest of a change.)
+    @exclusivity(unchecked) private var targets: [(name: String, target: Target)?] = []
     /// The table changed last: a loop of adds writes one table after another, again and again.
     @exclusivity(unchecked) private var last: (slot: UInt32, target: Target)?
 
@@ -360,8 +361,9 @@ final class ChangeRecorder {
         everything || boxes[type]?.hasChanges == true
     }
 
-    /// ``record``'s ``ChangeRecord/encoded()`` bytes, without building the record.
-    func encoded() -> [UInt8] {
+    /// Calls `body` with ``record``'s ``ChangeRecord/encoded()`` bytes,
+    /// without building the record (or an array: a commit encodes one).
+    func withEncoded<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         var size = 6
         var changedCount = 0
         var only: (name: String, box: TypeBox)?
@@ -371,7 +373,7 @@ final class ChangeRecorder {
             size += 4 + name.utf8.count + 1 + 4 + 8 * box.objects.count + 4 + 4 + 8 * box.clusterStarts.count
             for (property, list) in box.collections { size += 8 + property.utf8.count + 8 * list.keys.count }
         }
-        return RecordBytes.encode(capacity: size) { bytes in
+        return try RecordBytes.withEncoded(capacity: size, body) { bytes in
             bytes.append(2 as UInt8)
             bytes.append(everything ? 1 : 0 as UInt8)
             bytes.append(UInt32(changedCount))
@@ -414,11 +416,13 @@ final class ChangeRecorder {
         let target: Target
         if let last, last.slot == table.slot {
             target = last.target
-        } else if let known = targets[table.slot], known.name == table.name {
+        } else if Int(table.slot) < targets.count, let known = targets[Int(table.slot)], known.name == table.name {
             target = known.target
         } else {
             target = self.target(of: ChangeRecorder.kind(of: table.name))
-            targets[table.slot] = (table.name, target)
+            let slot = Int(table.slot)
+            if slot >= targets.count { targets.append(contentsOf: repeatElement(nil, count: slot + 1 - targets.count)) }
+            targets[slot] = (table.name, target)
         }
         last = (table.slot, target)
         return target
@@ -508,6 +512,18 @@ private struct RecordBytes {
             var bytes = RecordBytes(base: UnsafeMutableRawPointer(buffer.baseAddress.unsafelyUnwrapped), capacity: capacity)
             body(&bytes)
             initialized = bytes.count
+        }
+    }
+
+    /// Calls `use` with the bytes `body` writes, at most `capacity` of them,
+    /// in memory of its own (on the stack when small).
+    static func withEncoded<R>(
+        capacity: Int, _ use: (UnsafeRawBufferPointer) throws -> R, _ body: (inout RecordBytes) -> Void
+    ) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: max(capacity, 1), alignment: 8) { buffer in
+            var bytes = RecordBytes(base: buffer.baseAddress.unsafelyUnwrapped, capacity: capacity)
+            body(&bytes)
+            return try use(UnsafeRawBufferPointer(rebasing: buffer[0..<bytes.count]))
         }
     }
 

@@ -420,7 +420,7 @@ extension ClusterTable {
             lastTail = tail
             lastTailKeyCount = keys.count
             for column in 0..<layout.columnCount where layout.inRecord[column] {
-                if let slots = patchSlots[column], !slots.isEmpty {
+                if patchSlots[column]?.isEmpty == false {
                     wrotePatch(column)
                 } else {
                     patchStored[column] = false
