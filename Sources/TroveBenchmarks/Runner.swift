@@ -105,7 +105,9 @@ final class Runner {
     /// Runs `body` on each engine: one warm-up round, then `repeats` timed
     /// rounds, each on a fresh directory. The engines take turns inside each
     /// round, so load on the machine that drifts over the run hits all of
-    /// them alike; the row keeps each engine's median rate and, from the
+    /// them alike, and each round starts with the next engine, so none
+    /// always runs right after another's files were written and deleted;
+    /// the row keeps each engine's median rate and, from the
     /// rounds, the median and spread of Trove's ratio to each other engine.
     /// The answers must agree.
     func run(
@@ -119,7 +121,8 @@ final class Runner {
         var peak: [String: Int] = [:]
         for repetition in 0...options.repeats {
             if options.quick && repetition == 0 { continue }
-            for engineType in engines {
+            let first = repetition % max(engines.count, 1)
+            for engineType in engines[first...] + engines[..<first] {
                 let directory = makeScratchDirectory("\(workload)-\(engineType.name)")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 resetPeakRSS()
