@@ -287,9 +287,11 @@ extension ClusterTable {
             let offsetsStart = 10 + 8 * keyCount + 2
             let patchesStart = offsetsStart + 4 * (columns + 1)
             // (Unretained: the buffers are the cluster's, and a trivial type costs no destroy through metadata.)
-            typealias Source = (buffer: Unmanaged<ColumnBuffer>?, places: Range<Int>, size: Int)
+            typealias Source = (
+                buffer: Unmanaged<ColumnBuffer>?, places: Range<Int>, size: Int, patch: UnsafeRawBufferPointer?
+            )
             return withUnsafeTemporaryAllocation(of: Source.self, capacity: columns) { sources in
-                sources.baseAddress.unsafelyUnwrapped.initialize(repeating: (nil, 0..<0, 0), count: columns)
+                sources.baseAddress.unsafelyUnwrapped.initialize(repeating: (nil, 0..<0, 0, nil), count: columns)
                 var total = patchesStart
                 for column in 0..<columns {
                     guard layout.inRecord[column], patchSlots[column]?.isEmpty == false else { continue }
@@ -305,8 +307,9 @@ extension ClusterTable {
                     } else {
                         return .unavailable
                     }
-                    let size = buffer.patchSize(extending: previous.patch(column), places: places)
-                    sources[column] = (Unmanaged.passUnretained(buffer), places, size)
+                    let patch = previous.patch(column)
+                    let size = buffer.patchSize(extending: patch, places: places)
+                    sources[column] = (Unmanaged.passUnretained(buffer), places, size, patch)
                     total += size
                 }
                 guard total - patchesStart <= maximum else { return .tooLarge }
@@ -326,7 +329,7 @@ extension ClusterTable {
                         if let buffer = source.buffer, source.size > 0 {
                             buffer._withUnsafeGuaranteedRef {
                                 $0.writePatch(
-                                    extending: previous.patch(column), slots: appended, places: source.places,
+                                    extending: source.patch, slots: appended, places: source.places,
                                     to: base + (patchesStart + offset))
                             }
                             offset += source.size
@@ -419,11 +422,13 @@ extension ClusterTable {
             tailStored = true
             lastTail = tail
             lastTailKeyCount = keys.count
-            for column in 0..<layout.columnCount where layout.inRecord[column] {
-                if patchSlots[column]?.isEmpty == false {
-                    wrotePatch(column)
-                } else {
-                    patchStored[column] = false
+            let hasPending = !pending.isEmpty
+            pending.withUnsafeMutableBufferPointer { pending in
+                for column in 0..<layout.columnCount where layout.inRecord[column] {
+                    let patched = patchSlots[column]?.isEmpty == false
+                    patchStored[column] = patched
+                    // (The stored patch holds the pending appended values now.)
+                    if patched && hasPending { pending[column]?.appended = 0 }
                 }
             }
         }
