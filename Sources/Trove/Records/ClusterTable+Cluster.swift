@@ -312,7 +312,7 @@ extension ClusterTable {
                     sources[column] = (Unmanaged.passUnretained(buffer), places, size, patch)
                     total += size
                 }
-                guard total - patchesStart <= maximum else { return .tooLarge }
+                guard total <= maximum else { return .tooLarge }
                 let tail = [UInt8](unsafeUninitializedCapacity: total) { bytes, initialized in
                     let base = UnsafeMutableRawPointer(bytes.baseAddress.unsafelyUnwrapped)
                     base.storeBytes(of: stamp.littleEndian, as: UInt64.self)
