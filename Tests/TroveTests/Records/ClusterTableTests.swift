@@ -426,6 +426,12 @@ struct ClusterTableTests {
             key += 1
             guard let count = try parts().tail else { break }
             largestTail = count
+            let read = try ReadTransaction(environment: db.environment)
+            let bytes = try ClusterTable.withKey(1, part: ClusterTable.tailPart) {
+                try read.withValue(in: table, key: $0) { $0?.count }
+            }
+            read.end()
+            #expect((bytes ?? 0) <= clusters.tailMaximumBytes, "a tail of \(count) objects takes \(bytes ?? 0) bytes")
             guard key < 500 else {
                 Issue.record("the tail never outgrew its part")
                 return

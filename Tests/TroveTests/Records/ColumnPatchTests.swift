@@ -282,6 +282,7 @@ struct ColumnPatchTests {
         let table = try db.objectBinding(for: PatchedNote.self).table
         let body = try #require(table.schema.properties.firstIndex { $0.name == "body" })
         var patched = 0
+        var largestTail = 0
         for id in 400..<460 {
             try db.write {
                 try db.add(PatchedNote(id))
@@ -302,6 +303,12 @@ struct ColumnPatchTests {
                 try table.store.clusters!.clusterStart(
                     for: db.object(ofType: PatchedNote.self, forPrimaryKey: id)!._objectKey, in: read))
             if try ClusterTableTests.hasPatch(table.store.table, start: start, column: body, read) { patched += 1 }
+            // A tail stays within its limit (one overflow page) however it was written, extended or afresh.
+            let tailBytes = try ClusterTable.withKey(start, part: ClusterTable.tailPart) {
+                try read.withValue(in: table.store.table, key: $0) { $0?.count ?? 0 }
+            }
+            largestTail = max(largestTail, tailBytes)
+            #expect(tailBytes <= table.store.clusters!.tailMaximumBytes, "note \(id): a tail of \(tailBytes) bytes")
             read.end()
             if id % 15 == 0 {
                 reader.refresh()
@@ -309,6 +316,7 @@ struct ColumnPatchTests {
             }
         }
         #expect(patched > 30, "\(patched) of 60 appends left the body column patched (in its part or the tail)")
+        #expect(largestTail > 2_000, "the largest tail took \(largestTail) bytes")
         #expect(db.fileFormatVersion == Database.clusterTailsFormatVersion)
         reader.refresh()
         try Self.expectNotes(reader, bodies, subtitles, stars, "after the appends, the reader")
