@@ -93,6 +93,11 @@ test: deps deps-browser deps-postgres
 		{ TMPDIR=$$scratch TROVE_TEST_ENCRYPTED=1 $(SWIFT) test --skip-build --filter "$(ENCRYPTED_SUITES)" > .build/test-output-encrypted.txt 2>&1 || { $(call failures,.build/test-output-encrypted.txt); exit 1; }; } && \
 		rm -rf "$$scratch"
 	@grep "Test run with" .build/test-output-encrypted.txt | tail -n 1
+	@echo "The test that rewinds the process-id counter, alone (TROVE_TEST_PID_STEERING=1): beside other tests it makes their dead children's ids live again."
+	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
+		{ TMPDIR=$$scratch TROVE_TEST_PID_STEERING=1 $(SWIFT) test --skip-build --filter "noncesAcrossForksWithRecycledProcessIDs" > .build/test-output-pids.txt 2>&1 || { $(call failures,.build/test-output-pids.txt); exit 1; }; } && \
+		rm -rf "$$scratch"
+	@grep "Test run with" .build/test-output-pids.txt | tail -n 1
 	@echo "The sync suites again through PgBouncer in transaction mode (TROVE_SYNC_PGBOUNCER=1: a statement may land on another server session, so the protocol keeps no session state)."
 	scratch=$$(mktemp -d "$(TEST_TMP_PARENT)/trove-test-run.XXXXXX") && \
 		{ TMPDIR=$$scratch TROVE_SYNC_PGBOUNCER=1 $(SWIFT) test --skip-build --filter TroveSyncTests > .build/test-output-pgbouncer.txt 2>&1 || { $(call failures,.build/test-output-pgbouncer.txt); exit 1; }; } && \
