@@ -114,7 +114,7 @@ test: deps deps-browser deps-postgres
 	@$(MAKE) --no-print-directory docs > .build/docs-output.txt 2>&1 || (cat .build/docs-output.txt; exit 1)
 	@python3 scripts/check-doc-comments.py | tail -n 1
 	@echo "make test passed, every pass:"
-	@for pass in "column clusters:test-output" "records layout:test-output-records" "encrypted files:test-output-encrypted" "sync through PgBouncer:test-output-pgbouncer"; do \
+	@for pass in "column clusters:test-output" "records layout:test-output-records" "encrypted files:test-output-encrypted" "process ids rewound:test-output-pids" "sync through PgBouncer:test-output-pgbouncer"; do \
 		printf '  %-24s %s\n' "$${pass%%:*}" "$$(grep 'Test run with' .build/$${pass#*:}.txt | tail -n 1 | sed 's/^[^A-Za-z]*//')"; \
 	done
 

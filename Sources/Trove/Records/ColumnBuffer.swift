@@ -450,25 +450,9 @@ final class ColumnBuffer {
         }
     }
 
-    /// Appends to `encoded` the stored patch `previous` (one this code
-    /// wrote; nil: none) with the values of `slots`, which follow its slots,
-    /// after its own: they are this buffer's slots `places`. The previous
-    /// patch's parts are copied at once, not value by value.
-    func appendPatch(
-        extending previous: UnsafeRawBufferPointer?, slots: Range<Int>, places: Range<Int>, to encoded: inout [UInt8]
-    ) {
-        let size = patchSize(extending: previous, places: places)
-        guard size > 0 else { return }
-        let first = encoded.count
-        encoded.append(filledWith: 0, count: size)
-        encoded.withUnsafeMutableBytes { whole in
-            writePatch(
-                extending: previous, slots: slots, places: places,
-                to: UnsafeMutableRawBufferPointer(rebasing: whole[first...]).baseAddress.unsafelyUnwrapped)
-        }
-    }
-
-    /// The bytes of ``appendPatch(extending:slots:places:to:)``'s patch (0: none).
+    /// The bytes of the stored patch `previous` (one this code wrote; nil:
+    /// none) extended with the values of this buffer's slots `places`,
+    /// which follow its slots (``writePatch(extending:slots:places:to:)``); 0: no patch.
     func patchSize(extending previous: UnsafeRawBufferPointer?, places: Range<Int>) -> Int {
         let old = previous.map { Int(UInt16(littleEndian: $0.loadUnaligned(as: UInt16.self))) } ?? 0
         let count = old &+ places.count
@@ -497,9 +481,10 @@ final class ColumnBuffer {
         return false
     }
 
-    /// Writes ``appendPatch(extending:slots:places:to:)``'s patch at
-    /// `base`, which has room for ``patchSize(extending:places:)`` bytes
-    /// (any contents: every byte is written).
+    /// Writes the patch `previous` with the values of `places` after its
+    /// own, as the patch's `slots`, at `base`, which has room for
+    /// ``patchSize(extending:places:)`` bytes (any contents: every byte is
+    /// written). The previous patch's parts are copied at once, not value by value.
     func writePatch(
         extending previous: UnsafeRawBufferPointer?, slots: Range<Int>, places: Range<Int>, to base: UnsafeMutableRawPointer
     ) {
