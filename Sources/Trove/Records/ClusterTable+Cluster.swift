@@ -34,8 +34,14 @@ extension ClusterTable {
         /// The tail this cluster last wrote and how many keys it had then,
         /// while only objects appended since changed it: the next tail
         /// extends each column's patch with theirs instead of encoding it again.
-        @exclusivity(unchecked) private(set) var lastTail: [UInt8]?
+        /// (In ``tailMemory``'s first buffer.)
+        @exclusivity(unchecked) private(set) var lastTail: UnsafeRawBufferPointer?
         @exclusivity(unchecked) private(set) var lastTailKeyCount = 0
+        /// The memory of the tail last written and of the next one, which
+        /// swap when a tail is written: a commit that appends allocates none.
+        @exclusivity(unchecked) private var tailMemory = (
+            UnsafeMutableRawBufferPointer(start: nil, count: 0), UnsafeMutableRawBufferPointer(start: nil, count: 0)
+        )
         /// ...and not only by objects appended past the last key: slots
         /// moved, so every column is written whole (a stored patch no longer
         /// fits). Appended objects alone join each column's patch.
@@ -209,8 +215,12 @@ extension ClusterTable {
 
         /// Notes that the tail was written: the columns with a patch there,
         /// and none in a part of its own.
-        func wroteTail(_ tail: [UInt8], _ layout: RecordLayout) {
+        func wroteTail(_ tail: UnsafeRawBufferPointer, _ layout: RecordLayout) {
+            precondition(
+                tail.baseAddress == UnsafeRawPointer(tailMemory.1.baseAddress),
+                "Trove: a cluster's tail is written from the memory nextTailMemory gave")
             tailStored = true
+            tailMemory = (tailMemory.1, tailMemory.0)
             lastTail = tail
             lastTailKeyCount = keys.count
             let hasPending = !pending.isEmpty
@@ -239,8 +249,36 @@ extension ClusterTable {
             anyColumnChanged = false
         }
 
+        /// The buffer of `column`, if read, without retaining it (the cluster holds it).
+        @inline(__always)
+        func unretainedBuffer(_ column: Int) -> Unmanaged<ColumnBuffer>? {
+            UnsafeRawPointer(buffers.baseAddress.unsafelyUnwrapped + column).load(as: Unmanaged<ColumnBuffer>?.self)
+        }
+
+        /// The pending values of `column`, if it has them, without retaining them (the cluster holds them).
+        @inline(__always)
+        func pendingValues(_ column: Int) -> Unmanaged<ColumnBuffer>? {
+            guard !pending.isEmpty else { return nil }
+            // (A `Pending?` is its buffer's reference, nil when none, and the count after it.)
+            assert(MemoryLayout<Pending>.offset(of: \.values) == 0 && MemoryLayout<Pending?>.size == MemoryLayout<Pending>.size)
+            return pending.withUnsafeBufferPointer {
+                UnsafeRawPointer($0.baseAddress.unsafelyUnwrapped + column).load(as: Unmanaged<ColumnBuffer>?.self)
+            }
+        }
+
+        /// Memory for the next tail, `size` bytes (the tail last written stays as it is).
+        func nextTailMemory(_ size: Int) -> UnsafeMutableRawBufferPointer {
+            if tailMemory.1.count < size {
+                tailMemory.1.deallocate()
+                tailMemory.1 = .allocate(byteCount: max(size, 4_096), alignment: 8)
+            }
+            return UnsafeMutableRawBufferPointer(rebasing: tailMemory.1[0..<size])
+        }
+
         deinit {
             for copy in copies { copy?.deallocate() }
+            tailMemory.0.deallocate()
+            tailMemory.1.deallocate()
             // (Each moved out: a deinitialize of the whole buffer destroys through the type's metadata.)
             for column in buffers.indices {
                 _ = (buffers.baseAddress.unsafelyUnwrapped + column).move()

@@ -20,9 +20,11 @@ extension ClusterTable.Cluster {
     }
 
     /// The cluster's tail (``ClusterTail``): the keys after the stored
-    /// keys part's and every column's patch; nil when a column cannot be
-    /// patched (it changed whole) or the tail would exceed `maximum` bytes.
-    func tail(_ layout: RecordLayout, stamp: UInt64, maximum: Int) throws -> [UInt8]? {
+    /// keys part's and every column's patch, in the cluster's memory for
+    /// the next tail (``nextTailMemory(_:)``, valid until the next call);
+    /// nil when a column cannot be patched (it changed whole) or the tail
+    /// would exceed `maximum` bytes.
+    func tail(_ layout: RecordLayout, stamp: UInt64, maximum: Int) throws -> UnsafeRawBufferPointer? {
         guard !slotsMoved, storedKeyCount > 0, keys.count > storedKeyCount || tailStored,
             8 * (keys.count - storedKeyCount) < maximum
         else { return nil }
@@ -34,23 +36,22 @@ extension ClusterTable.Cluster {
             guard unread || patchSlots[column] != nil else { return nil }
         }
         // Only objects appended since the last tail: its bytes, with theirs after each column's patch.
-        if let lastTail {
-            let extended = lastTail.withUnsafeBytes { bytes -> Extension in
-                guard let previous = ClusterTail(bytes, columnCount: layout.columnCount) else { return .unavailable }
-                return extendedTail(previous, appended: lastTailKeyCount..<keys.count, stamp: stamp, layout, maximum: maximum)
-            }
-            switch extended {
+        if let lastTail, let previous = ClusterTail(lastTail, columnCount: layout.columnCount) {
+            switch extendedTail(previous, appended: lastTailKeyCount..<keys.count, stamp: stamp, layout, maximum: maximum) {
             case .tail(let tail):
                 #if DEBUG
                     let fresh = try encodedTail(layout, stamp: stamp, maximum: nil)
-                    precondition(fresh == tail, "Trove: an extended cluster tail differs from the one encoded afresh")
+                    precondition(fresh == Array(tail), "Trove: an extended cluster tail differs from the one encoded afresh")
                 #endif
                 return tail
             case .tooLarge: return nil
             case .unavailable: break
             }
         }
-        return try encodedTail(layout, stamp: stamp, maximum: maximum)
+        guard let encoded = try encodedTail(layout, stamp: stamp, maximum: maximum) else { return nil }
+        let memory = nextTailMemory(encoded.count)
+        encoded.withUnsafeBytes { memory.copyMemory(from: $0) }
+        return UnsafeRawBufferPointer(memory)
     }
 
     /// The cluster's tail encoded from every column's patch slots; nil
@@ -68,16 +69,17 @@ extension ClusterTable.Cluster {
     }
 
     private enum Extension {
-        case tail([UInt8])
+        case tail(UnsafeRawBufferPointer)
         case tooLarge
         /// A column is neither pending nor a buffer (or the last tail does not read): encoded afresh.
         case unavailable
     }
 
     /// The tail last written (`previous`) with the objects of the
-    /// `appended` slots after its own, sized first and written into one
-    /// array: a commit that appends an object writes its cluster's tail
-    /// again, and growing it column by column cost most of the commit's encoding.
+    /// `appended` slots after its own, sized first and written into the
+    /// memory for the next tail: a commit that appends an object writes its
+    /// cluster's tail again, and growing it column by column cost most of
+    /// the commit's encoding.
     private func extendedTail(
         _ previous: ClusterTail, appended: Range<Int>, stamp: UInt64, _ layout: RecordLayout, maximum: Int
     ) -> Extension {
@@ -94,26 +96,28 @@ extension ClusterTable.Cluster {
             var total = patchesStart
             for column in 0..<columns {
                 guard layout.inRecord[column], patchSlots[column]?.isEmpty == false else { continue }
-                let buffer: ColumnBuffer
+                let buffer: Unmanaged<ColumnBuffer>
                 let places: Range<Int>
-                if !pending.isEmpty, let values = pending[column]?.values {
+                if let values = pendingValues(column) {
                     // (Pending values are in slot order: the appended ones last.)
                     buffer = values
-                    places = (values.count - appended.count)..<values.count
-                } else if let columnBuffer = buffers[column] {
+                    let count = values._withUnsafeGuaranteedRef { $0.count }
+                    places = (count - appended.count)..<count
+                } else if let columnBuffer = unretainedBuffer(column) {
                     buffer = columnBuffer
                     places = appended
                 } else {
                     return .unavailable
                 }
                 let patch = previous.patch(column)
-                let size = buffer.patchSize(extending: patch, places: places)
-                sources[column] = (Unmanaged.passUnretained(buffer), places, size, patch)
+                let size = buffer._withUnsafeGuaranteedRef { $0.patchSize(extending: patch, places: places) }
+                sources[column] = (buffer, places, size, patch)
                 total += size
             }
             guard total <= maximum else { return .tooLarge }
-            let tail = [UInt8](unsafeUninitializedCapacity: total) { bytes, initialized in
-                let base = UnsafeMutableRawPointer(bytes.baseAddress.unsafelyUnwrapped)
+            let tail = nextTailMemory(total)
+            do {
+                let base = tail.baseAddress.unsafelyUnwrapped
                 base.storeBytes(of: stamp.littleEndian, as: UInt64.self)
                 base.storeBytes(of: UInt16(keyCount).littleEndian, toByteOffset: 8, as: UInt16.self)
                 for index in 0..<keyCount {
@@ -136,9 +140,8 @@ extension ClusterTable.Cluster {
                     base.storeBytes(
                         of: UInt32(offset).littleEndian, toByteOffset: offsetsStart + 4 * (column + 1), as: UInt32.self)
                 }
-                initialized = total
             }
-            return .tail(tail)
+            return .tail(UnsafeRawBufferPointer(tail))
         }
     }
 
