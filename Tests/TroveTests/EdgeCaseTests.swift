@@ -192,6 +192,48 @@ struct EdgeCaseTests {
         #expect(last.id == 6)
     }
 
+    @Test("single deletes in commits one after another store the object-key counter past every deleted key")
+    func keyCounterAfterSingleDeletes() throws {
+        let db = try makeDatabase()
+        var dogs: [Dog] = []
+        try db.write {
+            for index in 0..<6 {
+                let dog = Dog()
+                dog.name = "d\(index)"
+                try db.add(dog)
+                dogs.append(dog)
+            }
+        }
+        let keys = dogs.map(\._objectKey)
+        func storedCounter() throws -> UInt64 {
+            let read = try ReadTransaction(environment: db.environment)
+            defer { read.end() }
+            let meta = try #require(try read.existingTable(Catalog.metaTable))
+            return try #require(try Catalog.integer(UInt64.self, key: "seq:Dog", in: meta, read))
+        }
+        try db.write { try db.delete(dogs[1]) }
+        #expect(try storedCounter() > keys[1])
+        // Below the counter this handle's last commit stored: nothing to store.
+        try db.write { try db.delete(dogs[2]) }
+        // The largest key, right after this handle's own commit: stored.
+        try db.write { try db.delete(dogs[5]) }
+        #expect(try storedCounter() > keys[5])
+        // Another handle's commit between: this handle reads the counter again.
+        let other = try Database(configuration: db.configuration)
+        try other.write { try other.delete(other.objects(Dog.self).filter("name == 'd4'")) }
+        try db.write { try db.delete(dogs[3]) }
+        try db.write { try db.delete(dogs[0]) }
+        #expect(try storedCounter() > keys.max()!)
+        #expect(db.objects(Dog.self).isEmpty)
+        // A write that adds an object and deletes one below the counter keeps it too.
+        let added = Dog()
+        try db.write {
+            try db.add(added)
+            try db.delete(added)
+        }
+        #expect(try storedCounter() > added._objectKey)
+    }
+
     @Test("deleting a whole type through its Results empties it and its indexes")
     func deleteWholeType() throws {
         let db = try makeDatabase()

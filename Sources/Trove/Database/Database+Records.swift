@@ -287,7 +287,11 @@ extension Database {
     /// Remembers what a delete freed, for ``flushCounters``.
     func noteDeleted(objectKey: UInt64, values: [StoredValue]?, table: TableInfo, _ state: WriteState) {
         let sequence = table.sequenceCounter
-        state.deletedBeyond[sequence] = max(state.deletedBeyond[sequence] ?? 0, objectKey + 1)
+        // (A key below the counter as stored needs no store of it: that was a lookup and a put a delete.)
+        let known = storedCounters.flatMap { $0.confirmedAt == state.transaction.id - 1 ? $0.values[sequence] : nil }
+        if objectKey >= known ?? 0 {
+            state.deletedBeyond[sequence] = max(state.deletedBeyond[sequence] ?? 0, objectKey + 1)
+        }
         if let column = table.primaryKeyColumn, table.schema.properties[column].isAutoIncrement,
             case .int(let value) = values?[column] ?? .null, value >= 0
         {

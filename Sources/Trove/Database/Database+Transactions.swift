@@ -90,6 +90,10 @@ extension Database {
             if incomingLinkCache?.confirmedAt == id - 1 {
                 incomingLinkCache?.confirmedAt = state.recorder.changedCatalog ? nil : id
             }
+            // (A write that changed the catalog may have dropped a type and its counters.)
+            storedCounters =
+                state.countersAfterCommit.isEmpty || state.recorder.changedCatalog
+                ? nil : (state.countersAfterCommit, id)
         } catch {
             cancelWrite()
             throw error
@@ -182,12 +186,16 @@ extension Database {
     /// Stores the counters of types that had deletes, so a deleted largest
     /// key (or auto-increment value) is never handed out again.
     private func flushCounters(_ state: WriteState) throws {
+        if let known = storedCounters, known.confirmedAt == state.transaction.id - 1 {
+            state.countersAfterCommit = known.values
+        }
         guard !state.deletedBeyond.isEmpty else { return }
         let meta = try state.transaction.openTable(Catalog.metaTable)!
         for (name, beyond) in state.deletedBeyond {
             let stored = try Catalog.integer(UInt64.self, key: name, in: meta, state.transaction) ?? 0
             let next = max(stored, beyond, state.nextKeys[name] ?? 0)
             if next != stored { try Catalog.put(next.littleEndian, key: name, in: meta, state.transaction) }
+            state.countersAfterCommit[name] = next
         }
     }
 }

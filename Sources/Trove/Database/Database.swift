@@ -93,6 +93,11 @@ public final class Database {
     /// in the write of id `readIn + 1`, which sees the file that one left
     /// (only a write through a sync client changes them, and such a write does not read them here).
     var syncedTypes: (types: [String], readIn: Int)?
+    /// Stored counters (object keys, auto-increment values) as the commit
+    /// with transaction id `confirmedAt` left them, or higher since: counters
+    /// only grow, so a write right after it need not store one again for a
+    /// delete below it (``noteDeleted(objectKey:values:table:_:)``).
+    var storedCounters: (values: [String: UInt64], confirmedAt: Int)?
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
     @exclusivity(unchecked) package internal(set) var invalidationEpoch: UInt32 = 0

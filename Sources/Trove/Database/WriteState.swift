@@ -17,6 +17,9 @@ final class WriteState {
     /// in this transaction. Only then must the counter be stored: without
     /// deletes, the largest key in the table already says where to go on.
     @exclusivity(unchecked) var deletedBeyond: [String: UInt64] = [:]
+    /// The stored counters as this transaction leaves them, where known
+    /// (``Database/storedCounters``, for after the commit).
+    @exclusivity(unchecked) var countersAfterCommit: [String: UInt64] = [:]
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
     @exclusivity(unchecked) var deferredError: (any Error)?
     var recordWriter = RecordWriter()
