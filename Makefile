@@ -75,7 +75,7 @@ TEST_TMP_PARENT := $(or $(TMPDIR),/tmp)
 
 # The suites the encrypted pass runs: each of their databases is made by
 # makeDatabase, which gives it the suite's key.
-ENCRYPTED_SUITES := QueryConformanceTests|DeletedSlotTests|LinkTests|ListChunkTests|ColumnPatchTests|FaultInjectionTests|SetAndMapTests|FullTextSearchTests|LinkQueryTests|MigrationTests|ChangeLogTests|DynamicObjectTests|EmbeddedObjectTests|SectionedResultsTests|SortDescriptorTests|ObjectTests|HierarchyTests|PersistableTests|ObservationTests
+ENCRYPTED_SUITES := QueryConformanceTests|EdgeCaseTests|DeletedSlotTests|LinkTests|ListChunkTests|ColumnPatchTests|FaultInjectionTests|SetAndMapTests|FullTextSearchTests|LinkQueryTests|MigrationTests|ChangeLogTests|DynamicObjectTests|EmbeddedObjectTests|SectionedResultsTests|SortDescriptorTests|ObjectTests|HierarchyTests|PersistableTests|ObservationTests
 
 test: deps deps-browser deps-postgres
 	$(SWIFT) build --build-tests

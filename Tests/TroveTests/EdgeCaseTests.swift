@@ -169,20 +169,19 @@ struct EdgeCaseTests {
     @Test("deleted largest keys and auto-increment values are not reused, even after a reopen")
     func noReuseAcrossReopen() throws {
         let db = try makeDatabase()
-        let url = db.configuration.fileURL
         try db.write {
             for _ in 0..<3 { try db.add(Ticket()) }
         }
         try db.write { try db.delete(db.objects(Ticket.self).filter("id == 3")) }
         do {
-            let reopened = try Database(fileURL: url)
+            let reopened = try Database(configuration: db.configuration)
             let next = Ticket()
             try reopened.write { try reopened.add(next) }
             #expect(next.id == 4)
             try reopened.write { try reopened.delete(reopened.objects(Ticket.self)) }
             #expect(reopened.objects(Ticket.self).isEmpty)
         }
-        let again = try Database(fileURL: url)
+        let again = try Database(configuration: db.configuration)
         let after = Ticket()
         try again.write { try again.add(after) }
         #expect(after.id == 5)
