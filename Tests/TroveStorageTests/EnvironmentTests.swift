@@ -72,6 +72,40 @@ struct EnvironmentTests {
         #expect(stored == value)
     }
 
+    @Test("values written where they are stored (reserved) survive the map growing under the write: the log replays them")
+    func reservedValuesReplayWhenTheMapGrows() throws {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        options.reservesMap = false
+        let path = makeTemporaryDirectory().appendingPathComponent("reserve.trove").path
+        let environment = try Environment.open(path: path, options: options)
+        let write = try WriteTransaction(environment: environment)
+        let table = try #require(try write.openTable("data"))
+        for key in 0..<8_000 as Range<UInt64> {
+            let value = pattern(Int(key % 1_500) + 1, seed: UInt8(key % 251))
+            var bigEndian = key.bigEndian
+            try withUnsafeBytes(of: &bigEndian) { k in
+                if key % 2 == 0 {
+                    try write.put(table, key: k, reserving: value.count) { target in
+                        value.withUnsafeBytes { target.copyMemory(from: $0) }
+                    }
+                } else {
+                    try value.withUnsafeBytes { _ = try write.put(table, key: k, value: $0) }
+                }
+            }
+        }
+        #expect(write.mapGrowths > 0)
+        try write.commit()
+
+        let read = try ReadTransaction(environment: environment)
+        defer { read.end() }
+        #expect(try read.count(of: table) == 8_000)
+        for key in stride(from: 0, to: 8_000, by: 7) as StrideTo<UInt64> {
+            let stored = try read.withValue(in: table, key: key) { $0.map { Array($0) } }
+            #expect(stored == pattern(Int(key % 1_500) + 1, seed: UInt8(key % 251)), "key \(key)")
+        }
+    }
+
     @Test("the last commit can be read from another thread while writes grow (remap) the map")
     func lastCommitIsReadSafelyDuringMapGrowth() throws {
         var options = Environment.Options()

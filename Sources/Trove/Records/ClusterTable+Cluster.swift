@@ -712,6 +712,13 @@ extension ClusterTable {
             try (0..<layout.columnCount).map { try value(slot, $0, layout) }
         }
 
+        /// The buffer of `column`, read first if need be; nil when the column
+        /// stays as stored (its stored bytes are its encoding).
+        func readBuffer(_ column: Int) throws -> ColumnBuffer? {
+            try read(column)
+            return buffers[column]
+        }
+
         /// Calls `body` with the stored encoding of a column, from its buffer or its stored bytes.
         func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
             try read(column)

@@ -703,9 +703,18 @@ final class ClusterTable {
                 cluster.wrotePatch(column)
                 continue
             }
-            let bytes = try cluster.withEncoded(column) { encoded in
-                try put(encoded, cluster.start, part: column + 1, transaction)
-                return encoded.count
+            let bytes: Int
+            if let buffer = try cluster.readBuffer(column) {
+                // (Encoded where it is stored: a column written whole was encoded into an array and copied.)
+                bytes = buffer.encodedSize
+                try Self.withKey(cluster.start, part: column + 1) { key in
+                    try transaction.put(table, key: key, reserving: bytes) { buffer.encode(into: $0) }
+                }
+            } else {
+                bytes = try cluster.withEncoded(column) { encoded in
+                    try put(encoded, cluster.start, part: column + 1, transaction)
+                    return encoded.count
+                }
             }
             if cluster.patchStored[column] && !hadTail {
                 try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }

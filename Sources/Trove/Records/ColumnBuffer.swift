@@ -564,48 +564,63 @@ final class ColumnBuffer {
 
     /// The column in its stored encoding (``ClusterColumn``).
     func encoded() -> [UInt8] {
+        let size = encodedSize
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            encode(into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = size
+        }
+    }
+
+    /// The size of ``encoded()``: the header, the slots or offsets, and the
+    /// live values' bytes (dead bytes of the heap are left out).
+    var encodedSize: Int {
         precondition(count <= 0x7FFF, "Trove: a cluster holds at most 32,767 objects")
+        let dataStart = 2 + (nullCount > 0 ? RecordLayout.bitmapSize(count) : 0)
+        if width > 0 { return dataStart + bytes.count }
+        var live = 0
+        spans.withUnsafeBufferPointer { spans in for span in spans { live &+= Int(span.length) } }
+        return dataStart + 4 * (count + 1) + live
+    }
+
+    /// Writes ``encoded()`` into `target`, ``encodedSize`` bytes (any
+    /// contents before: every byte is written) — into the stored value's
+    /// place, say, so the encoding is not copied again.
+    func encode(into target: UnsafeMutableRawBufferPointer) {
         let hasNulls = nullCount > 0
         let dataStart = 2 + (hasNulls ? RecordLayout.bitmapSize(count) : 0)
-        // At most: the header, the slots or offsets, and the whole heap (dead bytes are left out).
-        let capacity = dataStart + (width > 0 ? bytes.count : 4 * (count + 1) + bytes.count)
-        return [UInt8](allocatingCapacity: capacity, filler: 0) { buffer, initialized in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            let target = raw.baseAddress.unsafelyUnwrapped
-            target.initializeMemory(as: UInt8.self, repeating: 0, count: dataStart)
-            raw.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
-            if hasNulls { for slot in 0..<count where nulls[slot] { raw[2 + slot / 8] |= 1 << UInt8(slot % 8) } }
-            bytes.withUnsafeBytes { heap in
-                if width > 0 {
-                    if !heap.isEmpty { (target + dataStart).copyMemory(from: heap.baseAddress!, byteCount: heap.count) }
-                    initialized = dataStart + heap.count
-                    return
-                }
-                // Offsets of the live values laid end to end, then their bytes in slot order.
-                var written = dataStart + 4 * (count + 1)
-                var offset: UInt32 = 0
-                // Values that lie end to end in the heap are copied as one run.
-                var run = 0..<0
-                func copy(_ run: Range<Int>) {
-                    guard !run.isEmpty else { return }
-                    (target + written).copyMemory(from: heap.baseAddress! + run.lowerBound, byteCount: run.count)
-                    written += run.count
-                }
-                for (slot, span) in spans.enumerated() {
-                    raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * slot, as: UInt32.self)
-                    offset += span.length
-                    let start = Int(span.start)
-                    if start == run.upperBound {
-                        run = run.lowerBound..<(start + Int(span.length))
-                    } else {
-                        copy(run)
-                        run = start..<(start + Int(span.length))
-                    }
-                }
-                raw.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * count, as: UInt32.self)
-                copy(run)
-                initialized = written
+        let base = target.baseAddress.unsafelyUnwrapped
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: dataStart)
+        target.storeBytes(of: (UInt16(count) | (hasNulls ? 0x8000 : 0)).littleEndian, as: UInt16.self)
+        if hasNulls { for slot in 0..<count where nulls[slot] { target[2 + slot / 8] |= 1 << UInt8(slot % 8) } }
+        bytes.withUnsafeBytes { heap in
+            if width > 0 {
+                if !heap.isEmpty { (base + dataStart).copyMemory(from: heap.baseAddress!, byteCount: heap.count) }
+                return
             }
+            // Offsets of the live values laid end to end, then their bytes in slot order.
+            var written = dataStart + 4 * (count + 1)
+            var offset: UInt32 = 0
+            // Values that lie end to end in the heap are copied as one run.
+            var run = 0..<0
+            func copy(_ run: Range<Int>) {
+                guard !run.isEmpty else { return }
+                (base + written).copyMemory(from: heap.baseAddress! + run.lowerBound, byteCount: run.count)
+                written += run.count
+            }
+            for (slot, span) in spans.enumerated() {
+                target.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * slot, as: UInt32.self)
+                offset += span.length
+                let start = Int(span.start)
+                if start == run.upperBound {
+                    run = run.lowerBound..<(start + Int(span.length))
+                } else {
+                    copy(run)
+                    run = start..<(start + Int(span.length))
+                }
+            }
+            target.storeBytes(of: offset.littleEndian, toByteOffset: dataStart + 4 * count, as: UInt32.self)
+            copy(run)
+            precondition(written == target.count, "Trove: a column's encoding differs from its size")
         }
     }
 

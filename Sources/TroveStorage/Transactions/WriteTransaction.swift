@@ -197,6 +197,47 @@ package final class WriteTransaction: Transaction {
         return try insert(table, key: key, value: value, flags: flags, mode: mode)
     }
 
+    /// Stores a value of `count` bytes under `key`, written by `fill` where
+    /// it is stored (LMDB's `MDB_RESERVE`): a value encoded for the put alone
+    /// is not built and then copied. `fill` must write every byte; it may
+    /// run again when the map grows meanwhile. In a sealed table the value
+    /// is written into memory of its own and sealed. Not for multi-value tables.
+    package func put(
+        _ table: Table, key: UnsafeRawBufferPointer, reserving count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws {
+        precondition(!table.isMultiValue, "Trove: a value reserved in a multi-value table; this is a bug in Trove")
+        if table.isSealed, environment.cipher != nil {
+            let value = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                fill(UnsafeMutableRawBufferPointer(buffer))
+                initialized = count
+            }
+            try value.withUnsafeBytes { _ = try put(table, key: key, value: $0) }
+            return
+        }
+        var stored: UnsafeMutableRawPointer?
+        let rc = try perform {
+            withMapAccess {
+                var k = MDB_val(key)
+                var v = MDB_val(mv_size: count, mv_data: nil)
+                let flags = UInt32(MDB_RESERVE)
+                let rc =
+                    if let cursor = putCursor(table.dbi) {
+                        LMDBCall.run { mdb_cursor_put(cursor, &k, &v, flags) }
+                    } else {
+                        LMDBCall.run { mdb_put(txn!, table.dbi, &k, &v, flags) }
+                    }
+                if rc == MDB_SUCCESS {
+                    stored = v.mv_data
+                    fill(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+                }
+                return rc
+            }
+        }
+        try LMDBCall.check(rc, "writing to table \(table.name)", path: path)
+        append(.put, dbi: table.dbi, flags: 0, key: key, value: UnsafeRawBufferPointer(start: stored, count: count))
+        changeHook?(table, key)
+    }
+
     /// Tables where a key was inserted out of order in this transaction.
     @exclusivity(unchecked) private var unorderedInserts = Set<MDB_dbi>()
 
