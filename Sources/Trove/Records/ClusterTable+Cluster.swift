@@ -453,21 +453,24 @@ extension ClusterTable {
                 }
             } else {
                 for column in 0..<layout.columnCount
-                where layout.inRecord[column] && buffers[column] == nil && pending[column] == nil {
+                where layout.inRecord[column] && unretainedBuffer(column) == nil && pendingValues(column) == nil {
                     try buffer(column)
                 }
             }
             keys.append(key)
             keysChanged = true
-            for column in 0..<layout.columnCount where layout.inRecord[column] {
-                markChanged(column)
-                if let buffer = buffers[column] {
-                    buffer.append(values[column])
-                } else {
-                    pending[column]!.values.append(values[column])
-                    pending[column]!.appended += 1
+            // (Buffers and values borrowed, not retained and copied: a commit that appends one object did so per column.)
+            values.withUnsafeBufferPointer { values in
+                for column in 0..<layout.columnCount where layout.inRecord[column] {
+                    markChanged(column)
+                    if let buffer = unretainedBuffer(column) {
+                        buffer._withUnsafeGuaranteedRef { $0.append(values[column]) }
+                    } else {
+                        pendingValues(column).unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.append(values[column]) }
+                        pending.withUnsafeMutableBufferPointer { $0[column]!.appended += 1 }
+                    }
+                    noteChanged(slot, in: column)
                 }
-                noteChanged(slot, in: column)
             }
         }
 
