@@ -6,6 +6,15 @@ import Testing
 
 @Suite("Environment")
 struct EnvironmentTests {
+    /// A new file whose map starts at 1 MiB and grows (no reservation).
+    private func growableEnvironment(_ name: String) throws -> Environment {
+        var options = Environment.Options()
+        options.initialMapSize = 1 << 20
+        options.reservesMap = false
+        return try Environment.open(
+            path: makeTemporaryDirectory().appendingPathComponent("\(name).trove").path, options: options)
+    }
+
     @Test("one environment per file, shared by every opener, whatever the path spelling")
     func registrySharesEnvironments() throws {
         let directory = makeTemporaryDirectory()
@@ -24,11 +33,7 @@ struct EnvironmentTests {
     #if os(Linux)
         @Test("the map's address is known, before and after the map grows, so reads are bounded by the file")
         func mapAddressIsKnown() throws {
-            var options = Environment.Options()
-            options.initialMapSize = 1 << 20
-            options.reservesMap = false
-            let path = makeTemporaryDirectory().appendingPathComponent("bounds.trove").path
-            let environment = try Environment.open(path: path, options: options)
+            let environment = try growableEnvironment("bounds")
             for round in 0..<2 {
                 let write = try WriteTransaction(environment: environment)
                 let table = try #require(try write.openTable("values"))
@@ -50,11 +55,7 @@ struct EnvironmentTests {
 
     @Test("a write much larger than the starting 1 MiB map grows the map and commits everything")
     func mapGrowsUnderALargeWrite() throws {
-        var options = Environment.Options()
-        options.initialMapSize = 1 << 20
-        options.reservesMap = false
-        let path = makeTemporaryDirectory().appendingPathComponent("grow.trove").path
-        let environment = try Environment.open(path: path, options: options)
+        let environment = try growableEnvironment("grow")
         #expect(environment.mapSize == 1 << 20)
         let write = try WriteTransaction(environment: environment)
         let table = try #require(try write.openTable("data"))
@@ -74,11 +75,7 @@ struct EnvironmentTests {
 
     @Test("values written where they are stored (reserved) survive the map growing under the write: the log replays them")
     func reservedValuesReplayWhenTheMapGrows() throws {
-        var options = Environment.Options()
-        options.initialMapSize = 1 << 20
-        options.reservesMap = false
-        let path = makeTemporaryDirectory().appendingPathComponent("reserve.trove").path
-        let environment = try Environment.open(path: path, options: options)
+        let environment = try growableEnvironment("reserve")
         let write = try WriteTransaction(environment: environment)
         let table = try #require(try write.openTable("data"))
         for key in 0..<8_000 as Range<UInt64> {
@@ -108,11 +105,7 @@ struct EnvironmentTests {
 
     @Test("the last commit can be read from another thread while writes grow (remap) the map")
     func lastCommitIsReadSafelyDuringMapGrowth() throws {
-        var options = Environment.Options()
-        options.initialMapSize = 1 << 20
-        options.reservesMap = false
-        let path = makeTemporaryDirectory().appendingPathComponent("watch.trove").path
-        let environment = try Environment.open(path: path, options: options)
+        let environment = try growableEnvironment("watch")
         let stop = Locked(false)
         let seen = Locked(0)
         let thread = Thread {
@@ -176,11 +169,7 @@ struct EnvironmentTests {
 
     @Test("a rewrite through one cursor that fills the map grows it, replays and goes on where it stopped")
     func aRewriteThatFillsTheMapGoesOn() throws {
-        var options = Environment.Options()
-        options.initialMapSize = 1 << 20
-        options.reservesMap = false
-        let path = makeTemporaryDirectory().appendingPathComponent("rewrite.trove").path
-        let environment = try Environment.open(path: path, options: options)
+        let environment = try growableEnvironment("rewrite")
         let first = try WriteTransaction(environment: environment)
         let table = try #require(try first.openTable("data"))
         for key in stride(from: 0, to: 4_000, by: 2) as StrideTo<UInt64> {
