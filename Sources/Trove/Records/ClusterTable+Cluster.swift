@@ -715,18 +715,18 @@ extension ClusterTable {
             try (0..<layout.columnCount).map { try value(slot, $0, layout) }
         }
 
-        /// The buffer of `column`, read first if need be; nil when the column
-        /// stays as stored (its stored bytes are its encoding).
-        func readBuffer(_ column: Int) throws -> ColumnBuffer? {
-            try read(column)
-            return buffers[column]
+        /// What a column written whole is made from, read first if need be.
+        enum WholeColumn {
+            /// Its buffer, to encode.
+            case buffer(ColumnBuffer)
+            /// Its stored encoding, when it stays as read.
+            case stored(UnsafeRawBufferPointer)
         }
 
-        /// Calls `body` with the stored encoding of a column, from its buffer or its stored bytes.
-        func withEncoded<R>(_ column: Int, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        func wholeColumn(_ column: Int) throws -> WholeColumn {
             try read(column)
-            if let buffer = buffers[column] { return try buffer.encoded().withUnsafeBytes(body) }
-            return try body(stored[column]!.bytes)
+            if let buffer = buffers[column] { return .buffer(buffer) }
+            return .stored(stored[column]!.bytes)
         }
     }
 }

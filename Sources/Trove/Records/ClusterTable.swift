@@ -704,17 +704,16 @@ final class ClusterTable {
                 continue
             }
             let bytes: Int
-            if let buffer = try cluster.readBuffer(column) {
+            switch try cluster.wholeColumn(column) {
+            case .buffer(let buffer):
                 // (Encoded where it is stored: a column written whole was encoded into an array and copied.)
                 bytes = buffer.encodedSize
                 try Self.withKey(cluster.start, part: column + 1) { key in
                     try transaction.put(table, key: key, reserving: bytes) { buffer.encode(into: $0) }
                 }
-            } else {
-                bytes = try cluster.withEncoded(column) { encoded in
-                    try put(encoded, cluster.start, part: column + 1, transaction)
-                    return encoded.count
-                }
+            case .stored(let encoded):
+                bytes = encoded.count
+                try put(encoded, cluster.start, part: column + 1, transaction)
             }
             if cluster.patchStored[column] && !hadTail {
                 try Self.withKey(cluster.start, part: Self.patchPart(column)) { _ = try transaction.delete(table, key: $0) }
