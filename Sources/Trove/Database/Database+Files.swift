@@ -140,7 +140,7 @@ extension Database {
             }
             names = listed
         }
-        let skipping: Set<String> = [Catalog.keyCheckTable, ChangeLog.tableName]
+        let skipping = Set([Catalog.keyCheckTable] + ChangeLog.tableNames)
         if !sameKeys, names == nil { names = try environment.tableNames() }
         if !sameKeys { names = names?.filter { !Database.isIndexTable($0) } }
         try environment.copyTables(

@@ -79,10 +79,9 @@ extension Database {
             try flushCounters(state)
             // The change log is written only for a transaction that wrote: the clusters it changed first.
             try state.transaction.writeOutCaches()
-            let changeLog = try ChangeLog.append(state.recorder, in: state.transaction, table: changeLogTable)
+            try ChangeLog.append(state.recorder, in: state.transaction, tables: &changeLogTables)
             let id = state.transaction.id
             try state.transaction.commit()
-            changeLogTable = changeLog
             // (Every cache of a write is a cluster cache.)
             let caches = state.transaction.objectCaches
             carriedClusterCaches = caches.isEmpty ? nil : (id, caches)
@@ -95,6 +94,8 @@ extension Database {
                 state.countersAfterCommit.isEmpty || state.recorder.changedCatalog
                 ? nil : (state.countersAfterCommit, id)
         } catch {
+            // (A table the write opened for the log is gone with it.)
+            changeLogTables = ChangeLog.Tables()
             cancelWrite()
             throw error
         }

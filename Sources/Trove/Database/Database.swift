@@ -21,12 +21,15 @@ public final class Database {
     let environment: Environment
     let catalog: Catalog
 
-    var snapshot: ReadTransaction?
+    // (The state every read or write passes through skips Swift's dynamic
+    // exclusivity checks, ~100 instructions each, a dozen a single-object
+    // commit: a handle is used in one isolation domain, `checkIsolation()`.)
+    @exclusivity(unchecked) var snapshot: ReadTransaction?
     /// A parked snapshot kept for reuse: with observers, a refresh keeps the
     /// old snapshot open while they compare, and parks it here after.
-    var spareSnapshot: ReadTransaction?
+    @exclusivity(unchecked) var spareSnapshot: ReadTransaction?
     /// While observers are told of new commits: what they compare.
-    var delivery: Delivery?
+    @exclusivity(unchecked) var delivery: Delivery?
     /// How many times an observer of results ran its query again and
     /// compared in full, because the change log could not tell it (for tests).
     var fullComparisons = 0
@@ -37,10 +40,10 @@ public final class Database {
     /// the file's next (nobody committed in between), it starts with them
     /// (a run of small writes to the same objects reads and decodes their
     /// clusters once).
-    var carriedClusterCaches: (commit: Int, caches: [UInt32: any TransactionCache])?
-    /// The change log's table, once a write of this handle committed with it
-    /// (tables are never dropped: it stays).
-    var changeLogTable: Table?
+    @exclusivity(unchecked) var carriedClusterCaches: (commit: Int, caches: [UInt32: any TransactionCache])?
+    /// The change log's tables, each once a write of this handle committed
+    /// with it (tables are never dropped: they stay).
+    @exclusivity(unchecked) var changeLogTables = ChangeLog.Tables()
     @exclusivity(unchecked) var writeState: WriteState? {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)
@@ -72,12 +75,12 @@ public final class Database {
     /// that reads a cluster of a write's cache holds the number it had then,
     /// so it looks again once that write is over.
     @exclusivity(unchecked) var writeSerial: UInt64 = 0
-    var objectBindings: [ObjectIdentifier: ObjectBinding] = [:] {
+    @exclusivity(unchecked) var objectBindings: [ObjectIdentifier: ObjectBinding] = [:] {
         didSet { lastBinding = nil }
     }
     /// The binding asked for last: a loop of adds or lookups asks for one
     /// class again and again.
-    var lastBinding: ObjectBinding?
+    @exclusivity(unchecked) var lastBinding: ObjectBinding?
     var valueBindings: [ObjectIdentifier: ValueBinding] = [:]
     /// Each stored type's subclasses, read from the catalog of one snapshot
     /// (transaction id and ``generation``).
@@ -87,17 +90,17 @@ public final class Database {
     /// found in the stored schemas whose keys and values were `schemas`
     /// (``Catalog/storedSchemaBytes(in:)``); `confirmedAt`: a commit (its
     /// transaction id) after which the file's stored schemas were those.
-    var incomingLinkCache: (schemas: [UInt8], byType: [String: [String]], confirmedAt: Int?)?
+    @exclusivity(unchecked) var incomingLinkCache: (schemas: [UInt8], byType: [String: [String]], confirmedAt: Int?)?
     /// The types the file syncs (TroveSync's; none for a file that never
     /// synced) as the write with transaction id `readIn` read them: still so
     /// in the write of id `readIn + 1`, which sees the file that one left
     /// (only a write through a sync client changes them, and such a write does not read them here).
-    var syncedTypes: (types: [String], readIn: Int)?
+    @exclusivity(unchecked) var syncedTypes: (types: [String], readIn: Int)?
     /// Stored counters (object keys, auto-increment values) as the commit
     /// with transaction id `confirmedAt` left them, or higher since: counters
     /// only grow, so a write right after it need not store one again for a
     /// delete below it (``noteDeleted(objectKey:values:table:_:)``).
-    var storedCounters: (values: [String: UInt64], confirmedAt: Int)?
+    @exclusivity(unchecked) var storedCounters: (values: [String: UInt64], confirmedAt: Int)?
     /// Raised by ``invalidateHandedOut()``: objects and results made before
     /// it report `isInvalidated` (Realm's `invalidate()`).
     @exclusivity(unchecked) package internal(set) var invalidationEpoch: UInt32 = 0
@@ -110,13 +113,13 @@ public final class Database {
     var dynamicBindings: [String: ObjectBinding] = [:]
     /// Registered change observers (``Results/observe(keyPaths:_:)`` and
     /// friends), by token id, and the snapshot they last saw.
-    var observers: [Int: any ChangeObserver] = [:]
+    @exclusivity(unchecked) var observers: [Int: any ChangeObserver] = [:]
     /// Objects of ``ObservationTracked`` classes read here, for Observation.
-    var trackedObjects: TrackedObjects?
+    @exclusivity(unchecked) var trackedObjects: TrackedObjects?
     var nextObserverID = 0
-    var deliveredTransaction = -1
+    @exclusivity(unchecked) var deliveredTransaction = -1
     /// True while observers hear of this handle's own commit (not of a refresh).
-    package internal(set) var isDeliveringOwnCommit = false
+    @exclusivity(unchecked) package internal(set) var isDeliveringOwnCommit = false
     /// The isolation the handle was opened in (`#isolation`): where
     /// autorefresh delivers. nil for a handle opened outside any actor.
     package let isolation: (any Actor)?
@@ -156,7 +159,7 @@ public final class Database {
     /// is raised to ``fullTextFormatVersion`` when it gains a full-text index,
     /// so that a Trove that cannot keep the index in step refuses to write it,
     /// and to ``clustersFormatVersion`` (now ``clusterStampsFormatVersion``) when it gains a type in clusters.
-    static let formatVersion: UInt32 = 12
+    static let formatVersion: UInt32 = 14
     /// The format of an encrypted file whose change log is sealed (and so
     /// authenticated): a Trove before it would read the log as plain.
     static let sealedLogFormatVersion: UInt32 = 4
@@ -200,6 +203,17 @@ public final class Database {
     /// were written, and its columns' patches), raised by the first write
     /// that stores one: a Trove before it would not see those objects.
     static let clusterTailsFormatVersion: UInt32 = 12
+    /// The format of a file whose change log keeps records in two tables
+    /// (``ChangeLog``: `changes.1` holds the blocks of odd number), raised by
+    /// the first record stored there: a Trove before it would not find those
+    /// records, and its compaction would copy them, where a later commit
+    /// could reuse their ids.
+    static let changeLogBlocksFormatVersion: UInt32 = 13
+    /// The format of a file whose clusters may hold their deleted-slot bits
+    /// after their stamp (``ClusterTable/stampPart``), raised by the first
+    /// write that stores them so: a Trove before it would read the stamp as
+    /// damaged and the deleted objects as stored.
+    static let deletesWithStampFormatVersion: UInt32 = 14
 
     /// Opens (creating if needed) the database at `configuration.fileURL`.
     ///
@@ -546,7 +560,9 @@ public final class Database {
         guard environment.cipher != nil,
             try Catalog.integer(UInt32.self, key: "format", in: meta, transaction) ?? 1 < Database.sealedLogFormatVersion
         else { return }
-        if let log = try transaction.existingTable(ChangeLog.tableName) { try transaction.clear(log) }
+        for name in ChangeLog.tableNames {
+            if let log = try transaction.existingTable(name) { try transaction.clear(log) }
+        }
         try Catalog.raiseFormat(to: Database.sealedLogFormatVersion, in: transaction)
     }
 

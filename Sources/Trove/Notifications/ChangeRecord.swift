@@ -318,15 +318,15 @@ final class ChangeRecorder {
         case unknown
     }
 
-    init() {}
+    init() {
+        changeHook = { [unowned(unsafe) self] table, key in noteChange(in: table, key: key) }
+        changeHookForKeys = { [unowned(unsafe) self] table, keys in noteChanges(in: table, objectKeys: keys) }
+    }
 
     /// The storage layer's change hooks feeding this recorder (made once: each write sets them).
-    private(set) lazy var changeHook: (Table, UnsafeRawBufferPointer?) -> Void = { [unowned(unsafe) self] table, key in
-        noteChange(in: table, key: key)
-    }
-    private(set) lazy var changeHookForKeys: (Table, [UInt64]) -> Void = { [unowned(unsafe) self] table, keys in
-        noteChanges(in: table, objectKeys: keys)
-    }
+    /// (Set once, in `init`; a lazy property paid an exclusivity check at every read.)
+    @exclusivity(unchecked) private(set) var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)!
+    @exclusivity(unchecked) private(set) var changeHookForKeys: ((Table, [UInt64]) -> Void)!
 
     @exclusivity(unchecked) private var everything = false
     /// By type name; kept across writes (``reset()``).
@@ -483,7 +483,7 @@ final class ChangeRecorder {
 
     static func kind(of name: String) -> TableKind {
         if name == Catalog.metaTable { return .meta }
-        if name == ChangeLog.tableName || name == Catalog.keyCheckTable { return .ignored }
+        if ChangeLog.isLogTable(name) || name == Catalog.keyCheckTable { return .ignored }
         if name.hasPrefix(Catalog.syncTablePrefix) { return .ignored }
         for prefix in ["idx:", "pk:", "ref:", "fts:"] where name.hasPrefix(prefix) { return .ignored }
         if name.hasPrefix("obj:") { return .objects(type: String(name.dropFirst(4))) }

@@ -67,8 +67,10 @@ extension ClusterTable {
         @exclusivity(unchecked) private(set) var deletedCount = 0
         /// Whether ``deleted`` changed since the cluster was last written.
         @exclusivity(unchecked) private(set) var deletesChanged = false
-        /// Whether the file holds deleted-slot bits for the cluster.
+        /// Whether the file holds deleted-slot bits for the cluster in their own part (``deletedPart``).
         @exclusivity(unchecked) var deletesStored = false
+        /// Whether the file holds deleted-slot bits for the cluster after its stamp (``stampPart``).
+        @exclusivity(unchecked) var deletesWithStamp = false
         /// Per column: the slots whose values may differ from the column's
         /// stored part (its stored patch's and those set since, in the order
         /// set); nil when a change must rewrite the column whole (it was not
@@ -601,13 +603,15 @@ extension ClusterTable {
             deletesChanged = true
         }
 
-        /// Takes the slots the file holds as deleted (the cluster just read).
-        func restoreStoredDeletes(_ slots: [Int]) {
+        /// Takes the slots the file holds as deleted (the cluster just read),
+        /// `withStamp`: in the stamp part rather than a part of their own.
+        func restoreStoredDeletes(_ slots: [Int], withStamp: Bool) {
             guard !slots.isEmpty else { return }
             deleted = Array(repeating: false, count: keys.count)
             for slot in slots { deleted![slot] = true }
             deletedCount = slots.count
-            deletesStored = true
+            deletesStored = !withStamp
+            deletesWithStamp = withStamp
         }
 
         /// The largest key not deleted.
@@ -624,22 +628,28 @@ extension ClusterTable {
 
         /// The deleted-slot bits as stored (``deletedPart``).
         func encodedDeletes() -> [UInt8] {
-            var bits = [UInt8](filledWith: 0, count: (keys.count + 7) / 8)
-            guard let deleted else { return bits }
+            [UInt8](unsafeUninitializedCapacity: (keys.count + 7) / 8) { bits, count in
+                encodeDeletes(into: UnsafeMutableRawBufferPointer(bits))
+                count = bits.count
+            }
+        }
+
+        /// Writes ``encodedDeletes()`` into `bits`, `(keys.count + 7) / 8` bytes (every one written).
+        func encodeDeletes(into bits: UnsafeMutableRawBufferPointer) {
+            precondition(bits.count == (keys.count + 7) / 8, "Trove: deleted-slot bits of the wrong size; this is a bug in Trove")
+            bits.initializeMemory(as: UInt8.self, repeating: 0)
+            guard let deleted else { return }
             // Eight flags (bytes of 0 or 1) at a time: the multiplication moves flag i to bit 56 + i, with no carries.
             deleted.withUnsafeBytes { flags in
-                bits.withUnsafeMutableBufferPointer { bits in
-                    let whole = flags.count / 8
-                    for group in 0..<whole {
-                        let eight = UInt64(littleEndian: flags.loadUnaligned(fromByteOffset: group &* 8, as: UInt64.self))
-                        bits[group] = UInt8(truncatingIfNeeded: (eight &* 0x0102_0408_1020_4080) &>> 56)
-                    }
-                    for slot in (whole &* 8)..<flags.count where flags[slot] != 0 {
-                        bits[slot &>> 3] |= 1 &<< UInt8(slot & 7)
-                    }
+                let whole = flags.count / 8
+                for group in 0..<whole {
+                    let eight = UInt64(littleEndian: flags.loadUnaligned(fromByteOffset: group &* 8, as: UInt64.self))
+                    bits[group] = UInt8(truncatingIfNeeded: (eight &* 0x0102_0408_1020_4080) &>> 56)
+                }
+                for slot in (whole &* 8)..<flags.count where flags[slot] != 0 {
+                    bits[slot &>> 3] |= 1 &<< UInt8(slot & 7)
                 }
             }
-            return bits
         }
 
         /// Removes the slots of the objects deleted, from the keys and every column.

@@ -65,7 +65,7 @@ extension ClusterTable {
                 guard let stored = ClusterColumn(raw, type: .int), ClusterColumn.problem(in: raw, type: .int, count: nil) == nil
                 else { throw damaged(start, "has damaged object keys") }
                 var deleted = Set<Int>()
-                if let bits = parts[deletedPart] {
+                if let bits = parts[deletedPart] ?? parts[stampPart].flatMap({ $0.count > 8 ? Array($0[8...]) : nil }) {
                     guard let slots = bits.withUnsafeBytes({ deletedSlots($0, count: stored.count) }) else {
                         throw damaged(start, "has damaged deleted-slot bits")
                     }

@@ -59,10 +59,15 @@ final class ClusterTable {
 
     // MARK: Keys
 
-    /// The part holding the cluster's stamp, while it has no tail: after every column's.
+    /// The part holding the cluster's stamp (u64), while it has no tail:
+    /// after every column's. In a plain table it holds the deleted-slot bits
+    /// after the stamp, when some slots are deleted (so that a delete puts
+    /// one value: ``deletesWithStampFormatVersion``).
     static let stampPart = Int(UInt16.max)
-    /// The part holding which slots' objects are deleted, when some are: a
-    /// bit per slot (set: deleted), in `(count + 7) / 8` bytes.
+    /// The part holding which slots' objects are deleted, when some are and
+    /// the stamp part does not hold them (an encrypted table's clusters,
+    /// which have no stamp, and a cluster with a tail): a bit per slot (set:
+    /// deleted), in `(count + 7) / 8` bytes.
     static let deletedPart = stampPart - 1
     /// The part holding the cluster's tail (``ClusterTail``), when it has
     /// one: the objects appended since its keys part was written, every
@@ -85,6 +90,11 @@ final class ClusterTable {
 
     /// The deleted slots of stored deleted-slot bits, in order; nil when the
     /// bits are damaged (not one per slot of `count`, or set past the last).
+    /// The deleted-slot bits a stamp part holds after the stamp; nil when it holds none.
+    static func deletesAfterStamp(_ stampPart: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        stampPart.count > 8 ? UnsafeRawBufferPointer(rebasing: stampPart[8...]) : nil
+    }
+
     static func deletedSlots(_ bits: UnsafeRawBufferPointer, count: Int) -> [Int]? {
         guard bits.count == (count + 7) / 8 else { return nil }
         var slots: [Int] = []
@@ -160,7 +170,9 @@ final class ClusterTable {
             cluster.tailStored = view.hasTail
             // (Last written by this write, perhaps its keys part: appends then write it again, not a tail.)
             cluster.keysWrittenBy = view.stamp ?? 0
-            if view.deletedCount > 0 { cluster.restoreStoredDeletes((0..<view.count).filter { !view.isLive($0) }) }
+            if view.deletedCount > 0 {
+                cluster.restoreStoredDeletes((0..<view.count).filter { !view.isLive($0) }, withStamp: view.deletedWithStamp)
+            }
             guard !lazily else { return cluster }
             for column in 0..<layout.columnCount where layout.inRecord[column] {
                 if let stored = try view.column(column) {
@@ -283,6 +295,7 @@ final class ClusterTable {
                     case 0: count += ClusterColumn(current.value, type: .int)?.count ?? 0
                     case Self.tailPart: count += ClusterTail(current.value, columnCount: nil)?.count ?? 0
                     case Self.deletedPart: count -= Self.bitsSet(current.value)
+                    case Self.stampPart: count -= Self.deletesAfterStamp(current.value).map(Self.bitsSet) ?? 0
                     default: break
                     }
                 }
@@ -362,8 +375,10 @@ final class ClusterTable {
                             pending.keys.append(key)
                         }
                         pending.count += tail.count
-                    } else if part == Self.deletedPart, !pending.keys.isEmpty {
-                        guard let slots = Self.deletedSlots(current.value, count: pending.count) else {
+                    } else if part == Self.deletedPart || part == Self.stampPart, !pending.keys.isEmpty,
+                        let bits = part == Self.deletedPart ? current.value : Self.deletesAfterStamp(current.value)
+                    {
+                        guard let slots = Self.deletedSlots(bits, count: pending.count) else {
                             throw TroveError(.corruptFile, "the deleted-slot bits of a \(layout.typeName) cluster are damaged")
                         }
                         let range = pending.first..<(pending.first + pending.keys.count)
@@ -659,7 +674,16 @@ final class ClusterTable {
             // holding them would not fit again until the columns were written whole.)
             try writeParts(cluster, whole: whole || tailWanted, allColumns: allColumns, in: transaction, cache)
         }
-        if cluster.deletesChanged {
+        // A plain table's cluster without a tail keeps its deleted-slot bits after its stamp, which every
+        // write puts: a delete puts one value. Others keep them in a part of their own.
+        let deletesWithStamp = !table.isSealed && !cluster.tailStored
+        if deletesWithStamp {
+            if cluster.deletesStored {
+                try Self.withKey(cluster.start, part: Self.deletedPart) { _ = try transaction.delete(table, key: $0) }
+                cluster.deletesStored = false
+            }
+        } else if cluster.deletesChanged || cluster.deletesWithStamp {
+            // (Bits that were with the stamp, which a first tail took away, go to their own part.)
             if cluster.deletedCount > 0 {
                 // A Trove that does not know the bits would read deleted objects as stored.
                 try raiseFormat(to: Database.deletedSlotsFormatVersion, in: transaction, cache)
@@ -670,10 +694,19 @@ final class ClusterTable {
                 cluster.deletesStored = false
             }
         }
-        if !table.isSealed && !cluster.tailStored {
-            var stamp = transaction.stamp.littleEndian
-            try withUnsafeBytes(of: &stamp) { try put($0, cluster.start, part: Self.stampPart, transaction) }
+        if deletesWithStamp {
+            let bits = cluster.deletedCount > 0 ? (cluster.keys.count + 7) / 8 : 0
+            // A Trove before it would read the stamp as damaged, and the deleted objects as stored.
+            if bits > 0 { try raiseFormat(to: Database.deletesWithStampFormatVersion, in: transaction, cache) }
+            let stamp = transaction.stamp
+            try Self.withKey(cluster.start, part: Self.stampPart) { key in
+                try transaction.put(table, key: key, reserving: 8 + bits) { value in
+                    value.storeBytes(of: stamp.littleEndian, as: UInt64.self)
+                    if bits > 0 { cluster.encodeDeletes(into: UnsafeMutableRawBufferPointer(rebasing: value[8...])) }
+                }
+            }
         }
+        cluster.deletesWithStamp = deletesWithStamp && cluster.deletedCount > 0
         cluster.markWritten()
     }
 

@@ -86,23 +86,24 @@ final class ClusterView {
         if hasTail, !trailing.patches.isEmpty { throw tailDamaged("a column patch beside it") }
         for (column, patch) in trailing.patches where column < layout.columnCount { patches[column] = patch }
         stamp = try stamp(stampPart: trailing.stamp)
-        try adoptDeleted(trailing.deleted)
+        try adoptDeleted(trailing.deleted, withStamp: trailing.deletedWithStamp)
     }
 
     /// Reads the parts after the columns in one cursor walk: the columns'
     /// patches, the tail, the deleted-slot bits and the stamp (always the
-    /// last part); each kept where it stays put, or copied into `owned`.
+    /// last part, with the deleted-slot bits after it in a plain table's
+    /// cluster without a tail); each kept where it stays put, or copied into `owned`.
     private static func trailingParts(
         _ table: ClusterTable, _ start: UInt64, in transaction: Transaction, _ owned: inout [UnsafeMutableRawBufferPointer]
     ) throws -> (
         patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
-        stamp: UInt64?
+        stamp: UInt64?, deletedWithStamp: UnsafeRawBufferPointer?
     ) {
         var found:
             (
                 patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
-                stamp: UInt64?
-            ) = ([], nil, nil, nil)
+                stamp: UInt64?, deletedWithStamp: UnsafeRawBufferPointer?
+            ) = ([], nil, nil, nil, nil)
         let isSealed = table.table.isSealed
         let pageSize = transaction.environment.pageSize
         try transaction.withCursor(on: table.table) { cursor in
@@ -111,6 +112,8 @@ final class ClusterView {
                 let part = ClusterTable.part(of: current.key)
                 if part == ClusterTable.stampPart {
                     found.stamp = stamp(current.value)
+                    // (Taken as it is: the view copies the bits; an encrypted table's stamp part holds none.)
+                    found.deletedWithStamp = isSealed ? nil : ClusterTable.deletesAfterStamp(current.value)
                     break
                 }
                 // (Opened values of an encrypted table live only while the cursor stands on them;
@@ -158,7 +161,7 @@ final class ClusterView {
     }
 
     private static func stamp(_ bytes: UnsafeRawBufferPointer?) -> UInt64? {
-        guard let bytes, bytes.count == 8 else { return nil }
+        guard let bytes, bytes.count >= 8 else { return nil }
         return UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
     }
 
@@ -273,6 +276,7 @@ final class ClusterView {
                 parts.initialize(repeating: nil)
                 var stamp: UInt64?
                 var deleted: UnsafeRawBufferPointer?
+                var deletedWithStamp: UnsafeRawBufferPointer?
                 var tail: UnsafeRawBufferPointer?
                 var anyPatch = false
                 while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
@@ -284,7 +288,10 @@ final class ClusterView {
                         anyPatch = true
                     }
                     if part == ClusterTable.tailPart { tail = current.value }
-                    if part == ClusterTable.stampPart { stamp = Self.stamp(current.value) }
+                    if part == ClusterTable.stampPart {
+                        stamp = Self.stamp(current.value)
+                        deletedWithStamp = ClusterTable.deletesAfterStamp(current.value)
+                    }
                     if part == ClusterTable.deletedPart { deleted = current.value }
                     if part == 0 { break }
                     entry = try cursor.previous()
@@ -296,7 +303,7 @@ final class ClusterView {
                     table, start: start, keys: keys, tail: tail, owned: [], in: transaction, writes: writes)
                 if tail != nil, anyPatch { throw view.tailDamaged("a column patch beside it") }
                 view.stamp = try view.stamp(stampPart: stamp)
-                try view.adoptDeleted(deleted)
+                try view.adoptDeleted(deleted, withStamp: deletedWithStamp)
                 for column in 0..<columnCount where table.layout.inRecord[column] {
                     // Kept where they stay put (copied out of a B-tree leaf, which moves), checked when first read.
                     if let patch = parts[columnCount + 1 + column] {
@@ -332,6 +339,8 @@ final class ClusterView {
     /// Their keys and values stay in the columns until the cluster is next rewritten.
     @exclusivity(unchecked) private(set) var deleted: UnsafePointer<UInt8>?
     @exclusivity(unchecked) private(set) var deletedCount = 0
+    /// Whether the deleted-slot bits were read after the stamp (``ClusterTable/stampPart``).
+    @exclusivity(unchecked) private(set) var deletedWithStamp = false
 
     /// The objects the cluster holds (its slots less the deleted ones).
     var liveCount: Int { count - deletedCount }
@@ -351,8 +360,17 @@ final class ClusterView {
 
     /// Takes the cluster's deleted-slot bits (nil: none), checked: one bit
     /// per slot, none past the last.
-    private func adoptDeleted(_ stored: UnsafeRawBufferPointer?) throws {
-        guard let stored else { return }
+    /// Takes the deleted-slot bits the cluster stores in their own part or
+    /// after its stamp (both at once is damage: the writer keeps one).
+    private func adoptDeleted(_ part: UnsafeRawBufferPointer?, withStamp: UnsafeRawBufferPointer?) throws {
+        if part != nil, withStamp != nil {
+            throw TroveError(
+                .corruptFile,
+                "a \(layout.typeName) cluster (at \(start)) holds deleted-slot bits both after its stamp and in a part of their own"
+            )
+        }
+        guard let stored = part ?? withStamp else { return }
+        deletedWithStamp = withStamp != nil
         guard let bits = ClusterTable.deletedSlots(stored, count: count) else {
             throw TroveError(
                 .corruptFile, "the deleted-slot bits of a \(layout.typeName) cluster (at \(start)) are damaged")

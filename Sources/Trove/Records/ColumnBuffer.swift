@@ -634,7 +634,11 @@ final class ColumnBuffer {
 
     static func appendVariable(_ value: StoredValue, _ type: PropertyType, to bytes: inout [UInt8]) {
         switch value {
-        case .string(var text) where type == .string: text.withUTF8 { bytes.append(contentsOf: $0) }
+        case .string(let text) where type == .string:
+            // (Not `withUTF8`, which mutates its string: an exclusivity check per value.)
+            if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+                bytes.append(contentsOf: text.utf8)
+            }
         case .data(let data) where type == .data: data.withUnsafeBytes { bytes.append(contentsOf: $0) }
         default: bytes.append(contentsOf: encodeVariable(value, type))
         }

@@ -64,7 +64,7 @@ package class Transaction {
     /// What readers above keep for the rest of the snapshot, by table slot
     /// (the cluster a type's last lookup read). Emptied when the snapshot
     /// changes; entries that point into the map check ``Environment/mapStart``.
-    package var readCache: [UInt32: AnyObject] = [:] {
+    @exclusivity(unchecked) package var readCache: [UInt32: AnyObject] = [:] {
         didSet { lastReadCacheEntry = nil }
     }
     /// The entry of ``readCache`` asked for last (every single lookup asks
@@ -217,7 +217,8 @@ package class Transaction {
 /// A read-only snapshot. It can be parked (``reset()``) while idle so that it
 /// does not pin old pages, and picked up again with ``renew()``.
 package final class ReadTransaction: Transaction {
-    private var isReset = false
+    // (A snapshot is used by one thread at a time: no dynamic exclusivity checks.)
+    @exclusivity(unchecked) private var isReset = false
 
     /// Whether the snapshot is parked by ``reset()`` and needs ``renew()``.
     package var isParked: Bool { isReset }
@@ -247,7 +248,7 @@ package final class ReadTransaction: Transaction {
     /// snapshot's transaction id: the layer above may keep the entries the
     /// commits since did not change (``takeParkedCache()``). Nothing in it
     /// may be read before that layer has checked it against the new snapshot.
-    private var parkedCache: (id: Int, entries: [UInt32: AnyObject])?
+    @exclusivity(unchecked) private var parkedCache: (id: Int, entries: [UInt32: AnyObject])?
 
     /// Releases the snapshot but keeps the reader slot.
     package func reset() {

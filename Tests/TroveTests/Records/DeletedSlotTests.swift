@@ -170,7 +170,109 @@ struct DeletedSlotTests {
         }
         #expect(try format()! < Database.deletedSlotsFormatVersion)
         try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 50)!) }
-        #expect(try format() == Database.deletedSlotsFormatVersion)
+        // (A plain file's bits go after the cluster's stamp, a later format; an encrypted file's have a part of their own.)
+        #expect(
+            try format()
+                == (db.configuration.encryptionKey == nil
+                    ? Database.deletesWithStampFormatVersion : Database.deletedSlotsFormatVersion))
+    }
+
+    @Test(
+        "a plain file's cluster keeps its deleted-slot bits after its stamp (a delete puts one value), a tail takes them to their own part, and every reader agrees throughout"
+    )
+    func bitsGoWithTheStamp() throws {
+        let db = try makeDatabase {
+            $0.objectTypes = [ScatteredNote.self]
+            $0.storageLayout = .columnClusters
+        }
+        func note(_ id: Int) -> ScatteredNote {
+            let note = ScatteredNote()
+            note.id = id
+            note.text = "walk \(id)"
+            return note
+        }
+        try db.write { for id in 0..<100 { try db.add(note(id)) } }
+        var ids = Set(0..<100)
+        let table = try db.objectBinding(for: ScatteredNote.self).table
+        let clusters = try #require(table.store.clusters)
+        let sealed = db.configuration.encryptionKey != nil
+        let other = try Database(configuration: db.configuration)
+        _ = other.objects(ScatteredNote.self).count  // (a reader that keeps its views of the clusters)
+        /// The one cluster's stamp part (its size), deleted-slot part and tail, as stored.
+        func parts() throws -> (stamp: Int?, deleted: Int?, tail: Bool) {
+            let read = try ReadTransaction(environment: db.environment)
+            defer { read.end() }
+            let key = try #require(try db.objectKey(forPrimaryKey: .int(1), in: table))
+            let start = try #require(try clusters.clusterStart(for: key, in: read))
+            func size(_ part: Int) throws -> Int? {
+                try ClusterTable.withKey(start, part: part) { try read.withValue(in: table.store.table, key: $0) { $0?.count } }
+            }
+            return (try size(ClusterTable.stampPart), try size(ClusterTable.deletedPart), try size(ClusterTable.tailPart) != nil)
+        }
+        /// The bits are stored in one place at most: after the stamp, or (beside a tail, or in an encrypted file) in their own part.
+        func check(_ context: String) throws {
+            let stored = try parts()
+            if sealed {
+                #expect(stored.stamp == nil || stored.stamp == 8, "\(context): an encrypted table's stamp holds no bits")
+            } else if stored.tail {
+                #expect(stored.stamp == nil, "\(context): with a tail, no stamp part")
+            } else {
+                #expect(stored.deleted == nil, "\(context): without a tail, no part of their own")
+            }
+            for reader in [db, other] {
+                reader.refresh()
+                let all = reader.objects(ScatteredNote.self)
+                #expect(all.count == ids.count, "\(context): count")
+                #expect(all.map(\.id) == ids.sorted(), "\(context): every object")
+                #expect(try all.filter("text BEGINSWITH 'walk'").count == ids.count, "\(context): a filter")
+                for id in 0..<110 {
+                    #expect(
+                        (reader.object(ofType: ScatteredNote.self, forPrimaryKey: id) != nil) == ids.contains(id),
+                        "\(context): \(id)")
+                }
+            }
+            expectValid(db)
+        }
+        let bits = (100 + 7) / 8
+        try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 50)!) }
+        ids.remove(50)
+        try check("a delete")
+        #expect(try parts().stamp == (sealed ? nil : 8 + bits))
+        #expect(try parts().deleted == (sealed ? bits : nil))
+        try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 10)!) }
+        ids.remove(10)
+        try check("another delete")
+        // An object appended in a later commit: the keys going in drop the deleted slots.
+        try db.write { try db.add(note(100)) }
+        ids.insert(100)
+        try check("an append")
+        #expect(try parts().deleted == nil && (parts().stamp ?? 8) == 8)
+        // The next append goes to the tail, which holds the stamp; a delete beside it keeps its bits in their own part.
+        try db.write { try db.add(note(101)) }
+        ids.insert(101)
+        #expect(try parts().tail)
+        try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 20)!) }
+        ids.remove(20)
+        try check("a delete beside the tail")
+        #expect(try parts().deleted != nil)
+        // Appends until the tail no longer fits: the columns are written whole and the tail goes.
+        var next = 102
+        while try parts().tail {
+            try db.write { try db.add(note(next)) }
+            ids.insert(next)
+            next += 1
+        }
+        try check("the tail written out")
+        try db.write { try db.delete(db.object(ofType: ScatteredNote.self, forPrimaryKey: 30)!) }
+        ids.remove(30)
+        try check("a delete after it")
+        #expect(try (parts().stamp ?? 0) > 8 || sealed)
+        let copy = db.configuration.fileURL.deletingLastPathComponent().appendingPathComponent("copy.trove")
+        try db.writeCopy(to: copy)
+        var copied = db.configuration
+        copied.fileURL = copy
+        let compacted = try Database(configuration: copied)
+        #expect(compacted.objects(ScatteredNote.self).map(\.id) == ids.sorted(), "the compacted copy")
     }
 
     @Test("damaged deleted-slot bits are reported by verify() for their cluster, and reads say the file is damaged")
@@ -187,19 +289,38 @@ struct DeletedSlotTests {
         let starts = try (5..<1_200).map { ($0, try clusters.clusterStart(for: key($0), in: read)) }
         let sameCluster = try key(#require(starts.first { $0.1 == start }?.0))
         let otherCluster = try #require(starts.last { $0.1 != start }?.0)
-        let write = try WriteTransaction(environment: db.environment)
-        // Bits for a cluster of another size.
-        try ClusterTable.withKey(start, part: ClusterTable.deletedPart) { key in
-            try [UInt8](repeating: 1, count: 3).withUnsafeBytes { _ = try write.put(table.store.table, key: key, value: $0) }
+        let sealed = db.configuration.encryptionKey != nil
+        func put(_ part: Int, _ bytes: [UInt8]) throws {
+            let write = try WriteTransaction(environment: db.environment)
+            try ClusterTable.withKey(start, part: part) { key in
+                try bytes.withUnsafeBytes { _ = try write.put(table.store.table, key: key, value: $0) }
+            }
+            try write.commit()
         }
-        try write.commit()
-        db.refresh()
-        let report = try db.verify()
-        #expect(
-            report.problems.contains { $0.kind == .damagedRecord && $0.detail.contains("deleted-slot bits") },
-            "\(report)")
-        expectTroveError(.corruptFile) { try clusters.values(of: sameCluster, in: db.readTransaction(), nil) }
-        // The other clusters still read.
-        #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: otherCluster)?.id == otherCluster)
+        func damage(_ part: Int, _ bytes: [UInt8]) throws {
+            try put(part, bytes)
+            db.refresh()
+            let report = try db.verify()
+            #expect(
+                report.problems.contains { $0.kind == .damagedRecord && $0.detail.contains("deleted-slot bits") },
+                "\(report)")
+            expectTroveError(.corruptFile) { try clusters.values(of: sameCluster, in: db.readTransaction(), nil) }
+            // The other clusters still read.
+            #expect(db.object(ofType: ScatteredEntry.self, forPrimaryKey: otherCluster)?.id == otherCluster)
+        }
+        // Bits for a cluster of another size: in their own part (an encrypted file's), or after the stamp (a plain file's).
+        if sealed {
+            try damage(ClusterTable.deletedPart, [1, 1, 1])
+        } else {
+            let stamped = try #require(
+                try ClusterTable.withKey(start, part: ClusterTable.stampPart) { key in
+                    try db.readTransaction().withValue(in: table.store.table, key: key) { $0.map { Array($0) } }
+                })
+            #expect(stamped.count > 8)
+            try damage(ClusterTable.stampPart, Array(stamped[..<8]) + [1, 1, 1])
+            // Sound bits in both places, where the writer keeps one.
+            try put(ClusterTable.stampPart, stamped)
+            try damage(ClusterTable.deletedPart, Array(stamped[8...]))
+        }
     }
 }
