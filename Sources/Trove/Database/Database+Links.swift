@@ -261,6 +261,12 @@ extension Database {
         let catalogChanged = writeState?.recorder.changedCatalog ?? false
         // (A write reads the commit before it; a snapshot, the commit it is.)
         let state = writeState == nil ? transaction.id : transaction.id - 1
+        // The handle's last answer, where the schemas are known unchanged since (a run of
+        // single-object deletes, one a write, asks for one type: no name hashed).
+        if !catalogChanged, let last = lastIncomingLinks, last.confirmedAt == state, last.type == typeName {
+            writeState?.lastIncomingLinks = (typeName, last.links)
+            return last.links
+        }
         if let known = incomingLinkCache, catalogChanged || known.confirmedAt != state,
             try !Catalog.storedSchemas(in: transaction, match: known.schemas)
         {
@@ -278,6 +284,7 @@ extension Database {
         // (Most types are linked to by none: their answer needs no set of kinds, nor a place in the write's cache.)
         if sources.isEmpty {
             writeState?.lastIncomingLinks = (typeName, [])
+            lastIncomingLinks = catalogChanged ? nil : (typeName, [], state)
             return []
         }
         let kinds = try linkKinds(of: typeName)
@@ -291,6 +298,7 @@ extension Database {
         }
         writeState?.incomingLinks[typeName] = found
         writeState?.lastIncomingLinks = (typeName, found)
+        lastIncomingLinks = catalogChanged ? nil : (typeName, found, state)
         return found
     }
 

@@ -45,7 +45,7 @@ extension Database {
             objectKey = key
             let inserted: Bool
             if table.store.storesValues {
-                values = try RecordWriter.checked(values, layout: table.layout).values
+                values = try RecordWriter.checkedValues(values, layout: table.layout).values
                 inserted = try table.store.insert(objectKey, values: values, in: transaction)
             } else {
                 try state.recordWriter.encode(values, layout: table.layout)
@@ -98,7 +98,7 @@ extension Database {
             objectKey = try nextObjectKey(for: table, state)
         }
         if existing == nil, table.store.storesValues {
-            values = try RecordWriter.checked(values, layout: table.layout).values
+            values = try RecordWriter.checkedValues(values, layout: table.layout).values
             // (As `append` does: a key that is taken, which a fresh key never is, is replaced.)
             if try !table.store.insert(objectKey, values: values, in: transaction) {
                 try table.store.replace(objectKey, values: values, in: transaction)

@@ -183,6 +183,8 @@ extension Database {
         let synced: [String]
         if let known = syncedTypes, known.readIn == id - 1 {
             synced = known.types
+            // (Read in this write: if it commits, the next write of this handle with nothing committed between has id + 1.)
+            syncedTypes!.readIn = id
         } else {
             let name = Catalog.syncTablePrefix + "meta"
             if try transaction.hasTable(name), let meta = try transaction.existingTable(name), transaction.canSee(meta),
@@ -192,9 +194,8 @@ extension Database {
             } else {
                 synced = []
             }
+            syncedTypes = (synced, id)
         }
-        // (Read in this write: if it commits, the next write of this handle with nothing committed between has id + 1.)
-        syncedTypes = (synced, id)
         guard let changed = synced.first(where: { state.recorder.mayHaveChanged($0) }) else { return }
         throw TroveError(
             .fileAccess,

@@ -45,7 +45,14 @@ extension Database {
             transaction.objectCaches = caches
         }
         carriedClusterCaches = nil
-        let state = WriteState(transaction: transaction, recorder: changeRecorder)
+        let state: WriteState
+        if let spare = spareWriteState {
+            spareWriteState = nil
+            spare.start(transaction)
+            state = spare
+        } else {
+            state = WriteState(transaction: transaction, recorder: changeRecorder)
+        }
         if !observers.isEmpty, let previous = snapshot, !previous.isParked {
             // Kept open for the observers, to compare with the commit.
             state.previousSnapshot = previous
@@ -62,7 +69,7 @@ extension Database {
     /// If a property setter failed during the transaction (setters cannot
     /// throw), the transaction is rolled back and that error is thrown here.
     public func commitWrite() throws {
-        guard let state = writeState else {
+        guard var state = writeState else {
             throw TroveError(.notInWriteTransaction, "commitWrite() called with no write transaction open on \(path)", path: path)
         }
         if let error = state.deferredError {
@@ -89,6 +96,9 @@ extension Database {
             if incomingLinkCache?.confirmedAt == id - 1 {
                 incomingLinkCache?.confirmedAt = state.recorder.changedCatalog ? nil : id
             }
+            if lastIncomingLinks?.confirmedAt == id - 1 {
+                lastIncomingLinks?.confirmedAt = state.recorder.changedCatalog ? nil : id
+            }
             // (A write that changed the catalog may have dropped a type and its counters.)
             storedCounters =
                 state.countersAfterCommit.isEmpty || state.recorder.changedCatalog
@@ -107,6 +117,15 @@ extension Database {
         defer { isDeliveringOwnCommit = false }
         deliverChanges(skipping: state.silenced, previous: state.previousSnapshot)
         if let previous = state.previousSnapshot { retire(previous) }
+        park(&state)
+    }
+
+    /// Keeps a finished write's state for the handle's next write, when
+    /// nothing else holds it (a migration's state may outlive its write).
+    private func park(_ state: inout WriteState) {
+        guard isKnownUniquelyReferenced(&state) else { return }
+        state.park()
+        spareWriteState = state
     }
 
     private func publishKeyHighWater(_ state: WriteState) {
@@ -118,7 +137,7 @@ extension Database {
     /// Discards every change of the open write transaction. Objects added in
     /// it become invalidated.
     public func cancelWrite() {
-        guard let state = writeState else { return }
+        guard var state = writeState else { return }
         state.transaction.abort()
         writeState = nil
         if let previous = state.previousSnapshot {
@@ -133,6 +152,7 @@ extension Database {
             valueBindings = valueBindings.filter { $0.value.table.name != name }
         }
         generation &+= 1
+        park(&state)
     }
 
     /// Marks every object and ``Results`` this handle handed out so far as

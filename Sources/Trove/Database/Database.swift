@@ -44,6 +44,8 @@ public final class Database {
     /// The change log's tables, each once a write of this handle committed
     /// with it (tables are never dropped: they stay).
     @exclusivity(unchecked) var changeLogTables = ChangeLog.Tables()
+    /// A finished write's state, kept for the handle's next write (``WriteState/park()``).
+    @exclusivity(unchecked) var spareWriteState: WriteState?
     @exclusivity(unchecked) var writeState: WriteState? {
         didSet {
             columnWrites.removeAll(keepingCapacity: true)
@@ -57,7 +59,7 @@ public final class Database {
     var integerKeysAreIndexed = false
     /// Runs inside every write of this handle just before it commits (see
     /// ``CommitHook``); nil, the default, costs nothing.
-    package var beforeCommit: CommitHook?
+    @exclusivity(unchecked) package var beforeCommit: CommitHook?
     /// The column writes of this write transaction, each with the generation
     /// it moved to (see ``recordStillCurrent(kept:table:objectKey:)``).
     @exclusivity(unchecked) var columnWrites: [(generation: UInt64, table: ObjectIdentifier, objectKey: UInt64)] = []
@@ -91,6 +93,9 @@ public final class Database {
     /// (``Catalog/storedSchemaBytes(in:)``); `confirmedAt`: a commit (its
     /// transaction id) after which the file's stored schemas were those.
     @exclusivity(unchecked) var incomingLinkCache: (schemas: [UInt8], byType: [String: [String]], confirmedAt: Int?)?
+    /// The last answer of ``incomingLinks(to:)``, with the commit after
+    /// which it holds as ``incomingLinkCache``'s `confirmedAt` does.
+    @exclusivity(unchecked) var lastIncomingLinks: (type: String, links: [(table: TableInfo, column: Int)], confirmedAt: Int?)?
     /// The types the file syncs (TroveSync's; none for a file that never
     /// synced) as the write with transaction id `readIn` read them: still so
     /// in the write of id `readIn + 1`, which sees the file that one left
@@ -152,7 +157,7 @@ public final class Database {
 
     /// Whether the handle is a frozen snapshot (see ``freeze(isolation:)``): it never
     /// moves to a newer commit and cannot write.
-    public internal(set) var isFrozen = false
+    @exclusivity(unchecked) public internal(set) var isFrozen = false
 
     /// The newest file format this Trove reads and writes; a file with a
     /// higher one was written by a newer Trove. New files start at 1; a file

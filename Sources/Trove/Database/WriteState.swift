@@ -4,9 +4,17 @@ import TroveStorage
 ///
 /// (Its fields skip Swift's dynamic exclusivity checks: a write is used by
 /// one thread at a time, and each check cost ~76 instructions a commit paid
-/// dozens of times.)
+/// dozens of times. A finished write's state is parked for the handle's
+/// next write, ``park()``: making one and freeing it cost ~900 instructions
+/// a single-object commit.)
 final class WriteState {
-    let transaction: WriteTransaction
+    /// The write's transaction.
+    var transaction: WriteTransaction {
+        guard let current else { preconditionFailure("Trove: a parked write state was used; this is a bug in Trove") }
+        return current
+    }
+    /// nil while the state is parked.
+    @exclusivity(unchecked) private var current: WriteTransaction?
     /// Types registered (tables created) in this transaction; published to the
     /// shared catalog only if it commits.
     @exclusivity(unchecked) var pendingTables: [String: TableInfo] = [:]
@@ -22,19 +30,19 @@ final class WriteState {
     @exclusivity(unchecked) var countersAfterCommit: [String: UInt64] = [:]
     /// A failure in a property setter (which cannot throw); `commitWrite` throws it.
     @exclusivity(unchecked) var deferredError: (any Error)?
-    var recordWriter = RecordWriter()
+    @exclusivity(unchecked) var recordWriter = RecordWriter()
     /// Observers the write must not notify (``Database/write(withoutNotifying:_:)``).
     @exclusivity(unchecked) var silenced: Set<Int> = []
     /// Per type, the link properties pointing at it (found once per transaction;
     /// a type none point at is only the last answer).
-    var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
+    @exclusivity(unchecked) var incomingLinks: [String: [(table: TableInfo, column: Int)]] = [:]
     /// The type asked about last and its answer: a loop of deletes asks again and again.
     @exclusivity(unchecked) var lastIncomingLinks: (type: String, links: [(table: TableInfo, column: Int)])?
     /// The transaction of a migration: objects may take new primary keys.
-    var isMigration = false
+    @exclusivity(unchecked) var isMigration = false
     /// Embedded objects an upsert keeps while it stores their owner again
     /// (by type name and key): unlinked meanwhile, they are not deleted.
-    var keptEmbedded: Set<EmbeddedPlace> = []
+    @exclusivity(unchecked) var keptEmbedded: Set<EmbeddedPlace> = []
     /// What the transaction changed, for observers here and in other processes.
     let recorder: ChangeRecorder
     /// The snapshot the handle's observers last saw, kept open until they
@@ -45,14 +53,43 @@ final class WriteState {
 
     /// A write through `transaction`, recording its changes in the handle's `recorder`.
     init(transaction: WriteTransaction, recorder: ChangeRecorder) {
-        self.transaction = transaction
-        recorder.reset()
         self.recorder = recorder
+        // (Not weak: a weak reference gives the state a side table, paid at every retain and release. A
+        // transaction forgets the closure when it ends, and the state holds its transaction.)
+        writePendingHook = { [unowned(unsafe) self] in try self.writeFullText() }
+        start(transaction)
+    }
+
+    /// ``writeFullText()`` as the transactions' `pendingWrites` (made once).
+    @exclusivity(unchecked) private var writePendingHook: (() throws -> Void)!
+
+    /// Forgets the finished write (its transaction, and what it noted), for
+    /// the next ``start(_:)``.
+    func park() {
+        current = nil
+        // (Emptied by dropping their storage: emptying a hash table in place visits every bucket.)
+        if !pendingTables.isEmpty { pendingTables = [:] }
+        if !nextKeys.isEmpty { nextKeys = [:] }
+        if !deletedBeyond.isEmpty { deletedBeyond = [:] }
+        if !countersAfterCommit.isEmpty { countersAfterCommit = [:] }
+        deferredError = nil
+        if !silenced.isEmpty { silenced = [] }
+        if !incomingLinks.isEmpty { incomingLinks = [:] }
+        lastIncomingLinks = nil
+        isMigration = false
+        if !keptEmbedded.isEmpty { keptEmbedded = [] }
+        previousSnapshot = nil
+        if !fullText.isEmpty { fullText = [:] }
+    }
+
+    /// Starts a write through `transaction` (in a new state, or one ``park()`` left).
+    func start(_ transaction: WriteTransaction) {
+        precondition(current == nil, "Trove: a write state started while in use; this is a bug in Trove")
+        current = transaction
+        recorder.reset()
         transaction.changeHook = recorder.changeHook
         transaction.changeHookForKeys = recorder.changeHookForKeys
-        // (Not weak: a weak reference gives the state a side table, paid at every retain and release. The
-        // transaction forgets the closure when it ends, and the state holds the transaction.)
-        transaction.pendingWrites = { [unowned(unsafe) self] in try self.writeFullText() }
+        transaction.pendingWrites = writePendingHook
     }
 
     /// Writes every pending full-text posting (before a read of the indexes, and before commit).

@@ -46,21 +46,13 @@ struct RecordWriter {
     static func checked(_ input: [StoredValue], layout: RecordLayout) throws -> (
         values: [StoredValue], size: Int, converted: Bool
     ) {
-        var values = input  // copied only when a value is converted
-        var converted = false
+        let (values, converted) = try checkedValues(input, layout: layout)
         let columns = layout.columnCount
         let fixedEnd = 2 + RecordLayout.bitmapSize(columns) + layout.fixedSize
         var size = fixedEnd
         for column in 0..<columns where layout.inRecord[column] {
             let type = layout.types[column]
-            if case .null = values[column] {
-                _ = try checked(values[column], column: column, layout: layout)
-                continue
-            }
-            if !Self.fits(values[column], type) {
-                values[column] = try checked(values[column], column: column, layout: layout)
-                converted = true
-            }
+            if case .null = values[column] { continue }
             if type == .mixed {
                 size += MixedEncoding.encodedSize(of: values[column])
                 continue
@@ -73,6 +65,32 @@ struct RecordWriter {
             }
         }
         return (values, size, converted)
+    }
+
+    /// `input` checked against the layout as ``checked(_:layout:)`` checks
+    /// it, without the size of a record (the cluster layout stores none).
+    static func checkedValues(_ input: [StoredValue], layout: RecordLayout) throws -> (
+        values: [StoredValue], converted: Bool
+    ) {
+        var values = input  // copied only when a value is converted
+        var converted = false
+        let types = layout.types
+        let inRecord = layout.inRecord
+        for column in 0..<layout.columnCount where inRecord[column] {
+            // (Read in place: a copy of each value retained and released its string.)
+            let fits = values.withUnsafeBufferPointer { values -> Bool? in
+                if case .null = values[column] { return nil }
+                return Self.fits(values[column], types[column])
+            }
+            switch fits {
+            case nil: _ = try checked(.null, column: column, layout: layout)
+            case false?:
+                values[column] = try checked(values[column], column: column, layout: layout)
+                converted = true
+            case true?: break
+            }
+        }
+        return (values, converted)
     }
 
     /// The second pass: writes checked values, `size` bytes in all, into the buffer.

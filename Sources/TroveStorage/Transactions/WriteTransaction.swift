@@ -43,14 +43,28 @@ package final class WriteTransaction: Transaction {
     /// Told of every change as it is made, with the table and the key (nil:
     /// the table was cleared); replays after map growth do not call it again.
     /// The object layer turns this into the commit's change record.
-    @exclusivity(unchecked) package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
+    package var changeHook: ((Table, UnsafeRawBufferPointer?) -> Void)? {
+        get { storedChangeHook }
+        set { storedChangeHook = newValue }
+    }
     /// ``changeHook`` for many 64-bit keys of one table at once (``rewrite(_:keys:_:)``);
     /// when nil, each key goes to ``changeHook``.
-    @exclusivity(unchecked) package var changeHookForKeys: ((Table, [UInt64]) -> Void)?
+    package var changeHookForKeys: ((Table, [UInt64]) -> Void)? {
+        get { storedChangeHookForKeys }
+        set { storedChangeHookForKeys = newValue }
+    }
     /// Writes the layer above gathers to make in one sorted pass (full-text
     /// postings). Whatever reads those tables in this transaction calls
     /// ``writePending()`` first; the layer above calls it before committing.
-    @exclusivity(unchecked) package var pendingWrites: (() throws -> Void)?
+    package var pendingWrites: (() throws -> Void)? {
+        get { storedPendingWrites }
+        set { storedPendingWrites = newValue }
+    }
+    // (Behind accessors: `@exclusivity(unchecked)` holds only for accesses in
+    // this module, and the layer above read and set these at every commit.)
+    @exclusivity(unchecked) private var storedChangeHook: ((Table, UnsafeRawBufferPointer?) -> Void)?
+    @exclusivity(unchecked) private var storedChangeHookForKeys: ((Table, [UInt64]) -> Void)?
+    @exclusivity(unchecked) private var storedPendingWrites: (() throws -> Void)?
     @exclusivity(unchecked) private var isWritingPending = false
     /// Whether this transaction raised the file's format number (not
     /// committed yet: the environment learns the number only from a read
