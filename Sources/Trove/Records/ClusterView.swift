@@ -95,15 +95,8 @@ final class ClusterView {
     /// cluster without a tail); each kept where it stays put, or copied into `owned`.
     private static func trailingParts(
         _ table: ClusterTable, _ start: UInt64, in transaction: Transaction, _ owned: inout [UnsafeMutableRawBufferPointer]
-    ) throws -> (
-        patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
-        stamp: UInt64?, deletedWithStamp: UnsafeRawBufferPointer?
-    ) {
-        var found:
-            (
-                patches: [(Int, UnsafeRawBufferPointer)], tail: UnsafeRawBufferPointer?, deleted: UnsafeRawBufferPointer?,
-                stamp: UInt64?, deletedWithStamp: UnsafeRawBufferPointer?
-            ) = ([], nil, nil, nil, nil)
+    ) throws -> TrailingParts {
+        var found = TrailingParts()
         let isSealed = table.table.isSealed
         let pageSize = transaction.environment.pageSize
         try transaction.withCursor(on: table.table) { cursor in
@@ -134,6 +127,17 @@ final class ClusterView {
             }
         }
         return found
+    }
+
+    /// The parts after a cluster's columns (``trailingParts(_:_:in:_:)``).
+    /// (A struct: a tuple this long was copied and destroyed through the
+    /// runtime's generic tuple functions, ~400 instructions a view.)
+    private struct TrailingParts {
+        var patches: [(Int, UnsafeRawBufferPointer)] = []
+        var tail: UnsafeRawBufferPointer?
+        var deleted: UnsafeRawBufferPointer?
+        var stamp: UInt64?
+        var deletedWithStamp: UnsafeRawBufferPointer?
     }
 
     /// The stamp the cluster at `start` has in `transaction`'s snapshot:
