@@ -88,13 +88,13 @@ final class ClusterTable {
         part >= patchBase && part < tailPart ? part - patchBase : nil
     }
 
-    /// The deleted slots of stored deleted-slot bits, in order; nil when the
-    /// bits are damaged (not one per slot of `count`, or set past the last).
     /// The deleted-slot bits a stamp part holds after the stamp; nil when it holds none.
     static func deletesAfterStamp(_ stampPart: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         stampPart.count > 8 ? UnsafeRawBufferPointer(rebasing: stampPart[8...]) : nil
     }
 
+    /// The deleted slots of stored deleted-slot bits, in order; nil when the
+    /// bits are damaged (not one per slot of `count`, or set past the last).
     static func deletedSlots(_ bits: UnsafeRawBufferPointer, count: Int) -> [Int]? {
         guard bits.count == (count + 7) / 8 else { return nil }
         var slots: [Int] = []
