@@ -49,7 +49,7 @@ final class WriteState {
     /// hear of this commit (nil when the handle has no observers).
     @exclusivity(unchecked) var previousSnapshot: ReadTransaction?
     /// Per full-text index (by table name), the postings not yet written.
-    @exclusivity(unchecked) var fullText: [String: FullTextPending] = [:]
+    @exclusivity(unchecked) private(set) var fullText: [String: FullTextPending] = [:]
 
     /// A write through `transaction`, recording its changes in the handle's `recorder`.
     init(transaction: WriteTransaction, recorder: ChangeRecorder) {
@@ -89,7 +89,18 @@ final class WriteState {
         recorder.reset()
         transaction.changeHook = recorder.changeHook
         transaction.changeHookForKeys = recorder.changeHookForKeys
-        transaction.pendingWrites = writePendingHook
+    }
+
+    /// The postings waiting for the full-text index `index` in this write;
+    /// the first ones make the transaction write them before anything
+    /// reads the indexes, and before it commits (a write without them
+    /// calls nothing).
+    func fullTextPending(_ index: Table) -> FullTextPending {
+        if let pending = fullText[index.name] { return pending }
+        let pending = FullTextPending(table: index)
+        if fullText.isEmpty { transaction.pendingWrites = writePendingHook }
+        fullText[index.name] = pending
+        return pending
     }
 
     /// Writes every pending full-text posting (before a read of the indexes, and before commit).

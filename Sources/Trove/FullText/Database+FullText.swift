@@ -6,10 +6,7 @@ import TroveStorage
 extension Database {
     /// The postings waiting for one full-text index in the open write.
     private func pending(_ index: Table, _ state: WriteState) -> FullTextPending {
-        if let pending = state.fullText[index.name] { return pending }
-        let pending = FullTextPending(table: index)
-        state.fullText[index.name] = pending
-        return pending
+        state.fullTextPending(index)
     }
 
     /// Indexes the texts of a record just stored.
