@@ -89,70 +89,6 @@ final class ClusterView {
         try adoptDeleted(trailing.deleted, withStamp: trailing.deletedWithStamp)
     }
 
-    /// Reads the parts after the columns in one cursor walk: the columns'
-    /// patches, the tail, the deleted-slot bits and the stamp (always the
-    /// last part, with the deleted-slot bits after it in a plain table's
-    /// cluster without a tail); each kept where it stays put, or copied into `owned`.
-    private static func trailingParts(
-        _ table: ClusterTable, _ start: UInt64, in transaction: Transaction, _ owned: inout [UnsafeMutableRawBufferPointer]
-    ) throws -> TrailingParts {
-        var found = TrailingParts()
-        let isSealed = table.table.isSealed
-        let pageSize = transaction.environment.pageSize
-        try transaction.withCursor(on: table.table) { cursor in
-            var entry = try ClusterTable.withKey(start, part: ClusterTable.patchBase) { try cursor.seek(atLeast: $0) }
-            while let current = entry, current.key.count == 10, ClusterTable.start(of: current.key) == start {
-                let part = ClusterTable.part(of: current.key)
-                if part == ClusterTable.stampPart {
-                    found.stamp = stamp(current.value)
-                    // (Taken as it is: the view copies the bits; an encrypted table's stamp part holds none.)
-                    found.deletedWithStamp = isSealed ? nil : ClusterTable.deletesAfterStamp(current.value)
-                    break
-                }
-                // (Opened values of an encrypted table live only while the cursor stands on them;
-                // the tail is settled by the view, which keeps its keys apart.)
-                let bytes =
-                    isSealed
-                    ? copy(current.value, into: &owned)
-                    : part == ClusterTable.tailPart
-                        ? current.value : settled(current.value, pageSize: pageSize, isSealed: false, into: &owned)
-                if part == ClusterTable.deletedPart {
-                    found.deleted = bytes
-                } else if part == ClusterTable.tailPart {
-                    found.tail = bytes
-                } else if let column = ClusterTable.patchedColumn(part) {
-                    found.patches.append((column, bytes))
-                }
-                entry = try cursor.next()
-            }
-        }
-        return found
-    }
-
-    /// The parts after a cluster's columns (``trailingParts(_:_:in:_:)``).
-    /// (A struct: a tuple this long was copied and destroyed through the
-    /// runtime's generic tuple functions, ~400 instructions a view.)
-    private struct TrailingParts {
-        var patches: [(Int, UnsafeRawBufferPointer)] = []
-        var tail: UnsafeRawBufferPointer?
-        var deleted: UnsafeRawBufferPointer?
-        var stamp: UInt64?
-        var deletedWithStamp: UnsafeRawBufferPointer?
-    }
-
-    /// The stamp the cluster at `start` has in `transaction`'s snapshot:
-    /// its stamp part's, or its tail's when it has none (one lookup each:
-    /// a cursor's search costs more than both for a cluster without a tail).
-    static func stamp(_ table: ClusterTable, _ start: UInt64, in transaction: Transaction) throws -> UInt64? {
-        let part = try ClusterTable.withKey(start, part: ClusterTable.stampPart) { key in
-            try transaction.withValue(in: table.table, key: key) { stamp($0) }
-        }
-        if let part { return part }
-        return try ClusterTable.withKey(start, part: ClusterTable.tailPart) { key in
-            try transaction.withValue(in: table.table, key: key) { $0.flatMap(ClusterTail.stamp) }
-        }
-    }
-
     /// The view's stamp: its tail's when it has one (a stamp part beside a
     /// tail is damage: the writer keeps one of them), else the stamp part's.
     private func stamp(stampPart: UInt64?) throws -> UInt64? {
@@ -162,11 +98,6 @@ final class ClusterView {
         if table.table.isSealed { return nil }
         if stampPart != nil { throw tailDamaged("a stamp part beside it") }
         return storedTail.flatMap(ClusterTail.stamp)
-    }
-
-    private static func stamp(_ bytes: UnsafeRawBufferPointer?) -> UInt64? {
-        guard let bytes, bytes.count >= 8 else { return nil }
-        return UInt64(littleEndian: bytes.loadUnaligned(as: UInt64.self))
     }
 
     /// Whether the cluster is as the view read it, in `transaction`'s
@@ -501,33 +432,6 @@ final class ClusterView {
     /// the page header) lies in overflow pages of its own.
     private let pageSize: Int
 
-    /// `bytes` where the view can keep them for as long as the cluster is
-    /// not written: a part in overflow pages stays put (a write elsewhere
-    /// copies B-tree leaves, not the overflow pages they point to), so it is
-    /// read in place; a part small enough to lie inside a leaf (up to about
-    /// 2 KiB: a bool or Int8 column of 500 objects) moves whenever a
-    /// neighbour's write copies the leaf, and its old page may be reused
-    /// once the snapshot is released, so it is copied. A view then stays
-    /// good in later snapshots until its own cluster is written
-    /// (``ClusterViewCache/carry(_:mapStart:in:)``), with nothing to check.
-    private static func settled(
-        _ bytes: UnsafeRawBufferPointer, pageSize: Int, isSealed: Bool, into owned: inout [UnsafeMutableRawBufferPointer]
-    ) -> UnsafeRawBufferPointer {
-        // (An encrypted table's parts are opened into copies already.)
-        guard !isSealed, let base = bytes.baseAddress, UInt(bitPattern: base) % UInt(pageSize) != 16 else { return bytes }
-        return copy(bytes, into: &owned)
-    }
-
-    /// A copy of `bytes` the view owns (kept in `owned`, freed with the view).
-    private static func copy(_ bytes: UnsafeRawBufferPointer, into owned: inout [UnsafeMutableRawBufferPointer])
-        -> UnsafeRawBufferPointer
-    {
-        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 8)
-        copy.copyMemory(from: bytes)
-        owned.append(copy)
-        return UnsafeRawBufferPointer(rebasing: copy[0..<bytes.count])
-    }
-
     /// Takes a column's stored bytes (nil: the cluster predates it) and its
     /// patch, checked; `settled`: the bytes are where they stay put already.
     private func adopt(
@@ -799,20 +703,5 @@ final class ClusterView {
         partialSteps?.steps.deallocate()
         partialSteps = (wanted, makeSteps(layout) { wanted[$0] })
         return buildRecord(slot, steps: partialSteps.unsafelyUnwrapped.steps, layout: layout, into: scratch)
-    }
-
-    /// One stored part of a cluster (0 = keys, 1 + column), in place or, for
-    /// an encrypted table, opened into a copy kept in `owned`.
-    static func part(
-        _ table: ClusterTable, _ start: UInt64, _ part: Int, _ transaction: Transaction,
-        _ owned: inout [UnsafeMutableRawBufferPointer]
-    ) throws -> UnsafeRawBufferPointer? {
-        try ClusterTable.withKey(start, part: part) { key in
-            try transaction.withValue(in: table.table, key: key) { bytes -> UnsafeRawBufferPointer? in
-                guard let bytes else { return nil }
-                guard table.table.isSealed else { return bytes }
-                return copy(bytes, into: &owned)
-            }
-        }
     }
 }

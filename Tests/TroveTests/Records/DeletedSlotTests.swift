@@ -25,6 +25,12 @@ final class ScatteredEntry: Object {
 final class ScatteredNote: Object {
     @Persisted(primaryKey: true) var id = 0
     @Persisted var text = ""
+
+    convenience init(_ id: Int, text: String) {
+        self.init()
+        self.id = id
+        self.text = text
+    }
 }
 
 /// Deleting objects scattered over many clusters: a cluster that only lost
@@ -156,12 +162,7 @@ struct DeletedSlotTests {
             $0.storageLayout = .columnClusters
         }
         try db.write {
-            for id in 0..<100 {
-                let note = ScatteredNote()
-                note.id = id
-                note.text = String(repeating: "walk \(id) ", count: 40)
-                try db.add(note)
-            }
+            for id in 0..<100 { try db.add(ScatteredNote(id, text: String(repeating: "walk \(id) ", count: 40))) }
         }
         func format() throws -> UInt32? {
             let read = try ReadTransaction(environment: db.environment)
@@ -185,12 +186,7 @@ struct DeletedSlotTests {
             $0.objectTypes = [ScatteredNote.self]
             $0.storageLayout = .columnClusters
         }
-        func note(_ id: Int) -> ScatteredNote {
-            let note = ScatteredNote()
-            note.id = id
-            note.text = "walk \(id)"
-            return note
-        }
+        func note(_ id: Int) -> ScatteredNote { ScatteredNote(id, text: "walk \(id)") }
         try db.write { for id in 0..<100 { try db.add(note(id)) } }
         var ids = Set(0..<100)
         let table = try db.objectBinding(for: ScatteredNote.self).table
